@@ -1,0 +1,26 @@
+PY ?= python3
+export HF_HUB_OFFLINE := 1
+export HF_DATASETS_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export GRADIO_ANALYTICS_ENABLED := False
+export TOKENIZERS_PARALLELISM := false
+STAMP := .make/setup.stamp
+DEMO_DIR ?= demo_output
+
+.PHONY: setup test demo lint bench
+setup: $(STAMP)
+$(STAMP): setup.cfg constraints.txt scripts/setup_machine.sh
+	PY=$(PY) scripts/setup_machine.sh
+	@mkdir -p .make && touch $(STAMP)
+
+lint: setup
+	$(PY) -m ruff check .
+
+test: setup lint
+	$(PY) -m pytest
+
+demo: setup
+	$(PY) scripts/demo.py --out $(DEMO_DIR)
+
+bench: setup
+	for f in benchmarks/bench_*.py; do $(PY) $$f || exit 1; done

@@ -1,0 +1,1 @@
+"""ark_dataset package."""

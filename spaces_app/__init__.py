@@ -1,0 +1,1 @@
+"""spaces_app package."""

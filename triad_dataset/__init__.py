@@ -1,0 +1,1 @@
+"""triad_dataset package."""
