@@ -109,6 +109,10 @@ STATE_QUERY_PREFIX: Final = "Reference product info: {reference_attributes}. Use
 STATE_TURN_TEMPLATE: Final = "[Round {index}] User: {turn}"
 CANDIDATE_TEMPLATE: Final = "Product info: {candidate_attributes}"
 CONCEPT_TEMPLATE: Final = "{name}. {definition}"
+# Self reference task (paper A.1, B.3): concept text is the definition only; these leaf-concept items get their own
+# ids in abstraction_concepts so the full "{name}. {definition}" item of the same synset can coexist.
+SELF_CONCEPT_TEMPLATE: Final = "{definition}"
+SELF_CONCEPT_ID_TEMPLATE: Final = "{wnid}#def"
 VISIBLE_PRODUCT_FIELDS: Final = {"fashion": ("gender", "brand", "year", "season"), "cars": ("brand", "year")}
 # Visible product fields are serialized as "field: value" pairs joined by ", " in the order above.
 FIELD_TEMPLATE: Final = "{field}: {value}"
