@@ -1,0 +1,320 @@
+"""The TRIAD / ARK leaderboard Space (Gradio Blocks, no gradio_leaderboard).
+
+Run locally with ``triad space`` or ``python spaces_app/app.py``; on a Hugging Face Space this file is the entry
+point (see spaces_app/README.md). Every number shown comes from the server's own rescoring of the submitted
+rankings (spaces_app/submit.py); every user string is shown in plain-text components only.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+if __package__ in (None, ""):  # `python spaces_app/app.py`: make the project importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import gradio as gr  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from spaces_app import mirror, views  # noqa: E402
+from spaces_app.db import Database  # noqa: E402
+from spaces_app.gold import GoldStore  # noqa: E402
+from spaces_app.settings import Settings  # noqa: E402
+from spaces_app.submit import FAMILIES, submit_files  # noqa: E402
+from spaces_app.validation import Limits  # noqa: E402
+from triad_dataset import names as triad_names  # noqa: E402
+from triad_dataset.errors import TriadError  # noqa: E402
+
+MAIN = triad_names.MAIN_CONFIGS
+REFERENCE = triad_names.REFERENCE_CONFIGS
+ADMIN_ACTIONS = ("hide", "unhide", "delete")
+
+INTRO = """# TRIAD leaderboard
+Multimodal retrieval across **Abstraction, Constraints and State**. Each subset is reported on its own
+(mAP, 3 decimals) — there is deliberately **no aggregate column**. Every number is recomputed on this server from
+the submitted rankings against the gold labels it holds; submitted scores are never taken on faith.
+"""
+ABOUT = """### How submissions work
+1. Run `triad run --model NAME --data DIR --out RUN` (TRIAD) or `triad run --benchmark ark ...` (ARK).
+2. Upload `RUN/rankings/*.parquet` and `RUN/results.json`, or a zip of the whole `RUN` folder, in the **Submit** tab
+   (or with `gradio_client`: `Client(url).predict(files, model_name, model_link, family, params, api_name="/submit")`).
+3. The server checks every file (known configs, every query exactly once, each ranking a permutation of exactly that
+   query's pool, finite scores sorted best first, size limits; parquet and JSON only), rescores the rankings with
+   the shared metrics core, compares your `results.json` and reports any difference. Nothing is stored on rejection;
+   the same rankings cannot be submitted twice.
+
+Statistics follow the paper: 95% query-bootstrap percentile intervals (3,000 resamples), two-sided Wilcoxon
+signed-rank tests with Holm correction over the compared subsets, rank-biserial effect sizes.
+"""
+CSS = """
+.gradio-container {max-width: 1280px !important}
+#status textarea {font-family: ui-monospace, monospace; font-size: 13px}
+"""
+
+
+def _submitter(request: gr.Request | None) -> str:
+    """Who is submitting, for the rate limit: the logged-in Hub user, else the client address."""
+    if request is None:
+        return "anonymous"
+    user = getattr(request, "username", None)
+    if user:
+        return f"user:{user}"
+    forwarded = (request.headers.get("x-forwarded-for") or "").split(",")[0].strip()
+    host = forwarded or (request.client.host if request.client else "") or "unknown"
+    return f"ip:{host}"
+
+
+class Leaderboard:
+    """Reads for the views; one instance per app."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.db = Database(settings.db_path)
+        self.golds = GoldStore({"triad": settings.triad_dir, "ark": settings.ark_dir})
+        self.limits = Limits.from_env()
+        for bench in self.golds.available():  # read the gold once at start-up
+            self.golds.get(bench)
+
+    def fingerprint(self, bench: str) -> str | None:
+        return self.golds.get(bench).fingerprint if bench in self.golds.available() else None
+
+    def subs(self, bench: str, *, include_hidden: bool = False) -> list[dict[str, Any]]:
+        fp = self.fingerprint(bench)
+        if fp is None:
+            return []
+        return self.db.submissions(bench, include_hidden=include_hidden, fingerprint=fp)
+
+    def by_id(self, sid: Any, bench: str = "triad") -> dict[str, Any] | None:
+        try:
+            sid = int(sid)
+        except (TypeError, ValueError):
+            return None
+        return next((s for s in self.subs(bench) if s["id"] == sid), None)
+
+    def choices(self, bench: str) -> list[tuple[str, int]]:
+        return [(f"#{s['id']} {s['model_name']}", int(s["id"])) for s in self.subs(bench)]
+
+    def status_line(self) -> str:
+        parts = []
+        for bench in ("triad", "ark"):
+            fp = self.fingerprint(bench)
+            path = self.settings.triad_dir if bench == "triad" else self.settings.ark_dir
+            parts.append(f"{bench.upper()} gold: {path} ({fp[:12] if fp else 'not found'})"
+                         + (f", {len(self.subs(bench))} visible submissions" if fp else ""))
+        return "\n".join(parts + [mirror.status()])
+
+
+def build_app(settings: Settings | None = None) -> gr.Blocks:
+    """The Blocks app; endpoints /submit and /leaderboard are stable API names."""
+    lb = Leaderboard(settings or Settings.from_env())
+    main_labels = [views.display(c) for c in MAIN]
+
+    # --- view functions ---------------------------------------------------------------------------------
+    def triad_table(search: str = "", family: str = views.ALL_FAMILIES, sort_by: str = "") -> pd.DataFrame:
+        subs = views.filter_subs(lb.subs("triad"), family, search)
+        return views.score_table(subs, MAIN, sort_by=sort_by or main_labels[0])
+
+    def reference_table(search: str = "", family: str = views.ALL_FAMILIES) -> pd.DataFrame:
+        subs = views.filter_subs(lb.subs("triad"), family, search)
+        return views.score_table(subs, [c for c in REFERENCE], sort_by=views.display(REFERENCE[0]))
+
+    def detail(sid: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+        sub = lb.by_id(sid)
+        if sub is None:
+            return pd.DataFrame(), pd.DataFrame()
+        return views.metadata_table(sub), views.detail_table(sub, MAIN + REFERENCE)
+
+    def diagnostics(sid: Any):
+        sub = lb.by_id(sid)
+        if sub is None:
+            empty = pd.DataFrame()
+            return None, empty, empty, empty, empty
+        return (views.entry_rate_figure(sub), views.trap_table(sub), views.hop_table(sub), views.profile_table(sub),
+                views.dialogue_cost_table(sub))
+
+    def rank_range(family: str = views.ALL_FAMILIES):
+        subs = views.filter_subs(lb.subs("triad"), family)
+        ranks = views.subset_ranks(subs, MAIN).reset_index(names="Model")
+        return views.rank_range_figure(subs), ranks
+
+    def compare(a: Any, b: Any) -> tuple[pd.DataFrame, str]:
+        sa, sb = lb.by_id(a), lb.by_id(b)
+        if sa is None or sb is None:
+            return pd.DataFrame(), "Pick two submissions."
+        if sa["id"] == sb["id"]:
+            return pd.DataFrame(), "Pick two different submissions."
+        table = views.paired_comparison(sa, sb, lb.db.query_scores)
+        note = (f"A = #{sa['id']} {sa['model_name']}\nB = #{sb['id']} {sb['model_name']}\n"
+                "ΔmAP = mean over shared queries of AP(A) − AP(B); 95% paired bootstrap interval (3,000 resamples); "
+                "two-sided Wilcoxon signed-rank p, Holm-adjusted over the subsets shown.")
+        return table, note
+
+    def ark_table() -> pd.DataFrame:
+        return views.ark_table(lb.subs("ark"))
+
+    def refresh(search: str, family: str, sort_by: str):
+        t_choices = lb.choices("triad")
+        fams = views.families(lb.subs("triad"))
+        fam_value = family if family in fams else views.ALL_FAMILIES
+        first = t_choices[0][1] if t_choices else None
+        second = t_choices[1][1] if len(t_choices) > 1 else first
+        return (
+            triad_table(search, fam_value, sort_by), gr.update(choices=fams, value=fam_value),
+            reference_table(search, fam_value),
+            gr.update(choices=t_choices, value=first), gr.update(choices=t_choices, value=first),
+            gr.update(choices=t_choices, value=first), gr.update(choices=t_choices, value=second),
+            ark_table(), lb.status_line(),
+        )
+
+    def submit(files: list[str] | None, model_name: str, model_link: str, family: str, params: str,
+               request: gr.Request) -> str:
+        """Submit a run's rankings/*.parquet and results.json (or a zip of the run folder); returns the status."""
+        paths = [f if isinstance(f, str) else getattr(f, "name", str(f)) for f in (files or [])]
+        outcome = submit_files(lb.db, lb.golds, paths, model_name=model_name, model_link=model_link, family=family,
+                               params=params, submitter=_submitter(request), limits=lb.limits)
+        if outcome.accepted and outcome.submission_id is not None:
+            stored = next((s for s in lb.db.submissions(include_hidden=True) if s["id"] == outcome.submission_id), None)
+            if stored is not None:
+                mirror.mirror(stored)
+        return outcome.message
+
+    def leaderboard(benchmark: str = "triad") -> list[dict[str, Any]]:
+        """The current leaderboard as rows (one dict per visible submission; TRIAD mAP per subset, or ARK R@1)."""
+        if benchmark not in ("triad", "ark"):
+            raise gr.Error("benchmark must be 'triad' or 'ark'")
+        if benchmark == "ark":
+            df = ark_table()
+        else:
+            df = views.score_table(lb.subs("triad"), MAIN + REFERENCE, sort_by=main_labels[0])
+        return [{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+                for row in df.to_dict(orient="records")]
+
+    def admin(token: str, sid: Any, action: str) -> tuple[str, pd.DataFrame]:
+        expected = lb.settings.admin_token
+        if not expected:
+            return "Admin actions are disabled: TRIAD_SPACE_ADMIN_TOKEN is not set.", pd.DataFrame()
+        if not hmac.compare_digest(str(token or "").encode(), expected.encode()):
+            return "Wrong admin token.", pd.DataFrame()
+        listing = views.admin_table(lb.db.submissions(include_hidden=True))
+        try:
+            sid = int(sid)
+        except (TypeError, ValueError):
+            return "Give a submission number.", listing
+        if action not in ADMIN_ACTIONS:
+            return f"Unknown action {action!r}.", listing
+        ok = lb.db.delete(sid) if action == "delete" else lb.db.set_hidden(sid, action == "hide")
+        msg = f"Submission #{sid}: {action} done." if ok else f"Submission #{sid} does not exist."
+        return msg, views.admin_table(lb.db.submissions(include_hidden=True))
+
+    # --- layout -----------------------------------------------------------------------------------------
+    with gr.Blocks(title="TRIAD leaderboard", analytics_enabled=False) as demo:
+        gr.Markdown(INTRO)
+        with gr.Tabs():
+            with gr.Tab("TRIAD", id="triad"):
+                with gr.Row():
+                    search = gr.Textbox(label="Search model name", placeholder="substring", scale=3)
+                    family = gr.Dropdown(choices=[views.ALL_FAMILIES], value=views.ALL_FAMILIES, label="Family",
+                                         scale=2)
+                    sort_by = gr.Dropdown(choices=main_labels + [views.MODEL_COL, views.PARAMS_COL],
+                                          value=main_labels[0], label="Sort by", scale=2)
+                main_table = gr.Dataframe(label="mAP per subset (click a header to sort; no aggregate by design)",
+                                          interactive=False, datatype="str", wrap=True, elem_id="main-table")
+                with gr.Accordion("Details: bootstrap intervals and metadata", open=False):
+                    detail_pick = gr.Dropdown(label="Submission", choices=[])
+                    with gr.Row():
+                        meta_df = gr.Dataframe(label="Metadata", interactive=False, datatype="str", wrap=True)
+                        detail_df = gr.Dataframe(label="Per subset (95% bootstrap interval)", interactive=False)
+            with gr.Tab("Reference tasks", id="reference"):
+                gr.Markdown("Self and Same are reference tasks (paper §3): reported separately, not part of the "
+                            "main table.")
+                ref_table = gr.Dataframe(interactive=False, datatype="str", wrap=True, elem_id="reference-table")
+            with gr.Tab("Diagnostics", id="diagnostics"):
+                diag_pick = gr.Dropdown(label="Submission", choices=[])
+                heatmap = gr.Plot(label="Typed-negative top-10 entry rate")
+                with gr.Row():
+                    trap_df = gr.Dataframe(label="Conflict traps (state subsets)", interactive=False)
+                    hop_df = gr.Dataframe(label="Per-hop I2C", interactive=False)
+                with gr.Row():
+                    profile_df = gr.Dataframe(label="mAP by profile D1–D7", interactive=False)
+                    cost_df = gr.Dataframe(label="Dialogue cost: AP(state) − AP(constraints)", interactive=False)
+            with gr.Tab("Rank range", id="rank-range"):
+                rr_plot = gr.Plot(label="Best and worst rank over the six subsets (paper Figure 2)")
+                rr_table = gr.Dataframe(label="Rank per subset (average ranks for ties)", interactive=False,
+                                        datatype="str")
+            with gr.Tab("Compare", id="compare"):
+                with gr.Row():
+                    pick_a = gr.Dropdown(label="Model A", choices=[])
+                    pick_b = gr.Dropdown(label="Model B", choices=[])
+                cmp_btn = gr.Button("Compare")
+                cmp_note = gr.Textbox(label="Reading", interactive=False, lines=3)
+                cmp_table = gr.Dataframe(label="Paired comparison per subset", interactive=False)
+            with gr.Tab("ARK", id="ark"):
+                gr.Markdown("ARK: Recall@1 macro-averaged over subtypes, then per knowledge domain and reasoning "
+                            "skill (server-rescored from the submitted top-100 rankings).")
+                ark_df = gr.Dataframe(interactive=False, datatype="str", wrap=True, elem_id="ark-table")
+            with gr.Tab("Submit", id="submit"):
+                files = gr.File(label="rankings/*.parquet + results.json, or a zip of the run folder",
+                                file_count="multiple", file_types=[".parquet", ".json", ".zip"], type="filepath")
+                with gr.Row():
+                    f_name = gr.Textbox(label="Model name", max_lines=1)
+                    f_link = gr.Textbox(label="Model link (https://…)", max_lines=1)
+                with gr.Row():
+                    f_family = gr.Dropdown(label="Family", choices=list(FAMILIES), value="other",
+                                           allow_custom_value=True)
+                    f_params = gr.Textbox(label="Parameters (e.g. 86M, 1.5B)", max_lines=1)
+                submit_btn = gr.Button("Submit", variant="primary")
+                status = gr.Textbox(label="Status", interactive=False, lines=8, elem_id="status")
+            with gr.Tab("Admin", id="admin"):
+                with gr.Row():
+                    a_token = gr.Textbox(label="Admin token", type="password", max_lines=1)
+                    a_id = gr.Number(label="Submission #", precision=0)
+                    a_action = gr.Radio(list(ADMIN_ACTIONS), value=ADMIN_ACTIONS[0], label="Action")
+                a_btn = gr.Button("Apply")
+                a_msg = gr.Textbox(label="Result", interactive=False)
+                a_table = gr.Dataframe(label="All submissions (including hidden)", interactive=False, datatype="str")
+            with gr.Tab("About", id="about"):
+                gr.Markdown(ABOUT)
+                about_status = gr.Textbox(label="Server status", interactive=False, lines=3)
+
+        refresh_outputs = [main_table, family, ref_table, detail_pick, diag_pick, pick_a, pick_b, ark_df,
+                           about_status]
+        private = {"api_visibility": "private"}
+        demo.load(refresh, [search, family, sort_by], refresh_outputs, **private)
+        for trigger in (search.submit, family.change, sort_by.change):
+            trigger(triad_table, [search, family, sort_by], main_table, **private)
+            trigger(reference_table, [search, family], ref_table, **private)
+        detail_pick.change(detail, detail_pick, [meta_df, detail_df], **private)
+        diag_pick.change(diagnostics, diag_pick, [heatmap, trap_df, hop_df, profile_df, cost_df], **private)
+        family.change(rank_range, family, [rr_plot, rr_table], **private)
+        demo.load(rank_range, family, [rr_plot, rr_table], **private)
+        cmp_btn.click(compare, [pick_a, pick_b], [cmp_table, cmp_note], **private)
+        submit_btn.click(submit, [files, f_name, f_link, f_family, f_params], status, api_name="submit",
+                         concurrency_limit=4).then(refresh, [search, family, sort_by], refresh_outputs, **private)
+        a_btn.click(admin, [a_token, a_id, a_action], [a_msg, a_table], **private)
+        gr.api(leaderboard, api_name="leaderboard")
+    return demo
+
+
+def launch(settings: Settings | None = None, **kwargs: Any) -> None:
+    settings = settings or Settings.from_env()
+    demo = build_app(settings)
+    demo.queue(default_concurrency_limit=4)
+    demo.launch(server_name=settings.host, server_port=settings.port, max_file_size=Limits.from_env().max_file_bytes,
+                css=CSS, footer_links=["api"], **kwargs)
+
+
+def main() -> int:
+    try:
+        launch()
+    except TriadError as exc:
+        print(f"triad space: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

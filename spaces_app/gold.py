@@ -1,0 +1,126 @@
+"""The gold data the server scores against, read once per dataset folder and cached by its fingerprint."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ark_dataset import names as ark_names
+from triad_dataset import folder
+from triad_dataset import names as triad_names
+from triad_dataset.errors import TriadError
+
+BENCHMARKS = ("triad", "ark")
+ITEM_ID = "item_id"
+
+
+@dataclass
+class Gold:
+    """One benchmark's gold: query rows per config (no images), pools / galleries as sets, and the fingerprint."""
+
+    benchmark: str
+    path: Path
+    fingerprint: str
+    rows: dict[str, list[dict[str, Any]]]
+    galleries: dict[str, frozenset[str]] = field(default_factory=dict)  # ARK subtype -> gallery ids
+    _pools: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+
+    @property
+    def configs(self) -> list[str]:
+        return list(self.rows)
+
+    def pools(self, config: str) -> dict[str, list[str]]:
+        """query_id -> candidate ids of that query's fixed pool (TRIAD)."""
+        if config not in self._pools:
+            self._pools[config] = {r["query_id"]: list(r["candidate_ids"]) for r in self.rows[config]}
+        return self._pools[config]
+
+    def positives(self, config: str) -> dict[str, str]:
+        """query_id -> the single positive id (ARK)."""
+        return {r["query_id"]: r["positive_id"] for r in self.rows[config]}
+
+
+def _is_image(t: pa.DataType) -> bool:
+    return pa.types.is_struct(t) and any(t.field(i).name == "bytes" for i in range(t.num_fields))
+
+
+def _text_columns(path: Path, config: str) -> list[str]:
+    """Every column of a config except image columns (the server never needs the pictures)."""
+    schema = pq.read_schema(folder.shard_paths(path, config)[0])
+    return [f.name for f in schema if not _is_image(f.type)]
+
+
+def detect_benchmark(path: Path) -> str:
+    """'triad' or 'ark' from the folder's audit.json."""
+    bench = folder.read_audit(path).get("benchmark")
+    if bench not in BENCHMARKS:
+        raise TriadError(f"{path}/audit.json: unknown benchmark {bench!r}")
+    return str(bench)
+
+
+def load_gold(path: str | Path) -> Gold:
+    """Read a TRIAD or ARK dataset folder's task configs (CONTRACTS §1) without images."""
+    path = Path(path)
+    bench = detect_benchmark(path)
+    present = set(folder.list_configs(path))
+    if bench == "triad":
+        configs = [c for c in triad_names.TASK_CONFIGS if c in present]
+        rows = {c: folder.read_rows(path, c, columns=_text_columns(path, c)) for c in configs}
+        return Gold(bench, path, folder.fingerprint(path), rows)
+    subtypes = [s for s in ark_names.SUBTYPES if s in present and s + ark_names.GALLERY_SUFFIX in present]
+    rows = {s: folder.read_rows(path, s, columns=_text_columns(path, s)) for s in subtypes}
+    galleries = {
+        s: frozenset(folder.read_table(path, s + ark_names.GALLERY_SUFFIX, columns=[ITEM_ID]).column(ITEM_ID).to_pylist())
+        for s in subtypes
+    }
+    return Gold(bench, path, folder.fingerprint(path), rows, galleries)
+
+
+def _stat_key(path: Path) -> tuple:
+    """Names, sizes and mtimes of the folder's parquet files: a cheap change detector (a rebuild renames shards)."""
+    files = sorted((path / folder.DATA_DIR).rglob("*.parquet"))
+    return tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+
+
+class GoldStore:
+    """Gold per benchmark from the configured folders; re-read when a folder's fingerprint changes."""
+
+    def __init__(self, data_dirs: Mapping[str, str | Path] | Sequence[str | Path]) -> None:
+        self._dirs: dict[str, Path] = {}
+        if isinstance(data_dirs, Mapping):
+            for bench, p in data_dirs.items():
+                if bench not in BENCHMARKS:
+                    raise ValueError(f"unknown benchmark {bench!r}; expected one of {BENCHMARKS}")
+                if p is not None:
+                    self._dirs[bench] = Path(p)
+        else:
+            for p in data_dirs:
+                p = Path(p)
+                if (p / folder.AUDIT_NAME).is_file():
+                    self._dirs[detect_benchmark(p)] = p
+        self._lock = threading.Lock()
+        self._cache: dict[str, tuple[tuple, Gold]] = {}
+
+    def available(self) -> dict[str, Path]:
+        """Benchmarks whose folder exists (an absent ARK folder simply disables ARK)."""
+        return {b: p for b, p in self._dirs.items() if (p / folder.AUDIT_NAME).is_file()}
+
+    def get(self, benchmark: str) -> Gold:
+        path = self.available().get(benchmark)
+        if path is None:
+            raise TriadError(f"this leaderboard has no {benchmark.upper()} gold data configured")
+        key = _stat_key(path)
+        with self._lock:
+            cached = self._cache.get(benchmark)
+            if cached is None or cached[0] != key:
+                cached = self._cache[benchmark] = (key, load_gold(path))
+            return cached[1]
+
+    def known_configs(self) -> dict[str, list[str]]:
+        return {b: self.get(b).configs for b in self.available()}

@@ -1,0 +1,309 @@
+"""The one submission path: metadata checks, rate limit, upload checks, server rescoring, storage.
+
+The UI form, the ``/submit`` API and ``make demo`` (through ``submit_run_dir``) all call ``submit_files``; the
+numbers stored are those of ``metrics.scoring`` on the uploaded rankings against the server's gold, never the
+submitter's own ``results.json`` (which is only compared, and every mismatch reported back).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import time
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ark_dataset import names as ark_names
+from spaces_app import gold as gold_mod
+from spaces_app import validation as v
+from spaces_app.db import Database, DuplicateSubmission, NewSubmission, ScoreRow
+from triad_dataset import names as triad_names
+from triad_dataset.errors import TriadError
+
+TRIAD_METRIC = "map"  # paper Table 2: mAP per subset
+ARK_METRIC = "recall@1"  # ARK paper: Recall@1 is the primary metric
+MISMATCH_TOL = 1e-6
+MAX_NAME = 80
+MAX_LINK = 300
+MAX_FAMILY = 40
+FAMILIES = ("dual-tower", "VLM embedder", "reasoning embedder", "text-only", "lexical", "baseline", "other")
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """At most ``attempts`` submissions per submitter in ``window_s`` seconds (env TRIAD_SPACE_RATE_LIMIT="N/SECONDS")."""
+
+    attempts: int = 10
+    window_s: float = 3600.0
+
+    @classmethod
+    def from_env(cls) -> RateLimit:
+        raw = os.environ.get("TRIAD_SPACE_RATE_LIMIT", "").strip()
+        if not raw:
+            return cls()
+        m = re.fullmatch(r"(\d+)\s*/\s*(\d+(?:\.\d+)?)", raw)
+        if m is None:
+            raise TriadError(f"TRIAD_SPACE_RATE_LIMIT={raw!r}: expected N/SECONDS, e.g. 10/3600")
+        return cls(int(m.group(1)), float(m.group(2)))
+
+
+@dataclass(frozen=True)
+class Meta:
+    """Checked model metadata."""
+
+    model_name: str
+    model_link: str
+    family: str
+    params: int | None
+    submitter: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a submission attempt produced: the status message is shown to the user verbatim (as plain text)."""
+
+    accepted: bool
+    message: str
+    submission_id: int | None = None
+    benchmark: str | None = None
+    mismatches: tuple[str, ...] = ()
+
+
+# --- metadata ------------------------------------------------------------------------------------------------
+def _clean_text(value: Any, field_name: str, max_len: int, *, required: bool) -> str:
+    text = "" if value is None else str(value)
+    text = unicodedata.normalize("NFC", text).strip()
+    if required and not text:
+        raise v.SubmissionError(f"{field_name} is required")
+    if len(text) > max_len:
+        raise v.SubmissionError(f"{field_name} is {len(text)} characters long; the limit is {max_len}")
+    bad = [c for c in text if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Zl", "Zp")]
+    if bad:
+        raise v.SubmissionError(f"{field_name} contains a control or invisible character (U+{ord(bad[0]):04X})")
+    return text
+
+
+def parse_params(value: Any) -> int | None:
+    """Parameter count from 123456, "86M", "1.5B", "350k" or empty.
+
+    >>> parse_params("1.5B"), parse_params("86m"), parse_params(""), parse_params(7000)
+    (1500000000, 86000000, None, 7000)
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool):
+        raise v.SubmissionError(f"parameter count {value!r} is not a number")
+    if isinstance(value, int | float):
+        if not math.isfinite(value) or value < 0:
+            raise v.SubmissionError(f"parameter count {value!r} is not a positive number")
+        return int(value)
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMbBtT]?)\s*", str(value))
+    if m is None:
+        raise v.SubmissionError(f"parameter count {str(value)[:40]!r}: use a number such as 86000000, 86M or 1.5B")
+    scale = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}[m.group(2).lower()]
+    return round(float(m.group(1)) * scale)
+
+
+def check_meta(model_name: Any, model_link: Any, family: Any, params: Any, submitter: Any) -> Meta:
+    """Validate the form fields; names are kept verbatim (they are always displayed as text, never as markup)."""
+    name = _clean_text(model_name, "model name", MAX_NAME, required=True)
+    link = _clean_text(model_link, "model link", MAX_LINK, required=False)
+    if link and (not re.fullmatch(r"https?://[^\s<>\"'`]+", link)):
+        raise v.SubmissionError("model link must be an http:// or https:// URL without spaces or quotes")
+    fam = _clean_text(family, "family", MAX_FAMILY, required=False) or "other"
+    who = _clean_text(submitter, "submitter", 200, required=False) or "anonymous"
+    return Meta(name, link, fam, parse_params(params), who)
+
+
+# --- scoring -------------------------------------------------------------------------------------------------
+def _score(benchmark: str, gold: gold_mod.Gold, parsed: v.ParsedSubmission) -> dict[str, Any]:
+    """Check the rankings against the gold, then score them with the shared metrics core (CONTRACTS §4)."""
+    from metrics import scoring
+
+    configs = sorted(parsed.rankings)
+    if benchmark == "triad":
+        missing = [c for c in triad_names.MAIN_CONFIGS if c in gold.rows and c not in parsed.rankings]
+        if missing:
+            shown = ", ".join(f"{c} ({triad_names.DISPLAY_NAMES[c]})" for c in missing)
+            raise v.SubmissionError(f"missing main subset(s): {shown}; all six are needed (paper Table 2)")
+        rankings = {}
+        for c in configs:
+            v.check_triad_rankings(c, parsed.rankings[c], gold.pools(c))
+            r = parsed.rankings[c]
+            rankings[c] = dict(zip(r.query_ids, r.candidate_ids, strict=True))
+        return scoring.score_triad({c: gold.rows[c] for c in configs}, rankings)
+    missing = [s for s in gold.rows if s not in parsed.rankings]
+    if missing:
+        raise v.SubmissionError(f"missing ARK subtype(s): {', '.join(missing)}; every subtype of the gallery is needed")
+    ark_rankings = {}
+    for s in configs:
+        r = parsed.rankings[s]
+        ranks = v.check_ark_rankings(s, r, gold.positives(s), gold.galleries[s])
+        ark_rankings[s] = {
+            q: {"candidate_ids": ids, "positive_rank": rank}
+            for q, ids, rank in zip(r.query_ids, r.candidate_ids, ranks, strict=True)
+        }
+    return scoring.score_ark({s: gold.rows[s] for s in configs}, ark_rankings)
+
+
+def _flatten(obj: Any, prefix: str = "") -> dict[str, float]:
+    out: dict[str, float] = {}
+    if isinstance(obj, Mapping):
+        for k, val in obj.items():
+            out.update(_flatten(val, f"{prefix}.{k}" if prefix else str(k)))
+    elif v.finite_number(obj):
+        out[prefix] = float(obj)
+    return out
+
+
+def compare_results(server: Mapping[str, Any], results: Mapping[str, Any] | None, configs: Iterable[str],
+                    fingerprint: str) -> tuple[list[str], list[str]]:
+    """(mismatches, notes) between the server's per-config metrics and the submitter's results.json."""
+    if results is None:
+        return [], []
+    notes: list[str] = []
+    declared_fp = (results.get("dataset") or {}).get("fingerprint") if isinstance(results.get("dataset"), Mapping) else None
+    if declared_fp and declared_fp != fingerprint:
+        notes.append(f"results.json was computed on dataset {str(declared_fp)[:12]}, the server holds {fingerprint[:12]}")
+    theirs_all = results.get("configs")
+    if not isinstance(theirs_all, Mapping):
+        return [], notes + ["results.json has no 'configs' object: nothing compared"]
+    mismatches: list[str] = []
+    compared = 0
+    for c in configs:
+        theirs = theirs_all.get(c)
+        if not isinstance(theirs, Mapping):
+            notes.append(f"results.json has no numbers for {c}")
+            continue
+        ours = _flatten(server.get(c, {}).get("metrics", {}))
+        for key, val in sorted(_flatten(theirs.get("metrics", {})).items()):
+            if key not in ours:
+                continue
+            compared += 1
+            if abs(ours[key] - val) > MISMATCH_TOL:
+                mismatches.append(f"{c} {key}: results.json {val:.6g}, server {ours[key]:.6g}")
+    notes.append(f"results.json: {compared - len(mismatches)} of {compared} numbers match the server's")
+    return mismatches, notes
+
+
+def _interval(entry: Mapping[str, Any], metric: str) -> tuple[float | None, float | None]:
+    iv = (entry.get("intervals") or {}).get(metric)
+    if isinstance(iv, Sequence) and len(iv) == 2 and all(v.finite_number(x) for x in iv):
+        return float(iv[0]), float(iv[1])
+    return None, None
+
+
+def _rows_for_db(benchmark: str, scored: Mapping[str, Any], configs: Sequence[str]
+                 ) -> tuple[list[ScoreRow], dict[str, dict[str, float]], dict[str, Any]]:
+    metric = TRIAD_METRIC if benchmark == "triad" else ARK_METRIC
+    per_query_key = "per_query_ap" if benchmark == "triad" else "positive_rank"  # CONTRACTS §4 output keys
+    rows, per_query, summary = [], {}, {}
+    for key, entry in scored.items():
+        if key in configs and isinstance(entry, Mapping):
+            value = (entry.get("metrics") or {}).get(metric)
+            if not v.finite_number(value):
+                raise TriadError(f"server scoring of {key} gave no finite {metric}")  # a bug, not the submitter's
+            lo, hi = _interval(entry, metric)
+            rows.append(ScoreRow(key, metric, float(value), lo, hi, int(entry.get("n_queries", 0))))
+            pq = entry.get(per_query_key)
+            if isinstance(pq, Mapping):
+                per_query[key] = {str(q): float(x) for q, x in pq.items() if v.finite_number(x)}
+            summary[key] = _lean({k: val for k, val in entry.items() if k != per_query_key})
+        else:
+            summary[key] = _lean(entry)
+    return rows, per_query, summary
+
+
+def _lean(node: Any) -> Any:
+    """The summary without per-query maps (those live in the query_scores table)."""
+    if isinstance(node, Mapping):
+        return {k: _lean(val) for k, val in node.items() if not str(k).startswith("per_query")}
+    return node
+
+
+def _headline(benchmark: str, rows: Sequence[ScoreRow]) -> str:
+    names = triad_names.DISPLAY_NAMES if benchmark == "triad" else {}
+    order = {c: i for i, c in enumerate(triad_names.TASK_CONFIGS + ark_names.SUBTYPES)}
+    parts = [f"{names.get(r.config, r.config)} {r.value:.3f}" for r in sorted(rows, key=lambda r: order.get(r.config, 99))]
+    return ("mAP: " if benchmark == "triad" else "R@1: ") + ", ".join(parts)
+
+
+# --- the flow ------------------------------------------------------------------------------------------------
+def submit_files(db: Database, golds: gold_mod.GoldStore, paths: Sequence[str | Path], *, model_name: Any,
+                 model_link: Any = "", family: Any = "", params: Any = None, submitter: Any = "anonymous",
+                 limits: v.Limits | None = None, rate_limit: RateLimit | None = None) -> Outcome:
+    """Validate, rescore and store one submission; every failure is an Outcome(accepted=False) with the reason."""
+    limits = limits or v.Limits.from_env()
+    rate_limit = rate_limit or RateLimit.from_env()
+    try:
+        meta = check_meta(model_name, model_link, family, params, submitter)
+    except v.SubmissionError as exc:
+        return Outcome(False, f"Rejected: {exc}. Nothing was stored.")
+    since = time.time() - rate_limit.window_s
+    if db.count_attempts(meta.submitter, since) >= rate_limit.attempts:
+        return Outcome(False, f"Rejected: rate limit reached ({rate_limit.attempts} submissions per "
+                              f"{rate_limit.window_s:.0f} s per submitter); try again later. Nothing was stored.")
+    db.record_attempt(meta.submitter, accepted=False)
+    try:
+        uploads = v.read_uploads(paths, limits)
+        parsed = v.parse_uploads(uploads, limits, golds.known_configs())
+        benchmark = parsed.benchmark()
+        gold = golds.get(benchmark)
+        digest = parsed.digest()
+        scored = _score(benchmark, gold, parsed)
+    except (v.SubmissionError, TriadError) as exc:
+        return Outcome(False, f"Rejected: {exc}. Nothing was stored.")
+    except ValueError as exc:  # metrics.scoring names config and query when a ranking is not a permutation
+        return Outcome(False, f"Rejected: {exc}. Nothing was stored.")
+    configs = sorted(parsed.rankings)
+    rows, per_query, summary = _rows_for_db(benchmark, scored, configs)
+    mismatches, notes = compare_results(scored, parsed.results, configs, gold.fingerprint)
+    try:
+        sid = db.insert(NewSubmission(
+            benchmark, meta.model_name, meta.model_link, meta.family, meta.params, meta.submitter,
+            gold.fingerprint, digest, summary, mismatches, rows, per_query,
+        ))
+    except DuplicateSubmission as exc:
+        return Outcome(False, f"Rejected: these rankings were already submitted as #{exc.existing_id}"
+                              f" ({exc.model_name}). Nothing was stored.")
+    lines = [f"Accepted: submission #{sid} ({benchmark.upper()}, {len(configs)} configs), scored on the server.",
+             _headline(benchmark, rows)]
+    if mismatches:
+        lines.append(f"{len(mismatches)} number(s) in your results.json differ from the server's (the leaderboard "
+                     "shows the server's):")
+        lines += [f"  - {m}" for m in mismatches[:20]]
+    lines += parsed.notes + notes
+    return Outcome(True, "\n".join(lines), sid, benchmark, tuple(mismatches))
+
+
+def _run_files(run_dir: Path) -> list[Path]:
+    files = sorted((run_dir / v.RANKINGS_DIR).glob("*.parquet"))
+    if (run_dir / v.RESULTS_FILE).is_file():
+        files.append(run_dir / v.RESULTS_FILE)
+    if not files:
+        raise TriadError(f"{run_dir}: no {v.RANKINGS_DIR}/*.parquet files")
+    return files
+
+
+def submit_run_dir(db_path: str | Path, data_dirs: Mapping[str, str | Path] | Sequence[str | Path],
+                   run_dir: str | Path, *, model_name: str, model_link: str = "", family: str = "other",
+                   params: Any = None, submitter: str = "demo") -> Outcome:
+    """Submit a `triad run` output folder through the same validation and rescoring as the Space (used by the demo).
+
+    ``data_dirs`` maps 'triad' / 'ark' to gold folders (or lists folders; each one's audit.json names its benchmark).
+    Raises TriadError when the submission is rejected, so a demo never continues with a silently missing entry;
+    a duplicate of an already stored run is not an error (the demo can be re-run on the same database).
+    """
+    run_dir = Path(run_dir)
+    outcome = submit_files(
+        Database(db_path), gold_mod.GoldStore(data_dirs), _run_files(run_dir), model_name=model_name,
+        model_link=model_link, family=family, params=params, submitter=submitter,
+        rate_limit=RateLimit(attempts=10**9, window_s=1.0),
+    )
+    if not outcome.accepted and "already submitted" not in outcome.message:
+        raise TriadError(f"{run_dir}: {outcome.message}")
+    return outcome

@@ -1,0 +1,434 @@
+"""Everything an upload must pass before it is scored or stored.
+
+Uploads are read into memory, never extracted to disk, never unpickled and never executed: only parquet (read with
+pyarrow, fixed columns) and JSON (``json.loads``) are accepted. A zip of a run folder is opened with ``zipfile`` and
+every member is checked (name, type, size, compression ratio) before its bytes are read, with a bounded read.
+
+Each check raises ``SubmissionError`` with a message naming the file / config / query and what is wrong; the
+submission flow turns it into the status line and stores nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import os
+import posixpath
+import stat
+import zipfile
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ark_dataset import names as ark_names
+from triad_dataset import names as triad_names
+from triad_dataset.errors import TriadError
+
+RESULTS_FILE = "results.json"
+RANKINGS_DIR = "rankings"
+PARQUET_MAGIC = b"PAR1"
+ZIP_MAGIC = b"PK\x03\x04"
+# ARK runs keep the top of each whole-gallery ranking (CONTRACTS §3: top 100); R@10 and nDCG@20 need the top 20.
+ARK_MIN_DEPTH = 20
+MAX_EXAMPLES = 3  # how many offending ids a message lists
+
+
+class SubmissionError(TriadError):
+    """A rejected upload; the message is shown to the submitter as is."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Size and count limits for one submission (env: TRIAD_SPACE_MAX_FILE_MB, TRIAD_SPACE_MAX_TOTAL_MB)."""
+
+    max_file_bytes: int = 64 * 2**20  # one uploaded file or one zip member
+    max_total_bytes: int = 256 * 2**20  # all files together, after unzipping
+    max_files: int = 64  # uploaded files plus zip members
+    max_zip_ratio: float = 100.0  # uncompressed / compressed per member (zip bombs)
+    max_rows: int = 20_000  # queries per config
+    max_parquet_bytes: int = 512 * 2**20  # uncompressed column data per parquet file
+
+    @classmethod
+    def from_env(cls) -> Limits:
+        base = cls()
+        mb = 2**20
+        return cls(
+            max_file_bytes=int(float(os.environ.get("TRIAD_SPACE_MAX_FILE_MB", base.max_file_bytes / mb)) * mb),
+            max_total_bytes=int(float(os.environ.get("TRIAD_SPACE_MAX_TOTAL_MB", base.max_total_bytes / mb)) * mb),
+        )
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One file of a submission: its name (relative path inside a zip, else the file name) and bytes."""
+
+    name: str
+    data: bytes
+
+
+@dataclass
+class ParsedRanking:
+    """The rankings of one config as read from its parquet file."""
+
+    query_ids: list[str]
+    candidate_ids: list[list[str]]
+    scores: list[np.ndarray]
+    positive_rank: list[int] | None = None  # ARK only
+
+
+@dataclass
+class ParsedSubmission:
+    """Rankings per config plus the submitter's results.json (if any) and notes for the status message."""
+
+    rankings: dict[str, ParsedRanking]
+    results: dict[str, Any] | None
+    notes: list[str] = field(default_factory=list)
+
+    def benchmark(self) -> str:
+        """'triad' or 'ark', from results.json when it says so, else from the config names."""
+        configs = set(self.rankings)
+        triad, ark = configs & set(triad_names.TASK_CONFIGS), configs & set(ark_names.SUBTYPES)
+        declared = (self.results or {}).get("benchmark")
+        if triad and ark:
+            raise SubmissionError(
+                f"rankings mix TRIAD configs ({', '.join(sorted(triad))}) and ARK subtypes ({', '.join(sorted(ark))});"
+                " submit each benchmark separately"
+            )
+        found = "triad" if triad else "ark" if ark else None
+        if declared is not None and declared not in ("triad", "ark"):
+            raise SubmissionError(f"{RESULTS_FILE}: unknown benchmark {declared!r} (expected 'triad' or 'ark')")
+        if found is None:
+            unknown = ", ".join(sorted(configs)) or "none"
+            raise SubmissionError(f"no known config among the ranking files (got: {unknown})")
+        if declared is not None and declared != found:
+            raise SubmissionError(f"{RESULTS_FILE} says benchmark {declared!r} but the rankings are {found!r} configs")
+        return found
+
+    def digest(self) -> str:
+        """sha256 over the canonical rankings (config, query, ranked ids), independent of packaging and order."""
+        h = hashlib.sha256()
+        for config in sorted(self.rankings):
+            r = self.rankings[config]
+            h.update(b"\x00C" + config.encode())
+            for i in sorted(range(len(r.query_ids)), key=r.query_ids.__getitem__):
+                h.update(b"\x00Q" + r.query_ids[i].encode() + b"\x00")
+                h.update("\x1f".join(r.candidate_ids[i]).encode())
+        return h.hexdigest()
+
+
+# --- reading uploads ---------------------------------------------------------------------------------------
+def _check_member_name(name: str, where: str) -> str:
+    """A zip member name must be a plain relative path: no absolute path, no '..', no backslash, no drive."""
+    if "\\" in name or name.startswith("/") or (len(name) > 1 and name[1] == ":") or "\x00" in name:
+        raise SubmissionError(f"{where}: unsafe path {name!r} (absolute path or backslash)")
+    parts = [p for p in name.split("/") if p]
+    if any(p == ".." for p in parts):
+        raise SubmissionError(f"{where}: unsafe path {name!r} (path traversal with '..')")
+    return posixpath.normpath(name)
+
+
+def _read_zip(data: bytes, where: str, limits: Limits, budget: list[int]) -> list[Upload]:
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile as exc:
+        raise SubmissionError(f"{where}: not a readable zip file ({exc})") from None
+    members = zf.infolist()
+    out: list[Upload] = []
+    with zf:
+        if len(members) > limits.max_files:
+            raise SubmissionError(f"{where}: {len(members)} entries, more than the limit of {limits.max_files}")
+        for info in members:
+            name = _check_member_name(info.filename, where)
+            mode = info.external_attr >> 16
+            if stat.S_ISLNK(mode):
+                raise SubmissionError(f"{where}: {info.filename!r} is a symbolic link; links are not accepted")
+            if info.is_dir():
+                continue
+            if info.flag_bits & 0x1:
+                raise SubmissionError(f"{where}: {info.filename!r} is encrypted")
+            if info.file_size > limits.max_file_bytes:
+                raise SubmissionError(
+                    f"{where}: {info.filename!r} is {info.file_size} bytes uncompressed, over the per-file limit of"
+                    f" {limits.max_file_bytes} bytes"
+                )
+            if info.compress_size and info.file_size / info.compress_size > limits.max_zip_ratio:
+                raise SubmissionError(
+                    f"{where}: {info.filename!r} expands {info.file_size / info.compress_size:.0f}x (limit"
+                    f" {limits.max_zip_ratio:.0f}x); refusing a possible zip bomb"
+                )
+            budget[0] -= info.file_size
+            if budget[0] < 0:
+                raise SubmissionError(f"{where}: the files add up to more than {limits.max_total_bytes} bytes")
+            with zf.open(info) as fh:
+                blob = fh.read(info.file_size + 1)  # a lying header cannot make us read more than this
+            if len(blob) != info.file_size:
+                raise SubmissionError(f"{where}: {info.filename!r} does not match its declared size")
+            if blob[:4] == ZIP_MAGIC or name.lower().endswith(".zip"):
+                raise SubmissionError(f"{where}: {info.filename!r} is a zip inside the zip; nested archives are refused")
+            out.append(Upload(name, blob))
+    return out
+
+
+def read_uploads(paths: Iterable[str | Path], limits: Limits) -> list[Upload]:
+    """Read uploaded files (a zip is expanded in memory) after the size and count checks."""
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise SubmissionError("no files uploaded: give the rankings/*.parquet files and results.json, or a zip")
+    if len(paths) > limits.max_files:
+        raise SubmissionError(f"{len(paths)} files uploaded, more than the limit of {limits.max_files}")
+    budget = [limits.max_total_bytes]
+    uploads: list[Upload] = []
+    for p in paths:
+        if not p.is_file() or p.is_symlink():
+            raise SubmissionError(f"{p.name}: not a regular file")
+        size = p.stat().st_size
+        if size > limits.max_file_bytes:
+            raise SubmissionError(f"{p.name}: {size} bytes, over the per-file limit of {limits.max_file_bytes} bytes")
+        with p.open("rb") as fh:
+            data = fh.read(limits.max_file_bytes + 1)
+        if data[:4] == ZIP_MAGIC or p.suffix.lower() == ".zip":
+            uploads.extend(_read_zip(data, p.name, limits, budget))
+        else:
+            budget[0] -= len(data)
+            if budget[0] < 0:
+                raise SubmissionError(f"the files add up to more than {limits.max_total_bytes} bytes")
+            uploads.append(Upload(p.name, data))
+    return uploads
+
+
+def _read_results(up: Upload) -> dict[str, Any]:
+    def no_constants(token: str) -> float:
+        raise SubmissionError(f"{up.name}: non-finite number {token} in JSON")
+
+    try:
+        obj = json.loads(up.data.decode("utf-8"), parse_constant=no_constants)
+    except UnicodeDecodeError:
+        raise SubmissionError(f"{up.name}: not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise SubmissionError(f"{up.name}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(obj, dict):
+        raise SubmissionError(f"{up.name}: expected a JSON object, got {type(obj).__name__}")
+    return obj
+
+
+def _is_string(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+def _is_list_of(t: pa.DataType, pred: Any) -> bool:
+    return (pa.types.is_list(t) or pa.types.is_large_list(t)) and pred(t.value_type)
+
+
+def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool) -> ParsedRanking:
+    """Parse one rankings parquet file into python lists, checking columns, types, nulls and finite scores."""
+    where = f"{up.name} (config {config})"
+    if up.data[:4] != PARQUET_MAGIC or up.data[-4:] != PARQUET_MAGIC:
+        raise SubmissionError(f"{where}: not a parquet file (missing PAR1 magic bytes)")
+    try:
+        pf = pq.ParquetFile(io.BytesIO(up.data))
+        schema = pf.schema_arrow
+        meta = pf.metadata
+    except Exception as exc:  # pyarrow raises several types for corrupt files
+        raise SubmissionError(f"{where}: unreadable parquet ({type(exc).__name__}: {exc})") from None
+    need = {
+        "query_id": _is_string,
+        "candidate_ids": lambda t: _is_list_of(t, _is_string),
+        "scores": lambda t: _is_list_of(t, pa.types.is_floating),
+    }
+    if ark:
+        need["positive_rank"] = pa.types.is_integer
+    for col, ok in need.items():
+        if col not in schema.names:
+            raise SubmissionError(f"{where}: missing column {col!r} (have: {', '.join(schema.names)})")
+        if not ok(schema.field(col).type):
+            raise SubmissionError(f"{where}: column {col!r} has type {schema.field(col).type}")
+    if meta.num_rows > limits.max_rows:
+        raise SubmissionError(f"{where}: {meta.num_rows} rows, more than the limit of {limits.max_rows}")
+    raw = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    if raw > limits.max_parquet_bytes:
+        raise SubmissionError(f"{where}: {raw} bytes of column data, over the limit of {limits.max_parquet_bytes}")
+    try:
+        table = pf.read(columns=list(need))
+    except Exception as exc:
+        raise SubmissionError(f"{where}: unreadable parquet ({type(exc).__name__}: {exc})") from None
+    for col in need:
+        if table.column(col).null_count:
+            raise SubmissionError(f"{where}: column {col!r} has null values")
+    cand = table.column("candidate_ids").combine_chunks()
+    scores = table.column("scores").combine_chunks()
+    if cand.flatten().null_count:
+        raise SubmissionError(f"{where}: null candidate id inside a ranking")
+    qids = table.column("query_id").to_pylist()
+    flat = scores.flatten().to_numpy(zero_copy_only=False).astype(np.float64)
+    lengths = np.diff(scores.offsets.to_numpy())
+    cand_lengths = np.diff(cand.offsets.to_numpy())
+    bad = np.flatnonzero(lengths != cand_lengths)
+    if bad.size:
+        i = int(bad[0])
+        raise SubmissionError(
+            f"{where}: query {qids[i]!r} has {cand_lengths[i]} candidate ids but {lengths[i]} scores"
+        )
+    if not np.isfinite(flat).all():  # covers nulls turned into NaN as well
+        pos = int(np.flatnonzero(~np.isfinite(flat))[0])
+        i = int(np.searchsorted(np.cumsum(lengths), pos, side="right"))
+        raise SubmissionError(f"{where}: query {qids[i]!r} has a non-finite score ({flat[pos]})")
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    per_query = [flat[starts[i]:starts[i + 1]] for i in range(len(qids))]
+    # Rankings list the best candidate first (CONTRACTS §3), so their scores never increase.
+    for i, s in enumerate(per_query):
+        if s.size > 1 and (np.diff(s) > 0).any():
+            k = int(np.flatnonzero(np.diff(s) > 0)[0])
+            raise SubmissionError(
+                f"{where}: query {qids[i]!r} is not sorted best first (score rises at rank {k + 2})"
+            )
+    ranks = table.column("positive_rank").to_pylist() if ark else None
+    return ParsedRanking(qids, cand.to_pylist(), per_query, ranks)
+
+
+def _config_of(name: str) -> str | None:
+    """Config name of a rankings file (``rankings/<config>.parquet`` or ``<config>.parquet``), else None."""
+    parts = name.split("/")
+    base = parts[-1]
+    if not base.lower().endswith(".parquet"):
+        return None
+    if len(parts) > 1 and parts[-2] != RANKINGS_DIR:
+        return None
+    return base[: -len(".parquet")]
+
+
+def parse_uploads(uploads: Sequence[Upload], limits: Limits, known_configs: Mapping[str, Sequence[str]]) -> ParsedSubmission:
+    """Sort uploads into ranking files and results.json; anything but parquet and JSON is refused.
+
+    ``known_configs`` maps benchmark ('triad' / 'ark') to the configs its gold folder holds.
+    """
+    notes: list[str] = []
+    rank_files: dict[str, Upload] = {}
+    results: list[Upload] = []
+    for up in uploads:
+        base = up.name.split("/")[-1]
+        lower = base.lower()
+        if lower.endswith(".parquet"):
+            config = _config_of(up.name)
+            if config is None:
+                raise SubmissionError(f"{up.name}: a parquet file outside {RANKINGS_DIR}/; expected {RANKINGS_DIR}/<config>.parquet")
+            if config in rank_files:
+                raise SubmissionError(f"config {config}: two ranking files ({rank_files[config].name}, {up.name})")
+            rank_files[config] = up
+        elif lower == RESULTS_FILE:
+            results.append(up)
+        elif lower.endswith(".json"):
+            notes.append(f"ignored {up.name} (only {RESULTS_FILE} is read)")
+        else:
+            raise SubmissionError(f"{up.name}: only parquet ranking files and JSON are accepted")
+    if not rank_files:
+        raise SubmissionError(f"no ranking files: upload {RANKINGS_DIR}/<config>.parquet files (or a zip of the run folder)")
+    if len(results) > 1:
+        raise SubmissionError(f"{len(results)} copies of {RESULTS_FILE} ({', '.join(u.name for u in results)}); give one")
+    known = {c: b for b, cs in known_configs.items() for c in cs}
+    for config in sorted(rank_files):
+        if config not in known:
+            allowed = ", ".join(c for cs in known_configs.values() for c in cs)
+            raise SubmissionError(f"{rank_files[config].name}: unknown config {config!r}; known configs: {allowed}")
+    results_obj = _read_results(results[0]) if results else None
+    if results_obj is None:
+        notes.append(f"no {RESULTS_FILE}: nothing to compare the server's numbers with")
+    rankings = {
+        c: read_ranking(up, c, limits, ark=known[c] == "ark") for c, up in sorted(rank_files.items())
+    }
+    return ParsedSubmission(rankings, results_obj, notes)
+
+
+# --- checks against the gold data --------------------------------------------------------------------------
+def _examples(items: Iterable[str]) -> str:
+    items = sorted(items)
+    shown = ", ".join(repr(x) for x in items[:MAX_EXAMPLES])
+    return shown + (f" and {len(items) - MAX_EXAMPLES} more" if len(items) > MAX_EXAMPLES else "")
+
+
+def check_query_ids(config: str, submitted: Sequence[str], gold_ids: Iterable[str]) -> None:
+    """Every gold query exactly once, nothing else."""
+    counts = Counter(submitted)
+    dups = [q for q, n in counts.items() if n > 1]
+    if dups:
+        raise SubmissionError(f"config {config}: query {_examples(dups)} appears more than once")
+    gold = set(gold_ids)
+    unknown = counts.keys() - gold
+    if unknown:
+        raise SubmissionError(f"config {config}: unknown query id {_examples(unknown)}")
+    missing = gold - counts.keys()
+    if missing:
+        raise SubmissionError(
+            f"config {config}: {len(missing)} of {len(gold)} queries missing, e.g. {_examples(missing)}"
+        )
+
+
+def check_triad_rankings(config: str, ranking: ParsedRanking, pools: Mapping[str, Sequence[str]]) -> None:
+    """Each ranking is a permutation of exactly that query's pool (SPEC §1: candidate pools are per query and fixed)."""
+    check_query_ids(config, ranking.query_ids, pools)
+    for qid, ranked in zip(ranking.query_ids, ranking.candidate_ids, strict=True):
+        pool = pools[qid]
+        if len(ranked) == len(pool) and set(ranked) == set(pool):
+            continue
+        seen = Counter(ranked)
+        dups = [c for c, n in seen.items() if n > 1]
+        if dups:
+            raise SubmissionError(f"config {config}, query {qid!r}: candidate {_examples(dups)} ranked twice")
+        unknown = seen.keys() - set(pool)
+        if unknown:
+            raise SubmissionError(f"config {config}, query {qid!r}: candidate {_examples(unknown)} is not in this query's pool")
+        missing = set(pool) - seen.keys()
+        raise SubmissionError(
+            f"config {config}, query {qid!r}: {len(missing)} of the {len(pool)} pool candidates missing, e.g. "
+            f"{_examples(missing)}"
+        )
+
+
+def check_ark_rankings(
+    config: str, ranking: ParsedRanking, positives: Mapping[str, str], gallery: frozenset[str] | set[str]
+) -> list[int]:
+    """Top-k gallery ids without duplicates, and a positive rank consistent with them; returns the checked ranks.
+
+    ARK ranks each subtype's whole gallery (ARK paper §3); the run keeps the top 100 and the positive's rank.
+    """
+    check_query_ids(config, ranking.query_ids, positives)
+    depth = min(ARK_MIN_DEPTH, len(gallery))
+    ranks: list[int] = []
+    for qid, ranked, rank in zip(ranking.query_ids, ranking.candidate_ids, ranking.positive_rank or [], strict=True):
+        if len(ranked) < depth:
+            raise SubmissionError(f"config {config}, query {qid!r}: {len(ranked)} ranked ids, at least {depth} needed")
+        seen = Counter(ranked)
+        dups = [c for c, n in seen.items() if n > 1]
+        if dups:
+            raise SubmissionError(f"config {config}, query {qid!r}: gallery item {_examples(dups)} ranked twice")
+        unknown = seen.keys() - gallery
+        if unknown:
+            raise SubmissionError(f"config {config}, query {qid!r}: {_examples(unknown)} is not in the {config} gallery")
+        if not 1 <= rank <= len(gallery):
+            raise SubmissionError(
+                f"config {config}, query {qid!r}: positive_rank {rank} outside 1..{len(gallery)} (gallery size)"
+            )
+        pos = positives[qid]
+        listed = ranked.index(pos) + 1 if pos in seen else None
+        if listed is not None and rank != listed:
+            raise SubmissionError(
+                f"config {config}, query {qid!r}: positive_rank {rank} but the positive is listed at rank {listed}"
+            )
+        if listed is None and rank <= len(ranked):
+            raise SubmissionError(
+                f"config {config}, query {qid!r}: positive_rank {rank} but the positive is not among the"
+                f" {len(ranked)} listed ids"
+            )
+        ranks.append(rank)
+    return ranks
+
+
+def finite_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

@@ -1,0 +1,362 @@
+"""Tables and figures of the leaderboard, built from database rows (no Gradio here, so tests can call them).
+
+Every user-supplied string goes into a plain-text table cell or a matplotlib text artist (with mathtext ``$``
+escaped); none is ever placed into Markdown or HTML.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ark_dataset import names as ark_names
+from triad_dataset import names as triad_names
+
+DECIMALS = 3  # paper Table 2 reports mAP to three decimals
+ID_COL, MODEL_COL, FAMILY_COL, PARAMS_COL, DATE_COL = "#", "Model", "Family", "Params", "Submitted"
+ALL_FAMILIES = "All families"
+
+
+def display(config: str) -> str:
+    return triad_names.DISPLAY_NAMES.get(config, config)
+
+
+def plain(text: Any) -> str:
+    """A user string for matplotlib: mathtext off by escaping '$' (matplotlib never interprets HTML)."""
+    return str(text).replace("$", r"\$")
+
+
+def fmt_params(n: int | None) -> str:
+    """Human parameter count.
+
+    >>> fmt_params(86_000_000), fmt_params(1_500_000_000), fmt_params(None)
+    ('86M', '1.5B', '')
+    """
+    if n is None:
+        return ""
+    for scale, unit in ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "k")):
+        if n >= scale:
+            return f"{n / scale:.3g}{unit}"
+    return str(n)
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else round(float(x), DECIMALS)
+
+
+def _date(ts: float) -> str:
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+
+
+def filter_subs(subs: Sequence[Mapping[str, Any]], family: str | None = None, search: str = "") -> list[Mapping]:
+    """Keep one family (or all) and names containing ``search`` (case-insensitive, plain substring)."""
+    needle = (search or "").strip().casefold()
+    return [
+        s for s in subs
+        if (not family or family == ALL_FAMILIES or s["family"] == family)
+        and (not needle or needle in str(s["model_name"]).casefold())
+    ]
+
+
+def score_table(subs: Sequence[Mapping[str, Any]], configs: Sequence[str], *, sort_by: str | None = None,
+                labels: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """One row per submission, one column per config (3 decimals); no aggregate column (paper: none over subsets)."""
+    labels = labels or {c: display(c) for c in configs}
+    rows = []
+    for s in subs:
+        row: dict[str, Any] = {ID_COL: int(s["id"]), MODEL_COL: str(s["model_name"]), FAMILY_COL: str(s["family"]),
+                               PARAMS_COL: fmt_params(s["params"])}
+        for c in configs:
+            sc = s["scores"].get(c)
+            row[labels[c]] = _round(sc.value) if sc is not None else None
+        row[DATE_COL] = _date(s["created_at"])
+        rows.append(row)
+    cols = [ID_COL, MODEL_COL, FAMILY_COL, PARAMS_COL, *(labels[c] for c in configs), DATE_COL]
+    df = pd.DataFrame(rows, columns=cols)
+    if sort_by and sort_by in df.columns and len(df):
+        df = df.sort_values(sort_by, ascending=sort_by in (MODEL_COL, FAMILY_COL), na_position="last", kind="stable")
+    return df.reset_index(drop=True)
+
+
+def families(subs: Sequence[Mapping[str, Any]]) -> list[str]:
+    return [ALL_FAMILIES, *sorted({str(s["family"]) for s in subs})]
+
+
+def detail_table(sub: Mapping[str, Any], configs: Sequence[str]) -> pd.DataFrame:
+    """Per config: the primary number, its 95% bootstrap interval and the query count."""
+    rows = []
+    for c in configs:
+        sc = sub["scores"].get(c)
+        if sc is None:
+            continue
+        metrics = (sub["summary"].get(c) or {}).get("metrics") or {}
+        extra = {k: _round(metrics[k]) for k in ("top1_hit", "mrr", "recall@5", "recall@10", "ndcg@10")
+                 if isinstance(metrics.get(k), int | float)}
+        rows.append({"Subset": display(c), "Metric": sc.metric, "Value": _round(sc.value),
+                     "95% CI low": _round(sc.lo), "95% CI high": _round(sc.hi), "Queries": sc.n_queries, **extra})
+    return pd.DataFrame(rows)
+
+
+def metadata_table(sub: Mapping[str, Any]) -> pd.DataFrame:
+    """Submission metadata as (field, value) text rows — links are shown as text, never rendered."""
+    items = [
+        ("Submission", f"#{sub['id']}"), ("Model", sub["model_name"]), ("Link", sub["model_link"]),
+        ("Family", sub["family"]), ("Parameters", fmt_params(sub["params"])), ("Submitter", sub["submitter"]),
+        ("Submitted (UTC)", _date(sub["created_at"])), ("Dataset fingerprint", sub["dataset_fingerprint"][:16]),
+        ("Rankings digest", sub["file_digest"][:16]),
+        ("results.json mismatches", "; ".join(sub["mismatches"]) or "none"),
+    ]
+    return pd.DataFrame([{"Field": k, "Value": str(val)} for k, val in items])
+
+
+def _figure(width: float, height: float):
+    """A matplotlib Figure outside pyplot's global registry (nothing to close, safe in worker threads)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=100)
+    return fig, fig.subplots()
+
+
+# --- rank ranges (paper Figure 2) -------------------------------------------------------------------------
+def subset_ranks(subs: Sequence[Mapping[str, Any]], configs: Sequence[str]) -> pd.DataFrame:
+    """Rank of each model on each subset (1 = best; average ranks for ties, on unrounded scores, as in Figure 2)."""
+    from scipy.stats import rankdata
+
+    names = [f"#{s['id']} {s['model_name']}" for s in subs]
+    out = pd.DataFrame(index=names)
+    for c in configs:
+        vals = np.array([s["scores"][c].value if c in s["scores"] else np.nan for s in subs], dtype=float)
+        ranks = np.full(len(subs), np.nan)
+        ok = np.isfinite(vals)
+        if ok.any():
+            ranks[ok] = rankdata(-vals[ok], method="average")
+        out[display(c)] = ranks
+    return out
+
+
+def rank_range_figure(subs: Sequence[Mapping[str, Any]], configs: Sequence[str] = triad_names.MAIN_CONFIGS):
+    """Vertical segments from each model's best to worst rank over the six subsets (lower is better)."""
+    ranks = subset_ranks(subs, configs)
+    fig, ax = _figure(max(6.0, 0.55 * len(ranks) + 2), 4.2)
+    if ranks.empty:
+        ax.text(0.5, 0.5, "no submissions yet", ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+        return fig
+    markers = "osD^vP"
+    x = np.arange(len(ranks))
+    lo, hi = ranks.min(axis=1).to_numpy(), ranks.max(axis=1).to_numpy()
+    ax.vlines(x, lo, hi, color="0.55", linewidth=2.5, zorder=1)
+    for j, col in enumerate(ranks.columns):
+        ax.scatter(x, ranks[col], marker=markers[j % len(markers)], s=36, zorder=2, label=col)
+    ax.set_xticks(x, [plain(n) for n in ranks.index], rotation=35, ha="right", fontsize=8)
+    ax.invert_yaxis()
+    ax.set_ylabel("rank on subset (1 = best)")
+    ax.set_title("Rank range across the six TRIAD subsets")
+    ax.legend(fontsize=7, ncol=3, loc="best")
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+# --- diagnostics --------------------------------------------------------------------------------------------
+def entry_rate_matrix(sub: Mapping[str, Any], configs: Sequence[str] = triad_names.MAIN_CONFIGS) -> pd.DataFrame:
+    """Typed-negative top-10 entry rate per role (rows) and subset (columns); NaN where a role is absent."""
+    data: dict[str, dict[str, float]] = {}
+    for c in configs:
+        rates = ((sub["summary"].get(c) or {}).get("metrics") or {}).get("entry_rate@10") or {}
+        if isinstance(rates, Mapping):
+            data[display(c)] = {r: float(v) for r, v in rates.items() if isinstance(v, int | float)}
+    roles = [r for r in triad_names.ROLES if any(r in d for d in data.values())]
+    return pd.DataFrame({c: [d.get(r, np.nan) for r in roles] for c, d in data.items()}, index=roles)
+
+
+def entry_rate_figure(sub: Mapping[str, Any]):
+    mat = entry_rate_matrix(sub)
+    fig, ax = _figure(6.5, 3.8)
+    if mat.empty:
+        ax.text(0.5, 0.5, "no entry-rate diagnostics", ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+        return fig
+    vals = mat.to_numpy(dtype=float)
+    im = ax.imshow(np.ma.masked_invalid(vals), cmap="viridis", vmin=0.0, vmax=max(0.05, float(np.nanmax(vals))),
+                   aspect="auto")
+    ax.set_xticks(range(mat.shape[1]), mat.columns, fontsize=8)
+    ax.set_yticks(range(mat.shape[0]), mat.index, fontsize=8)
+    for i in range(mat.shape[0]):
+        for j in range(mat.shape[1]):
+            if np.isfinite(vals[i, j]):
+                ax.text(j, i, f"{vals[i, j]:.2f}", ha="center", va="center", fontsize=7,
+                        color="white" if vals[i, j] < 0.5 * np.nanmax(vals) else "black")
+    fig.colorbar(im, ax=ax, fraction=0.04)
+    ax.set_title(plain(f"Top-10 entry rate by candidate role — #{sub['id']} {sub['model_name']}"), fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def flat_table(obj: Any, key_names: Sequence[str] = ("Group",), value_name: str = "Value") -> pd.DataFrame:
+    """A nested dict of numbers as rows (path parts, value) — used for diagnostics whose shape varies by config."""
+    rows: list[dict[str, Any]] = []
+
+    def walk(node: Any, path: list[str]) -> None:
+        if isinstance(node, Mapping):
+            for k, val in node.items():
+                walk(val, [*path, str(k)])
+        elif isinstance(node, int | float) and not isinstance(node, bool):
+            rows.append({"Key": " / ".join(path), value_name: _round(float(node)) if isinstance(node, float) else node})
+        elif isinstance(node, Sequence) and not isinstance(node, str) and len(node) == 2 \
+                and all(isinstance(x, int | float) for x in node):
+            rows.append({"Key": " / ".join(path), value_name: f"[{_round(node[0])}, {_round(node[1])}]"})
+
+    walk(obj, [])
+    return pd.DataFrame(rows, columns=["Key", value_name])
+
+
+# --- paired comparison ------------------------------------------------------------------------------------
+def paired_comparison(a: Mapping[str, Any], b: Mapping[str, Any], per_query: Any,
+                      configs: Sequence[str] = triad_names.MAIN_CONFIGS, *, seed: int = 0) -> pd.DataFrame:
+    """Per subset: ΔmAP (a − b) on shared queries, its paired bootstrap interval, Wilcoxon p and Holm-adjusted p.
+
+    ``per_query(submission_id, config) -> {query_id: AP}``. Paper D.3: 3,000 query-bootstrap resamples, two-sided
+    Wilcoxon signed-rank with Holm correction within the family (here: the compared subsets), rank-biserial.
+    """
+    from metrics.core import stats
+
+    rows, pvals = [], []
+    for c in configs:
+        qa, qb = per_query(a["id"], c), per_query(b["id"], c)
+        shared = sorted(qa.keys() & qb.keys())
+        if not shared:
+            continue
+        x = np.array([qa[q] for q in shared])
+        y = np.array([qb[q] for q in shared])
+        lo, hi = stats.paired_bootstrap_ci(x, y, seed=seed)
+        p = stats.wilcoxon(x, y)
+        pvals.append(p)
+        rows.append({"Subset": display(c), "Queries": len(shared), "mAP A": _round(x.mean()),
+                     "mAP B": _round(y.mean()), "ΔmAP (A−B)": _round(float(x.mean() - y.mean())),
+                     "95% CI low": _round(lo), "95% CI high": _round(hi), "Wilcoxon p": float(f"{p:.4g}"),
+                     "rank-biserial": _round(stats.rank_biserial(x, y))})
+    if rows:
+        for row, adj in zip(rows, stats.holm(pvals), strict=True):
+            row["Holm p"] = float(f"{adj:.4g}")
+            row["Significant (Holm 0.05)"] = "yes" if adj < 0.05 else "no"
+    return pd.DataFrame(rows)
+
+
+# --- ARK ----------------------------------------------------------------------------------------------------
+ARK_MACRO = "R@1 macro"
+
+
+def ark_table(subs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """R@1 macro-average over subtypes, then per knowledge domain and per reasoning skill (ARK paper Tables 2-3)."""
+    rows = []
+    for s in subs:
+        summary = s["summary"]
+        row: dict[str, Any] = {ID_COL: int(s["id"]), MODEL_COL: str(s["model_name"]), FAMILY_COL: str(s["family"]),
+                               PARAMS_COL: fmt_params(s["params"])}
+        row[ARK_MACRO] = _round(ark_macro(s))
+        by_domain = _breakdown(summary, "domain")
+        for d in ark_names.DOMAINS:
+            if d in by_domain:
+                row[f"R@1 {d}"] = _round(by_domain[d])
+        by_skill = _breakdown(summary, "reasoning_skill")
+        for k in ark_names.REASONING_SKILLS:
+            if k in by_skill:
+                row[f"R@1 {k}"] = _round(by_skill[k])
+        row[DATE_COL] = _date(s["created_at"])
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    if len(df):
+        cols = [c for c in df.columns if c != DATE_COL] + [DATE_COL]
+        df = df[cols].sort_values(ARK_MACRO, ascending=False, na_position="last", kind="stable").reset_index(drop=True)
+    return df
+
+
+def ark_macro(sub: Mapping[str, Any]) -> float | None:
+    """The server's macro R@1 from the stored summary, else the mean of the per-subtype rows."""
+    macro = (sub["summary"].get("macro") or {}).get("metrics") or {}
+    if isinstance(macro.get("recall@1"), int | float):
+        return float(macro["recall@1"])
+    vals = [sc.value for sc in sub["scores"].values()]
+    return float(np.mean(vals)) if vals else None
+
+
+def _breakdown(summary: Mapping[str, Any], axis: str) -> dict[str, float]:
+    """{group: R@1} from the scoring summary's breakdown by ``axis`` (domain, cognitive_demand, reasoning_skill)."""
+    node = (summary.get("breakdowns") or {}).get(axis) or summary.get(f"by_{axis}") or {}
+    out = {}
+    if isinstance(node, Mapping):
+        for g, val in node.items():
+            if isinstance(val, Mapping):
+                val = (val.get("metrics") or val).get("recall@1")
+            if isinstance(val, int | float):
+                out[str(g)] = float(val)
+    return out
+
+
+# --- diagnostic tables (paper §5, B.1) ---------------------------------------------------------------------
+def _interval_cells(node: Mapping[str, Any]) -> dict[str, Any]:
+    iv = node.get("interval") or [None, None]
+    return {"95% CI low": _round(iv[0]), "95% CI high": _round(iv[1])}
+
+
+def trap_table(sub: Mapping[str, Any]) -> pd.DataFrame:
+    """Conflict-trap top-10 rate (pooled over trap candidates) and the share of trap queries with one in the top 10."""
+    rows = []
+    for c in triad_names.STATE_CONFIGS:
+        m = (sub["summary"].get(c) or {}).get("metrics") or {}
+        if "trap_rate@10" in m:
+            rows.append({"Subset": display(c), "Trap top-10 rate": _round(m.get("trap_rate@10")),
+                         "Queries with a trap in top 10": _round(m.get("trap_query_share@10")),
+                         "Trap queries": m.get("n_trap_queries")})
+    return pd.DataFrame(rows)
+
+
+def hop_table(sub: Mapping[str, Any]) -> pd.DataFrame:
+    """Per-hop I2C mAP: only that hop's positives count, other-hop positives stay in place (paper B.1)."""
+    diag = (sub["summary"].get(triad_names.ABSTRACTION_CONFIGS[0]) or {}).get("diagnostics") or {}
+    rows = [{"Hop": hop, "mAP": _round(node.get("map")), **_interval_cells(node), "Queries": node.get("n_queries")}
+            for hop, node in (diag.get("per_hop") or {}).items() if isinstance(node, Mapping)]
+    return pd.DataFrame(rows)
+
+
+def profile_table(sub: Mapping[str, Any]) -> pd.DataFrame:
+    """mAP by constraint profile D1–D7 (rows) for each constraints subset (columns)."""
+    data = {}
+    for c in triad_names.CONSTRAINTS_CONFIGS:
+        by = ((sub["summary"].get(c) or {}).get("diagnostics") or {}).get("map_by_profile") or {}
+        data[display(c)] = {p: _round(node.get("map")) for p, node in by.items() if isinstance(node, Mapping)}
+    profiles = [p for p in triad_names.PROFILES if any(p in d for d in data.values())]
+    if not profiles:
+        return pd.DataFrame()
+    return pd.DataFrame({"Profile": profiles, **{c: [d.get(p) for p in profiles] for c, d in data.items()}})
+
+
+def dialogue_cost_table(sub: Mapping[str, Any]) -> pd.DataFrame:
+    """Mean AP(state) − AP(constraints) paired by query, by domain × session type × turns (paper B.1)."""
+    from metrics.scoring import DIALOGUE_COST
+
+    costs = sub["summary"].get(DIALOGUE_COST) or {}
+    rows = []
+    for domain, node in costs.items():
+        if not isinstance(node, Mapping) or "mean" not in node:
+            continue
+        rows.append({"Domain": domain, "Session": "all", "Turns": "all", "Δ AP": _round(node["mean"]),
+                     **_interval_cells(node), "Queries": node.get("n_pairs")})
+        for session, by_turns in (node.get("by_session") or {}).items():
+            for turns, cell in by_turns.items():
+                rows.append({"Domain": domain, "Session": session, "Turns": turns, "Δ AP": _round(cell.get("mean")),
+                             **_interval_cells(cell), "Queries": cell.get("n_queries")})
+    return pd.DataFrame(rows)
+
+
+def admin_table(subs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    rows = [{ID_COL: int(s["id"]), "Benchmark": s["benchmark"], MODEL_COL: str(s["model_name"]),
+             "Submitter": str(s["submitter"]), "Hidden": "yes" if s["hidden"] else "no", DATE_COL: _date(s["created_at"]),
+             "Dataset": s["dataset_fingerprint"][:12]} for s in subs]
+    return pd.DataFrame(rows)
