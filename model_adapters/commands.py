@@ -1,0 +1,58 @@
+"""`triad run` (registered into the `triad` CLI; heavy imports happen inside the handler)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    from model_adapters.inputs import VARIANTS
+    from model_adapters.registry import REGISTRY
+
+    embedders = ", ".join(n for n, e in REGISTRY.items() if e.kind == "embedder")
+    rerankers = ", ".join(n for n, e in REGISTRY.items() if e.kind == "reranker")
+    p = subparsers.add_parser(
+        "run", help="encode, rank and score a model on a TRIAD or ARK folder",
+        description="Encode each distinct input once, rank every pool (TRIAD) or gallery (ARK), write "
+                    "OUTDIR/rankings/<config>.parquet and OUTDIR/results.json. Multi-GPU: "
+                    "accelerate launch --multi_gpu --num_processes N $(which triad) run ...",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", required=True, help=f"registry name: {embedders}")
+    p.add_argument("--data", required=True, help="dataset folder (TRIAD or ARK)")
+    p.add_argument("--config", default="all", help="config / subtype names, comma-separated, or 'all' (default)")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--benchmark", choices=("triad", "ark"), default=None,
+                   help="default: from the folder's audit.json")
+    p.add_argument("--variant", default="full", choices=VARIANTS, help="query-side input variant (default full)")
+    p.add_argument("--rerank", default=None, help=f"reranker registry name: {rerankers}")
+    p.add_argument("--rerank-top", type=int, default=None, help="rerank the first-stage top K (30 TRIAD, 50 ARK)")
+    p.add_argument("--batch-size", type=int, default=None, help="encoder batch size (default: registry max batch)")
+    p.add_argument("--limit", type=int, default=None, help="first N queries of each config (quick checks)")
+    p.add_argument("--cache-dir", default=None, help="embedding cache (default $TRIAD_CACHE or ~/.cache/triad)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the embedding cache")
+    p.add_argument("--model-path", default=None, help="local copy of the model's weights (instead of the Hub id)")
+    p.add_argument("--rerank-model-path", default=None, help="local copy of the reranker's weights")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when available)")
+    p.add_argument("--dtype", default=None, choices=("float32", "float16", "bfloat16"),
+                   help="override the registry dtype")
+    p.add_argument("--no-validate", action="store_true", help="skip `triad validate` of the folder")
+    p.add_argument("--skip-bad-images", action="store_true",
+                   help="encode items whose image does not decode without it (counted in the summary)")
+    p.add_argument("--rewrites", default=None, help="ARK: JSON Lines of {query_id, query_text} rewritten queries")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars or tables")
+    p.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from model_adapters.runner import RunConfig, run
+
+    cfg = RunConfig(model=args.model, data=args.data, out=args.out, configs=args.config, benchmark=args.benchmark,
+                    variant=args.variant, rerank=args.rerank, rerank_top=args.rerank_top, batch_size=args.batch_size,
+                    limit=args.limit, cache_dir=args.cache_dir, no_cache=args.no_cache, model_path=args.model_path,
+                    rerank_model_path=args.rerank_model_path, device=args.device, dtype=args.dtype,
+                    validate=not args.no_validate, skip_bad_images=args.skip_bad_images, rewrites=args.rewrites,
+                    seed=args.seed, quiet=args.quiet)
+    run(cfg)
+    return 0

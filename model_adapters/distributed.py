@@ -1,0 +1,97 @@
+"""Multi-process runs through accelerate (`accelerate launch … $(which triad) run …` or `torchrun`).
+
+Each process encodes a deterministic shard of the distinct items that are not cached (`shard`), the vectors are
+gathered on rank 0, and only rank 0 ranks, scores and writes. On machines without CUDA the process group uses
+gloo (`PartialState(cpu=True)`); the group is destroyed when the run ends.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_LAUNCH_VARS = ("WORLD_SIZE", "LOCAL_RANK", "RANK")
+
+
+def launched_distributed() -> bool:
+    """True when started by torchrun / accelerate launch with more than one process."""
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
+def shard(items: Sequence[T], rank: int, world: int) -> list[T]:
+    """Round-robin shard of `items` for process `rank` of `world`.
+
+    >>> shard(list("abcde"), 1, 2)
+    ['b', 'd']
+    """
+    return list(items[rank::world])
+
+
+@dataclass
+class Context:
+    rank: int = 0
+    world: int = 1
+    device: str = "cpu"
+    state: Any = None
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    def barrier(self) -> None:
+        if self.world > 1:
+            import torch.distributed as dist
+
+            dist.barrier()
+
+    def gather(self, obj: Any) -> list[Any] | None:
+        """Every process's `obj` on rank 0 (in rank order); None elsewhere."""
+        if self.world == 1:
+            return [obj]
+        import torch.distributed as dist
+
+        out: list[Any] | None = [None] * self.world if self.is_main else None
+        dist.gather_object(obj, out, dst=0)
+        return out
+
+    def broadcast(self, obj: Any) -> Any:
+        """Rank 0's `obj` on every process."""
+        if self.world == 1:
+            return obj
+        import torch.distributed as dist
+
+        box = [obj]
+        dist.broadcast_object_list(box, src=0)
+        return box[0]
+
+    def close(self) -> None:
+        if self.world > 1:
+            import torch.distributed as dist
+
+            if dist.is_initialized():
+                dist.destroy_process_group()
+
+
+def init(device: str | None = None) -> Context:
+    """One process (plain run) or the launched group: CUDA + NCCL when available, else CPU + gloo."""
+    if not launched_distributed():
+        return Context(device=device or _default_device())
+    import torch
+    from accelerate import PartialState
+
+    state = PartialState(cpu=not torch.cuda.is_available() or device == "cpu")
+    return Context(rank=state.process_index, world=state.num_processes, device=str(state.device), state=state)
+
+
+def _default_device() -> str:
+    try:
+        import torch
+    except ImportError:
+        return "cpu"
+    if torch.cuda.is_available():
+        return "cuda"
+    return "cpu"

@@ -1,0 +1,60 @@
+"""Small helpers shared by the families (torch is imported lazily by the callers)."""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import Any
+
+import numpy as np
+
+from triad_dataset.errors import TriadError
+
+
+def torch_dtype(name: str) -> Any:
+    import torch
+
+    table = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+    if name not in table:
+        raise TriadError(f"unknown dtype {name!r}; valid: {', '.join(table)}")
+    return table[name]
+
+
+def decode_image(data: bytes) -> Any:
+    """PIL RGB image from encoded bytes; raises ValueError (the runner names the item) when it does not decode."""
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            img.load()
+            return img.convert("RGB")
+    except Exception as exc:  # PIL raises many types (UnidentifiedImageError, OSError, SyntaxError...)
+        raise ValueError(f"image does not decode ({type(exc).__name__}: {exc})") from exc
+
+
+def l2_normalize(x: np.ndarray) -> np.ndarray:
+    """Row-wise L2 normalization; zero rows stay zero (the runner reports them)."""
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.where(norms == 0, 1.0, norms)
+
+
+def features(output: Any) -> Any:
+    """A projection tensor from `get_text_features`/`get_image_features` (a tensor in transformers 4, an output
+    object with `pooler_output` in transformers 5)."""
+    import torch
+
+    if isinstance(output, torch.Tensor):
+        return output
+    for name in ("pooler_output", "text_embeds", "image_embeds"):
+        value = getattr(output, name, None)
+        if value is not None:
+            return value
+    raise ValueError(f"cannot read projected features from {type(output).__name__}")
+
+
+def hub_kwargs(path: str, revision: str, **extra: Any) -> dict[str, Any]:
+    """from_pretrained keyword arguments: pin the revision for Hub ids, never for local directories."""
+    kwargs = dict(extra)
+    if not os.path.isdir(path) and revision:
+        kwargs["revision"] = revision
+    return kwargs

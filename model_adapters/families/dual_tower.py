@@ -1,0 +1,97 @@
+"""Dual-tower image–text encoders through transformers (CLIP, SigLIP / SigLIP-2, jina-clip-v2 style).
+
+Fusion (paper B.2.1, following MMEB): the unnormalized projected text and image features are added 1:1 and the
+sum is L2-normalized, for queries and candidates alike. These models have no instruction field, so the
+instruction is prepended to the text (paper B.3, `model_adapters.inputs.join_instruction`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from model_adapters.families._common import decode_image, features, hub_kwargs, torch_dtype
+from model_adapters.inputs import join_instruction
+from model_adapters.protocol import ModelInput
+
+
+def fuse(text: np.ndarray | None, image: np.ndarray | None) -> np.ndarray:
+    """1:1 sum of unnormalized projections, then L2 (paper B.2.1); a missing side contributes nothing.
+
+    >>> fuse(np.array([[3.0, 0.0]]), np.array([[0.0, 4.0]])).round(2).tolist()
+    [[0.6, 0.8]]
+    """
+    if text is None and image is None:
+        raise ValueError("fuse needs at least one of text and image features")
+    total = (0 if text is None else text) + (0 if image is None else image)
+    norms = np.linalg.norm(total, axis=1, keepdims=True)
+    return total / np.where(norms == 0, 1.0, norms)
+
+
+class DualTowerEncoder:
+    """Encodes each input's text and image with separate towers and fuses them with `fuse`."""
+
+    def __init__(self, model: Any, tokenizer: Any, image_processor: Any, *, device: str = "cpu",
+                 padding: str | bool = True, max_length: int = 77, lowercase: bool = False) -> None:
+        self.model = model.to(device).eval()
+        self.tokenizer = tokenizer
+        self.image_processor = image_processor
+        self.device = device
+        self.padding = padding
+        self.max_length = max_length
+        self.lowercase = lowercase
+        config = model.config
+        self.dim = int(getattr(config, "projection_dim", 0) or getattr(config.text_config, "hidden_size", 0))
+
+    def text_features(self, texts: Sequence[str]) -> np.ndarray:
+        import torch
+
+        texts = [t.lower() for t in texts] if self.lowercase else list(texts)
+        enc = self.tokenizer(texts, padding=self.padding, truncation=True, max_length=self.max_length,
+                             return_tensors="pt")
+        enc = {k: v.to(self.device) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
+        if getattr(self.model.config, "model_type", "") in ("siglip", "siglip2"):
+            enc.pop("attention_mask", None)  # SigLIP's text tower is trained without an attention mask
+        with torch.inference_mode():
+            out = features(self.model.get_text_features(**enc))
+        return out.float().cpu().numpy()
+
+    def image_features(self, images: Sequence[bytes]) -> np.ndarray:
+        import torch
+
+        pixels = self.image_processor(images=[decode_image(b) for b in images], return_tensors="pt")
+        pixel_values = pixels["pixel_values"].to(self.device, dtype=next(self.model.parameters()).dtype)
+        with torch.inference_mode():
+            out = features(self.model.get_image_features(pixel_values=pixel_values))
+        return out.float().cpu().numpy()
+
+    def encode(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        texts = [join_instruction(item.instruction, item.text) for item in batch]
+        text_rows = [i for i, t in enumerate(texts) if t]
+        image_rows = [i for i, item in enumerate(batch) if item.image is not None]
+        total = np.zeros((len(batch), self.dim), dtype=np.float32)
+        if text_rows:
+            total[text_rows] += self.text_features([texts[i] for i in text_rows])
+        if image_rows:
+            total[image_rows] += self.image_features([batch[i].image for i in image_rows])
+        return fuse(total, None).astype(np.float32)
+
+    def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        return self.encode(batch)
+
+    def encode_candidates(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        return self.encode(batch)
+
+
+def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> DualTowerEncoder:
+    from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
+
+    opts = entry.options
+    kwargs = hub_kwargs(path, entry.revision, trust_remote_code=bool(opts.get("trust_remote_code", False)))
+    model = AutoModel.from_pretrained(path, dtype=torch_dtype(dtype), **kwargs)
+    tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
+    image_processor = AutoImageProcessor.from_pretrained(path, **kwargs)
+    return DualTowerEncoder(model, tokenizer, image_processor, device=device, padding=opts.get("padding", True),
+                            max_length=int(opts.get("max_length", 77)), lowercase=bool(opts.get("lowercase", False)))

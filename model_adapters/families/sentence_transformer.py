@@ -1,0 +1,40 @@
+"""Text embedders through sentence-transformers: text fields only, images ignored (the paper's text-only
+ablation, D.1.2). The instruction is prepended to the text (these models have no instruction field, paper B.3)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from model_adapters.inputs import join_instruction
+from model_adapters.protocol import ModelInput
+
+
+class SentenceTransformerEncoder:
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.dim = int(model.get_embedding_dimension())
+
+    def encode(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        texts = [join_instruction(item.instruction, item.text) for item in batch]
+        vectors = self.model.encode(texts, batch_size=max(1, len(texts)), convert_to_numpy=True,
+                                    normalize_embeddings=False, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
+
+    def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        return self.encode(batch)
+
+    def encode_candidates(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        return self.encode(batch)
+
+
+def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> SentenceTransformerEncoder:
+    from sentence_transformers import SentenceTransformer
+
+    from model_adapters.families._common import hub_kwargs, torch_dtype
+
+    kwargs = hub_kwargs(path, entry.revision)
+    model = SentenceTransformer(path, device=device, model_kwargs={"dtype": torch_dtype(dtype)}, **kwargs)
+    return SentenceTransformerEncoder(model)

