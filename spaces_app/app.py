@@ -32,6 +32,7 @@ from triad_dataset.errors import TriadError  # noqa: E402
 MAIN = triad_names.MAIN_CONFIGS
 REFERENCE = triad_names.REFERENCE_CONFIGS
 ADMIN_ACTIONS = ("hide", "unhide", "delete")
+ARK_AXES = ("domain", "reasoning_skill", "subtype")
 
 INTRO = """# TRIAD leaderboard
 Multimodal retrieval across **Abstraction, Constraints and State**. Each subset is reported on its own
@@ -116,29 +117,29 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
     # --- view functions ---------------------------------------------------------------------------------
     def triad_table(search: str = "", family: str = views.ALL_FAMILIES, sort_by: str = "") -> pd.DataFrame:
         subs = views.filter_subs(lb.subs("triad"), family, search)
-        return views.score_table(subs, MAIN, sort_by=sort_by or main_labels[0])
+        return views.for_display(views.score_table(subs, MAIN, sort_by=sort_by or main_labels[0]))
 
     def reference_table(search: str = "", family: str = views.ALL_FAMILIES) -> pd.DataFrame:
         subs = views.filter_subs(lb.subs("triad"), family, search)
-        return views.score_table(subs, [c for c in REFERENCE], sort_by=views.display(REFERENCE[0]))
+        return views.for_display(views.score_table(subs, list(REFERENCE), sort_by=views.display(REFERENCE[0])))
 
     def detail(sid: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
         sub = lb.by_id(sid)
         if sub is None:
             return pd.DataFrame(), pd.DataFrame()
-        return views.metadata_table(sub), views.detail_table(sub, MAIN + REFERENCE)
+        return views.metadata_table(sub), views.for_display(views.detail_table(sub, MAIN + REFERENCE))
 
     def diagnostics(sid: Any):
         sub = lb.by_id(sid)
         if sub is None:
             empty = pd.DataFrame()
             return None, empty, empty, empty, empty
-        return (views.entry_rate_figure(sub), views.trap_table(sub), views.hop_table(sub), views.profile_table(sub),
-                views.dialogue_cost_table(sub))
+        tables = (views.trap_table(sub), views.hop_table(sub), views.profile_table(sub), views.dialogue_cost_table(sub))
+        return (views.entry_rate_figure(sub), *(views.for_display(t) for t in tables))
 
     def rank_range(family: str = views.ALL_FAMILIES):
         subs = views.filter_subs(lb.subs("triad"), family)
-        ranks = views.subset_ranks(subs, MAIN).reset_index(names="Model")
+        ranks = views.subset_ranks(subs, MAIN).map(lambda x: "–" if x != x else f"{x:g}").reset_index(names="Model")
         return views.rank_range_figure(subs), ranks
 
     def compare(a: Any, b: Any) -> tuple[pd.DataFrame, str]:
@@ -151,10 +152,11 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         note = (f"A = #{sa['id']} {sa['model_name']}\nB = #{sb['id']} {sb['model_name']}\n"
                 "ΔmAP = mean over shared queries of AP(A) − AP(B); 95% paired bootstrap interval (3,000 resamples); "
                 "two-sided Wilcoxon signed-rank p, Holm-adjusted over the subsets shown.")
-        return table, note
+        return views.for_display(table), note
 
-    def ark_table() -> pd.DataFrame:
-        return views.ark_table(lb.subs("ark"))
+    def ark_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+        subs = lb.subs("ark")
+        return tuple(views.for_display(views.ark_table(subs, axis)) for axis in ARK_AXES)
 
     def refresh(search: str, family: str, sort_by: str):
         t_choices = lb.choices("triad")
@@ -167,7 +169,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             reference_table(search, fam_value),
             gr.update(choices=t_choices, value=first), gr.update(choices=t_choices, value=first),
             gr.update(choices=t_choices, value=first), gr.update(choices=t_choices, value=second),
-            ark_table(), lb.status_line(),
+            *ark_tables(), lb.status_line(),
         )
 
     def submit(files: list[str] | None, model_name: str, model_link: str, family: str, params: str,
@@ -187,7 +189,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         if benchmark not in ("triad", "ark"):
             raise gr.Error("benchmark must be 'triad' or 'ark'")
         if benchmark == "ark":
-            df = ark_table()
+            df = views.ark_table(lb.subs("ark"))
         else:
             df = views.score_table(lb.subs("triad"), MAIN + REFERENCE, sort_by=main_labels[0])
         return [{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
@@ -255,7 +257,10 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             with gr.Tab("ARK", id="ark"):
                 gr.Markdown("ARK: Recall@1 macro-averaged over subtypes, then per knowledge domain and reasoning "
                             "skill (server-rescored from the submitted top-100 rankings).")
-                ark_df = gr.Dataframe(interactive=False, datatype="str", wrap=True, elem_id="ark-table")
+                ark_df = gr.Dataframe(label="R@1 by knowledge domain", interactive=False, datatype="str",
+                                      elem_id="ark-table")
+                ark_skill_df = gr.Dataframe(label="R@1 by reasoning skill", interactive=False, datatype="str")
+                ark_sub_df = gr.Dataframe(label="R@1 per subtype", interactive=False, datatype="str")
             with gr.Tab("Submit", id="submit"):
                 files = gr.File(label="rankings/*.parquet + results.json, or a zip of the run folder",
                                 file_count="multiple", file_types=[".parquet", ".json", ".zip"], type="filepath")
@@ -281,7 +286,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                 about_status = gr.Textbox(label="Server status", interactive=False, lines=3)
 
         refresh_outputs = [main_table, family, ref_table, detail_pick, diag_pick, pick_a, pick_b, ark_df,
-                           about_status]
+                           ark_skill_df, ark_sub_df, about_status]
         private = {"api_visibility": "private"}
         demo.load(refresh, [search, family, sort_by], refresh_outputs, **private)
         for trigger in (search.submit, family.change, sort_by.change):

@@ -53,6 +53,16 @@ def _date(ts: float) -> str:
     return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
+def for_display(df: pd.DataFrame) -> pd.DataFrame:
+    """Numbers as fixed 3-decimal text ("0.370"), missing as "–", so every cell renders the same way."""
+    out = df.copy()
+    for col in out.columns:
+        if pd.api.types.is_float_dtype(out[col]) or out[col].map(lambda x: isinstance(x, float)).any():
+            out[col] = out[col].map(lambda x: "–" if x is None or (isinstance(x, float) and not math.isfinite(x))
+                                    else f"{x:.{DECIMALS}f}" if isinstance(x, float) else str(x))
+    return out
+
+
 def filter_subs(subs: Sequence[Mapping[str, Any]], family: str | None = None, search: str = "") -> list[Mapping]:
     """Keep one family (or all) and names containing ``search`` (case-insensitive, plain substring)."""
     needle = (search or "").strip().casefold()
@@ -239,42 +249,59 @@ def paired_comparison(a: Mapping[str, Any], b: Mapping[str, Any], per_query: Any
         pvals.append(p)
         rows.append({"Subset": display(c), "Queries": len(shared), "mAP A": _round(x.mean()),
                      "mAP B": _round(y.mean()), "ΔmAP (A−B)": _round(float(x.mean() - y.mean())),
-                     "95% CI low": _round(lo), "95% CI high": _round(hi), "Wilcoxon p": float(f"{p:.4g}"),
+                     "95% CI low": _round(lo), "95% CI high": _round(hi), "Wilcoxon p": f"{p:.3g}",
                      "rank-biserial": _round(stats.rank_biserial(x, y))})
     if rows:
         for row, adj in zip(rows, stats.holm(pvals), strict=True):
-            row["Holm p"] = float(f"{adj:.4g}")
+            row["Holm p"] = f"{adj:.3g}"
             row["Significant (Holm 0.05)"] = "yes" if adj < 0.05 else "no"
     return pd.DataFrame(rows)
 
 
 # --- ARK ----------------------------------------------------------------------------------------------------
 ARK_MACRO = "R@1 macro"
+# Short column labels for the ARK tables (display only; the data keys come from ark_dataset/names.py).
+ARK_DOMAIN_LABELS = {
+    "visual_cognition": "Visual Cognition", "natural_science": "Natural Science", "formal_science": "Formal Science",
+    "humanities_social_science": "Humanities & Social", "engineering_technology": "Engineering & Tech",
+}
 
 
-def ark_table(subs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """R@1 macro-average over subtypes, then per knowledge domain and per reasoning skill (ARK paper Tables 2-3)."""
-    rows = []
-    for s in subs:
-        summary = s["summary"]
-        row: dict[str, Any] = {ID_COL: int(s["id"]), MODEL_COL: str(s["model_name"]), FAMILY_COL: str(s["family"]),
-                               PARAMS_COL: fmt_params(s["params"])}
-        row[ARK_MACRO] = _round(ark_macro(s))
-        by_domain = _breakdown(summary, "domain")
-        for d in ark_names.DOMAINS:
-            if d in by_domain:
-                row[f"R@1 {d}"] = _round(by_domain[d])
-        by_skill = _breakdown(summary, "reasoning_skill")
-        for k in ark_names.REASONING_SKILLS:
-            if k in by_skill:
-                row[f"R@1 {k}"] = _round(by_skill[k])
-        row[DATE_COL] = _date(s["created_at"])
-        rows.append(row)
+def _label(key: str) -> str:
+    return ARK_DOMAIN_LABELS.get(key, key.replace("_", " "))
+
+
+def _ark_base(s: Mapping[str, Any]) -> dict[str, Any]:
+    return {ID_COL: int(s["id"]), MODEL_COL: str(s["model_name"]), FAMILY_COL: str(s["family"]),
+            PARAMS_COL: fmt_params(s["params"]), ARK_MACRO: _round(ark_macro(s))}
+
+
+def _ark_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     if len(df):
-        cols = [c for c in df.columns if c != DATE_COL] + [DATE_COL]
-        df = df[cols].sort_values(ARK_MACRO, ascending=False, na_position="last", kind="stable").reset_index(drop=True)
+        df = df.sort_values(ARK_MACRO, ascending=False, na_position="last", kind="stable").reset_index(drop=True)
     return df
+
+
+def ark_table(subs: Sequence[Mapping[str, Any]], axis: str = "domain") -> pd.DataFrame:
+    """R@1 macro-average over subtypes, then per knowledge domain (``axis="domain"``), reasoning skill
+    (``"reasoning_skill"``), cognitive demand (``"cognitive_demand"``) or subtype (``"subtype"``); ARK paper §4."""
+    order = {"domain": ark_names.DOMAINS, "reasoning_skill": ark_names.REASONING_SKILLS,
+             "cognitive_demand": ark_names.COGNITIVE_DEMANDS, "subtype": ark_names.SUBTYPES}[axis]
+    rows = []
+    for s in subs:
+        row = _ark_base(s)
+        if axis == "subtype":
+            values = {c: sc.value for c, sc in s["scores"].items()}
+        else:
+            values = _breakdown(s["summary"], axis)
+        for key in order:
+            if key in values:
+                row[_label(key)] = _round(values[key])
+        if axis == "domain":
+            row[DATE_COL] = _date(s["created_at"])
+        rows.append(row)
+    return _ark_frame(rows)
 
 
 def ark_macro(sub: Mapping[str, Any]) -> float | None:
