@@ -1,0 +1,9 @@
+"""Space entry point: the standard evaluate metric widget for ARK retrieval."""
+
+from pathlib import Path
+
+import evaluate
+from evaluate.utils import launch_gradio_widget
+
+module = evaluate.load(str(Path(__file__).resolve().parent))
+launch_gradio_widget(module)
