@@ -1,0 +1,354 @@
+"""Constraints track construction (paper A.2) and the per-domain build entry points (docs/CONTRACTS.md §2).
+
+`build_domain(domain, catalog, ...)` builds `constraints_<d>`, `state_<d>` (state.py), `same_<d>` (same.py) and
+the `<d>_items` corpus. A constraints query is planned from a (reference, target) pair: the target shares the
+reference's hard attributes and differs from it in exactly the attributes the profile's conditions name, so at
+least one positive exists; positives are then every catalog item satisfying the complete rule
+(constraints_gate.py). Pools: all positives, typed negatives up to `names.NEGATIVE_QUOTAS`, `VISUAL_QUOTA` visual
+negatives (highest `visual_similarity`, seeded tie-break), then random gate-passing items to `pool_size`; the pool
+order is a seeded shuffle (so position never hints at relevance). Same seed and catalog -> identical rows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from triad_dataset import names
+from triad_dataset.catalog import Catalog
+from triad_dataset.constraints_gate import VIOL, Condition, Statuses, rule_status, statuses, visual_similarity
+from triad_dataset.records import BuildResult
+from triad_dataset.schema import CONSTRAINT, HARD
+from triad_dataset.serialize import candidate_text, constraints_query_text, phrase, request_text
+
+VISUAL_QUOTA = 50  # visually similar negatives per pool (paper A.2 fills "visually similar, then random")
+MAX_POSITIVES = 50  # a planned query with more positives is redrawn (keeps pools informative)
+TARGETS_PER_REFERENCE = 8  # targets tried per reference before moving to the next reference
+MINI_QUERIES = 120  # mini edition: >= 100 queries per config
+MINI_SAME_QUERIES = 120
+
+
+def scaled_counts(mix: Mapping[Any, int], total: int) -> dict[Any, int]:
+    """Scale a per-1,000 mix to `total` by largest remainder (ties: mix order).
+
+    >>> scaled_counts(names.PROFILE_MIX_PER_1000, 120)
+    {'D1': 21, 'D2': 15, 'D3': 21, 'D4': 15, 'D5': 18, 'D6': 15, 'D7': 15}
+    """
+    weight = sum(mix.values())
+    exact = {k: total * v / weight for k, v in mix.items()}
+    counts = {k: int(np.floor(x)) for k, x in exact.items()}
+    order = sorted(mix, key=lambda k: (-(exact[k] - counts[k]), list(mix).index(k)))
+    for k in order[: total - sum(counts.values())]:
+        counts[k] += 1
+    return counts
+
+
+@dataclass
+class QueryPlan:
+    """One constraints query: reference, conditions and its labelled pool (positions into the catalog)."""
+
+    query_id: str
+    profile: str
+    reference: int
+    target: int
+    conditions: tuple[Condition, ...]
+    request: str = ""
+    pool: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    roles: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------- planning
+
+
+class Planner:
+    """Finds (reference, target, conditions) triples for the profiles of one domain."""
+
+    def __init__(self, catalog: Catalog, pool_size: int, rng: np.random.Generator) -> None:
+        self.catalog, self.pool_size, self.rng = catalog, pool_size, rng
+        schema = catalog.schema
+        self.hard = [j for j, a in enumerate(schema.attributes) if a.role == HARD]
+        self.constraint = np.array([j for j, a in enumerate(schema.attributes) if a.role == CONSTRAINT])
+        values = catalog.codes.values
+        _, group = np.unique(values[:, self.hard], axis=0, return_inverse=True)
+        self.group = group.reshape(-1)
+        order = np.argsort(self.group, kind="stable")
+        bounds = np.flatnonzero(np.diff(self.group[order])) + 1
+        self.members = {int(self.group[m[0]]): m for m in np.split(order, bounds)}
+        self.used: set[int] = set()
+        self.references = rng.permutation(len(catalog))
+        self.cursor = 0
+
+    def _targets(self, reference: int, k: int) -> np.ndarray:
+        """Items of the reference's hard group differing from it in exactly k constraint attributes, each change
+        a clear one (different family, both applicable) and every other constraint attribute identical."""
+        codes = self.catalog.codes
+        members = self.members[int(self.group[reference])]
+        cols = self.constraint
+        values, families = codes.values[np.ix_(members, cols)], codes.families[np.ix_(members, cols)]
+        ref_values, ref_families = codes.values[reference, cols], codes.families[reference, cols]
+        diff = values != ref_values
+        clear = diff & (families != ref_families) & (values >= 0) & (ref_values >= 0)
+        ok = (diff.sum(axis=1) == k) & (diff == clear).all(axis=1)
+        return members[ok]
+
+    def _conditions(self, reference: int, target: int, n_pos: int, n_neg: int) -> tuple[Condition, ...] | None:
+        schema, codes = self.catalog.schema, self.catalog.codes
+        cols = [int(j) for j in self.constraint if codes.values[target, j] != codes.values[reference, j]]
+        negable = [j for j in cols if schema.attributes[j].allow_negative]
+        if len(negable) < n_neg:
+            return None
+        negative = sorted(int(j) for j in self.rng.choice(negable, size=n_neg, replace=False)) if n_neg else []
+        positive = [j for j in cols if j not in negative]
+        ref_attrs = self.catalog.items[reference].attributes
+        tgt_attrs = self.catalog.items[target].attributes
+        out = []
+        for j in positive:  # paper A.2: a positive condition names only the target value (or a comparative)
+            a = schema.attributes[j]
+            if a.ordered and a.comparatives:
+                up = a.rank(tgt_attrs[a.name]) > a.rank(ref_attrs[a.name])
+                out.append(Condition(a.name, "P", a.comparatives[1] if up else a.comparatives[0]))
+            else:
+                out.append(Condition(a.name, "P", tgt_attrs[a.name]))
+        for j in negative:  # a negative condition excludes the reference's own value and may name it
+            a = schema.attributes[j]
+            out.append(Condition(a.name, "N", ref_attrs[a.name]))
+        return tuple(out)
+
+    def plan(self, query_id: str, profile: str) -> tuple[QueryPlan, Statuses]:
+        n_pos, n_neg = names.PROFILES[profile]
+        n_refs = len(self.references)
+        for _ in range(n_refs):
+            reference = int(self.references[self.cursor % n_refs])
+            self.cursor += 1
+            if reference in self.used:
+                continue
+            targets = self._targets(reference, n_pos + n_neg)
+            for target in self.rng.permutation(targets)[:TARGETS_PER_REFERENCE]:
+                conditions = self._conditions(reference, int(target), n_pos, n_neg)
+                if conditions is None:
+                    continue
+                status = statuses(self.catalog, reference, conditions)
+                n_positive = int(status.positive.sum())
+                eligible = int(status.gate.sum()) - 1  # the reference itself fails the rule but never enters
+                if 1 <= n_positive <= MAX_POSITIVES and eligible >= self.pool_size - n_positive:
+                    self.used.add(reference)
+                    return QueryPlan(query_id, profile, reference, int(target), conditions), status
+        raise ValueError(f"{self.catalog.source}: no reference/target pair left for profile {profile} "
+                         f"(query {query_id}); the catalog is too small or too uniform")
+
+
+# ------------------------------------------------------------------------------------------------ pools
+
+
+def assemble_pool(catalog: Catalog, reference: int, status: Statuses, quotas: Mapping[str, int], pool_size: int,
+                  rng: np.random.Generator, visual_quota: int = VISUAL_QUOTA) -> tuple[np.ndarray, list[str]]:
+    """Positives, typed negatives (quota each), visual, then random fill; shuffled. Never the reference."""
+    positive = np.flatnonzero(status.positive)
+    available = status.gate.copy()
+    available[reference] = False
+    parts, roles = [positive], [names.POSITIVE] * len(positive)
+    for role, mask in status.typed().items():  # paper A.2: typed quotas 8/8/8/4 (Fashion), 5/5/3/3 (Cars)
+        candidates = np.flatnonzero(mask & available)
+        pick = rng.choice(candidates, size=min(quotas.get(role, 0), len(candidates)), replace=False)
+        available[pick] = False
+        parts.append(pick)
+        roles += [role] * len(pick)
+    room = pool_size - len(roles)
+    if room < 0:
+        raise ValueError(f"{catalog.items[reference].item_id}: positives and typed negatives exceed pool {pool_size}")
+    candidates = np.flatnonzero(available)
+    similarity = visual_similarity(catalog, reference)[candidates]
+    order = np.lexsort((rng.random(len(candidates)), -similarity))
+    visual = candidates[order[: min(visual_quota, room)]]
+    available[visual] = False
+    parts.append(visual)
+    roles += [names.VISUAL] * len(visual)
+    candidates = np.flatnonzero(available)
+    fill = pool_size - len(roles)
+    if fill > len(candidates):
+        raise ValueError(f"{catalog.items[reference].item_id}: only {len(roles) + len(candidates)} eligible "
+                         f"candidates for a pool of {pool_size}")
+    pick = rng.choice(candidates, size=fill, replace=False)
+    parts.append(pick)
+    roles += [names.RANDOM] * len(pick)
+    pool = np.concatenate(parts).astype(np.int64)
+    shuffle = rng.permutation(len(pool))
+    return pool[shuffle], [roles[i] for i in shuffle]
+
+
+# ------------------------------------------------------------------------------------------------ rows
+
+
+def base_query_row(task: str, query_id: str) -> dict[str, Any]:
+    """Every SPEC §1 query column of a product config, null where it does not apply."""
+    return {
+        "query_id": query_id, "task": task, "query_text": None, "query_image": None, "query_image_id": None,
+        "instruction": None, "candidate_ids": [], "candidate_roles": [], "candidate_trap": [], "positive_ids": [],
+        "positive_hops": None, "depth": None, "profile": None, "conditions": None, "turns": None,
+        "session_type": None, "num_turns": None, "source_query_id": None,
+    }
+
+
+class ImageCache:
+    """Encoded images by catalog position, so a picture is rendered or read once per build."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog, self.cache = catalog, {}
+
+    def __call__(self, position: int) -> dict[str, Any]:
+        if position not in self.cache:
+            self.cache[position] = self.catalog.image_value(position)
+        return self.cache[position]
+
+
+def hidden_attributes(catalog: Catalog, position: int) -> str:
+    """The hidden labels of an item as sorted-key JSON (visible fields live in their own columns)."""
+    visible = set(catalog.schema.visible_fields)
+    attrs = catalog.items[position].attributes
+    return json.dumps({k: v for k, v in sorted(attrs.items()) if k not in visible}, sort_keys=True,
+                      ensure_ascii=False)
+
+
+def corpus_rows(catalog: Catalog, images: ImageCache) -> list[dict[str, Any]]:
+    """`<d>_items`: item_id, image, text, attributes (hidden, JSON), product_id, visible fields."""
+    rows = []
+    for position, item in enumerate(tqdm(catalog.items, desc=f"{catalog.domain} corpus", unit="item", leave=False)):
+        row = {"item_id": item.item_id, "image": images(position), "text": candidate_text(catalog.domain, item.attributes),
+               "attributes": hidden_attributes(catalog, position), "product_id": item.product_id}
+        row.update({f: item.attributes.get(f) or None for f in catalog.schema.visible_fields})
+        rows.append(row)
+    return rows
+
+
+def constraints_row(catalog: Catalog, plan: QueryPlan, images: ImageCache) -> dict[str, Any]:
+    items = catalog.items
+    ids = [items[p].item_id for p in plan.pool]
+    row = base_query_row(f"constraints_{catalog.domain}", plan.query_id)
+    row.update(
+        query_text=constraints_query_text(catalog.domain, items[plan.reference].attributes, plan.request),
+        query_image=images(plan.reference), query_image_id=items[plan.reference].item_id,
+        candidate_ids=ids, candidate_roles=list(plan.roles), candidate_trap=[False] * len(ids),
+        positive_ids=[i for i, r in zip(ids, plan.roles, strict=True) if r == names.POSITIVE],
+        profile=plan.profile, conditions=[c.to_row() for c in plan.conditions],
+    )
+    return row
+
+
+def condition_phrases(domain: str, conditions: Sequence[Condition]) -> tuple[list[str], list[str]]:
+    pos = [phrase(domain, c.attribute, "P", c.value) for c in conditions if c.polarity == "P"]
+    neg = [phrase(domain, c.attribute, "N", c.value) for c in conditions if c.polarity == "N"]
+    return pos, neg
+
+
+def plan_constraints(catalog: Catalog, n_queries: int, *, pool_size: int = names.POOL_SIZE,
+                     seed: int = 0) -> list[QueryPlan]:
+    """Plan and pool `n_queries` constraints queries with the paper's profile mix (paper A.2)."""
+    domain = catalog.domain
+    rng = np.random.default_rng([seed, names.DOMAINS.index(domain), 1])
+    counts = scaled_counts(names.PROFILE_MIX_PER_1000, n_queries)  # paper A.2: fixed D1-D7 proportions
+    profiles = [p for p, c in counts.items() for _ in range(c)]
+    profiles = [profiles[i] for i in rng.permutation(len(profiles))]
+    planner = Planner(catalog, pool_size, rng)
+    plans = []
+    for i, profile in enumerate(tqdm(profiles, desc=f"constraints_{domain}", unit="query", leave=False)):
+        plan, status = planner.plan(f"{domain}-{i:04d}", profile)
+        pos, neg = condition_phrases(domain, plan.conditions)
+        plan.request = request_text(pos, neg, rng)
+        plan.pool, plan.roles = assemble_pool(catalog, plan.reference, status, names.NEGATIVE_QUOTAS[domain],
+                                              pool_size, rng)
+        plans.append(plan)
+    return plans
+
+
+# ------------------------------------------------------------------------------------------------ audit
+
+
+def role_means(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Mean count per role per query (a role absent from a query counts 0; paper Table 7)."""
+    totals = dict.fromkeys(names.ROLES, 0)
+    for row in rows:
+        for role in row["candidate_roles"]:
+            totals[role] += 1
+    n = max(len(rows), 1)
+    return {role: round(total / n, 4) for role, total in totals.items() if total}
+
+
+def gate_violations(catalog: Catalog, rows: Sequence[Mapping[str, Any]]) -> int:
+    """Negatives that do not fail the complete positive rule, re-checked with the pure-Python evaluator, plus
+    positives that do not satisfy it and query images inside their own pool (must all be 0)."""
+    schema, index, items = catalog.schema, catalog.index, catalog.items
+    bad = 0
+    for row in rows:
+        conditions = [Condition.from_row(c) for c in row["conditions"]]
+        reference = items[index[row["query_image_id"]]].attributes
+        memo: dict[tuple, int] = {}
+        for item_id, role in zip(row["candidate_ids"], row["candidate_roles"], strict=True):
+            attrs = items[index[item_id]].attributes
+            key = tuple(sorted(attrs.items()))
+            if key not in memo:
+                memo[key] = rule_status(schema, reference, attrs, conditions)
+            if (role == names.POSITIVE) != (memo[key] == 0) or (role != names.POSITIVE and memo[key] != VIOL):
+                bad += 1
+        bad += row["query_image_id"] in row["candidate_ids"]
+    return bad
+
+
+def constraints_audit(catalog: Catalog, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    profiles = {p: 0 for p in names.PROFILES}
+    polarity = {"P": 0, "N": 0}
+    for row in rows:
+        profiles[row["profile"]] += 1
+        for c in row["conditions"]:
+            polarity[c["polarity"]] += 1
+    n = max(len(rows), 1)
+    return {
+        "queries": len(rows),
+        "mean_positives": round(sum(len(r["positive_ids"]) for r in rows) / n, 4),
+        "mean_per_role": role_means(rows),
+        "pool_sizes": sorted({len(r["candidate_ids"]) for r in rows}),
+        "profile_mix": profiles,
+        "conditions": polarity,
+        "gate_violations": gate_violations(catalog, rows),
+    }
+
+
+# ------------------------------------------------------------------------------------------------ entry points
+
+
+def build_domain(domain: str, catalog: Catalog, *, n_queries: int, same_queries: int,
+                 pool_size: int = names.POOL_SIZE, seed: int = 0) -> BuildResult:
+    """constraints_<d>, state_<d>, same_<d> and <d>_items from one catalog (docs/CONTRACTS.md §2)."""
+    from triad_dataset.same import build_same
+    from triad_dataset.state import build_state
+
+    if catalog.domain != domain:
+        raise ValueError(f"catalog {catalog.source} is a {catalog.domain} catalog, not {domain}")
+    images = ImageCache(catalog)
+    plans = plan_constraints(catalog, n_queries, pool_size=pool_size, seed=seed)
+    constraints = [constraints_row(catalog, plan, images) for plan in plans]
+    state, state_audit = build_state(catalog, plans, images, seed=seed)
+    same, same_audit = build_same(catalog, same_queries, images, pool_size=pool_size, seed=seed)
+    corpus = corpus_rows(catalog, images)
+    c_config, corpus_config = f"constraints_{domain}", names.DOMAIN_CORPUS[domain]
+    audit = {
+        c_config: constraints_audit(catalog, constraints),
+        f"state_{domain}": state_audit,
+        f"same_{domain}": same_audit,
+        corpus_config: {"items": len(catalog), "products": len({i.product_id for i in catalog.items}),
+                        "skipped_rows": catalog.skipped, "source": catalog.source},
+    }
+    tables = {c_config: constraints, f"state_{domain}": state, f"same_{domain}": same, corpus_config: corpus}
+    return BuildResult(tables, audit)
+
+
+def build_mini_domain(domain: str, seed: int = 0) -> BuildResult:
+    """The mini edition of one domain: synthetic catalog, 120 queries per config, full 1,000-candidate pools."""
+    from triad_dataset.synthetic import synthetic_catalog
+
+    catalog = synthetic_catalog(domain, seed=seed)
+    return build_domain(domain, catalog, n_queries=MINI_QUERIES, same_queries=MINI_SAME_QUERIES, seed=seed)

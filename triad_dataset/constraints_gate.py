@@ -1,0 +1,183 @@
+"""The positive rule, the potential-positive gate and typed-negative labels, vectorised over a catalog (paper A.2).
+
+Each requirement of a query gives every item a status: SAT (0, satisfied), AMB (1, a near-synonym: same coarse
+colour/pattern family but a different fine value — neither a positive nor allowed as a negative) or VIOL (2).
+
+- P condition, unordered value v: SAT if the item has v, AMB if another value of v's family, else VIOL;
+- P condition, ordered comparative ("longer"): SAT if the item's rank is above the reference's ("shorter": below);
+- N condition excluding x: VIOL if the item has x, AMB if another value of x's family, else SAT;
+- preserved attributes (every `non_constraint_hard` attribute and every `constraint` attribute the query does not
+  name): SAT if equal to the reference, AMB if same family, else VIOL. `modifiable` attributes are free.
+
+Positive: everything SAT. Potential positive: nothing VIOL (excluded from pools). Every negative therefore fails
+the complete positive rule (the gate). Typed roles: `p_violation` (only P conditions VIOL, the rest SAT),
+`n_violation` (only N), `pn_violation` (P and N, preserved SAT), `implicit_violation` (conditions SAT, a preserved
+attribute VIOL). `rule_status` is an independent pure-Python evaluator used by the audit and the tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from triad_dataset import names
+from triad_dataset.catalog import Catalog
+from triad_dataset.schema import CONSTRAINT, HARD, NOT_APPLICABLE, DomainSchema
+
+SAT, AMB, VIOL = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One requested change: attribute, polarity P/N, value (target, comparative or excluded value)."""
+
+    attribute: str
+    polarity: str
+    value: str
+    old_value: str | None = None  # state track: the superseded value of a revised condition
+
+    def to_row(self) -> dict[str, str | None]:
+        return {"attribute": self.attribute, "polarity": self.polarity, "value": self.value,
+                "old_value": self.old_value}
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, str | None]) -> Condition:
+        return cls(str(row["attribute"]), str(row["polarity"]), str(row["value"]), row.get("old_value"))
+
+
+def preserved_columns(schema: DomainSchema, conditions: Sequence[Condition]) -> list[int]:
+    """Columns that must keep the reference's value: hard attributes + constraint attributes not named."""
+    named = {c.attribute for c in conditions}
+    return [j for j, a in enumerate(schema.attributes)
+            if a.role == HARD or (a.role == CONSTRAINT and a.name not in named)]
+
+
+def condition_status(catalog: Catalog, reference: int, condition: Condition) -> np.ndarray:
+    """SAT/AMB/VIOL (int8) of every catalog item for one condition of a query whose reference is `reference`."""
+    schema, codes = catalog.schema, catalog.codes
+    j = schema.index(condition.attribute)
+    attribute = schema.attributes[j]
+    values, families = codes.values[:, j], codes.families[:, j]
+    status = np.full(len(values), VIOL, dtype=np.int8)
+    if condition.polarity == "P" and attribute.ordered and condition.value in (attribute.comparatives or ()):
+        ref = values[reference]
+        higher = condition.value == attribute.comparatives[1]
+        ok = (values >= 0) & ((values > ref) if higher else (values < ref)) & (ref >= 0)
+        status[ok] = SAT
+        return status
+    code = codes.code(j, condition.value)
+    family = codes.family_code(j, condition.value)
+    same_family = (families == family) & (family >= 0)
+    if condition.polarity == "P":
+        status[same_family] = AMB
+        status[(values == code) & (code >= 0)] = SAT
+    elif condition.polarity == "N":
+        status[:] = SAT
+        status[same_family] = AMB
+        status[(values == code) & (code >= 0)] = VIOL
+    else:
+        raise ValueError(f"condition {condition}: polarity must be one of {names.POLARITIES}")
+    return status
+
+
+def preserved_status(catalog: Catalog, reference: int, conditions: Sequence[Condition]) -> np.ndarray:
+    """Worst status over the preserved attributes (SAT equal, AMB same family, VIOL otherwise)."""
+    columns = preserved_columns(catalog.schema, conditions)
+    codes = catalog.codes
+    if not columns:
+        return np.zeros(len(catalog), dtype=np.int8)
+    values, families = codes.values[:, columns], codes.families[:, columns]
+    equal = values == values[reference]
+    same_family = families == families[reference]
+    status = np.where(equal, SAT, np.where(same_family, AMB, VIOL)).astype(np.int8)
+    return status.max(axis=1)
+
+
+@dataclass
+class Statuses:
+    """Worst status per item over the P conditions, the N conditions and the preserved attributes."""
+
+    p: np.ndarray
+    n: np.ndarray
+    h: np.ndarray
+
+    @property
+    def worst(self) -> np.ndarray:
+        return np.maximum(np.maximum(self.p, self.n), self.h)
+
+    @property
+    def positive(self) -> np.ndarray:
+        return self.worst == SAT
+
+    @property
+    def gate(self) -> np.ndarray:
+        """True where an item fails the complete positive rule, i.e. may enter a pool as a negative."""
+        return self.worst == VIOL
+
+    def typed(self) -> dict[str, np.ndarray]:
+        """Masks of the four typed-negative roles (paper A.2), mutually exclusive."""
+        p, n, h = self.p, self.n, self.h
+        return {
+            names.P_VIOLATION: (p == VIOL) & (n == SAT) & (h == SAT),
+            names.N_VIOLATION: (p == SAT) & (n == VIOL) & (h == SAT),
+            names.PN_VIOLATION: (p == VIOL) & (n == VIOL) & (h == SAT),
+            names.IMPLICIT_VIOLATION: (p == SAT) & (n == SAT) & (h == VIOL),
+        }
+
+
+def statuses(catalog: Catalog, reference: int, conditions: Sequence[Condition]) -> Statuses:
+    n_items = len(catalog)
+    p = np.zeros(n_items, dtype=np.int8)
+    n = np.zeros(n_items, dtype=np.int8)
+    for condition in conditions:
+        target = p if condition.polarity == "P" else n
+        np.maximum(target, condition_status(catalog, reference, condition), out=target)
+    return Statuses(p, n, preserved_status(catalog, reference, conditions))
+
+
+def visual_similarity(catalog: Catalog, reference: int) -> np.ndarray:
+    """Documented similarity for `visual` negatives: over the schema's visual attributes, 2 points per shared
+    coarse family plus 1 per identical value (Fashion: article type, colour, pattern, sleeves, length; Cars:
+    body type, colour, view, setting)."""
+    columns = [j for j, a in enumerate(catalog.schema.attributes) if a.visual]
+    values, families = catalog.codes.values[:, columns], catalog.codes.families[:, columns]
+    score = 2 * (families == families[reference]).sum(axis=1) + (values == values[reference]).sum(axis=1)
+    return score.astype(np.int32)
+
+
+# --- independent pure-Python evaluator (audit, tests) ------------------------------------------------------------
+
+
+def _value_status(schema: DomainSchema, attribute: str, polarity: str, value: str, item_value: str,
+                  reference_value: str) -> int:
+    a = schema.attribute(attribute)
+    if polarity == "P" and a.ordered and a.comparatives and value in a.comparatives:
+        if item_value == NOT_APPLICABLE or reference_value == NOT_APPLICABLE:
+            return VIOL
+        up = value == a.comparatives[1]
+        delta = a.rank(item_value) - a.rank(reference_value)
+        return SAT if (delta > 0 if up else delta < 0) else VIOL
+    same = item_value == value and item_value != NOT_APPLICABLE
+    near = not same and item_value != NOT_APPLICABLE and a.family(item_value) == a.family(value)
+    if polarity == "P":
+        return SAT if same else AMB if near else VIOL
+    return VIOL if same else AMB if near else SAT
+
+
+def rule_status(schema: DomainSchema, reference: Mapping[str, str], item: Mapping[str, str],
+                conditions: Sequence[Condition]) -> int:
+    """Worst status of one item under the complete positive rule (SAT = positive, VIOL = may be a negative)."""
+    worst = SAT
+    for c in conditions:
+        worst = max(worst, _value_status(schema, c.attribute, c.polarity, c.value,
+                                         item.get(c.attribute, NOT_APPLICABLE),
+                                         reference.get(c.attribute, NOT_APPLICABLE)))
+    for j in preserved_columns(schema, conditions):
+        a = schema.attributes[j]
+        mine, theirs = item.get(a.name, NOT_APPLICABLE), reference.get(a.name, NOT_APPLICABLE)
+        if mine != theirs:
+            near = NOT_APPLICABLE not in (mine, theirs) and a.family(mine) == a.family(theirs)
+            worst = max(worst, AMB if near else VIOL)
+    return worst

@@ -1,0 +1,133 @@
+"""Deterministic synthetic Fashion and Cars catalogs for the mini edition and the benchmarks (placeholders).
+
+The generators mimic the structure the constraints track relies on: products come in colourways of one design,
+designs come in small clusters that differ in one to three visual attributes (pattern, sleeves, length), cars
+come as model-years in several colours photographed from a shared set of views and settings. Every product has
+several images (the Same task's positives). Pictures are rendered by `render.py` from the attributes when a
+build asks for them. Same seed, same size -> the same catalog.
+
+>>> c = synthetic_catalog("fashion", 200, seed=0)
+>>> len(c), c.items[0].item_id, len({i.product_id for i in c.items}) < len(c)
+(200, 'fashion-00000', True)
+>>> synthetic_catalog("cars", 50, seed=1).items[3].attributes == synthetic_catalog("cars", 50, seed=1).items[3].attributes
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from triad_dataset import names
+from triad_dataset.catalog import Catalog, Item
+from triad_dataset.render import render_item
+from triad_dataset.schema import LENGTHED, LENGTHS, NOT_APPLICABLE, SLEEVES, TOPS, schema_for
+
+MINI_SIZES = {"fashion": 1800, "cars": 1400}  # >= 1,500 / 1,000 items (issue 2); large enough for 1,000 pools
+FASHION_COLOURS = (
+    "Black", "Charcoal", "White", "Off White", "Grey", "Navy Blue", "Blue", "Teal", "Red", "Maroon", "Pink",
+    "Purple", "Green", "Olive", "Yellow", "Mustard", "Orange", "Brown", "Beige", "Khaki",
+)
+FASHION_BRANDS = ("Aurora", "Birch", "Cobalt", "Dune", "Ember", "Fjord", "Gale", "Harbor", "Iris", "Juniper",
+                  "Kestrel", "Lumen")
+WOMEN_ONLY = frozenset({"Dresses", "Skirts"})
+CAR_MODELS = (
+    ("Audi", "A4", "Sedan"), ("Audi", "Q5", "SUV"), ("Audi", "TT", "Coupe"), ("BMW", "3 Series", "Sedan"),
+    ("BMW", "X5", "SUV"), ("BMW", "M6", "Convertible"), ("Chevrolet", "Malibu", "Sedan"),
+    ("Chevrolet", "Tahoe", "SUV"), ("Chevrolet", "Silverado", "Cab"), ("Chevrolet", "Express", "Van"),
+    ("Dodge", "Caravan", "Minivan"), ("Dodge", "Ram", "Cab"), ("Ford", "Focus", "Hatchback"),
+    ("Ford", "Mustang", "Convertible"), ("Ford", "F-150", "Cab"), ("Ford", "E-Series", "Van"),
+    ("Honda", "Accord", "Sedan"), ("Honda", "Odyssey", "Minivan"), ("Hyundai", "Elantra", "Sedan"),
+    ("Hyundai", "Veloster", "Hatchback"), ("Mercedes-Benz", "E-Class", "Wagon"), ("Mercedes-Benz", "C-Class", "Sedan"),
+    ("Nissan", "Leaf", "Hatchback"), ("Nissan", "370Z", "Coupe"), ("Toyota", "Camry", "Sedan"),
+    ("Toyota", "Sienna", "Minivan"), ("Volvo", "XC90", "SUV"), ("Volvo", "240", "Wagon"), ("Jeep", "Wrangler", "SUV"),
+    ("Porsche", "911", "Coupe"),
+)
+CAR_COLOURS = ("black", "white", "silver", "grey", "red", "blue", "green", "yellow", "orange", "brown", "beige")
+
+
+def _pick(rng: np.random.Generator, values: tuple[str, ...] | list[str], size: int | None = None):
+    if size is None:
+        return values[int(rng.integers(len(values)))]
+    return [values[int(i)] for i in rng.choice(len(values), size=min(size, len(values)), replace=False)]
+
+
+def _fashion_design(rng: np.random.Generator) -> dict[str, str]:
+    schema = schema_for("fashion")
+    category = _pick(rng, schema.attribute("category").values)
+    gender = _pick(rng, ("Women", "Girls") if category in WOMEN_ONLY else ("Men", "Women", "Boys", "Girls"))
+    return {
+        "category": category, "gender": gender,
+        "pattern": _pick(rng, tuple(schema.attribute("pattern").values)),
+        "sleeve_length": _pick(rng, SLEEVES) if category in TOPS else NOT_APPLICABLE,
+        "length": _pick(rng, LENGTHS) if category in LENGTHED else NOT_APPLICABLE,
+    }
+
+
+def _mutate(rng: np.random.Generator, design: dict[str, str]) -> dict[str, str]:
+    """A sibling design differing in one to three of pattern / sleeve_length / length (when applicable)."""
+    schema = schema_for("fashion")
+    out = dict(design)
+    options = ["pattern"] + [a for a in ("sleeve_length", "length") if design[a] != NOT_APPLICABLE]
+    for name in _pick(rng, options, int(rng.integers(1, len(options) + 1))):
+        values = [v for v in schema.attribute(name).values if v != design[name]]
+        out[name] = _pick(rng, values)
+    return out
+
+
+def synthetic_fashion(n_items: int, seed: int = 0) -> Catalog:
+    """At least `n_items` fashion images (trimmed to exactly n_items), 1-5 images per product."""
+    rng = np.random.default_rng([seed, 11])
+    items: list[Item] = []
+    product = 0
+    while len(items) < n_items:
+        base = _fashion_design(rng)
+        palette = _pick(rng, FASHION_COLOURS, int(rng.integers(3, 6)))
+        cluster = [base] + [_mutate(rng, base) for _ in range(int(rng.integers(1, 4)))]
+        for design in cluster:
+            for colour in _pick(rng, palette, int(rng.integers(2, 4))):
+                visible = {
+                    "brand": _pick(rng, FASHION_BRANDS), "year": str(int(rng.integers(2010, 2019))),
+                    "season": _pick(rng, ("Summer", "Winter", "Spring", "Fall")),
+                    "usage": _pick(rng, ("Casual", "Formal", "Sports", "Party")),
+                }
+                attributes = {**design, "colour": colour, **visible}
+                for image in range(int(rng.integers(1, 6))):
+                    items.append(Item(f"fashion-{len(items):05d}", f"fashion-p{product:05d}", dict(attributes),
+                                      variant=product * 8 + image))
+                product += 1
+    return Catalog("fashion", items[:n_items], source=f"synthetic fashion (seed {seed})", renderer=render_item)
+
+
+def synthetic_cars(n_items: int, seed: int = 0) -> Catalog:
+    """At least `n_items` car images (trimmed), each product (model, year, colour) photographed 4-7 times
+    from the model's six (view, setting) set-ups (repeats allowed, as in a photo shoot)."""
+    rng = np.random.default_rng([seed, 13])
+    schema = schema_for("cars")
+    views, settings = schema.attribute("view").values, schema.attribute("setting").values
+    shoots = [(v, s) for v in views for s in settings]
+    items: list[Item] = []
+    product = 0
+    while len(items) < n_items:
+        make, model, body = CAR_MODELS[int(rng.integers(len(CAR_MODELS)))]
+        first = int(rng.integers(2005, 2012))
+        years = [str(y) for y in range(first, min(2012, first + int(rng.integers(1, 4))) + 1)]
+        palette = _pick(rng, CAR_COLOURS, int(rng.integers(3, 6)))
+        shoot = [shoots[int(i)] for i in rng.choice(len(shoots), size=6, replace=False)]
+        for year in years:
+            for colour in _pick(rng, palette, int(rng.integers(2, 4))):
+                for image, k in enumerate(rng.choice(len(shoot), size=int(rng.integers(4, 8)), replace=True)):
+                    view, setting = shoot[int(k)]
+                    attributes = {"body_type": body, "colour": colour, "view": view, "setting": setting,
+                                  "brand": make, "model": model, "year": year}
+                    items.append(Item(f"cars-{len(items):05d}", f"cars-p{product:05d}", attributes,
+                                      variant=product * 8 + image))
+                product += 1
+    return Catalog("cars", items[:n_items], source=f"synthetic cars (seed {seed})", renderer=render_item)
+
+
+def synthetic_catalog(domain: str, n_items: int | None = None, seed: int = 0) -> Catalog:
+    """The synthetic catalog of a domain (`n_items` defaults to the mini edition's size)."""
+    if domain not in names.DOMAINS:
+        raise ValueError(f"unknown domain {domain!r}; known: {', '.join(names.DOMAINS)}")
+    size = MINI_SIZES[domain] if n_items is None else n_items
+    return synthetic_fashion(size, seed) if domain == "fashion" else synthetic_cars(size, seed)
