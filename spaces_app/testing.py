@@ -84,13 +84,25 @@ def triad_tables(n_queries: int = 6, pool_size: int = 12, *, seed: int = 0,
     return tables
 
 
-def write_triad_gold(out_dir: str | Path, tables: Mapping[str, list[dict]], pool_size: int) -> Path:
-    """A TRIAD dataset folder (CONTRACTS §1) holding only task configs (the Space never reads corpora)."""
+def corpus_tables(tables: Mapping[str, list[dict]]) -> dict[str, list[dict]]:
+    """Text-only corpus rows for every candidate id the task rows use (enough for `triad run` to encode them)."""
+    ids: dict[str, set[str]] = {}
+    for config, rows in tables.items():
+        for r in rows:
+            ids.setdefault(n.CANDIDATE_CORPUS[config], set()).update(r["candidate_ids"])
+    return {corpus: [{"item_id": i, "text": f"item {i}", "image": None, "attributes": {}} for i in sorted(found)]
+            for corpus, found in ids.items()}
+
+
+def write_triad_gold(out_dir: str | Path, tables: Mapping[str, list[dict]], pool_size: int, *,
+                     with_corpora: bool = False) -> Path:
+    """A TRIAD dataset folder (CONTRACTS §1): the task configs, plus text-only corpora when a runner must read it."""
     from triad_dataset.features import features_for
     from triad_dataset.folder import write_folder
 
-    write_folder(out_dir, dict(tables), features={c: features_for(c) for c in tables}, card="# Synthetic TRIAD gold",
-                 audit={"benchmark": "triad", "pool_size": pool_size}, overwrite=True)
+    all_tables = {**tables, **(corpus_tables(tables) if with_corpora else {})}
+    write_folder(out_dir, all_tables, features={c: features_for(c) for c in all_tables},
+                 card="# Synthetic TRIAD gold", audit={"benchmark": "triad", "pool_size": pool_size}, overwrite=True)
     return Path(out_dir)
 
 

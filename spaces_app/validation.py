@@ -34,6 +34,8 @@ from triad_dataset.errors import TriadError
 
 RESULTS_FILE = "results.json"
 RANKINGS_DIR = "rankings"
+FIRST_STAGE_DIR = "rankings_first_stage"  # a reranked run's first-stage rankings: not scored, ignored
+RERANK_COLUMN = "rerank_scores"  # reranked runs: the head is ordered by these, the tail by `scores`
 PARQUET_MAGIC = b"PAR1"
 ZIP_MAGIC = b"PK\x03\x04"
 # ARK runs keep the top of each whole-gallery ranking (CONTRACTS §3: top 100); R@10 and nDCG@20 need the top 20.
@@ -245,6 +247,8 @@ def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool) -> Parse
     }
     if ark:
         need["positive_rank"] = pa.types.is_integer
+    if RERANK_COLUMN in schema.names:
+        need[RERANK_COLUMN] = lambda t: _is_list_of(t, pa.types.is_floating)
     for col, ok in need.items():
         if col not in schema.names:
             raise SubmissionError(f"{where}: missing column {col!r} (have: {', '.join(schema.names)})")
@@ -282,15 +286,33 @@ def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool) -> Parse
         raise SubmissionError(f"{where}: query {qids[i]!r} has a non-finite score ({flat[pos]})")
     starts = np.concatenate([[0], np.cumsum(lengths)])
     per_query = [flat[starts[i]:starts[i + 1]] for i in range(len(qids))]
-    # Rankings list the best candidate first (CONTRACTS §3), so their scores never increase.
+    heads = _rerank_heads(table, where, qids, cand_lengths) if RERANK_COLUMN in need else [np.empty(0)] * len(qids)
+    # Rankings list the best candidate first (CONTRACTS §3): scores never increase; in a reranked run the head
+    # follows the reranker's scores and the unchanged tail the first-stage scores (paper B.1, two-stage).
     for i, s in enumerate(per_query):
-        if s.size > 1 and (np.diff(s) > 0).any():
-            k = int(np.flatnonzero(np.diff(s) > 0)[0])
-            raise SubmissionError(
-                f"{where}: query {qids[i]!r} is not sorted best first (score rises at rank {k + 2})"
-            )
+        head = heads[i]
+        for offset, part in ((0, head), (head.size, s[head.size:])):
+            if part.size > 1 and (np.diff(part) > 0).any():
+                k = offset + int(np.flatnonzero(np.diff(part) > 0)[0])
+                raise SubmissionError(
+                    f"{where}: query {qids[i]!r} is not sorted best first (score rises at rank {k + 2})"
+                )
     ranks = table.column("positive_rank").to_pylist() if ark else None
     return ParsedRanking(qids, cand.to_pylist(), per_query, ranks)
+
+
+def _rerank_heads(table: pa.Table, where: str, qids: list[str], lengths: np.ndarray) -> list[np.ndarray]:
+    col = table.column(RERANK_COLUMN).combine_chunks()
+    flat = col.flatten().to_numpy(zero_copy_only=False).astype(np.float64)
+    if not np.isfinite(flat).all():
+        raise SubmissionError(f"{where}: non-finite value in column {RERANK_COLUMN!r}")
+    sizes = np.diff(col.offsets.to_numpy())
+    too_long = np.flatnonzero(sizes > lengths)
+    if too_long.size:
+        i = int(too_long[0])
+        raise SubmissionError(f"{where}: query {qids[i]!r} has more {RERANK_COLUMN} than candidates")
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    return [flat[starts[i]:starts[i + 1]] for i in range(len(qids))]
 
 
 def _config_of(name: str) -> str | None:
@@ -315,7 +337,9 @@ def parse_uploads(uploads: Sequence[Upload], limits: Limits, known_configs: Mapp
     for up in uploads:
         base = up.name.split("/")[-1]
         lower = base.lower()
-        if lower.endswith(".parquet"):
+        if lower.endswith(".parquet") and FIRST_STAGE_DIR in up.name.split("/")[:-1]:
+            notes.append(f"ignored {up.name} (first-stage rankings are not scored)")
+        elif lower.endswith(".parquet"):
             config = _config_of(up.name)
             if config is None:
                 raise SubmissionError(f"{up.name}: a parquet file outside {RANKINGS_DIR}/; expected {RANKINGS_DIR}/<config>.parquet")
