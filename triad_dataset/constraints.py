@@ -24,7 +24,7 @@ from triad_dataset.catalog import Catalog
 from triad_dataset.constraints_gate import VIOL, Condition, Statuses, rule_status, statuses, visual_similarity
 from triad_dataset.records import BuildResult
 from triad_dataset.schema import CONSTRAINT, HARD
-from triad_dataset.serialize import candidate_text, constraints_query_text, phrase, request_text
+from triad_dataset.serialize import candidate_text, constraints_query_text, phrase, request_text, reveals_reference
 
 VISUAL_QUOTA = 50  # visually similar negatives per pool (paper A.2 fills "visually similar, then random")
 MAX_POSITIVES = 50  # a planned query with more positives is redrawn (keeps pools informative)
@@ -132,12 +132,16 @@ class Planner:
                 conditions = self._conditions(reference, int(target), n_pos, n_neg)
                 if conditions is None:
                     continue
+                pos, neg = condition_phrases(self.catalog.domain, conditions)
+                request = request_text(pos, neg, self.rng)
+                if reveals_reference(self.catalog.items[reference].attributes, conditions, request):
+                    continue  # paper A.2: the request must not disclose the reference's value
                 status = statuses(self.catalog, reference, conditions)
                 n_positive = int(status.positive.sum())
                 eligible = int(status.gate.sum()) - 1  # the reference itself fails the rule but never enters
                 if 1 <= n_positive <= MAX_POSITIVES and eligible >= self.pool_size - n_positive:
                     self.used.add(reference)
-                    return QueryPlan(query_id, profile, reference, int(target), conditions), status
+                    return QueryPlan(query_id, profile, reference, int(target), conditions, request), status
         raise ValueError(f"{self.catalog.source}: no reference/target pair left for profile {profile} "
                          f"(query {query_id}); the catalog is too small or too uniform")
 
@@ -257,8 +261,6 @@ def plan_constraints(catalog: Catalog, n_queries: int, *, pool_size: int = names
     plans = []
     for i, profile in enumerate(tqdm(profiles, desc=f"constraints_{domain}", unit="query", leave=False)):
         plan, status = planner.plan(f"{domain}-{i:04d}", profile)
-        pos, neg = condition_phrases(domain, plan.conditions)
-        plan.request = request_text(pos, neg, rng)
         plan.pool, plan.roles = assemble_pool(catalog, plan.reference, status, names.NEGATIVE_QUOTAS[domain],
                                               pool_size, rng)
         plans.append(plan)

@@ -15,6 +15,7 @@ comparative for ordered attributes), a negative one names the value it excludes 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -48,6 +49,34 @@ def state_query_text(domain: str, reference: Mapping[str, str], turns: Sequence[
     prefix = names.STATE_QUERY_PREFIX.format(reference_attributes=product_fields(domain, reference))
     rounds = [names.STATE_TURN_TEMPLATE.format(index=i, turn=t) for i, t in enumerate(turns, start=1)]
     return prefix + " ".join(rounds)
+
+
+# --- disclosure check (paper A.2: a positive request never reveals the reference's own value) -----------------
+
+
+def _words(text: str) -> str:
+    return " ".join(re.sub(r"[_\-]", " ", text.lower()).split())
+
+
+def mentions(text: str, value: str) -> bool:
+    """Whether `value` occurs in `text` as whole words (case-insensitive, `_`/`-` read as spaces).
+
+    >>> mentions("seen from the rear three-quarter", "rear"), mentions("with longer sleeves", "long")
+    (True, False)
+    """
+    needle = _words(value)
+    return bool(needle) and re.search(rf"(?<![a-z0-9]){re.escape(needle)}(?![a-z0-9])", _words(text)) is not None
+
+
+def reveals_reference(reference: Mapping[str, str], conditions: Sequence, text: str) -> bool:
+    """True when `text` names the reference's own value of a positively requested attribute (one that is not
+    itself a value named by a condition) — the programmatic check of paper A.2."""
+    named = {_words(c.value) for c in conditions}
+    for c in conditions:
+        value = reference.get(c.attribute, NOT_APPLICABLE)
+        if c.polarity == "P" and value and _words(value) not in named and mentions(text, value):
+            return True
+    return False
 
 
 # --- condition phrases (paper A.2: P names only the target; N may name the excluded value) ----------------------

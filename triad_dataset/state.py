@@ -29,7 +29,7 @@ from triad_dataset.constraints import (
     scaled_counts,
 )
 from triad_dataset.constraints_gate import SAT, VIOL, Condition, condition_status, preserved_status, rule_status
-from triad_dataset.serialize import phrase, state_query_text, turn_text
+from triad_dataset.serialize import phrase, reveals_reference, state_query_text, turn_text
 
 # Exclusive traps added per conflict query (paper A.3 retention 0.9986 / 0.9971 -> ~3 Fashion, ~6 Cars).
 TRAP_ADD = {"fashion": 3, "cars": 6}
@@ -84,7 +84,9 @@ class Session:
         target = catalog.items[self.plan.target].attributes[c.attribute]
         forbidden = {a.family(reference), a.family(target), a.family(c.value)}
         vocab = codes.vocab[j]
-        allowed = [v for v in range(len(vocab)) if a.family(vocab[v]) not in forbidden]
+        ref_attrs = catalog.items[self.plan.reference].attributes
+        allowed = [v for v in range(len(vocab)) if a.family(vocab[v]) not in forbidden and not reveals_reference(
+            ref_attrs, self.conditions, self._phrase(c, vocab[v]))]  # paper A.2: never disclose the reference value
         if not allowed:
             raise ValueError(f"{self.plan.query_id}: no superseded value available for {c.attribute}")
         if c.polarity == "P":
