@@ -6,6 +6,7 @@ know which single violation the validator must report. Pool size is `TOY_POOL` (
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 from pathlib import Path
@@ -134,6 +135,7 @@ CONCEPTS = {
     "n00000030": ("bird", 6, "n00000010"),
     "n00000021": ("dog", 7, "n00000020"),  # leaf
     "n00000022": ("cat", 7, "n00000020"),  # leaf
+    "n00000023": ("horse", 7, "n00000020"),  # leaf (no picture)
     "n00000031": ("sparrow", 7, "n00000030"),  # leaf
     "n00000032": ("robin", 7, "n00000030"),  # leaf
     "n00000033": ("finch", 7, "n00000030"),  # leaf
@@ -146,7 +148,12 @@ INSTANCES = {
 }
 
 
+def self_id(wnid: str) -> str:
+    return n.SELF_CONCEPT_ID_TEMPLATE.format(wnid=wnid)
+
+
 def concept_corpus() -> list[dict[str, Any]]:
+    """Every concept with "{name}. {definition}" text, then the leaves again as definition-only Self items."""
     rows = []
     for wnid, (name, depth, parent) in CONCEPTS.items():
         definition = f"the toy concept {name}"
@@ -155,6 +162,10 @@ def concept_corpus() -> list[dict[str, Any]]:
             "attributes": {"parent": parent}, "wnid": wnid, "name": name, "definition": definition,
             "lemmas": [name], "depth": depth, "lexname": "noun.animal",
         })
+    for row in list(rows):
+        if row["depth"] == 7:  # leaves
+            rows.append({**row, "item_id": self_id(row["wnid"]),
+                         "text": n.SELF_CONCEPT_TEMPLATE.format(definition=row["definition"])})
     return rows
 
 
@@ -185,7 +196,8 @@ def abstraction_tasks(concepts: list[dict[str, Any]], instances: list[dict[str, 
         "candidate_trap": [False] * TOY_POOL, "positive_ids": c2i_pool[:5], "depth": concept["depth"],
         "wnid": concept["wnid"],
     }
-    self_i2c_pool = ["n00000021", "n00000022", "n00000031", "n00000032", "n00000033", "n00000020"]
+    leaves = ("n00000021", "n00000022", "n00000023", "n00000031", "n00000032", "n00000033")
+    self_i2c_pool = [self_id(w) for w in leaves]
     self_i2c = {
         "query_id": "self-i2c-0", "task": SELF_I2C, "query_text": query["leaf_name"], "query_image": query["image"],
         "query_image_id": query["item_id"], "instruction": n.I2C_INSTRUCTION, "candidate_ids": self_i2c_pool,
@@ -212,7 +224,8 @@ def toy_tables() -> dict[str, list[dict[str, Any]]]:
         corpus = product_corpus(domain)
         tables[n.DOMAIN_CORPUS[domain]] = corpus
         tables.update(product_tasks(domain, corpus))
-    return {config: tables[config] for config in n.ALL_CONFIGS}
+    # each row deep-copied on its own, so no list is shared between two rows
+    return {config: [copy.deepcopy(row) for row in tables[config]] for config in n.ALL_CONFIGS}
 
 
 def toy_audit() -> dict[str, Any]:

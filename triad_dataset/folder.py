@@ -23,6 +23,8 @@ The same rows, features, card and audit always give byte-identical files.
 
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 import io
 import json
@@ -51,6 +53,8 @@ BENCHMARKS = ("triad", "ark")
 IMAGE_ROW_GROUP = 100
 ROW_GROUP = 1000
 COMPRESSION = "zstd"
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: cards list every feature
+_YAML_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 # ---------------------------------------------------------------------------------------------------- writing
@@ -138,7 +142,7 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     if text.startswith("---\n"):
         end = text.find("\n---", 4)
         if end != -1:
-            meta = yaml.safe_load(text[4:end]) or {}
+            meta = yaml.load(text[4:end], Loader=_YAML_LOADER) or {}
             body = text[end + 4:].lstrip("\n")
             if not isinstance(meta, dict):
                 raise ValueError("dataset card front matter is not a YAML mapping")
@@ -171,7 +175,7 @@ def card_with_configs(card: str, shards: Mapping[str, str], features: Mapping[st
         }
         for config, shard in shards.items()
     ]
-    front = yaml.safe_dump(meta_yaml, sort_keys=False, allow_unicode=True, width=1000)
+    front = yaml.dump(meta_yaml, Dumper=_YAML_DUMPER, sort_keys=False, allow_unicode=True, width=1000)
     return f"---\n{front}---\n\n{body.rstrip()}\n"
 
 
@@ -250,12 +254,19 @@ def _require_folder(path: Path) -> None:
 
 
 def read_card_meta(directory: str | os.PathLike) -> dict[str, Any]:
-    """The YAML front matter of a folder's README.md ({} without one)."""
+    """The YAML front matter of a folder's README.md ({} without one); parsed once per card version."""
     card = Path(directory) / CARD_NAME
-    if not card.is_file():
-        return {}
     try:
-        return split_front_matter(card.read_text(encoding="utf-8"))[0]
+        stat = card.stat()
+    except FileNotFoundError:
+        return {}
+    return copy.deepcopy(_card_meta(str(card.resolve()), stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=32)
+def _card_meta(card: str, mtime_ns: int, size: int) -> dict[str, Any]:
+    try:
+        return split_front_matter(Path(card).read_text(encoding="utf-8"))[0]
     except (yaml.YAMLError, ValueError) as exc:
         raise TriadError(f"{card}: unreadable YAML front matter ({exc})") from exc
 
