@@ -118,7 +118,7 @@ def validate(
         if bad.any():
             q = _first_bad_row(bad)
             c = int(np.flatnonzero(bad[q])[0])
-            raise ValueError(f"query {q}: label at candidate {c} is {y_raw[q, c]!r} (labels must be 0 or 1)")
+            raise ValueError(f"query {q}: label at candidate {c} is {y_raw[q, c].tolist()!r} (labels must be 0 or 1)")
         y = y_num.astype(np.int8)
     y = np.where(m, y, 0).astype(np.int8)
     if m.shape[0] and not m.any(axis=1).all():
