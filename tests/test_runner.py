@@ -1,0 +1,340 @@
+"""The runner on tiny hand-made TRIAD / ARK folders with a deterministic fake encoder (exact expectations) and
+the tiny random models (end to end)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from metrics import scoring
+from model_adapters import inputs
+from model_adapters.runner import RunConfig, run
+from model_adapters.testing import png, tiny_ark_tables, tiny_triad_tables, write_tiny_ark, write_tiny_triad
+from triad_dataset.errors import TriadError
+from triad_dataset.folder import read_rows
+
+
+class HashEncoder:
+    """Vectors from sha256 of the input (text, image, instruction); counts the inputs it receives."""
+
+    dim = 8
+
+    def __init__(self, *, nan: bool = False, dim: int | None = None, oom_above: int | None = None) -> None:
+        self.inputs: list = []
+        self.nan, self.out_dim, self.oom_above = nan, dim or self.dim, oom_above
+        self.batch_sizes: list[int] = []
+
+    @staticmethod
+    def vector(item, dim: int = 8) -> np.ndarray:
+        digest = hashlib.sha256(repr((item.text, item.image, item.instruction)).encode()).digest()
+        return (np.frombuffer(digest[: 4 * dim], dtype=np.uint32) / 2**32 - 0.5).astype(np.float32)
+
+    def _encode(self, batch):
+        if self.oom_above is not None and len(batch) > self.oom_above:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        self.batch_sizes.append(len(batch))
+        self.inputs.extend(batch)
+        out = np.stack([self.vector(b, self.out_dim) for b in batch])
+        if self.nan:
+            out[0, 0] = np.nan
+        return out
+
+    encode_queries = _encode
+    encode_candidates = _encode
+
+
+class ConstantEncoder(HashEncoder):
+    """Every candidate gets the same vector: all scores tie, so the ranking must be the pool order."""
+
+    def encode_candidates(self, batch):
+        self.inputs.extend(batch)
+        return np.ones((len(batch), self.dim), dtype=np.float32)
+
+
+@pytest.fixture(scope="module")
+def triad_dir(tmp_path_factory):
+    return str(write_tiny_triad(tmp_path_factory.mktemp("data") / "triad"))
+
+
+@pytest.fixture(scope="module")
+def ark_dir(tmp_path_factory):
+    return str(write_tiny_ark(tmp_path_factory.mktemp("data") / "ark"))
+
+
+def _cfg(data, tmp_path, **kw):
+    base = dict(model="tiny-random-clip", data=data, out=str(tmp_path / "out"), cache_dir=str(tmp_path / "cache"),
+                quiet=True, validate=False)
+    base.update(kw)
+    return RunConfig(**base)
+
+
+def _rankings(out, config, folder="rankings"):
+    return pq.read_table(f"{out}/{folder}/{config}.parquet").to_pylist()
+
+
+def _expected_distinct(data, configs, variant="full"):
+    from triad_dataset.names import CANDIDATE_CORPUS
+
+    seen = set()
+    for c in configs:
+        corpus = {r["item_id"]: r for r in read_rows(data, CANDIDATE_CORPUS[c])}
+        for row in read_rows(data, c):
+            q = inputs.query_input(row, variant)
+            seen.add(("q", q.text, q.image, q.instruction))
+            for cid in row["candidate_ids"]:
+                it = corpus[cid]
+                seen.add(("c", it["text"], (it["image"] or {}).get("bytes")))
+    return len(seen)
+
+
+# --- encode once, rank exactly ------------------------------------------------------------------------------
+def test_encoder_inputs_equal_distinct_items_and_rankings_are_exact(triad_dir, tmp_path):
+    enc = HashEncoder()
+    res = run(_cfg(triad_dir, tmp_path, encoder=enc))
+    configs = ["abstraction_i2c", "constraints_cars", "state_cars"]
+    assert list(res["configs"]) == configs
+    distinct = _expected_distinct(triad_dir, configs)
+    assert len(enc.inputs) == distinct == res["run"]["distinct_items"] == res["run"]["encoded"]
+    assert res["run"]["pool_slots"] > distinct  # candidates are shared across pools and configs
+    # independent ranking: python sort of per-pair cosines, ties by pool position
+    from triad_dataset.names import CANDIDATE_CORPUS
+
+    for config in configs:
+        corpus = {r["item_id"]: r for r in read_rows(triad_dir, CANDIDATE_CORPUS[config])}
+        got = {r["query_id"]: r for r in _rankings(tmp_path / "out", config)}
+        for row in read_rows(triad_dir, config):
+            q = HashEncoder.vector(inputs.query_input(row))
+            q = q / np.linalg.norm(q)
+            scores = []
+            for pos, cid in enumerate(row["candidate_ids"]):
+                c = HashEncoder.vector(inputs.candidate_input(corpus[cid]))
+                scores.append((-(float(q @ (c / np.linalg.norm(c)))), pos, cid))
+            expected = [cid for _, _, cid in sorted(scores)]
+            assert got[row["query_id"]]["candidate_ids"] == expected
+            np.testing.assert_allclose(got[row["query_id"]]["scores"], [-s for s, _, _ in sorted(scores)], atol=1e-6)
+
+
+def test_ties_keep_pool_order(triad_dir, tmp_path):
+    run(_cfg(triad_dir, tmp_path, encoder=ConstantEncoder(), configs="constraints_cars", no_cache=True))
+    gold = {r["query_id"]: r["candidate_ids"] for r in read_rows(triad_dir, "constraints_cars")}
+    for r in _rankings(tmp_path / "out", "constraints_cars"):
+        assert r["candidate_ids"] == gold[r["query_id"]]
+
+
+def test_results_are_the_scoring_of_the_saved_rankings(triad_dir, tmp_path):
+    res = run(_cfg(triad_dir, tmp_path, encoder=HashEncoder()))
+    saved = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert saved["benchmark"] == "triad" and saved["variant"] == "full"
+    assert saved["dataset"]["fingerprint"] and saved["model"]["name"] == "tiny-random-clip"
+    assert saved["warning"].startswith("randomly initialised")
+    gold = {c: read_rows(triad_dir, c) for c in saved["configs"]}
+    ranked = {c: {r["query_id"]: r["candidate_ids"] for r in _rankings(tmp_path / "out", c)} for c in gold}
+    rescored = scoring.score_triad(gold, ranked, seed=0)
+    for c in gold:
+        assert saved["configs"][c]["metrics"]["map"] == pytest.approx(rescored[c]["metrics"]["map"], abs=1e-12)
+        assert saved["configs"][c]["intervals"]["map"] == pytest.approx(rescored[c]["intervals"]["map"])
+    assert "dialogue_cost" in saved["summary"] and res["summary"]["map"].keys() == gold.keys()
+
+
+# --- cache --------------------------------------------------------------------------------------------------
+def test_second_run_encodes_nothing_and_a_change_reencodes_only_it(triad_dir, tmp_path):
+    run(_cfg(triad_dir, tmp_path, encoder=HashEncoder()))
+    enc = HashEncoder()
+    res = run(_cfg(triad_dir, tmp_path, encoder=enc))
+    assert enc.inputs == [] and res["run"]["cache_hits"] == res["run"]["distinct_items"]
+    tables = tiny_triad_tables()
+    tables["cars_items"][5]["text"] = "Product info: brand: Audi, year: 2099"
+    changed = str(write_tiny_triad(tmp_path / "changed", tables=tables))
+    enc = HashEncoder()
+    res = run(_cfg(changed, tmp_path, encoder=enc))
+    assert [m.text for m in enc.inputs] == ["Product info: brand: Audi, year: 2099"]
+    assert res["run"]["encoded"] == 1
+
+
+def test_interrupted_run_resumes_and_writes_no_results(triad_dir, tmp_path):
+    class Interrupt(HashEncoder):
+        def _encode(self, batch):
+            if len(self.batch_sizes) == 2:
+                raise KeyboardInterrupt
+            return super()._encode(batch)
+
+        encode_queries = _encode
+        encode_candidates = _encode
+
+    with pytest.raises(KeyboardInterrupt):
+        run(_cfg(triad_dir, tmp_path, encoder=Interrupt(), batch_size=4))
+    assert not (tmp_path / "out" / "results.json").exists()
+    enc = HashEncoder()
+    res = run(_cfg(triad_dir, tmp_path, encoder=enc, batch_size=4))
+    assert len(enc.inputs) == res["run"]["distinct_items"] - 8 == res["run"]["encoded"]
+
+
+# --- variants -----------------------------------------------------------------------------------------------
+def test_text_only_variant_changes_queries_only(triad_dir, tmp_path):
+    enc = HashEncoder()
+    run(_cfg(triad_dir, tmp_path, encoder=enc, configs="state_cars", variant="text_only", no_cache=True))
+    queries = [m for m in enc.inputs if m.text.startswith("User conversation")]
+    dialogues = {inputs.strip_reference(r["query_text"]) for r in read_rows(triad_dir, "state_cars")}
+    assert len(dialogues) == 3  # q0 and q3 differ only in the reference: without it they are one input
+    assert {m.text for m in queries} == dialogues and all(m.image is None for m in queries)
+    assert sum(m.image is not None for m in enc.inputs) == len(enc.inputs) - 3  # candidates keep their images
+    with pytest.raises(TriadError, match="state configs only"):
+        run(_cfg(triad_dir, tmp_path, encoder=HashEncoder(), configs="constraints_cars", variant="last_turn_only"))
+
+
+# --- bad input ----------------------------------------------------------------------------------------------
+def test_unknown_names_list_valid_ones(triad_dir, tmp_path):
+    with pytest.raises(TriadError, match="valid: all, abstraction_i2c, constraints_cars, state_cars"):
+        run(_cfg(triad_dir, tmp_path, configs="constraints_shoes"))
+    with pytest.raises(TriadError, match="not in this folder"):
+        run(_cfg(triad_dir, tmp_path, configs="same_cars"))
+    with pytest.raises(TriadError, match="unknown embedder 'nope'; valid: .*minilm"):
+        run(_cfg(triad_dir, tmp_path, model="nope"))
+    with pytest.raises(TriadError, match="unknown input variant"):
+        run(_cfg(triad_dir, tmp_path, variant="nope"))
+
+
+def test_invalid_folder_is_reported_by_validation(tmp_path):
+    tables = tiny_triad_tables()
+    row = tables["constraints_cars"][0]
+    row["candidate_ids"] = row["candidate_ids"][:-1] + [row["candidate_ids"][0]]  # duplicate candidate
+    bad = str(write_tiny_triad(tmp_path / "bad", tables=tables))
+    with pytest.raises(TriadError, match=r"(?s)fails `triad validate` \(1 problems\).*constraints_cars / q0: duplicate candidates"):
+        run(_cfg(bad, tmp_path, encoder=HashEncoder(), validate=True))
+    assert not (tmp_path / "out" / "results.json").exists()
+
+
+def test_valid_folder_passes_validation(triad_dir, tmp_path):
+    res = run(_cfg(triad_dir, tmp_path, encoder=HashEncoder(), validate=True, configs="constraints_cars"))
+    assert res["configs"]["constraints_cars"]["n_queries"] == 4
+
+
+def test_undecodable_image_is_named_or_skipped(tmp_path):
+    tables = tiny_triad_tables()
+    tables["cars_items"][7]["image"] = b"\x89PNG\r\n\x1a\n not really a png"
+    bad = str(write_tiny_triad(tmp_path / "badimg", tables=tables))
+    with pytest.raises(TriadError, match="cars_items item car007: image does not decode"):
+        run(_cfg(bad, tmp_path, model="tiny-random-clip", configs="constraints_cars"))
+    res = run(_cfg(bad, tmp_path, model="tiny-random-clip", configs="constraints_cars", skip_bad_images=True))
+    assert res["run"]["images_skipped"] == ["cars_items item car007"]
+
+
+def test_nan_and_wrong_dimension_vectors_are_refused(triad_dir, tmp_path):
+    with pytest.raises(TriadError, match="NaN/inf vectors"):
+        run(_cfg(triad_dir, tmp_path, encoder=HashEncoder(nan=True), no_cache=True))
+    with pytest.raises(TriadError, match="4-dimensional vectors, expected 8"):
+        run(_cfg(triad_dir, tmp_path, encoder=HashEncoder(dim=4), no_cache=True))
+    assert not (tmp_path / "out" / "results.json").exists()
+
+
+def test_out_of_memory_halves_the_batch(triad_dir, tmp_path, capsys):
+    enc = HashEncoder(oom_above=4)
+    res = run(_cfg(triad_dir, tmp_path, encoder=enc, batch_size=16, no_cache=True, quiet=False))
+    assert max(enc.batch_sizes) == 4 and res["run"]["batch_halvings"] == 2
+    assert "out of memory on a batch of 16: retrying with batch size 8" in capsys.readouterr().err
+
+
+def test_cli_user_error_has_no_traceback(triad_dir, tmp_path, capsys):
+    from triad_dataset.cli import main
+
+    code = main(["run", "--model", "nope", "--data", triad_dir, "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and "unknown embedder 'nope'" in err and "Traceback" not in err
+
+
+# --- rerank -------------------------------------------------------------------------------------------------
+class LengthReranker:
+    """Scores a pair by the parity of the candidate text's length: a known order, with ties on purpose."""
+
+    def score_pairs(self, queries, candidates):
+        return np.asarray([float(len(c.text) % 2) for c in candidates])
+
+
+def test_rerank_splices_top_k_above_unchanged_tail(triad_dir, tmp_path):
+    run(_cfg(triad_dir, tmp_path, encoder=HashEncoder(), configs="constraints_cars", reranker=LengthReranker(),
+             rerank_top=5))
+    first = _rankings(tmp_path / "out", "constraints_cars", "rankings_first_stage")
+    final = _rankings(tmp_path / "out", "constraints_cars")
+    corpus = {r["item_id"]: r["text"] for r in read_rows(triad_dir, "cars_items")}
+    for f, g in zip(first, final, strict=True):
+        head = f["candidate_ids"][:5]
+        score = {c: len(corpus[c]) % 2 for c in head}
+        expected = sorted(head, key=lambda c: (-score[c], head.index(c)))  # ties keep first-stage order
+        assert g["candidate_ids"] == expected + f["candidate_ids"][5:]
+        assert g["rerank_scores"] == [float(score[c]) for c in expected]
+    res = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert set(res["two_stage"]["constraints_cars"]) >= {"first_stage", "reranked", "coverage@5", "oracle@5"}
+
+
+# --- ARK ----------------------------------------------------------------------------------------------------
+def test_ark_gallery_ranking_and_positive_rank(ark_dir, tmp_path):
+    enc = HashEncoder()
+    res = run(_cfg(ark_dir, tmp_path, encoder=enc))
+    assert res["benchmark"] == "ark" and set(res["configs"]) == {"calendar", "metro"}
+    assert "macro" in res["summary"] and "by_reasoning_skill" in res["summary"]
+    assert len(enc.inputs) == res["run"]["distinct_items"] == 2 * (30 + 5)
+    for subtype in ("calendar", "metro"):
+        gallery = read_rows(ark_dir, f"{subtype}_gallery")
+        got = {r["query_id"]: r for r in _rankings(tmp_path / "out", subtype)}
+        for row in read_rows(ark_dir, subtype):
+            q = HashEncoder.vector(inputs.query_input(row))
+            q = q / np.linalg.norm(q)
+            scored = []
+            for pos, it in enumerate(gallery):
+                c = HashEncoder.vector(inputs.candidate_input(it))
+                scored.append((-float(q @ (c / np.linalg.norm(c))), pos, it["item_id"]))
+            order = [cid for _, _, cid in sorted(scored)]
+            r = got[row["query_id"]]
+            assert r["candidate_ids"] == order[:100] and len(r["candidate_ids"]) == 30
+            assert r["positive_rank"] == order.index(row["positive_id"]) + 1
+            assert res["configs"][subtype]["positive_rank"][row["query_id"]] == r["positive_rank"]
+
+
+def test_ark_rewrites_and_rerank(ark_dir, tmp_path):
+    rewrites = tmp_path / "rw.jsonl"
+    rewrites.write_text('{"query_id": "metro-q1", "query_text": "a rewritten question"}\n')
+    enc = HashEncoder()
+    res = run(_cfg(ark_dir, tmp_path, encoder=enc, rewrites=str(rewrites), reranker=LengthReranker(),
+                   configs="metro"))
+    texts = [m.text for m in enc.inputs]
+    assert "a rewritten question" in texts and "find metro thing number 1" not in texts
+    assert res["rerank_top"] == 50
+    for first, final in zip(_rankings(tmp_path / "out", "metro", "rankings_first_stage"),
+                            _rankings(tmp_path / "out", "metro"), strict=True):
+        assert sorted(first["candidate_ids"]) == sorted(final["candidate_ids"])
+        assert final["candidate_ids"].index(next(r["positive_id"] for r in read_rows(ark_dir, "metro")
+                                                 if r["query_id"] == final["query_id"])) + 1 == final["positive_rank"]
+    rewrites.write_text('{"query_id": "metro-q1"}\n')
+    with pytest.raises(TriadError, match=r"rw.jsonl:1: expected"):
+        run(_cfg(ark_dir, tmp_path, encoder=HashEncoder(), rewrites=str(rewrites)))
+
+
+# --- real tiny models end to end ----------------------------------------------------------------------------
+@pytest.mark.parametrize("model", ["tiny-random-siglip", "tiny-random-vlm"])
+def test_tiny_models_end_to_end(model, triad_dir, tmp_path):
+    res = run(_cfg(triad_dir, tmp_path, model=model, configs="abstraction_i2c,constraints_cars", limit=2))
+    assert res["run"]["limit"] == 2 and all(v["n_queries"] == 2 for v in res["configs"].values())
+    assert all(0.0 <= v["metrics"]["map"] <= 1.0 for v in res["configs"].values())
+
+
+def test_tiny_reranker_end_to_end(ark_dir, tmp_path):
+    res = run(_cfg(ark_dir, tmp_path, model="tiny-random-clip", rerank="tiny-random-reranker", rerank_top=3,
+                   configs="calendar", limit=2))
+    assert res["reranker"]["name"] == "tiny-random-reranker" and res["rerank_top"] == 3
+
+
+def test_new_run_replaces_old_outputs(triad_dir, tmp_path):
+    run(_cfg(triad_dir, tmp_path, encoder=HashEncoder(), configs="state_cars"))
+    run(_cfg(triad_dir, tmp_path, encoder=HashEncoder(), configs="constraints_cars"))
+    assert sorted(p.name for p in (tmp_path / "out" / "rankings").iterdir()) == ["constraints_cars.parquet"]
+    assert not any(p.name.startswith(".") for p in (tmp_path / "out").iterdir())
+    shutil.rmtree(tmp_path / "out")
+
+
+def test_png_helper_is_deterministic():
+    assert png((1, 2, 3)) == png((1, 2, 3)) and tiny_ark_tables()["metro"][0]["subtype"] == "metro"
