@@ -1,0 +1,162 @@
+"""The dataset card (README.md body and front matter) of ARK folders: mini edition and imported releases."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ark_dataset.names import COGNITIVE_DEMANDS, DOMAIN_SUBTYPES, GALLERY_SUFFIX, MODALITIES, REASONING_SKILLS, SUBTYPES
+
+TITLE = "ARK: A Dual-Axis Multimodal Retrieval Benchmark along Reasoning and Knowledge"
+CITATION = """@misc{ark_benchmark,
+  title  = {ARK: A Dual-Axis Multimodal Retrieval Benchmark along Reasoning and Knowledge},
+  year   = {2026},
+  note   = {Authors, venue and identifier as given on the paper's title page}
+}"""
+DOMAIN_TITLES = {
+    "visual_cognition": "Visual Cognition",
+    "natural_science": "Natural Science",
+    "formal_science": "Formal Science",
+    "humanities_social_science": "Humanities & Social Science",
+    "engineering_technology": "Engineering & Technology",
+}
+# What each generated subtype of the mini edition contains (docs and card).
+MINI_DESCRIPTIONS = {
+    "spatial_cogmap": "bird's-eye maps of five objects on a 10x10 grid (unified icon set); the text query gives every "
+                      "object's position as seen from one edge of the room; hard negatives swap the coordinates of "
+                      "two adjacent objects (ARK B.1).",
+    "mathematics": "plots of f(x) = a·F(k·x) ± b·G(x) ± c; the query is the formula; hard negatives change one "
+                   "coefficient, sign or function and visibly change the curve (ARK B.3).",
+    "code_drawing": "TikZ-style drawing programs (query) and their renderings (gallery); hard negatives edit one line "
+                    "of the program and re-render it (ARK B.3).",
+    "calendar": "Gregorian month pages (1990-2049); the query states facts (year or decade, half of the year, number "
+                "of days, weekday of the 1st, leap year, month) that single out one page; each hard negative is a "
+                "real page violating exactly one stated fact (ARK B.4, Gregorian rather than lunar).",
+    "electronics": "4-input Boolean functions: expression queries retrieve rendered truth tables (negatives flip one "
+                   "output row); truth-table queries retrieve IEC gate diagrams (negatives swap one gate type) "
+                   "(ARK B.5).",
+}
+
+
+def _front_matter(*, license_id: str, synthetic: bool, n_queries: int) -> str:
+    size = "n<1K" if n_queries < 1000 else "1K<n<10K"
+    tags = ["multimodal-retrieval", "reasoning", "benchmark"] + (["synthetic"] if synthetic else [])
+    lines = [
+        "---",
+        f"pretty_name: {'ARK mini (synthetic)' if synthetic else 'ARK'}",
+        f"license: {license_id}",
+        "language:", "- en",
+        "task_categories:", "- text-retrieval", "- image-to-image",
+        "tags:", *(f"- {t}" for t in tags),
+        "size_categories:", f"- {size}",
+        "---",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _taxonomy_table(present: Mapping[str, tuple[int, int]]) -> str:
+    rows = ["| Domain | Subtype (config) | In this folder |", "|---|---|---|"]
+    for domain, subtypes in DOMAIN_SUBTYPES.items():
+        for subtype in subtypes:
+            here = f"{present[subtype][0]} queries, {present[subtype][1]} gallery items" if subtype in present else "absent"
+            rows.append(f"| {DOMAIN_TITLES[domain]} | `{subtype}` | {here} |")
+    return "\n".join(rows)
+
+
+def _fields_section() -> str:
+    return f"""## Configs and fields
+
+Each subtype has two configs, each with the single split `test`:
+
+- `<subtype>` — the queries: `query_id` (string), `domain` (knowledge domain), `subtype`, `query_text` (string or
+  null), `query_image` (image or null), `positive_id` (the one relevant `item_id` of the subtype's gallery),
+  `hard_negative_ids` (list of gallery `item_id`s, possibly empty), `cognitive_demand` (one of
+  {", ".join(f"`{c}`" for c in COGNITIVE_DEMANDS)}), `reasoning_skills` (one or more of
+  {", ".join(f"`{s}`" for s in REASONING_SKILLS)}).
+- `<subtype>{GALLERY_SUFFIX}` — the gallery the subtype's queries rank in full: `item_id`, `text` (string or null),
+  `image` (image or null), `modality` ({", ".join(f"`{m}`" for m in MODALITIES)}).
+
+Every query has exactly one positive, which is in its subtype's gallery; hard negatives are in the same gallery and
+differ from the positive. Retrieval ranks the **whole** gallery of the subtype; the primary metric is Recall@1,
+macro-averaged over subtypes (also Recall@5/10 and nDCG@5/10/20, broken down by domain, cognitive demand and
+reasoning skill).
+
+```python
+from datasets import load_dataset
+queries = load_dataset("<this folder>", "calendar", split="test")
+gallery = load_dataset("<this folder>", "calendar{GALLERY_SUFFIX}", split="test")
+```
+"""
+
+
+def _about() -> str:
+    names = ", ".join(f"`{s}`" for s in SUBTYPES)
+    return f"""ARK is a knowledge- and reasoning-intensive benchmark for multimodal retrieval. It organises retrieval
+instances along two axes: a **knowledge axis** of 17 subtypes in 5 domains (Visual Cognition, Natural Science,
+Formal Science, Humanities & Social Science, Engineering & Technology) and a **reasoning axis** (cognitive demand:
+perception-only, knowledge-intensive, reasoning-intensive, or both; reasoning skills: knowledge, spatial, logical,
+symbolic, fine-grained visual, conceptual abstraction). Queries and gallery items may be text, images or both; each
+query has exactly one positive and, in most cases, hand-made hard negatives that satisfy part of the query but break
+a required relation. The full release has 1,750 queries and 36,858 gallery items. Subtype configs: {names}.
+"""
+
+
+def mini_card(counts: Mapping[str, tuple[int, int]], *, seed: int) -> str:
+    """Card of the synthetic mini edition; `counts` maps each generated subtype to (queries, gallery items)."""
+    described = "\n".join(f"- `{s}`: {MINI_DESCRIPTIONS[s]}" for s in SUBTYPES if s in counts)
+    absent = ", ".join(f"`{s}`" for s in SUBTYPES if s not in counts)
+    return (
+        _front_matter(license_id="apache-2.0", synthetic=True, n_queries=sum(q for q, _ in counts.values()))
+        + f"""
+# ARK mini (synthetic edition)
+
+**This folder is synthetic.** It is not the ARK release: it was generated by program (`triad build ark-mini`,
+seed {seed}) for the subtypes whose items can be generated exactly and checked by program, with hard negatives made
+the way the paper makes them. Use it to test pipelines and compare retrievers on controlled reasoning; report
+results on the official release. Absent from this edition: {absent}.
+
+## About ARK
+
+{_about()}
+{_taxonomy_table(counts)}
+
+## What the mini edition contains
+
+{described}
+
+Labels follow the paper's assignment for these subtypes (ARK Appendix B): a subtype whose skills include knowledge
+reasoning is labelled `both`, the others `reasoning_intensive`. Every query's hard negatives violate exactly one
+stated fact, and the positive is the only gallery item satisfying all of them (checked by the test suite).
+
+{_fields_section()}
+## Citation
+
+```bibtex
+{CITATION}
+```
+"""
+    )
+
+
+def release_card(counts: Mapping[str, tuple[int, int]], *, source: str) -> str:
+    """Card of a folder imported from an ARK release (`triad build ark --from DIR`)."""
+    return (
+        _front_matter(license_id="other", synthetic=False, n_queries=sum(q for q, _ in counts.values()))
+        + f"""
+# ARK
+
+Imported from the release files in `{source}` with `triad build ark`. The content and its license are those of the
+release you obtained; this folder only converts its layout.
+
+## About ARK
+
+{_about()}
+{_taxonomy_table(counts)}
+
+{_fields_section()}
+## Citation
+
+```bibtex
+{CITATION}
+```
+"""
+    )
