@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from triad_dataset.errors import TriadError
-from triad_dataset.schema import NOT_APPLICABLE, DomainSchema, schema_for
+from triad_dataset.schema import CARS, FASHION, NOT_APPLICABLE, DomainSchema, schema_for
 
 
 @dataclass
@@ -259,7 +259,7 @@ def read_fashion_styles(styles_csv: str | os.PathLike, images_dir: str | os.Path
     `skip_unsupported=True`.
     """
     styles_csv, images_dir = Path(styles_csv), Path(images_dir)
-    schema = schema_for("fashion")
+    schema = schema_for(FASHION)
     visual: dict[str, dict[str, str]] = {}
     if annotations is not None:
         ann_path = Path(annotations)
@@ -286,7 +286,7 @@ def read_fashion_styles(styles_csv: str | os.PathLike, images_dir: str | os.Path
         image = _image(images_dir, f"{row['id']}.jpg", where)
         product = f"{row['productDisplayName'].lower()}|{row['baseColour']}"
         items.append(Item(row["id"], product, _applicable(schema, attributes), image_path=image))
-    return Catalog("fashion", items, source=str(styles_csv), skipped=skipped)
+    return Catalog(FASHION, items, source=str(styles_csv), skipped=skipped)
 
 
 # ------------------------------------------------------------------------------------------------ Stanford Cars
@@ -326,7 +326,7 @@ def read_stanford_cars(table: str | os.PathLike, images_dir: str | os.PathLike) 
     where the class name names none ("Chevrolet Corvette ZR1 2012"). product_id defaults to class + colour.
     """
     table, images_dir = Path(table), Path(images_dir)
-    schema = schema_for("cars")
+    schema = schema_for(CARS)
     items = []
     for number, row in _rows(table, CARS_COLUMNS, ("image", "class_name", "colour", "view", "setting")):
         where = f"{table}, row {number}"
@@ -347,4 +347,4 @@ def read_stanford_cars(table: str | os.PathLike, images_dir: str | os.PathLike) 
         image = _image(images_dir, row["image"], where)
         product = row.get("product_id") or f"{row['class_name']}|{row['colour']}"
         items.append(Item(Path(row["image"]).stem, product, attributes, image_path=image))
-    return Catalog("cars", items, source=str(table))
+    return Catalog(CARS, items, source=str(table))

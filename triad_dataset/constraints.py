@@ -23,7 +23,7 @@ from triad_dataset import names
 from triad_dataset.catalog import Catalog
 from triad_dataset.constraints_gate import VIOL, Condition, Statuses, rule_status, statuses, visual_similarity
 from triad_dataset.records import BuildResult
-from triad_dataset.schema import CONSTRAINT, HARD
+from triad_dataset.schema import CONSTRAINT, HARD, NEG, POS
 from triad_dataset.serialize import candidate_text, constraints_query_text, phrase, request_text, reveals_reference
 
 VISUAL_QUOTA = 50  # visually similar negatives per pool (paper A.2 fills "visually similar, then random")
@@ -111,12 +111,12 @@ class Planner:
             a = schema.attributes[j]
             if a.ordered and a.comparatives:
                 up = a.rank(tgt_attrs[a.name]) > a.rank(ref_attrs[a.name])
-                out.append(Condition(a.name, "P", a.comparatives[1] if up else a.comparatives[0]))
+                out.append(Condition(a.name, POS, a.comparatives[1] if up else a.comparatives[0]))
             else:
-                out.append(Condition(a.name, "P", tgt_attrs[a.name]))
+                out.append(Condition(a.name, POS, tgt_attrs[a.name]))
         for j in negative:  # a negative condition excludes the reference's own value and may name it
             a = schema.attributes[j]
-            out.append(Condition(a.name, "N", ref_attrs[a.name]))
+            out.append(Condition(a.name, NEG, ref_attrs[a.name]))
         return tuple(out)
 
     def plan(self, query_id: str, profile: str) -> tuple[QueryPlan, Statuses]:
@@ -244,8 +244,8 @@ def constraints_row(catalog: Catalog, plan: QueryPlan, images: ImageCache) -> di
 
 
 def condition_phrases(domain: str, conditions: Sequence[Condition]) -> tuple[list[str], list[str]]:
-    pos = [phrase(domain, c.attribute, "P", c.value) for c in conditions if c.polarity == "P"]
-    neg = [phrase(domain, c.attribute, "N", c.value) for c in conditions if c.polarity == "N"]
+    pos = [phrase(domain, c.attribute, POS, c.value) for c in conditions if c.polarity == POS]
+    neg = [phrase(domain, c.attribute, NEG, c.value) for c in conditions if c.polarity == NEG]
     return pos, neg
 
 
@@ -302,7 +302,7 @@ def gate_violations(catalog: Catalog, rows: Sequence[Mapping[str, Any]]) -> int:
 
 def constraints_audit(catalog: Catalog, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     profiles = {p: 0 for p in names.PROFILES}
-    polarity = {"P": 0, "N": 0}
+    polarity = dict.fromkeys(names.POLARITIES, 0)
     for row in rows:
         profiles[row["profile"]] += 1
         for c in row["conditions"]:

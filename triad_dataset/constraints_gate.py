@@ -24,7 +24,7 @@ import numpy as np
 
 from triad_dataset import names
 from triad_dataset.catalog import Catalog
-from triad_dataset.schema import CONSTRAINT, HARD, NOT_APPLICABLE, DomainSchema
+from triad_dataset.schema import CONSTRAINT, HARD, NEG, NOT_APPLICABLE, POS, DomainSchema
 
 SAT, AMB, VIOL = 0, 1, 2
 
@@ -61,7 +61,7 @@ def condition_status(catalog: Catalog, reference: int, condition: Condition) -> 
     attribute = schema.attributes[j]
     values, families = codes.values[:, j], codes.families[:, j]
     status = np.full(len(values), VIOL, dtype=np.int8)
-    if condition.polarity == "P" and attribute.ordered and condition.value in (attribute.comparatives or ()):
+    if condition.polarity == POS and attribute.ordered and condition.value in (attribute.comparatives or ()):
         ref = values[reference]
         higher = condition.value == attribute.comparatives[1]
         ok = (values >= 0) & ((values > ref) if higher else (values < ref)) & (ref >= 0)
@@ -70,10 +70,10 @@ def condition_status(catalog: Catalog, reference: int, condition: Condition) -> 
     code = codes.code(j, condition.value)
     family = codes.family_code(j, condition.value)
     same_family = (families == family) & (family >= 0)
-    if condition.polarity == "P":
+    if condition.polarity == POS:
         status[same_family] = AMB
         status[(values == code) & (code >= 0)] = SAT
-    elif condition.polarity == "N":
+    elif condition.polarity == NEG:
         status[:] = SAT
         status[same_family] = AMB
         status[(values == code) & (code >= 0)] = VIOL
@@ -132,7 +132,7 @@ def statuses(catalog: Catalog, reference: int, conditions: Sequence[Condition]) 
     p = np.zeros(n_items, dtype=np.int8)
     n = np.zeros(n_items, dtype=np.int8)
     for condition in conditions:
-        target = p if condition.polarity == "P" else n
+        target = p if condition.polarity == POS else n
         np.maximum(target, condition_status(catalog, reference, condition), out=target)
     return Statuses(p, n, preserved_status(catalog, reference, conditions))
 
@@ -153,7 +153,7 @@ def visual_similarity(catalog: Catalog, reference: int) -> np.ndarray:
 def _value_status(schema: DomainSchema, attribute: str, polarity: str, value: str, item_value: str,
                   reference_value: str) -> int:
     a = schema.attribute(attribute)
-    if polarity == "P" and a.ordered and a.comparatives and value in a.comparatives:
+    if polarity == POS and a.ordered and a.comparatives and value in a.comparatives:
         if item_value == NOT_APPLICABLE or reference_value == NOT_APPLICABLE:
             return VIOL
         up = value == a.comparatives[1]
@@ -161,7 +161,7 @@ def _value_status(schema: DomainSchema, attribute: str, polarity: str, value: st
         return SAT if (delta > 0 if up else delta < 0) else VIOL
     same = item_value == value and item_value != NOT_APPLICABLE
     near = not same and item_value != NOT_APPLICABLE and a.family(item_value) == a.family(value)
-    if polarity == "P":
+    if polarity == POS:
         return SAT if same else AMB if near else VIOL
     return VIOL if same else AMB if near else SAT
 

@@ -20,6 +20,8 @@ from collections.abc import Mapping
 
 from PIL import Image, ImageDraw
 
+from triad_dataset.schema import CARS, FASHION
+
 SIZE = 128
 FASHION_RGB: dict[str, tuple[int, int, int]] = {
     "Black": (20, 20, 20), "Charcoal": (54, 54, 60), "White": (250, 250, 250), "Off White": (240, 236, 222),
@@ -270,8 +272,8 @@ def render_car(attributes: Mapping[str, str], variant: int = 0) -> bytes:
 
 def render_item(domain: str, attributes: Mapping[str, str], variant: int = 0) -> bytes:
     """PNG bytes of a synthetic product picture of `domain` ("fashion" or "cars")."""
-    if domain == "fashion":
+    if domain == FASHION:
         return render_fashion(attributes, variant)
-    if domain == "cars":
+    if domain == CARS:
         return render_car(attributes, variant)
     raise ValueError(f"no renderer for domain {domain!r}")

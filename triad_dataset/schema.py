@@ -29,6 +29,8 @@ from functools import cache
 from triad_dataset import names
 
 CONSTRAINT, MODIFIABLE, HARD = names.ATTRIBUTE_ROLES
+FASHION, CARS = names.DOMAINS
+POS, NEG = names.POLARITIES
 NOT_APPLICABLE = ""
 
 
@@ -128,7 +130,7 @@ LENGTHS = ("mini", "knee", "midi", "maxi")
 
 def _fashion() -> DomainSchema:
     return DomainSchema(
-        domain="fashion",
+        domain=FASHION,
         category_attribute="category",
         attributes=(
             Attribute("category", HARD, FASHION_CATEGORIES, label="article type", visual=True),
@@ -160,7 +162,7 @@ CAR_YEARS = tuple(str(y) for y in range(1990, 2013))
 
 def _cars() -> DomainSchema:
     return DomainSchema(
-        domain="cars",
+        domain=CARS,
         category_attribute="body_type",
         attributes=(
             Attribute("body_type", HARD, CAR_BODY_TYPES, label="body type", visual=True),
@@ -179,8 +181,8 @@ def _cars() -> DomainSchema:
 @cache
 def schema_for(domain: str) -> DomainSchema:
     """The schema of a domain in `names.DOMAINS`; ValueError for another name."""
-    if domain == names.DOMAINS[0]:
+    if domain == FASHION:
         return _fashion()
-    if domain == names.DOMAINS[1]:
+    if domain == CARS:
         return _cars()
     raise ValueError(f"unknown domain {domain!r}; known: {', '.join(names.DOMAINS)}")

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from triad_dataset import names
-from triad_dataset.schema import NOT_APPLICABLE, schema_for
+from triad_dataset.schema import NOT_APPLICABLE, POS, schema_for
 
 # --- product text (SPEC §3) ----------------------------------------------------------------------------------
 
@@ -74,7 +74,7 @@ def reveals_reference(reference: Mapping[str, str], conditions: Sequence, text: 
     named = {_words(c.value) for c in conditions}
     for c in conditions:
         value = reference.get(c.attribute, NOT_APPLICABLE)
-        if c.polarity == "P" and value and _words(value) not in named and mentions(text, value):
+        if c.polarity == POS and value and _words(value) not in named and mentions(text, value):
             return True
     return False
 
@@ -99,8 +99,8 @@ def phrase(domain: str, attribute: str, polarity: str, value: str) -> str:
     """The request phrase of one condition ("in navy blue", "without the striped pattern", "with longer sleeves")."""
     label = schema_for(domain).attribute(attribute).label
     shown = value.lower() if attribute in _LOWER else value
-    table = _POSITIVE if polarity == "P" else _NEGATIVE
-    default = "with {label} {v}" if polarity == "P" else "without {label} {v}"
+    table = _POSITIVE if polarity == POS else _NEGATIVE
+    default = "with {label} {v}" if polarity == POS else "without {label} {v}"
     return table.get(attribute, default).format(v=shown, label=label)
 
 

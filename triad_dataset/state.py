@@ -29,10 +29,12 @@ from triad_dataset.constraints import (
     scaled_counts,
 )
 from triad_dataset.constraints_gate import SAT, VIOL, Condition, condition_status, preserved_status, rule_status
+from triad_dataset.schema import CARS, FASHION, POS
 from triad_dataset.serialize import phrase, reveals_reference, state_query_text, turn_text
 
+NATURAL, CONFLICT = names.SESSION_TYPES
 # Exclusive traps added per conflict query (paper A.3 retention 0.9986 / 0.9971 -> ~3 Fashion, ~6 Cars).
-TRAP_ADD = {"fashion": 3, "cars": 6}
+TRAP_ADD = {FASHION: 3, CARS: 6}
 
 
 def assign_sessions(plans: Sequence[QueryPlan], rng: np.random.Generator) -> list[tuple[str, int]]:
@@ -63,7 +65,7 @@ class Session:
         self.conditions = list(plan.conditions)
         self.traps = np.zeros(len(catalog), dtype=bool)
         self.superseded: Condition | None = None
-        self.turns = self._natural() if self.session_type == "natural" else self._conflict()
+        self.turns = self._natural() if self.session_type == NATURAL else self._conflict()
 
     def _phrase(self, c: Condition, value: str | None = None) -> str:
         return phrase(self.catalog.domain, c.attribute, c.polarity, value if value is not None else c.value)
@@ -77,8 +79,8 @@ class Session:
         catalog, c = self.catalog, self.conditions[index]
         schema, codes = catalog.schema, catalog.codes
         a = schema.attribute(c.attribute)
-        if c.polarity == "P" and a.ordered and a.comparatives and c.value in a.comparatives:
-            return Condition(c.attribute, "P", a.comparatives[0] if c.value == a.comparatives[1] else a.comparatives[1])
+        if c.polarity == POS and a.ordered and a.comparatives and c.value in a.comparatives:
+            return Condition(c.attribute, POS, a.comparatives[0] if c.value == a.comparatives[1] else a.comparatives[1])
         j = schema.index(c.attribute)
         reference = catalog.items[self.plan.reference].attributes[c.attribute]
         target = catalog.items[self.plan.target].attributes[c.attribute]
@@ -89,7 +91,7 @@ class Session:
             ref_attrs, self.conditions, self._phrase(c, vocab[v]))]  # paper A.2: never disclose the reference value
         if not allowed:
             raise ValueError(f"{self.plan.query_id}: no superseded value available for {c.attribute}")
-        if c.polarity == "P":
+        if c.polarity == POS:
             carried = np.bincount(codes.values[base, j][codes.values[base, j] >= 0], minlength=len(vocab))
             with_traps = [v for v in allowed if carried[v] > 0]
             allowed = with_traps or allowed
@@ -133,7 +135,7 @@ def trap_pool(session: Session, domain: str, rng: np.random.Generator) -> tuple[
     pool = [int(p) for p in session.plan.pool]
     roles = list(session.plan.roles)
     flags = [bool(session.traps[p]) for p in pool]
-    if session.session_type != "conflict":
+    if session.session_type != CONFLICT:
         return pool, roles, flags
     outside = session.traps.copy()
     outside[np.asarray(pool, dtype=np.int64)] = False
@@ -203,7 +205,7 @@ def state_audit(catalog: Catalog, plans: Sequence[QueryPlan], rows: Sequence[dic
         n_traps = sum(row["candidate_trap"])
         flags += n_traps
         exclusive += row["candidate_roles"].count(names.CONFLICT_TRAP)
-        if row["session_type"] == "conflict":
+        if row["session_type"] == CONFLICT:
             conflict += 1
             covered += n_traps > 0
         source = {catalog.items[p].item_id for p in plan.pool}

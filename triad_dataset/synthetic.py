@@ -20,9 +20,9 @@ import numpy as np
 from triad_dataset import names
 from triad_dataset.catalog import Catalog, Item
 from triad_dataset.render import render_item
-from triad_dataset.schema import LENGTHED, LENGTHS, NOT_APPLICABLE, SLEEVES, TOPS, schema_for
+from triad_dataset.schema import CARS, FASHION, LENGTHED, LENGTHS, NOT_APPLICABLE, SLEEVES, TOPS, schema_for
 
-MINI_SIZES = {"fashion": 1800, "cars": 1400}  # >= 1,500 / 1,000 items (issue 2); large enough for 1,000 pools
+MINI_SIZES = {FASHION: 1800, CARS: 1400}  # >= 1,500 / 1,000 items (issue 2); large enough for 1,000 pools
 FASHION_COLOURS = (
     "Black", "Charcoal", "White", "Off White", "Grey", "Navy Blue", "Blue", "Teal", "Red", "Maroon", "Pink",
     "Purple", "Green", "Olive", "Yellow", "Mustard", "Orange", "Brown", "Beige", "Khaki",
@@ -52,7 +52,7 @@ def _pick(rng: np.random.Generator, values: tuple[str, ...] | list[str], size: i
 
 
 def _fashion_design(rng: np.random.Generator) -> dict[str, str]:
-    schema = schema_for("fashion")
+    schema = schema_for(FASHION)
     category = _pick(rng, schema.attribute("category").values)
     gender = _pick(rng, ("Women", "Girls") if category in WOMEN_ONLY else ("Men", "Women", "Boys", "Girls"))
     return {
@@ -65,7 +65,7 @@ def _fashion_design(rng: np.random.Generator) -> dict[str, str]:
 
 def _mutate(rng: np.random.Generator, design: dict[str, str]) -> dict[str, str]:
     """A sibling design differing in one to three of pattern / sleeve_length / length (when applicable)."""
-    schema = schema_for("fashion")
+    schema = schema_for(FASHION)
     out = dict(design)
     options = ["pattern"] + [a for a in ("sleeve_length", "length") if design[a] != NOT_APPLICABLE]
     for name in _pick(rng, options, int(rng.integers(1, len(options) + 1))):
@@ -95,14 +95,14 @@ def synthetic_fashion(n_items: int, seed: int = 0) -> Catalog:
                     items.append(Item(f"fashion-{len(items):05d}", f"fashion-p{product:05d}", dict(attributes),
                                       variant=product * 8 + image))
                 product += 1
-    return Catalog("fashion", items[:n_items], source=f"synthetic fashion (seed {seed})", renderer=render_item)
+    return Catalog(FASHION, items[:n_items], source=f"synthetic fashion (seed {seed})", renderer=render_item)
 
 
 def synthetic_cars(n_items: int, seed: int = 0) -> Catalog:
     """At least `n_items` car images (trimmed), each product (model, year, colour) photographed 4-7 times
     from the model's six (view, setting) set-ups (repeats allowed, as in a photo shoot)."""
     rng = np.random.default_rng([seed, 13])
-    schema = schema_for("cars")
+    schema = schema_for(CARS)
     views, settings = schema.attribute("view").values, schema.attribute("setting").values
     shoots = [(v, s) for v in views for s in settings]
     items: list[Item] = []
@@ -122,7 +122,7 @@ def synthetic_cars(n_items: int, seed: int = 0) -> Catalog:
                     items.append(Item(f"cars-{len(items):05d}", f"cars-p{product:05d}", attributes,
                                       variant=product * 8 + image))
                 product += 1
-    return Catalog("cars", items[:n_items], source=f"synthetic cars (seed {seed})", renderer=render_item)
+    return Catalog(CARS, items[:n_items], source=f"synthetic cars (seed {seed})", renderer=render_item)
 
 
 def synthetic_catalog(domain: str, n_items: int | None = None, seed: int = 0) -> Catalog:
@@ -130,4 +130,4 @@ def synthetic_catalog(domain: str, n_items: int | None = None, seed: int = 0) ->
     if domain not in names.DOMAINS:
         raise ValueError(f"unknown domain {domain!r}; known: {', '.join(names.DOMAINS)}")
     size = MINI_SIZES[domain] if n_items is None else n_items
-    return synthetic_fashion(size, seed) if domain == "fashion" else synthetic_cars(size, seed)
+    return synthetic_fashion(size, seed) if domain == FASHION else synthetic_cars(size, seed)
