@@ -68,7 +68,8 @@ def _mutate(rng: np.random.Generator, design: dict[str, str]) -> dict[str, str]:
     schema = schema_for(FASHION)
     out = dict(design)
     options = ["pattern"] + [a for a in ("sleeve_length", "length") if design[a] != NOT_APPLICABLE]
-    for name in _pick(rng, options, int(rng.integers(1, len(options) + 1))):
+    count = min(len(options), int(rng.choice([1, 2, 3], p=[0.6, 0.3, 0.1])))  # mostly one-attribute siblings
+    for name in _pick(rng, options, count):
         values = [v for v in schema.attribute(name).values if v != design[name]]
         out[name] = _pick(rng, values)
     return out
@@ -82,9 +83,9 @@ def synthetic_fashion(n_items: int, seed: int = 0) -> Catalog:
     while len(items) < n_items:
         base = _fashion_design(rng)
         palette = _pick(rng, FASHION_COLOURS, int(rng.integers(3, 6)))
-        cluster = [base] + [_mutate(rng, base) for _ in range(int(rng.integers(1, 4)))]
+        cluster = [base] + [_mutate(rng, base) for _ in range(int(rng.integers(2, 5)))]
         for design in cluster:
-            for colour in _pick(rng, palette, int(rng.integers(2, 4))):
+            for colour in _pick(rng, palette, int(rng.integers(2, 5))):
                 visible = {
                     "brand": _pick(rng, FASHION_BRANDS), "year": str(int(rng.integers(2010, 2019))),
                     "season": _pick(rng, ("Summer", "Winter", "Spring", "Fall")),
@@ -100,21 +101,22 @@ def synthetic_fashion(n_items: int, seed: int = 0) -> Catalog:
 
 def synthetic_cars(n_items: int, seed: int = 0) -> Catalog:
     """At least `n_items` car images (trimmed), each product (model, year, colour) photographed 4-7 times
-    from the model's six (view, setting) set-ups (repeats allowed, as in a photo shoot)."""
+    from the model's six (view, setting) set-ups — 3 views x 2 settings or 2 views x 3 settings — with repeats
+    allowed, as in a photo shoot."""
     rng = np.random.default_rng([seed, 13])
     schema = schema_for(CARS)
     views, settings = schema.attribute("view").values, schema.attribute("setting").values
-    shoots = [(v, s) for v in views for s in settings]
     items: list[Item] = []
     product = 0
     while len(items) < n_items:
         make, model, body = CAR_MODELS[int(rng.integers(len(CAR_MODELS)))]
         first = int(rng.integers(2005, 2012))
         years = [str(y) for y in range(first, min(2012, first + int(rng.integers(1, 4))) + 1)]
-        palette = _pick(rng, CAR_COLOURS, int(rng.integers(3, 6)))
-        shoot = [shoots[int(i)] for i in rng.choice(len(shoots), size=6, replace=False)]
+        palette = _pick(rng, CAR_COLOURS, int(rng.integers(4, 7)))
+        n_views = int(rng.choice([2, 3]))
+        shoot = [(v, s) for v in _pick(rng, views, n_views) for s in _pick(rng, settings, 6 // n_views)]
         for year in years:
-            for colour in _pick(rng, palette, int(rng.integers(2, 4))):
+            for colour in _pick(rng, palette, int(rng.integers(3, 6))):
                 for image, k in enumerate(rng.choice(len(shoot), size=int(rng.integers(4, 8)), replace=True)):
                     view, setting = shoot[int(k)]
                     attributes = {"body_type": body, "colour": colour, "view": view, "setting": setting,
