@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +50,11 @@ class Plan:
     configs: list[ConfigPlan]
     items: dict[str, Item]  # input key -> item, first-seen order
     candidate_inputs: dict[str, dict[str, ModelInput]] = field(default_factory=dict)  # corpus -> id -> input
+    sees_images: bool = True  # False for text-only models: their inputs (and keys) carry no image
 
     def add(self, role: str, model_input: ModelInput, label: str) -> str:
+        if not self.sees_images and model_input.image is not None:
+            model_input = replace(model_input, image=None)
         key = inputs.input_key(role, model_input)
         if key not in self.items:
             self.items[key] = Item(role, model_input, label)
@@ -82,10 +85,11 @@ def _candidate_keys(plan: Plan, corpus: str, table: Mapping[str, ModelInput], id
     return keys
 
 
-def plan_triad(data: str, configs: Sequence[str], *, variant: str, limit: int | None) -> Plan:
+def plan_triad(data: str, configs: Sequence[str], *, variant: str, limit: int | None, sees_images: bool = True
+               ) -> Plan:
     from triad_dataset.names import CANDIDATE_CORPUS
 
-    plan = Plan("triad", [], {})
+    plan = Plan("triad", [], {}, sees_images=sees_images)
     for config in configs:
         rows = _read_rows(data, config)[:limit]
         inputs.check_variant(variant, config, has_images=any(r.get("query_image") for r in rows))
@@ -128,11 +132,11 @@ def load_rewrites(path: str | None) -> dict[str, str]:
 
 
 def plan_ark(data: str, subtypes: Sequence[str], *, variant: str, limit: int | None,
-             rewrites: Mapping[str, str] | None = None) -> Plan:
+             rewrites: Mapping[str, str] | None = None, sees_images: bool = True) -> Plan:
     from ark_dataset.names import GALLERY_SUFFIX
 
     rewrites = dict(rewrites or {})
-    plan = Plan("ark", [], {})
+    plan = Plan("ark", [], {}, sees_images=sees_images)
     used: set[str] = set()
     for subtype in subtypes:
         rows = _read_rows(data, subtype)[:limit]

@@ -27,10 +27,6 @@ class ModelInput:
     image: bytes | None = None
     instruction: str | None = None
 
-    def __post_init__(self) -> None:
-        if not self.text and self.image is None and not self.instruction:
-            raise ValueError("a model input needs text, an image or an instruction; got none")
-
 
 @runtime_checkable
 class Encoder(Protocol):

@@ -41,6 +41,11 @@ class ModelEntry:
     options: dict[str, Any] = field(default_factory=dict)
     description: str = ""
 
+    @property
+    def sees_images(self) -> bool:
+        """Text-only families never see images, so images are left out of their inputs (and cache keys)."""
+        return self.family != SENTENCE_TRANSFORMER
+
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -305,12 +305,13 @@ def two_stage(plan: Plan, first: dict[str, list[dict]], final_scores: dict, k: i
 
 
 # --- the run ------------------------------------------------------------------------------------------------
-def _plan(cfg: RunConfig, benchmark: str, configs: list[str]) -> Plan:
+def _plan(cfg: RunConfig, benchmark: str, configs: list[str], sees_images: bool) -> Plan:
     if benchmark == "ark":
-        return plan_ark(cfg.data, configs, variant=cfg.variant, limit=cfg.limit, rewrites=load_rewrites(cfg.rewrites))
+        return plan_ark(cfg.data, configs, variant=cfg.variant, limit=cfg.limit, rewrites=load_rewrites(cfg.rewrites),
+                        sees_images=sees_images)
     if cfg.rewrites:
         raise TriadError("--rewrites applies to ARK runs only")
-    return plan_triad(cfg.data, configs, variant=cfg.variant, limit=cfg.limit)
+    return plan_triad(cfg.data, configs, variant=cfg.variant, limit=cfg.limit, sees_images=sees_images)
 
 
 def _prepare(cfg: RunConfig, ctx: distributed.Context) -> tuple[str, list[str]]:
@@ -346,8 +347,10 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     rerank_entry = get_entry(cfg.rerank, kind="reranker") if cfg.rerank else None
     if cfg.variant not in inputs.VARIANTS:
         raise TriadError(f"unknown input variant {cfg.variant!r}; valid: {', '.join(inputs.VARIANTS)}")
+    if cfg.variant == inputs.IMAGE_ONLY and not entry.sees_images:
+        raise TriadError(f"model {entry.name} ignores images: variant image_only would leave it empty queries")
     benchmark, configs = _prepare(cfg, ctx)
-    plan = _plan(cfg, benchmark, configs)
+    plan = _plan(cfg, benchmark, configs, entry.sees_images)
     timings["plan"] = time.perf_counter() - tick
 
     tick = time.perf_counter()

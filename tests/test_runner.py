@@ -187,6 +187,16 @@ def test_text_only_variant_changes_queries_only(triad_dir, tmp_path):
         run(_cfg(triad_dir, tmp_path, encoder=HashEncoder(), configs="constraints_cars", variant="last_turn_only"))
 
 
+def test_text_only_family_never_sees_images(triad_dir, tmp_path):
+    enc = HashEncoder()
+    res = run(_cfg(triad_dir, tmp_path, model="minilm", encoder=enc))
+    assert enc.inputs and all(m.image is None for m in enc.inputs)
+    texts = {(m.text, m.instruction) for m in enc.inputs}
+    assert len(enc.inputs) == len(texts) == res["run"]["distinct_items"]
+    with pytest.raises(TriadError, match="ignores images"):
+        run(_cfg(triad_dir, tmp_path, model="minilm", encoder=enc, variant="image_only"))
+
+
 # --- bad input ----------------------------------------------------------------------------------------------
 def test_unknown_names_list_valid_ones(triad_dir, tmp_path):
     with pytest.raises(TriadError, match="valid: all, abstraction_i2c, constraints_cars, state_cars"):
