@@ -366,6 +366,9 @@ def build_abstraction(
     if len(tax.concepts) < 2:
         raise TriadError(f"only {len(tax.concepts)} concepts qualify (depth >= {MIN_CONCEPT_DEPTH}, "
                          f">= {MIN_CONCEPT_IMAGES} images 1-2 levels below); add images")
+    if len(tax.concepts) <= pool_size:
+        raise TriadError(f"{names.ABSTRACTION_CONFIGS[0]}: only {len(tax.concepts)} concepts qualify; {pool_size}-candidate "
+                         "pools need more (add images, or lower pool_size)")
     black_wnids = tuple(load_blacklist() if blacklist is None else blacklist)
     black = frozenset(graph.index[w] for w in black_wnids if w in graph.index)
     i2c, c2i = names.ABSTRACTION_CONFIGS
