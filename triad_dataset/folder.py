@@ -31,7 +31,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -206,15 +206,22 @@ def _write_files(tmp: Path, tables: Mapping[str, Sequence[Mapping]], features: M
     (tmp / AUDIT_NAME).write_text(json.dumps(audit, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def check_output_dir(out_dir: str | os.PathLike, overwrite: bool) -> None:
+    """Fail early (TriadError) when `write_folder(out_dir, overwrite=overwrite)` would refuse to write."""
+    _check_target(Path(out_dir), overwrite)
+
+
 def write_folder(out_dir: str | os.PathLike, tables: Mapping[str, Sequence[Mapping[str, Any]]], *,
-                 features: Mapping[str, Any], card: str, audit: Mapping[str, Any], overwrite: bool = False) -> Path:
+                 features: Mapping[str, Any], card: str, audit: Mapping[str, Any], overwrite: bool = False,
+                 check: Callable[[Path], None] | None = None) -> Path:
     """Write a dataset folder into a temporary sibling, then rename it to `out_dir` (nothing half-written).
 
     `tables` maps config -> rows (dicts; missing columns become null, `attributes` dicts become JSON, images may be
     bytes, {"bytes", "path"} dicts, PIL images or file paths). `features` maps config -> `datasets.Features`.
     `card` is the card's markdown (it may start with YAML front matter; `configs:` and `dataset_info:` are added).
     An existing `out_dir` is a TriadError unless `overwrite`; even then only an empty folder or a dataset folder
-    (one with audit.json) is replaced.
+    (one with audit.json) is replaced. `check(tmp_dir)`, when given, runs on the finished temporary folder before
+    the rename; whatever it raises aborts the write and leaves `out_dir` as it was.
     """
     out_dir = Path(out_dir)
     missing = [c for c in tables if c not in features]
@@ -228,6 +235,8 @@ def write_folder(out_dir: str | os.PathLike, tables: Mapping[str, Sequence[Mappi
     trash = None
     try:
         _write_files(tmp, tables, features, card, audit)
+        if check is not None:
+            check(tmp)
         _check_target(out_dir, overwrite)  # it may have appeared while we were writing
         if out_dir.exists():
             trash = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))

@@ -1,0 +1,154 @@
+"""The build audit (issue 2 item 5): figures computed from the written rows, and the table printed after a build.
+
+`summarize(tables)` derives, per task config, the figures a user compares with the paper: queries, mean positives,
+mean count per role (paper Table 7), profile mix (A.2), session mix and conflict-trap coverage (A.3), and for
+abstraction the mean positives/siblings per query (A.1: 1.77 positives and 9.05 siblings for I2C, 5 and 150.87 for
+C2I). `format_audit(audit)` renders these with the builders' gate-violation counts (paper A.2: must be 0).
+
+>>> rows = [{"candidate_roles": ["positive", "sibling", "random"], "candidate_trap": [False] * 3,
+...          "positive_ids": ["a"], "profile": None, "session_type": None, "num_turns": None}]
+>>> summarize({"abstraction_i2c": rows})["abstraction_i2c"]["mean_per_role"]
+{'positive': 1.0, 'sibling': 1.0, 'random': 1.0}
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from triad_dataset import folder
+from triad_dataset import names as n
+
+# Paper figures (A.1, Table 7) shown next to the abstraction means.
+PAPER_MEANS = {
+    n.ABSTRACTION_CONFIGS[0]: {"mean_positives": 1.77, "mean_siblings": 9.05},
+    n.ABSTRACTION_CONFIGS[1]: {"mean_positives": 5.0, "mean_siblings": 150.87},
+}
+# paper A.3: conflict traps cover 459 of 525 Fashion and 517 of 525 Cars conflict queries
+PAPER_TRAP_COVERAGE = {s: c for s, c in zip(n.STATE_CONFIGS, ((459, 525), (517, 525)), strict=True)}
+ROLE_HEADERS = {  # paper Table 7 abbreviations
+    n.POSITIVE: "Pos", n.SIBLING: "Sib", n.P_VIOLATION: "P-V", n.N_VIOLATION: "N-V", n.PN_VIOLATION: "PN-V",
+    n.IMPLICIT_VIOLATION: "Imp-V", n.VISUAL: "Vis", n.RANDOM: "Rand", n.CONFLICT_TRAP: "Trap",
+}
+SUMMARY_COLUMNS = ("query_id", "candidate_roles", "candidate_trap", "positive_ids", "profile", "session_type",
+                   "num_turns")
+
+
+def _mean(total: float, count: int) -> float:
+    return round(total / count, 4) if count else 0.0
+
+
+def summarize_config(config: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Figures of one task config, computed from its rows."""
+    count = len(rows)
+    roles: Counter[str] = Counter()
+    pool_sizes: Counter[int] = Counter()
+    for row in rows:
+        roles.update(row["candidate_roles"] or [])
+        pool_sizes[len(row["candidate_roles"] or [])] += 1
+    out: dict[str, Any] = {
+        "queries": count,
+        "mean_positives": _mean(sum(len(r["positive_ids"] or []) for r in rows), count),
+        "mean_per_role": {role: _mean(roles[role], count) for role in n.ROLES if roles[role]},
+        "pool_size": {"min": min(pool_sizes, default=0), "max": max(pool_sizes, default=0)},
+    }
+    if config in n.CONSTRAINTS_CONFIGS + n.STATE_CONFIGS:
+        profiles = Counter(r["profile"] for r in rows)
+        out["profile_mix"] = {p: profiles[p] for p in n.PROFILES}
+    if config in n.STATE_CONFIGS:
+        sessions = Counter(f"{r['session_type']}/{r['num_turns']}" for r in rows)
+        out["session_mix"] = {f"{t}/{k}": sessions[f"{t}/{k}"] for t, k, _ in n.SESSION_MIX_PER_1000}
+        conflict = [r for r in rows if r["session_type"] == n.SESSION_TYPES[1]]
+        out["traps"] = {
+            "flags": sum(sum(bool(t) for t in r["candidate_trap"] or []) for r in rows),
+            "conflict_queries": len(conflict),
+            "conflict_queries_with_trap": sum(any(r["candidate_trap"] or []) for r in conflict),
+        }
+    return out
+
+
+def summarize(tables: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """`summarize_config` for every task config present, in `names.TASK_CONFIGS` order."""
+    return {c: summarize_config(c, tables[c]) for c in n.TASK_CONFIGS if c in tables}
+
+
+def summarize_folder(directory: str | os.PathLike) -> dict[str, dict[str, Any]]:
+    """The same figures read back from a folder (for folders whose audit.json has no summary)."""
+    present = folder.list_configs(directory)
+    return summarize({c: folder.read_rows(directory, c, SUMMARY_COLUMNS) for c in n.TASK_CONFIGS if c in present})
+
+
+def gate_violations(audit: Mapping[str, Any], path: str = "") -> Iterator[tuple[str, Any]]:
+    """(dotted path, count) of every `gate_violations` figure in a builder audit."""
+    for key, value in audit.items():
+        where = f"{path}.{key}" if path else str(key)
+        if key == "gate_violations":
+            yield where, value
+        elif isinstance(value, Mapping):
+            yield from gate_violations(value, where)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    cells = [[str(c) for c in header]] + [[f"{c:.2f}" if isinstance(c, float) else str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+             for r in cells]
+    return [lines[0], "-" * len(lines[0]), *lines[1:]]
+
+
+def format_audit(audit: Mapping[str, Any], summary: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    """The audit table as text (`summary` defaults to audit["summary"])."""
+    summary = summary if summary is not None else audit.get("summary", {})
+    lines = [f"TRIAD audit (edition {audit.get('edition', '?')}, pool size {audit.get('pool_size')}, "
+             f"seed {audit.get('seed', '?')})", ""]
+    roles = [r for r in n.ROLES if any(r in s["mean_per_role"] for s in summary.values())]
+    rows = [[n.DISPLAY_NAMES.get(c, c), s["queries"], s["mean_positives"],
+             *(s["mean_per_role"].get(r, 0.0) for r in roles),
+             s["pool_size"]["min"] if s["pool_size"]["min"] == s["pool_size"]["max"]
+             else f"{s['pool_size']['min']}-{s['pool_size']['max']}"]
+            for c, s in summary.items()]
+    lines += ["mean count per query by candidate role (paper Table 7 labels)", ""]
+    lines += _table(["config", "queries", "mean pos", *(ROLE_HEADERS[r] for r in roles), "pool"], rows)
+    paper = [[n.DISPLAY_NAMES[c], summary[c]["mean_positives"], p["mean_positives"],
+              summary[c]["mean_per_role"].get(n.SIBLING, 0.0), p["mean_siblings"]]
+             for c, p in PAPER_MEANS.items() if c in summary]
+    if paper:
+        lines += ["", *_table(["abstraction", "positives", "paper", "siblings", "paper"], paper)]
+    profiles = [[n.DISPLAY_NAMES[c], *s["profile_mix"].values()] for c, s in summary.items() if "profile_mix" in s]
+    if profiles:
+        lines += ["", *_table(["profile mix", *n.PROFILES], profiles)]
+    sessions = [[n.DISPLAY_NAMES[c], *s["session_mix"].values(), f"{s['traps']['conflict_queries_with_trap']}/"
+                 f"{s['traps']['conflict_queries']}", s["traps"]["flags"],
+                 "{}/{}".format(*PAPER_TRAP_COVERAGE[c])]
+                for c, s in summary.items() if "session_mix" in s]
+    if sessions:
+        header = ["session mix", *next(s["session_mix"] for s in summary.values() if "session_mix" in s),
+                  "trap coverage", "trap flags", "paper coverage"]
+        lines += ["", *_table(header, sessions)]
+    gates = list(gate_violations(audit))
+    bad = [f"{where} = {count}" for where, count in gates if count not in (0, None)]
+    lines += ["", f"gate violations: {'0 in ' + str(len(gates)) + ' checked subsets' if not bad else '; '.join(bad)}"]
+    skipped = list(_skips(audit))
+    if skipped:
+        lines += ["skipped inputs: " + "; ".join(f"{where} = {count}" for where, count in skipped)]
+    return "\n".join(lines)
+
+
+def _skips(audit: Mapping[str, Any], path: str = "") -> Iterator[tuple[str, Any]]:
+    """Non-zero skip counters of the builders (unreadable images, skipped rows...)."""
+    for key, value in audit.items():
+        where = f"{path}.{key}" if path else str(key)
+        if isinstance(value, Mapping):
+            yield from _skips(value, where)
+        elif key in ("unreadable", "too_small", "duplicates", "skipped", "skipped_rows") and value:
+            yield where, value
+
+
+def format_folder_audit(directory: str | os.PathLike) -> str:
+    """The audit table of a written folder (summary recomputed from the rows when audit.json has none)."""
+    audit = folder.read_audit(directory)
+    summary = audit.get("summary") or summarize_folder(directory)
+    return f"{Path(directory)}\n" + format_audit(audit, summary)

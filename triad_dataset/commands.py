@@ -1,0 +1,185 @@
+"""`triad build {mini,full,ark,ark-mini,scaled}`, `triad validate DIR`, `triad audit DIR`, `triad publish DIR`.
+
+Registered into the `triad` CLI by triad_dataset/cli.py. Handlers import their (heavy) modules lazily.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from triad_dataset.errors import TriadError
+
+
+def register(subparsers: Any) -> None:
+    _register_build(subparsers)
+    p = subparsers.add_parser("validate", help="check every invariant of a TRIAD or ARK folder",
+                              description="Exit 0 when valid; otherwise print one line per violation "
+                                          "('config / query_id: what is wrong') and exit 1.")
+    p.add_argument("dir", help="dataset folder")
+    p.set_defaults(handler=_validate)
+    p = subparsers.add_parser("audit", help="print the audit table of a built TRIAD folder")
+    p.add_argument("dir", help="dataset folder")
+    p.set_defaults(handler=_audit)
+    p = subparsers.add_parser("publish", help="upload a validated folder to the Hugging Face Hub",
+                              description="Validates DIR, then uploads README.md, audit.json and data/ with "
+                                          "huggingface_hub (token from `hf auth login` or HF_TOKEN).")
+    p.add_argument("dir", help="dataset folder")
+    p.add_argument("--repo", required=True, help="dataset repo id ORG/NAME")
+    p.add_argument("--dry-run", action="store_true", help="list the files and sizes that would be uploaded")
+    p.add_argument("--private", action="store_true", help="create the repo as private")
+    p.add_argument("--message", default=None, help="commit message")
+    p.set_defaults(handler=_publish)
+
+
+def _register_build(subparsers: Any) -> None:
+    build = subparsers.add_parser("build", help="build a dataset folder (TRIAD mini/full/scaled, ARK)")
+    kinds = build.add_subparsers(dest="kind", metavar="KIND", required=True)
+
+    p = kinds.add_parser("mini", help="the embedded, deterministic TRIAD mini edition (offline, < 2 min)")
+    _out_args(p, seed=0)
+    p.set_defaults(handler=_build_mini)
+
+    p = kinds.add_parser(
+        "full", help="TRIAD from your copies of WordNet, ImageNet-21K, Fashion Product Images and Stanford Cars",
+        description="Builds each track whose sources are given (see docs/dataset.md for the file formats).",
+    )
+    _out_args(p, seed=0)
+    g = p.add_argument_group("abstraction")
+    g.add_argument("--imagenet", type=Path, help="ImageNet-21K-style folder <wnid>/<image files>")
+    g.add_argument("--wordnet", type=Path, help="WordNet 3.0 dict dir with data.noun (default: committed graph)")
+    g = p.add_argument_group("fashion")
+    g.add_argument("--fashion-styles", type=Path, help="Fashion Product Images styles.csv")
+    g.add_argument("--fashion-images", type=Path, help="folder with <id>.jpg (or the images of --fashion-table)")
+    g.add_argument("--fashion-annotations", type=Path, help="CSV id,pattern,sleeve_length,length")
+    g.add_argument("--fashion-table", type=Path, help="complete attribute table (instead of --fashion-styles)")
+    g.add_argument("--skip-unsupported", action="store_true",
+                   help="skip (and count) styles.csv rows whose articleType is outside the schema")
+    g = p.add_argument_group("cars")
+    g.add_argument("--cars-annotations", type=Path,
+                   help="CSV image,class_name,colour,view,setting[,body_type][,product_id]")
+    g.add_argument("--cars-images", type=Path, help="Stanford Cars image folder")
+    g.add_argument("--cars-table", type=Path, help="complete attribute table (instead of --cars-annotations)")
+    g = p.add_argument_group("sizes")
+    g.add_argument("--queries", type=int, default=1000, help="queries per main subset and Self direction (1000)")
+    g.add_argument("--same-queries", type=int, default=500, help="Same queries per domain (500)")
+    g.add_argument("--pool-size", type=int, default=1000, help="candidates per query (1000)")
+    p.set_defaults(handler=_build_full)
+
+    p = kinds.add_parser("scaled", help="nested larger pools for the constraints subsets (paper A.5)")
+    p.add_argument("--src", required=True, type=Path, help="a built TRIAD folder")
+    p.add_argument("--size", required=True, help="pool size (e.g. 3000) or 'full' (every eligible product)")
+    _out_args(p, seed=2027)
+    p.set_defaults(handler=_build_scaled)
+
+    p = kinds.add_parser("ark", help="import an ARK release into a Hub-style folder")
+    p.add_argument("--src", required=True, type=Path, help="the release folder")
+    p.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN",
+                   help="rename a release column (repeatable)")
+    _out_args(p, seed=None)
+    p.set_defaults(handler=_build_ark)
+
+    p = kinds.add_parser("ark-mini", help="the embedded ARK mini edition")
+    _out_args(p, seed=0)
+    p.set_defaults(handler=_build_ark_mini)
+
+
+def _out_args(p: argparse.ArgumentParser, *, seed: int | None) -> None:
+    p.add_argument("--out", required=True, type=Path, help="output folder (written atomically)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing dataset folder")
+    if seed is not None:
+        p.add_argument("--seed", type=int, default=seed, help=f"random seed (default {seed})")
+
+
+# ---------------------------------------------------------------------------------------------------- handlers
+
+
+def _build_mini(args: argparse.Namespace) -> int:
+    from triad_dataset.mini import build_mini
+
+    build_mini(args.out, seed=args.seed, overwrite=args.overwrite)
+    return 0
+
+
+def _build_full(args: argparse.Namespace) -> int:
+    from triad_dataset.full import FullSources, build_full
+
+    sources = FullSources(
+        imagenet=args.imagenet, wordnet=args.wordnet, fashion_styles=args.fashion_styles,
+        fashion_images=args.fashion_images, fashion_annotations=args.fashion_annotations,
+        fashion_table=args.fashion_table, cars_annotations=args.cars_annotations, cars_images=args.cars_images,
+        cars_table=args.cars_table,
+    )
+    build_full(args.out, sources, n_queries=args.queries, same_queries=args.same_queries, pool_size=args.pool_size,
+               seed=args.seed, overwrite=args.overwrite, skip_unsupported=args.skip_unsupported)
+    return 0
+
+
+def _build_scaled(args: argparse.Namespace) -> int:
+    from triad_dataset.pool_scaling import scale_folder
+
+    if args.size == "full":
+        size = None
+    elif args.size.isdigit() and int(args.size) > 0:
+        size = int(args.size)
+    else:
+        raise TriadError(f"--size {args.size!r}: expected a positive integer or 'full'")
+    path = scale_folder(args.src, args.out, size, seed=args.seed, overwrite=args.overwrite)
+    return _report_validation(path)
+
+
+def _build_ark(args: argparse.Namespace) -> int:
+    from ark_dataset.importer import import_release, parse_mapping
+
+    path = import_release(args.src, args.out, mapping=parse_mapping(args.map) or None, overwrite=args.overwrite)
+    return _report_validation(path)
+
+
+def _build_ark_mini(args: argparse.Namespace) -> int:
+    from ark_dataset.mini import build_ark_mini
+
+    path = build_ark_mini(args.out, seed=args.seed, overwrite=args.overwrite)
+    return _report_validation(path)
+
+
+def _report_validation(path: Path) -> int:
+    """Validate a folder another builder just wrote (issue 2: use the validator on every build)."""
+    from triad_dataset.validate import validate_folder
+
+    violations = validate_folder(path)
+    for line in violations:
+        print(line, file=sys.stderr)
+    print(f"wrote {path} ({len(violations)} validation violations)")
+    return 1 if violations else 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from triad_dataset.validate import validate_folder
+
+    violations = validate_folder(args.dir)
+    for line in violations:
+        print(line)
+    if violations:
+        print(f"{args.dir}: {len(violations)} violations", file=sys.stderr)
+        return 1
+    print(f"{args.dir}: valid")
+    return 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from triad_dataset.audit import format_folder_audit
+    from triad_dataset.folder import read_audit
+
+    if read_audit(args.dir).get("benchmark") != "triad":
+        raise TriadError(f"{args.dir}: `triad audit` prints TRIAD audits; see audit.json of this folder")
+    print(format_folder_audit(args.dir))
+    return 0
+
+
+def _publish(args: argparse.Namespace) -> int:
+    from triad_dataset.publish import publish
+
+    print(publish(args.dir, args.repo, dry_run=args.dry_run, private=args.private, commit_message=args.message))
+    return 0
