@@ -10,6 +10,7 @@ stayed below it); each is compared with a named alternative measured in the same
    and 40 duplicate files placed first in other classes so the skips are exercised) - setup, no alternative
 4. read the folder (decode each JPEG at 1/8 scale)          vs  the same reader decoding at full size
 5. build_abstraction(n_queries=1000, pool_size=1000)        vs  the targets (5 min, 4 GiB)
+6. write the Hub folder (triad_dataset.folder) and run the validator on it - no alternative
 
     python3 benchmarks/bench_build_abstraction.py [--classes 16000] [--queries 1000] [--keep DIR]
 
@@ -141,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--classes", type=int, default=16000)
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--keep", help="write the stand-in folder here and keep it")
+    parser.add_argument("--no-folder", action="store_true", help="skip writing and validating the Hub folder")
     args = parser.parse_args(argv)
     stages: list[Stage] = []
 
@@ -177,6 +179,26 @@ def main(argv: list[str] | None = None) -> int:
     result, wall, cpu = timed(lambda: build_abstraction(g, images, n_queries=args.queries, seed=0, progress=False))
     stages.append(Stage(f"build_abstraction ({args.queries:,} queries x 4 configs, 1,000-candidate pools)", wall, cpu,
                         peak_rss(), "target", 300.0))
+
+    if not args.no_folder:
+        from triad_dataset.features import features_for
+        from triad_dataset.folder import write_folder
+        from triad_dataset.validate import validate_folder
+
+        out = Path(tempfile.mkdtemp(prefix="bench_abstraction_out_")) / "triad"
+        try:
+            audit = {"benchmark": "triad", "pool_size": 1000, **result.audit}
+            _, wall, cpu = timed(lambda: write_folder(out, result.tables, card="# benchmark\n", audit=audit,
+                                                      features={c: features_for(c) for c in result.tables}))
+            size = sum(f.stat().st_size for f in out.rglob("*.parquet"))
+            stages.append(Stage(f"write Hub folder ({size / 2**20:.0f} MiB of parquet)", wall, cpu, peak_rss()))
+            problems, wall, cpu = timed(lambda: validate_folder(out))
+            stages.append(Stage(f"triad validate ({len(problems)} violations)", wall, cpu, peak_rss()))
+            if problems:
+                print("\n".join(problems[:20]), file=sys.stderr)
+                return 1
+        finally:
+            shutil.rmtree(out.parent, ignore_errors=True)
 
     print("\n| stage | wall s | CPU s | peak RSS so far (MiB) | alternative | alt. wall s | alt. / ours |")
     print("|---|---:|---:|---:|---|---:|---:|")

@@ -191,6 +191,15 @@ def test_too_few_images_or_queries_is_a_clear_error(graph: NounGraph) -> None:
         build_abstraction(graph, [image(w) for w in LEAVES], n_queries=8, pool_size=6, blacklist=(), progress=False)
 
 
+def test_blacklist_file_format(tmp_path: Path) -> None:
+    path = tmp_path / "black.tsv"
+    path.write_text("# comment\nn02084071\tdog\n\nn01234567  # trailing comment\n", encoding="utf-8")
+    assert load_blacklist(path) == ("n02084071", "n01234567")
+    path.write_text("n02084071\tdog\ndog\tn02084071\n", encoding="utf-8")
+    with pytest.raises(TriadError, match=r"black.tsv:2: 'dog' is not a WordNet noun id"):
+        load_blacklist(path)
+
+
 def test_shipped_blacklist() -> None:
     black = load_blacklist()
     g = load_wordnet()
