@@ -177,6 +177,9 @@ def test_build_abstraction_end_to_end(graph: NounGraph) -> None:
         assert r["query_image_id"] == img_id(r["wnid"])
     for r in t[SELF_C2I]:
         assert r["positive_ids"] == [img_id(r["wnid"])] and r["query_text"] == f"definition of {r['wnid']}"
+    x1 = next(r for r in t[names.CONCEPTS_CORPUS] if r["item_id"] == "X1")
+    assert x1["attributes"]["path"] == ["e", "p1", "p2", "p3", "p4", "X", "X1"] and x1["depth"] == 6
+    assert x1["attributes"]["images_1_2_levels_below"] == 6 and x1["text"] == "X1. definition of X1"
     self_items = [r for r in t[names.CONCEPTS_CORPUS] if r["item_id"].endswith("#def")]
     assert len(self_items) == 6 and all(r["text"] == r["definition"] for r in self_items)
     audit = result.audit["abstraction"]

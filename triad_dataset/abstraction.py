@@ -289,13 +289,15 @@ def _build_self(tax: Taxonomy, n_queries: int, pool_size: int, seed: int) -> tup
 def _concept_row(tax: Taxonomy, node: int, *, self_item: bool, blacklist: frozenset[int]) -> dict[str, Any]:
     g = tax.graph
     name, definition = g.name(node), g.definitions[node]
+    # paper A.1: records keep the synset's paths (here: one shortest path from the root) and its hypernyms
+    relations = {"hypernyms": [g.wnids[int(p)] for p in g.parents(node)], "path": [g.wnids[x] for x in g.root_path(node)]}
     if self_item:
         item_id, text = _self_id(g, node), names.SELF_CONCEPT_TEMPLATE.format(definition=definition)
-        attributes = {"kind": "self_leaf", "hypernyms": [g.wnids[int(p)] for p in g.parents(node)]}
+        attributes = {"kind": "self_leaf", **relations}
     else:
         item_id, text = _concept_id(g, node), names.CONCEPT_TEMPLATE.format(name=name, definition=definition)
         attributes = {
-            "kind": "concept", "hypernyms": [g.wnids[int(p)] for p in g.parents(node)],
+            "kind": "concept", **relations,
             "images_1_2_levels_below": len(tax.below[node]), "level2_blacklisted": node in blacklist,
         }
     return {

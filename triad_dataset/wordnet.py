@@ -237,6 +237,19 @@ class NounGraph:
         del seen[i]
         return seen
 
+    def root_path(self, i: int) -> list[int]:
+        """One shortest hypernym path from the root down to synset `i` (ties: the lowest-index parent).
+
+        >>> g = NounGraph.from_edges({"n2": ["n1"], "n3": ["n2", "n1"], "n4": ["n3"]})
+        >>> [g.wnids[x] for x in g.root_path(g.index_of("n4"))]
+        ['n1', 'n3', 'n4']
+        """
+        path = [i]
+        while self.depth[path[-1]] > 0:
+            node = path[-1]
+            path.append(min(int(p) for p in self.parents(node) if self.depth[p] == self.depth[node] - 1))
+        return path[::-1]
+
     def distance(self, descendant: str, ancestor: str) -> int | None:
         """Shortest hypernym-path length from `descendant` up to `ancestor` (0 if equal, None if not an ancestor)."""
         d, a = self.index_of(descendant), self.index_of(ancestor)
