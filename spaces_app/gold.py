@@ -41,6 +41,9 @@ class Gold:
             self._pools[config] = {r["query_id"]: list(r["candidate_ids"]) for r in self.rows[config]}
         return self._pools[config]
 
+    def query_ids(self, config: str) -> list[str]:
+        return [r["query_id"] for r in self.rows[config]]
+
     def positives(self, config: str) -> dict[str, str]:
         """query_id -> the single positive id (ARK)."""
         return {r["query_id"]: r["positive_id"] for r in self.rows[config]}

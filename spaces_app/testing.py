@@ -24,8 +24,8 @@ ARK_TOP = 100  # CONTRACTS §3: ARK runs keep the top 100 of the whole-gallery r
 
 
 def _pick_roles(rng: np.random.Generator, size: int, n_pos: int, negatives: Sequence[str]) -> list[str]:
-    roles = [n.POSITIVE] * n_pos + [str(rng.choice(negatives)) for _ in range(size - n_pos)]
-    return [roles[i] for i in rng.permutation(size)]
+    roles = np.array([n.POSITIVE] * n_pos + list(np.asarray(negatives)[rng.integers(0, len(negatives), size - n_pos)]))
+    return roles[rng.permutation(size)].tolist()
 
 
 def triad_tables(n_queries: int = 6, pool_size: int = 12, *, seed: int = 0,
@@ -37,11 +37,12 @@ def triad_tables(n_queries: int = 6, pool_size: int = 12, *, seed: int = 0,
     tables: dict[str, list[dict]] = {}
     for config in configs:
         corpus_name = n.CANDIDATE_CORPUS[config]
+        corpus_ids = np.array([f"{corpus_name}-{i:06d}" for i in range(corpus)], dtype=object)
         rows = []
         for q in range(n_queries):
             # constraints and state queries with the same id are a pair (SPEC §1)
             qid = f"q{q:05d}" if config in n.CONSTRAINTS_CONFIGS + n.STATE_CONFIGS else f"{config[:3]}{q:05d}"
-            ids = [f"{corpus_name}-{i:06d}" for i in rng.choice(corpus, size=pool_size, replace=False)]
+            ids = corpus_ids[rng.permutation(corpus)[:pool_size]].tolist()
             row: dict[str, Any] = {"query_id": qid, "task": config, "query_text": f"query {q}", "candidate_ids": ids}
             if config in n.SELF_CONFIGS:
                 roles = _pick_roles(rng, pool_size, 1, [n.RANDOM, n.SIBLING])

@@ -84,6 +84,7 @@ class ParsedRanking:
     candidate_ids: list[list[str]]
     scores: list[np.ndarray]
     positive_rank: list[int] | None = None  # ARK only
+    digest: str = ""  # sha256 of the canonical (query_id-sorted) ids, see `canonical_digest`
 
 
 @dataclass
@@ -115,14 +116,10 @@ class ParsedSubmission:
         return found
 
     def digest(self) -> str:
-        """sha256 over the canonical rankings (config, query, ranked ids), independent of packaging and order."""
+        """sha256 over the canonical rankings of every config: independent of packaging, file and row order."""
         h = hashlib.sha256()
         for config in sorted(self.rankings):
-            r = self.rankings[config]
-            h.update(b"\x00C" + config.encode())
-            for i in sorted(range(len(r.query_ids)), key=r.query_ids.__getitem__):
-                h.update(b"\x00Q" + r.query_ids[i].encode() + b"\x00")
-                h.update("\x1f".join(r.candidate_ids[i]).encode())
+            h.update(b"\x00" + config.encode() + b"\x00" + self.rankings[config].digest.encode())
         return h.hexdigest()
 
 
@@ -286,9 +283,42 @@ def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool) -> Parse
         raise SubmissionError(f"{where}: query {qids[i]!r} has a non-finite score ({flat[pos]})")
     starts = np.concatenate([[0], np.cumsum(lengths)])
     per_query = [flat[starts[i]:starts[i + 1]] for i in range(len(qids))]
-    heads = _rerank_heads(table, where, qids, cand_lengths) if RERANK_COLUMN in need else [np.empty(0)] * len(qids)
-    # Rankings list the best candidate first (CONTRACTS §3): scores never increase; in a reranked run the head
-    # follows the reranker's scores and the unchanged tail the first-stage scores (paper B.1, two-stage).
+    if RERANK_COLUMN in need:
+        _check_best_first_reranked(where, qids, per_query, _rerank_heads(table, where, qids, cand_lengths))
+    else:
+        _check_best_first(where, qids, flat, starts)
+    ranks = table.column("positive_rank").to_pylist() if ark else None
+    return ParsedRanking(qids, cand.to_pylist(), per_query, ranks, canonical_digest(table))
+
+
+def canonical_digest(table: pa.Table) -> str:
+    """sha256 of (query_id, candidate_ids) sorted by query_id, cast to fixed types and serialized as Arrow IPC."""
+    import pyarrow.compute as pc
+
+    schema = pa.schema([("query_id", pa.string()), ("candidate_ids", pa.list_(pa.string()))])
+    t = table.select(["query_id", "candidate_ids"]).cast(schema)
+    t = t.take(pc.sort_indices(t, [("query_id", "ascending")])).combine_chunks()
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, schema) as writer:
+        writer.write_table(t)
+    return hashlib.sha256(sink.getvalue()).hexdigest()
+
+
+def _check_best_first(where: str, qids: list[str], flat: np.ndarray, starts: np.ndarray) -> None:
+    """Rankings list the best candidate first (CONTRACTS §3): within a query the scores never increase."""
+    rises = np.diff(flat) > 0
+    rises[starts[1:-1] - 1] = False  # a step from one query's last score to the next query's first is not a rise
+    if rises.any():
+        pos = int(np.flatnonzero(rises)[0]) + 1
+        i = int(np.searchsorted(starts, pos, side="right")) - 1
+        raise SubmissionError(
+            f"{where}: query {qids[i]!r} is not sorted best first (score rises at rank {pos - starts[i] + 1})"
+        )
+
+
+def _check_best_first_reranked(where: str, qids: list[str], per_query: list[np.ndarray],
+                               heads: list[np.ndarray]) -> None:
+    """A reranked run: the head follows the reranker's scores, the unchanged tail the first-stage scores (B.1)."""
     for i, s in enumerate(per_query):
         head = heads[i]
         for offset, part in ((0, head), (head.size, s[head.size:])):
@@ -297,8 +327,6 @@ def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool) -> Parse
                 raise SubmissionError(
                     f"{where}: query {qids[i]!r} is not sorted best first (score rises at rank {k + 2})"
                 )
-    ranks = table.column("positive_rank").to_pylist() if ark else None
-    return ParsedRanking(qids, cand.to_pylist(), per_query, ranks)
 
 
 def _rerank_heads(table: pa.Table, where: str, qids: list[str], lengths: np.ndarray) -> list[np.ndarray]:

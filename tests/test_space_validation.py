@@ -400,3 +400,25 @@ def test_rate_limit(db: Database, world: dict) -> None:
     rejected(db, submit(db, world, run_files(world["run"]), submitter="alice", rate_limit=limit),
              "rate limit reached (2 submissions per 3600 s per submitter)")
     assert submit(db, world, run_files(world["run"]), submitter="bob", rate_limit=limit).startswith("Accepted")
+
+
+def test_digest_ignores_row_order_scores_and_encoding(world: dict) -> None:
+    import pyarrow.parquet as pq
+
+    from spaces_app.validation import Upload, read_ranking
+
+    table = T.ranking_table(ranking(world, I2C))
+    shuffled = table.take([3, 1, 0, 2]).set_column(2, "scores", pa.array(
+        [[0.5] * POOL] * 4, pa.list_(pa.float64())))
+    shuffled = shuffled.cast(pa.schema([("query_id", pa.large_string()), ("candidate_ids", pa.list_(pa.large_string())),
+                                        ("scores", pa.list_(pa.float64()))]))
+    sink = pa.BufferOutputStream()
+    pq.write_table(shuffled, sink, compression="zstd", row_group_size=2)
+    a = read_ranking(Upload("a.parquet", T.parquet_bytes(table)), I2C, Limits(), ark=False)
+    b = read_ranking(Upload("b.parquet", sink.getvalue().to_pybytes()), I2C, Limits(), ark=False)
+    assert a.digest == b.digest
+    r = ranking(world, I2C)
+    q = sorted(r)[0]
+    r[q][0], r[q][1] = r[q][1], r[q][0]  # one swapped pair is a different submission
+    c = read_ranking(Upload("c.parquet", T.parquet_bytes(T.ranking_table(r))), I2C, Limits(), ark=False)
+    assert c.digest != a.digest
