@@ -29,7 +29,7 @@ from triad_dataset.constraints import (  # noqa: E402
     corpus_rows,
     plan_constraints,
 )
-from triad_dataset.constraints_gate import rule_status, statuses  # noqa: E402
+from triad_dataset.constraints_gate import RuleChecker, statuses  # noqa: E402
 from triad_dataset.same import build_same  # noqa: E402
 from triad_dataset.state import build_state  # noqa: E402
 from triad_dataset.synthetic import synthetic_catalog  # noqa: E402
@@ -90,8 +90,8 @@ def main() -> int:
     vectorised = (time.perf_counter() - start) / len(sample)
     start = time.perf_counter()
     for p in sample:
-        ref = catalog.items[p.reference].attributes
-        [rule_status(catalog.schema, ref, item.attributes, p.conditions) for item in catalog.items]
+        check = RuleChecker(catalog.schema, catalog.items[p.reference].attributes, p.conditions)
+        [check(item.attributes) for item in catalog.items]
     python = (time.perf_counter() - start) / len(sample)
 
     total = sum(s[1] for s in stages)
@@ -103,7 +103,7 @@ def main() -> int:
     print(f"| **total** | **{total:.2f}** | **{peak_rss_mib():,.0f}** |")
     print("\n| gate per query over the whole catalog | ms | ratio |\n|---|---:|---:|")
     print(f"| vectorised numpy (constraints_gate.statuses) | {vectorised * 1e3:.2f} | 1.0 |")
-    print(f"| per-candidate Python loop (rule_status) | {python * 1e3:.1f} | {python / vectorised:.0f}x |")
+    print(f"| per-candidate Python loop (RuleChecker) | {python * 1e3:.1f} | {python / vectorised:.0f}x |")
     print(f"\naudit: constraints mean positives {c_audit['mean_positives']}, gate violations "
           f"{c_audit['gate_violations']}; state gate violations {s_audit['gate_violations']}, trap violations "
           f"{s_audit['trap_violations']}, traps {s_audit['traps']}, coverage {s_audit['trap_coverage']['share']}, "

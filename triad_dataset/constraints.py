@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 
 from triad_dataset import names
 from triad_dataset.catalog import Catalog
-from triad_dataset.constraints_gate import VIOL, Condition, Statuses, rule_status, statuses, visual_similarity
+from triad_dataset.constraints_gate import VIOL, Condition, RuleChecker, Statuses, statuses, visual_similarity
 from triad_dataset.records import BuildResult
 from triad_dataset.schema import CONSTRAINT, HARD, NEG, POS
 from triad_dataset.serialize import candidate_text, constraints_query_text, phrase, request_text, reveals_reference
@@ -280,20 +280,34 @@ def role_means(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     return {role: round(total / n, 4) for role, total in totals.items() if total}
 
 
+def attribute_classes(catalog: Catalog) -> tuple[list[int], list[dict[str, str]]]:
+    """Items grouped by identical attributes: class id per item and one attribute dict per class."""
+    lookup: dict[tuple, int] = {}
+    members: list[dict[str, str]] = []
+    classes = []
+    for item in catalog.items:
+        key = tuple(sorted(item.attributes.items()))
+        if key not in lookup:
+            lookup[key] = len(members)
+            members.append(item.attributes)
+        classes.append(lookup[key])
+    return classes, members
+
+
 def gate_violations(catalog: Catalog, rows: Sequence[Mapping[str, Any]]) -> int:
     """Negatives that do not fail the complete positive rule, re-checked with the pure-Python evaluator, plus
     positives that do not satisfy it and query images inside their own pool (must all be 0)."""
     schema, index, items = catalog.schema, catalog.index, catalog.items
+    classes, members = attribute_classes(catalog)
     bad = 0
     for row in rows:
         conditions = [Condition.from_row(c) for c in row["conditions"]]
-        reference = items[index[row["query_image_id"]]].attributes
-        memo: dict[tuple, int] = {}
+        check = RuleChecker(schema, items[index[row["query_image_id"]]].attributes, conditions)
+        memo: dict[int, int] = {}  # items with identical attributes share one evaluation
         for item_id, role in zip(row["candidate_ids"], row["candidate_roles"], strict=True):
-            attrs = items[index[item_id]].attributes
-            key = tuple(sorted(attrs.items()))
+            key = classes[index[item_id]]
             if key not in memo:
-                memo[key] = rule_status(schema, reference, attrs, conditions)
+                memo[key] = check(members[key])
             if (role == names.POSITIVE) != (memo[key] == 0) or (role != names.POSITIVE and memo[key] != VIOL):
                 bad += 1
         bad += row["query_image_id"] in row["candidate_ids"]

@@ -24,7 +24,7 @@ import numpy as np
 
 from triad_dataset import names
 from triad_dataset.catalog import Catalog
-from triad_dataset.schema import CONSTRAINT, HARD, NEG, NOT_APPLICABLE, POS, DomainSchema
+from triad_dataset.schema import CONSTRAINT, HARD, NEG, NOT_APPLICABLE, POS, Attribute, DomainSchema
 
 SAT, AMB, VIOL = 0, 1, 2
 
@@ -150,9 +150,7 @@ def visual_similarity(catalog: Catalog, reference: int) -> np.ndarray:
 # --- independent pure-Python evaluator (audit, tests) ------------------------------------------------------------
 
 
-def _value_status(schema: DomainSchema, attribute: str, polarity: str, value: str, item_value: str,
-                  reference_value: str) -> int:
-    a = schema.attribute(attribute)
+def _value_status(a: Attribute, polarity: str, value: str, item_value: str, reference_value: str) -> int:
     if polarity == POS and a.ordered and a.comparatives and value in a.comparatives:
         if item_value == NOT_APPLICABLE or reference_value == NOT_APPLICABLE:
             return VIOL
@@ -166,18 +164,30 @@ def _value_status(schema: DomainSchema, attribute: str, polarity: str, value: st
     return VIOL if same else AMB if near else SAT
 
 
+class RuleChecker:
+    """The complete positive rule of one query as a pure-Python callable: item attributes -> worst status."""
+
+    def __init__(self, schema: DomainSchema, reference: Mapping[str, str], conditions: Sequence[Condition]) -> None:
+        self.conditions = [(schema.attribute(c.attribute), c.polarity, c.value,
+                            reference.get(c.attribute, NOT_APPLICABLE)) for c in conditions]
+        self.preserved = [(schema.attributes[j], reference.get(schema.attributes[j].name, NOT_APPLICABLE))
+                          for j in preserved_columns(schema, conditions)]
+
+    def __call__(self, item: Mapping[str, str]) -> int:
+        worst = SAT
+        for a, polarity, value, reference_value in self.conditions:
+            worst = max(worst, _value_status(a, polarity, value, item.get(a.name, NOT_APPLICABLE), reference_value))
+        for a, theirs in self.preserved:
+            mine = item.get(a.name, NOT_APPLICABLE)
+            if mine != theirs:
+                near = NOT_APPLICABLE not in (mine, theirs) and a.family(mine) == a.family(theirs)
+                worst = max(worst, AMB if near else VIOL)
+                if worst == VIOL:
+                    break
+        return worst
+
+
 def rule_status(schema: DomainSchema, reference: Mapping[str, str], item: Mapping[str, str],
                 conditions: Sequence[Condition]) -> int:
     """Worst status of one item under the complete positive rule (SAT = positive, VIOL = may be a negative)."""
-    worst = SAT
-    for c in conditions:
-        worst = max(worst, _value_status(schema, c.attribute, c.polarity, c.value,
-                                         item.get(c.attribute, NOT_APPLICABLE),
-                                         reference.get(c.attribute, NOT_APPLICABLE)))
-    for j in preserved_columns(schema, conditions):
-        a = schema.attributes[j]
-        mine, theirs = item.get(a.name, NOT_APPLICABLE), reference.get(a.name, NOT_APPLICABLE)
-        if mine != theirs:
-            near = NOT_APPLICABLE not in (mine, theirs) and a.family(mine) == a.family(theirs)
-            worst = max(worst, AMB if near else VIOL)
-    return worst
+    return RuleChecker(schema, reference, conditions)(item)
