@@ -7,7 +7,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from PIL import Image, ImageFont
+from PIL import Image, ImageDraw, ImageFont
 
 _DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 
@@ -36,3 +36,19 @@ def decode(value: dict[str, Any] | bytes) -> Image.Image:
     """Open an `Image()` cell (or raw bytes) as an RGB Pillow image."""
     data = value["bytes"] if isinstance(value, dict) else value
     return Image.open(io.BytesIO(data)).convert("RGB")
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_mask(text: str, size: int, anchor: str) -> tuple[Image.Image, tuple[int, int]]:
+    face = font(size)
+    left, top, right, bottom = face.getbbox(text, anchor=anchor)
+    mask = Image.new("L", (max(1, right - left), max(1, bottom - top)), 0)
+    ImageDraw.Draw(mask).text((-left, -top), text, fill=255, font=face, anchor=anchor)
+    return mask, (left, top)
+
+
+def stamp_text(image: Image.Image, xy: tuple[float, float], text: str, *, size: int, fill: Any = "black",
+               anchor: str = "mm") -> None:
+    """Draw text like `ImageDraw.text`, reusing the rendered glyph mask of repeated strings (much faster)."""
+    mask, (left, top) = _text_mask(text, size, anchor)
+    image.paste(fill, (round(xy[0]) + left, round(xy[1]) + top), mask)

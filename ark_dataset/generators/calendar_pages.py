@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from PIL import Image, ImageDraw
 
 from ark_dataset.generators.base import Gallery, Generated, GenItem, GenQuery, Labels
-from ark_dataset.render import font, png_bytes
+from ark_dataset.render import png_bytes, stamp_text
 
 SUBTYPE = "calendar"
 # ARK B.4: Calendar "targets knowledge reasoning and logical reasoning" -> both knowledge- and reasoning-intensive.
@@ -94,16 +94,16 @@ def render(page: Page) -> bytes:
     image = Image.new("RGB", (280, 240), "white")
     draw = ImageDraw.Draw(image)
     draw.rectangle((0, 0, 279, 34), fill=(176, 32, 40))
-    draw.text((140, 17), f"{MONTHS[page.month - 1]} {page.year}", fill="white", font=font(18), anchor="mm")
+    stamp_text(image, (140, 17), f"{MONTHS[page.month - 1]} {page.year}", size=18, fill="white")
     for column, name in enumerate(WEEKDAYS):
         color = (176, 32, 40) if column >= 5 else (40, 40, 40)
-        draw.text((20 + 40 * column, 48), name[:2], fill=color, font=font(13), anchor="mm")
+        stamp_text(image, (20 + 40 * column, 48), name[:2], size=13, fill=color)
     draw.line((4, 58, 275, 58), fill=(150, 150, 150))
     for row, week in enumerate(calendar.Calendar(firstweekday=0).monthdayscalendar(page.year, page.month)):
         for column, day in enumerate(week):
             if day:
                 color = (176, 32, 40) if column >= 5 else (20, 20, 20)
-                draw.text((20 + 40 * column, 76 + 30 * row), str(day), fill=color, font=font(14), anchor="mm")
+                stamp_text(image, (20 + 40 * column, 76 + 30 * row), str(day), size=14, fill=color)
     return png_bytes(image)
 
 

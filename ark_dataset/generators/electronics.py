@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from PIL import Image, ImageDraw
 
 from ark_dataset.generators.base import Gallery, Generated, GenItem, GenQuery, Labels
-from ark_dataset.render import font, png_bytes
+from ark_dataset.render import png_bytes, stamp_text
 
 SUBTYPE = "electronics"
 # ARK B.5 (Electronics) "targets logical reasoning and symbolic reasoning": reasoning-intensive.
@@ -114,25 +114,24 @@ def table_query_text(bits: Bits) -> str:
 def render_table(bits: Bits) -> bytes:
     image = Image.new("RGB", (190, 300), "white")
     draw = ImageDraw.Draw(image)
-    f = font(13)
     columns = (*INPUTS, "Y")
     for c, name in enumerate(columns):
-        draw.text((20 + 32 * c + (12 if c == 4 else 0), 14), name, fill="black", font=f, anchor="mm")
+        stamp_text(image, (20 + 32 * c + (12 if c == 4 else 0), 14), name, size=13)
     draw.line((6, 26, 184, 26), fill="black", width=2)
     draw.line((140, 4, 140, 296), fill="black", width=2)
     for row in range(N_ROWS):
         values = [(row >> (3 - i)) & 1 for i in range(4)] + [bits[row]]
         y = 38 + 16 * row
         for c, value in enumerate(values):
-            draw.text((20 + 32 * c + (12 if c == 4 else 0), y), str(value), fill="black", font=f, anchor="mm")
+            stamp_text(image, (20 + 32 * c + (12 if c == 4 else 0), y), str(value), size=13)
     return png_bytes(image)
 
 
-def _gate_box(draw: ImageDraw.ImageDraw, gate: str, x: int, y: int) -> tuple[int, int]:
+def _gate_box(image: Image.Image, draw: ImageDraw.ImageDraw, gate: str, x: int, y: int) -> tuple[int, int]:
     """Draw an IEC rectangular gate with its top-left at (x, y); returns the output point."""
     symbol, inverted = GATES[gate]
     draw.rectangle((x, y, x + 40, y + 50), outline="black", width=2)
-    draw.text((x + 20, y + 14), symbol, fill="black", font=font(14), anchor="mm")
+    stamp_text(image, (x + 20, y + 14), symbol, size=14)
     end = x + 40
     if inverted:
         draw.ellipse((end, y + 20, end + 10, y + 30), outline="black", width=2)
@@ -143,22 +142,21 @@ def _gate_box(draw: ImageDraw.ImageDraw, gate: str, x: int, y: int) -> tuple[int
 def render_diagram(circuit: Circuit) -> bytes:
     image = Image.new("RGB", (330, 200), "white")
     draw = ImageDraw.Draw(image)
-    f = font(14)
     ports = [(90, 40), (90, 70), (90, 130), (90, 160)]
     for (px, py), name, inv in zip(ports, circuit.order, circuit.inverted, strict=True):
-        draw.text((14, py), name, fill="black", font=f, anchor="mm")
+        stamp_text(image, (14, py), name, size=14)
         end = px - 10 if inv else px
         draw.line((26, py, end, py), fill="black", width=2)
         if inv:  # inversion bubble at the gate input
             draw.ellipse((px - 10, py - 5, px, py + 5), outline="black", width=2)
-    outputs = [_gate_box(draw, circuit.left, 90, 30), _gate_box(draw, circuit.right, 90, 120)]
+    outputs = [_gate_box(image, draw, circuit.left, 90, 30), _gate_box(image, draw, circuit.right, 90, 120)]
     for (ox, oy), target in zip(outputs, (85, 115), strict=True):
         draw.line((ox, oy, 170, oy), fill="black", width=2)
         draw.line((170, oy, 170, target), fill="black", width=2)
         draw.line((170, target, 210, target), fill="black", width=2)
-    ox, oy = _gate_box(draw, circuit.out, 210, 75)
+    ox, oy = _gate_box(image, draw, circuit.out, 210, 75)
     draw.line((ox, oy, 300, oy), fill="black", width=2)
-    draw.text((314, oy), "Y", fill="black", font=f, anchor="mm")
+    stamp_text(image, (314, oy), "Y", size=14)
     return png_bytes(image)
 
 

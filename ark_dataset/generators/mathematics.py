@@ -15,7 +15,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from ark_dataset.generators.base import Gallery, Generated, GenItem, GenQuery, Labels
-from ark_dataset.render import font, png_bytes
+from ark_dataset.render import png_bytes, stamp_text
 
 SUBTYPE = "mathematics"
 # ARK B.3 (Mathematics) "is designed to evaluate knowledge reasoning and symbolic reasoning": both.
@@ -89,15 +89,14 @@ def render(expression: Expression) -> bytes:
     def px(x: float, y: float) -> tuple[float, float]:
         return pad + (x - X_RANGE[0]) * sx, height - pad - (y - Y_RANGE[0]) * sy
 
-    small = font(9)
     for x in range(int(X_RANGE[0]), int(X_RANGE[1]) + 1):
         draw.line((*px(x, Y_RANGE[0]), *px(x, Y_RANGE[1])), fill=(232, 232, 232))
         if x % 2 == 0 and x:
-            draw.text(px(x, -0.5), str(x), fill=(90, 90, 90), font=small, anchor="mt")
+            stamp_text(image, px(x, -0.5), str(x), size=9, fill=(90, 90, 90), anchor="mt")
     for y in range(int(Y_RANGE[0]), int(Y_RANGE[1]) + 1):
         draw.line((*px(X_RANGE[0], y), *px(X_RANGE[1], y)), fill=(232, 232, 232))
         if y % 2 == 0 and y:
-            draw.text(px(-0.2, y), str(y), fill=(90, 90, 90), font=small, anchor="rm")
+            stamp_text(image, px(-0.2, y), str(y), size=9, fill=(90, 90, 90), anchor="rm")
     draw.line((*px(X_RANGE[0], 0), *px(X_RANGE[1], 0)), fill="black", width=1)
     draw.line((*px(0, Y_RANGE[0]), *px(0, Y_RANGE[1])), fill="black", width=1)
     values = expression(SAMPLES)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from PIL import Image, ImageDraw
 
 from ark_dataset.generators.base import Gallery, Generated, GenItem, GenQuery, Labels
-from ark_dataset.render import font, png_bytes
+from ark_dataset.render import png_bytes, stamp_text
 
 SUBTYPE = "spatial_cogmap"
 # ARK B.1 (Spatial-Cogmap) "targets the spatial reasoning ability": reasoning-intensive, spatial skill.
@@ -139,19 +139,18 @@ def render(layout: Layout) -> bytes:
     side = margin + GRID * cell
     image = Image.new("RGB", (side + 110, side + 8), "white")
     draw = ImageDraw.Draw(image)
-    small = font(10)
     for i in range(GRID + 1):
         draw.line((margin, margin + i * cell, side, margin + i * cell), fill=(200, 200, 200))
         draw.line((margin + i * cell, margin, margin + i * cell, side), fill=(200, 200, 200))
     for i in range(GRID):
-        draw.text((margin + i * cell + cell // 2, margin // 2), str(i), fill="black", font=small, anchor="mm")
-        draw.text((margin // 2, margin + i * cell + cell // 2), str(i), fill="black", font=small, anchor="mm")
+        stamp_text(image, (margin + i * cell + cell // 2, margin // 2), str(i), size=10)
+        stamp_text(image, (margin // 2, margin + i * cell + cell // 2), str(i), size=10)
     for category, (row, col) in layout.cells:
         _icon(draw, category, margin + col * cell, margin + row * cell, cell)
-    draw.text((side + 8, side - 12), "\u2191 north", fill="black", font=small, anchor="lm")
+    stamp_text(image, (side + 8, side - 12), "\u2191 north", size=10, anchor="lm")
     for i, (category, _) in enumerate(layout.cells):  # legend: icon -> category name
         _icon(draw, category, side + 8, margin + i * 22, 20)
-        draw.text((side + 32, margin + i * 22 + 10), category, fill="black", font=small, anchor="lm")
+        stamp_text(image, (side + 32, margin + i * 22 + 10), category, size=10, anchor="lm")
     return png_bytes(image)
 
 
