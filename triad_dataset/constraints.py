@@ -143,7 +143,8 @@ class Planner:
                     self.used.add(reference)
                     return QueryPlan(query_id, profile, reference, int(target), conditions, request), status
         raise ValueError(f"{self.catalog.source}: no reference/target pair left for profile {profile} "
-                         f"(query {query_id}); the catalog is too small or too uniform")
+                         f"(query {query_id}): a query needs 1-{MAX_POSITIVES} positives and at least "
+                         f"{self.pool_size} items failing its positive rule; the catalog is too small or too uniform")
 
 
 # ------------------------------------------------------------------------------------------------ pools

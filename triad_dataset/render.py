@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from PIL import Image, ImageDraw
 
-from triad_dataset.schema import CARS, FASHION
+from triad_dataset.schema import BOTTOMS, CARS, FASHION
 
 SIZE = 128
 FASHION_RGB: dict[str, tuple[int, int, int]] = {
@@ -35,6 +35,7 @@ FASHION_RGB: dict[str, tuple[int, int, int]] = {
     "Orange": (250, 130, 20), "Copper": (184, 115, 51), "Brown": (110, 65, 30), "Coffee Brown": (90, 60, 40),
     "Tan": (200, 160, 110), "Mushroom Brown": (150, 130, 110), "Bronze": (160, 110, 50), "Beige": (225, 205, 165),
     "Khaki": (190, 175, 120), "Nude": (230, 190, 170), "Skin": (240, 200, 175), "Taupe": (140, 125, 110),
+    "Metallic": (170, 172, 182),
 }
 CAR_RGB: dict[str, tuple[int, int, int]] = {
     "black": (25, 25, 28), "white": (245, 245, 245), "silver": (190, 192, 198), "grey": (110, 112, 118),
@@ -62,8 +63,8 @@ def _garment_mask(category: str, sleeve: str, length: str, dx: int, dy: int) -> 
     mask = Image.new("L", (SIZE, SIZE), 0)
     d = ImageDraw.Draw(mask)
     top = 14 + dy
-    if category in ("Trousers", "Jeans", "Shorts"):
-        bottom = 70 if category == "Shorts" else 122
+    if category in BOTTOMS:
+        bottom = {"Shorts": 70, "Capris": 100}.get(category, 122)
         d.rectangle([40 + dx, top + 4, 88 + dx, top + 22], fill=255)
         d.polygon([(40 + dx, top + 20), (63 + dx, top + 20), (60 + dx, bottom), (38 + dx, bottom)], fill=255)
         d.polygon([(65 + dx, top + 20), (88 + dx, top + 20), (90 + dx, bottom), (68 + dx, bottom)], fill=255)
@@ -142,11 +143,11 @@ def render_fashion(attributes: Mapping[str, str], variant: int = 0) -> bytes:
         d.polygon([(74 + dx, top), (64 + dx, top + 10), (70 + dx, top + 12)], fill=(250, 250, 250), outline=edge)
         for y in range(top + 16, top + 62, 10):
             d.ellipse([62 + dx, y, 66 + dx, y + 4], fill=edge)
-    elif category == "Jackets":  # open front and pockets
+    elif category in ("Jackets", "Blazers"):  # open front and pockets
         d.line([(64 + dx, top + 6), (64 + dx, top + 66)], fill=edge, width=3)
         d.rectangle([46 + dx, top + 46, 56 + dx, top + 54], outline=edge)
         d.rectangle([72 + dx, top + 46, 82 + dx, top + 54], outline=edge)
-    elif category == "Sweaters":  # ribbed hem
+    elif category in ("Sweaters", "Sweatshirts"):  # ribbed hem
         for x in range(42 + dx, 88 + dx, 4):
             d.line([(x, top + 58), (x, top + 66)], fill=edge)
     elif category == "Jeans":  # stitching

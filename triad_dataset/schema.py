@@ -101,8 +101,11 @@ class DomainSchema:
 # --- Fashion (Fashion Product Images spellings: articleType, baseColour, gender, season, usage) ---------------
 FASHION_CATEGORIES = (
     "Tshirts", "Shirts", "Tops", "Dresses", "Skirts", "Trousers", "Jeans", "Shorts", "Jackets", "Sweaters",
+    "Sweatshirts", "Kurtas", "Tunics", "Blazers", "Track Pants", "Leggings", "Capris",
 )
-TOPS = frozenset({"Tshirts", "Shirts", "Tops", "Dresses", "Jackets", "Sweaters"})
+TOPS = frozenset({"Tshirts", "Shirts", "Tops", "Dresses", "Jackets", "Sweaters", "Sweatshirts", "Kurtas", "Tunics",
+                  "Blazers"})
+BOTTOMS = frozenset({"Trousers", "Jeans", "Shorts", "Track Pants", "Leggings", "Capris"})
 LENGTHED = frozenset({"Dresses", "Skirts"})
 # Fashion Product Images baseColour values grouped into coarse families (paper A.2).
 FASHION_COLOUR_FAMILIES: dict[str, str] = {
@@ -118,7 +121,7 @@ FASHION_COLOUR_FAMILIES: dict[str, str] = {
     "Orange": "orange", "Copper": "orange",
     "Brown": "brown", "Coffee Brown": "brown", "Tan": "brown", "Mushroom Brown": "brown", "Bronze": "brown",
     "Beige": "beige", "Khaki": "beige", "Nude": "beige", "Skin": "beige", "Taupe": "beige",
-    "Multi": "multi",
+    "Metallic": "metallic", "Multi": "multi",
 }
 FASHION_PATTERN_FAMILIES: dict[str, str] = {
     "solid": "solid", "striped": "stripes", "pinstriped": "stripes", "checked": "checks", "plaid": "checks",

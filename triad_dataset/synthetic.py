@@ -30,6 +30,9 @@ FASHION_COLOURS = (
 FASHION_BRANDS = ("Aurora", "Birch", "Cobalt", "Dune", "Ember", "Fjord", "Gale", "Harbor", "Iris", "Juniper",
                   "Kestrel", "Lumen")
 WOMEN_ONLY = frozenset({"Dresses", "Skirts"})
+# article types with a distinct rendered silhouette (the schema also accepts Kurtas, Tunics, Leggings, ...)
+SYNTHETIC_CATEGORIES = ("Tshirts", "Shirts", "Tops", "Dresses", "Skirts", "Trousers", "Jeans", "Shorts", "Jackets",
+                        "Sweaters")
 CAR_MODELS = (
     ("Audi", "A4", "Sedan"), ("Audi", "Q5", "SUV"), ("Audi", "TT", "Coupe"), ("BMW", "3 Series", "Sedan"),
     ("BMW", "X5", "SUV"), ("BMW", "M6", "Convertible"), ("Chevrolet", "Malibu", "Sedan"),
@@ -53,7 +56,7 @@ def _pick(rng: np.random.Generator, values: tuple[str, ...] | list[str], size: i
 
 def _fashion_design(rng: np.random.Generator) -> dict[str, str]:
     schema = schema_for(FASHION)
-    category = _pick(rng, schema.attribute("category").values)
+    category = _pick(rng, SYNTHETIC_CATEGORIES)
     gender = _pick(rng, ("Women", "Girls") if category in WOMEN_ONLY else ("Men", "Women", "Boys", "Girls"))
     return {
         "category": category, "gender": gender,
