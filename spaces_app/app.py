@@ -140,7 +140,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
     def rank_range(family: str = views.ALL_FAMILIES):
         subs = views.filter_subs(lb.subs("triad"), family)
         ranks = views.subset_ranks(subs, MAIN).map(lambda x: "–" if x != x else f"{x:g}").reset_index(names="Model")
-        return views.rank_range_figure(subs), ranks
+        return views.rank_range_figure(subs), ranks, views.for_display(views.rank_agreement(subs))
 
     def compare(a: Any, b: Any) -> tuple[pd.DataFrame, str]:
         sa, sb = lb.by_id(a), lb.by_id(b)
@@ -247,6 +247,8 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                 rr_plot = gr.Plot(label="Best and worst rank over the six subsets (paper Figure 2)")
                 rr_table = gr.Dataframe(label="Rank per subset (average ranks for ties)", interactive=False,
                                         datatype="str")
+                tau_table = gr.Dataframe(label="Rank agreement between subsets: Kendall τ-b (paper C.2; ≥ 3 models)",
+                                         interactive=False, datatype="str")
             with gr.Tab("Compare", id="compare"):
                 with gr.Row():
                     pick_a = gr.Dropdown(label="Model A", choices=[])
@@ -294,11 +296,12 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             trigger(reference_table, [search, family], ref_table, **private)
         detail_pick.change(detail, detail_pick, [meta_df, detail_df], **private)
         diag_pick.change(diagnostics, diag_pick, [heatmap, trap_df, hop_df, profile_df, cost_df], **private)
-        family.change(rank_range, family, [rr_plot, rr_table], **private)
-        demo.load(rank_range, family, [rr_plot, rr_table], **private)
+        family.change(rank_range, family, [rr_plot, rr_table, tau_table], **private)
+        demo.load(rank_range, family, [rr_plot, rr_table, tau_table], **private)
         cmp_btn.click(compare, [pick_a, pick_b], [cmp_table, cmp_note], **private)
         submit_btn.click(submit, [files, f_name, f_link, f_family, f_params], status, api_name="submit",
-                         concurrency_limit=4).then(refresh, [search, family, sort_by], refresh_outputs, **private)
+                         concurrency_limit=4).then(refresh, [search, family, sort_by], refresh_outputs, **private
+                                                   ).then(rank_range, family, [rr_plot, rr_table, tau_table], **private)
         a_btn.click(admin, [a_token, a_id, a_action], [a_msg, a_table], **private)
         gr.api(leaderboard, api_name="leaderboard")
     return demo

@@ -173,6 +173,22 @@ def rank_range_figure(subs: Sequence[Mapping[str, Any]], configs: Sequence[str] 
     return fig
 
 
+def rank_agreement(subs: Sequence[Mapping[str, Any]], configs: Sequence[str] = triad_names.MAIN_CONFIGS) -> pd.DataFrame:
+    """Kendall tau-b between the subsets' model orderings (paper C.2, Figure 8); needs at least 3 models."""
+    from metrics.core import stats
+
+    labels = [display(c) for c in configs]
+    scores = {c: [s["scores"][c].value if c in s["scores"] else np.nan for s in subs] for c in configs}
+    out = pd.DataFrame(index=labels, columns=labels, dtype=float)
+    for a, la in zip(configs, labels, strict=True):
+        for b, lb in zip(configs, labels, strict=True):
+            x, y = np.array(scores[a]), np.array(scores[b])
+            ok = np.isfinite(x) & np.isfinite(y)
+            if ok.sum() >= 3 and np.ptp(x[ok]) > 0 and np.ptp(y[ok]) > 0:
+                out.loc[la, lb] = stats.kendall_tau_b(x[ok].tolist(), y[ok].tolist())[0]
+    return out.reset_index(names="Subset")
+
+
 # --- diagnostics --------------------------------------------------------------------------------------------
 def entry_rate_matrix(sub: Mapping[str, Any], configs: Sequence[str] = triad_names.MAIN_CONFIGS) -> pd.DataFrame:
     """Typed-negative top-10 entry rate per role (rows) and subset (columns); NaN where a role is absent."""

@@ -177,3 +177,16 @@ def test_reranked_run_is_accepted(tmp_path: Path) -> None:
     out = submit_files(db, GoldStore({"triad": root / "triad"}), files, model_name="rr", submitter="t",
                        rate_limit=RateLimit(9, 9))
     assert out.accepted, out.message
+
+
+def test_rank_agreement_is_kendall_tau_b() -> None:
+    from scipy.stats import kendalltau
+
+    c1, c2, c3 = n.MAIN_CONFIGS[:3]
+    a, b, c = [0.1, 0.2, 0.3, 0.4], [0.1, 0.3, 0.2, 0.2], [0.5, 0.5, 0.5, 0.5]
+    subs = [_sub(i, {c1: a[i], c2: b[i], c3: c[i]}) for i in range(4)]
+    table = views.rank_agreement(subs, [c1, c2, c3]).set_index("Subset")
+    d1, d2, d3 = (n.DISPLAY_NAMES[x] for x in (c1, c2, c3))
+    assert table.loc[d1, d2] == pytest.approx(kendalltau(a, b, variant="b").statistic, abs=1e-12)
+    assert table.loc[d1, d1] == 1.0
+    assert math.isnan(table.loc[d1, d3])  # every model ties on that subset: undefined, left empty
