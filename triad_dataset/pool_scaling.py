@@ -89,6 +89,15 @@ def scale_rows(rows: Sequence[Mapping[str, Any]], catalog: Catalog, size: int | 
     return out
 
 
+def _kept_figures(audit: Mapping[str, Any], written: set[str]) -> dict[str, Any]:
+    """The source audit without the figures of configs this folder does not contain (top level and one below)."""
+    def keep(key: str) -> bool:
+        return key in written or key not in names.ALL_CONFIGS
+
+    return {k: ({kk: vv for kk, vv in v.items() if keep(kk)} if isinstance(v, Mapping) else v)
+            for k, v in audit.items() if keep(k)}
+
+
 def scale_folder(src_dir: str | os.PathLike, out_dir: str | os.PathLike, size: int | None, *,
                  seed: int = SCALING_SEED, configs: Sequence[str] | None = None, overwrite: bool = False) -> Path:
     """Write `out_dir` with the product configs of `src_dir` scaled to `size` (None = eligible full).
@@ -125,8 +134,11 @@ def scale_folder(src_dir: str | os.PathLike, out_dir: str | os.PathLike, size: i
         figures[config] = {"queries": len(scaled), "min_pool": min(lengths), "max_pool": max(lengths),
                            "mean_pool": round(float(np.mean(lengths)), 2)}
     source_audit = folder.read_audit(src_dir) if (src_dir / folder.AUDIT_NAME).is_file() else {}
-    # keep the source's figures of the configs written here (and its non-config entries)
-    audit = {k: v for k, v in source_audit.items() if k in tables or k not in names.ALL_CONFIGS}
+    audit = _kept_figures(source_audit, set(tables))
+    if "summary" in audit:  # the folder-level row summary (triad_dataset.audit), recomputed on the new pools
+        from triad_dataset.audit import summarize
+
+        audit["summary"] = summarize(tables)
     audit.update(benchmark="triad", pool_size=size,
                  pool_scaling={"source_fingerprint": folder.fingerprint(src_dir), "seed": seed,
                                "size": size if size is not None else "eligible-full", "configs": figures})
