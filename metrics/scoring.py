@@ -38,25 +38,31 @@ ARK_SUMMARY_KEYS: tuple[str, ...] = ("macro", "by_domain", "by_cognitive_demand"
 
 
 # --- rankings -> arrays ---------------------------------------------------------------------------------------
-def _ranking_order(config: str, qid: str, pool: Sequence[str], ranked: Sequence[str]) -> list[int]:
-    """Pool indices in ranked order; ValueError unless ``ranked`` is a permutation of ``pool``."""
+def _ranking_order(config: str, qid: str, index: Mapping[str, int], ranked: Sequence[str]) -> list[int]:
+    """Pool indices in ranked order (length-checked; duplicates are caught in bulk by `_check_permutations`)."""
     where = f"config {config}, query_id {qid!r}"
     if isinstance(ranked, (str, bytes)) or not isinstance(ranked, Sequence | np.ndarray):
         raise ValueError(f"{where}: ranking must be a list of candidate ids, got {type(ranked).__name__}")
-    index = {c: i for i, c in enumerate(pool)}
-    if len(index) != len(pool):
-        raise ValueError(f"{where}: gold candidate_ids contain duplicates")
     try:
-        order = [index[c] for c in ranked]
+        order = list(map(index.__getitem__, ranked))
     except (KeyError, TypeError):
         bad = next(c for c in ranked if not isinstance(c, str) or c not in index)
         raise ValueError(f"{where}: ranking is not a permutation of the pool (id {bad!r} is not a candidate)") from None
-    if len(order) != len(pool) or len(set(order)) != len(pool):
-        seen: set[int] = set()
-        dup = next((ranked[i] for i, o in enumerate(order) if o in seen or seen.add(o)), None)
-        detail = f"duplicate id {dup!r}" if dup is not None else f"{len(order)} ids for a pool of {len(pool)}"
-        raise ValueError(f"{where}: ranking is not a permutation of the pool ({detail})")
+    if len(order) != len(index):
+        raise ValueError(f"{where}: ranking is not a permutation of the pool ({len(order)} ids for a pool of {len(index)})")
     return order
+
+
+def _check_permutations(config: str, rows: Sequence[Mapping[str, Any]], ranking: Mapping[str, Any], order: np.ndarray) -> None:
+    """Every row of ``order`` (length-checked, padded with its own tail) must hit every pool slot exactly once."""
+    hit = np.zeros(order.shape, dtype=bool)
+    np.put_along_axis(hit, order, True, axis=1)
+    bad = np.flatnonzero(~hit.all(axis=1))
+    if bad.size:
+        qid = rows[int(bad[0])]["query_id"]
+        seen: set[str] = set()
+        dup = next(c for c in ranking[qid] if c in seen or seen.add(c))
+        raise ValueError(f"config {config}, query_id {qid!r}: ranking is not a permutation of the pool (duplicate id {dup!r})")
 
 
 def _gold_rows(config: str, rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -97,44 +103,53 @@ class _Config:
         trap = np.zeros((n, width), dtype=bool)
         hops = np.zeros((n, width), dtype=np.int16)
         code = {role: i for i, role in enumerate(names.ROLES)}
+        has_roles = np.zeros(n, dtype=bool)
         self.has_hops = False
         for q, row in enumerate(rows):
-            qid, pool = row["query_id"], list(row["candidate_ids"])
+            qid, pool = row["query_id"], row["candidate_ids"]
             where = f"config {config}, query_id {qid!r}"
             size = len(pool)
-            order[q, :size] = _ranking_order(config, qid, pool, ranking[qid])
+            index = dict(zip(pool, range(size), strict=True))
+            if len(index) != size:
+                raise ValueError(f"{where}: gold candidate_ids contain duplicates")
+            order[q, :size] = _ranking_order(config, qid, index, ranking[qid])
             mask[q, :size] = True
-            pos_index = {c: i for i, c in enumerate(pool)}
             positives = list(row.get("positive_ids") or [])
-            unknown = [p for p in positives if p not in pos_index]
-            if unknown:
-                raise ValueError(f"{where}: positive id {unknown[0]!r} is not in candidate_ids")
             if not positives:
                 raise ValueError(f"{where}: has no positive (AP is undefined)")
-            pos_idx = [pos_index[p] for p in positives]
+            try:
+                pos_idx = list(map(index.__getitem__, positives))
+            except KeyError as err:
+                raise ValueError(f"{where}: positive id {err.args[0]!r} is not in candidate_ids") from None
             labels[q, pos_idx] = 1
             roles = row.get("candidate_roles")
             if roles is not None:
                 if len(roles) != size:
                     raise ValueError(f"{where}: {len(roles)} candidate_roles for {size} candidate_ids")
                 try:
-                    role_code[q, :size] = [code[r] for r in roles]
-                except KeyError:
+                    role_code[q, :size] = list(map(code.__getitem__, roles))
+                except (KeyError, TypeError):
                     bad = next(r for r in roles if r not in code)
                     raise ValueError(f"{where}: unknown role {bad!r}; valid: {', '.join(names.ROLES)}") from None
-                if not np.array_equal(role_code[q, :size] == code[names.POSITIVE], labels[q, :size] == 1):
-                    raise ValueError(f"{where}: candidates with role {names.POSITIVE!r} differ from positive_ids")
+                has_roles[q] = True
             flags = row.get("candidate_trap")
             if flags is not None:
                 if len(flags) != size:
                     raise ValueError(f"{where}: {len(flags)} candidate_trap flags for {size} candidate_ids")
-                trap[q, :size] = np.asarray(flags, dtype=bool)
+                trap[q, :size] = flags
             hop_list = row.get("positive_hops")
             if hop_list is not None:
                 if len(hop_list) != len(positives):
                     raise ValueError(f"{where}: {len(hop_list)} positive_hops for {len(positives)} positive_ids")
                 hops[q, pos_idx] = hop_list
                 self.has_hops = True
+        _check_permutations(config, rows, ranking, order)
+        mismatch = has_roles & ((role_code == code[names.POSITIVE]) != (labels == 1)).any(axis=1)
+        if mismatch.any():
+            qid = rows[int(np.flatnonzero(mismatch)[0])]["query_id"]
+            raise ValueError(
+                f"config {config}, query_id {qid!r}: candidates with role {names.POSITIVE!r} differ from positive_ids"
+            )
         self.config, self.rows, self.role_code, self.trap, self.hops = config, rows, role_code, trap, hops
         self.query_ids = [row["query_id"] for row in rows]
         self.ranked: Ranked = rank_from_order(order, labels, mask)

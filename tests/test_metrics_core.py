@@ -331,3 +331,21 @@ def test_registry_names_and_errors() -> None:
             resolve(bad)
     with pytest.raises(ValueError, match="ties='random'"):
         rank_scores([[0.1]], [[1]], ties="random")
+
+
+def test_counted_ranks_and_top_k_equal_a_full_stable_sort() -> None:
+    """The no-sort fast paths (counted positive ranks, partitioned top k) agree with an explicit stable sort."""
+    rng = np.random.default_rng(5)
+    scores = rng.integers(0, 6, (50, 40)).astype(float)  # heavy ties
+    labels = (rng.random((50, 40)) < 0.15).astype(int)
+    labels[:, 7] = 1
+    mask = np.ones((50, 40), dtype=bool)
+    mask[::3, 30:] = False  # ragged pools
+    labels[~mask] = 0
+    fast = rank_scores(scores, labels, mask)
+    keyed = np.where(mask, -scores, np.inf)
+    slow = rank_from_order(np.argsort(keyed, axis=1, kind="stable"), labels, mask)
+    np.testing.assert_array_equal(fast.positive_ranks, slow.positive_ranks)
+    for k in (1, 5, 33, 40, 60):
+        np.testing.assert_array_equal(fast.in_top_k(k), slow.in_top_k(k))
+    np.testing.assert_array_equal(fast.order, slow.order)

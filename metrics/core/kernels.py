@@ -56,8 +56,9 @@ def ap_from_ranked_labels(rel: np.ndarray, n_pos: np.ndarray, keep: np.ndarray |
 
 def average_precision(r: Ranked) -> np.ndarray:
     """AP per query; with ``ties="expected"`` the exact expected AP of paper eq. 2."""
-    if r.ties == "stable" or bool(np.all(r.group_size == 1)):
-        return ap_from_ranked_labels(r.labels, r.n_pos)
+    if r.stable:  # the j-th positive at rank R_j contributes Precision@R_j = j / R_j (paper B.1 eq. 1)
+        ranks = r.positive_ranks
+        return np.sum(np.arange(1, ranks.shape[1] + 1) / ranks, axis=1) / r.n_pos
     # paper E.2 eq. 2: group g with n_g candidates, m_g positives, N_g candidates and M_g positives ranked above;
     # position j (1-based) inside g contributes (m_g/n_g) * (M_g + 1 + (j-1)(m_g-1)/(n_g-1)) / (N_g + j).
     y = r.labels.astype(np.float64)
@@ -77,7 +78,7 @@ def _prob_any_in_topk(r: Ranked, ranked_ind: np.ndarray, k: int) -> np.ndarray:
     ind = np.asarray(ranked_ind, dtype=np.float64)
     n_q, n_c = ind.shape
     k = min(k, n_c)
-    if r.ties == "stable" or bool(np.all(r.group_size == 1)):
+    if r.stable:
         return (ind[:, :k].sum(axis=1) > 0).astype(np.float64)
     start = r.group_start[:, k - 1]
     size = r.group_size[:, k - 1]
@@ -100,22 +101,27 @@ def _prob_any_in_topk(r: Ranked, ranked_ind: np.ndarray, k: int) -> np.ndarray:
 
 def top1_hit(r: Ranked) -> np.ndarray:
     """1 if the top-ranked candidate is a positive (expected: share of positives in the top tie group)."""
+    if r.stable:
+        return (r.positive_ranks[:, 0] == 1).astype(np.float64)
     return r.soft(r.labels)[:, 0].copy()
 
 
 def hit_at_k(r: Ranked, k: int) -> np.ndarray:
     """1 if any positive is ranked within the first k (expected mode: its exact probability)."""
-    return _prob_any_in_topk(r, r.labels, _check_k(k))
+    k = _check_k(k)
+    if r.stable:
+        return (r.positive_ranks[:, 0] <= k).astype(np.float64)
+    return _prob_any_in_topk(r, r.labels, k)
 
 
 def reciprocal_rank(r: Ranked) -> np.ndarray:
     """1 / rank of the first positive (expected mode: exact expectation over orderings of its tie group)."""
+    if r.stable:
+        return 1.0 / r.positive_ranks[:, 0]
     y = r.labels
     first = np.argmax(y > 0, axis=1)
     rows = np.arange(y.shape[0])
     rr = 1.0 / (first + 1.0)
-    if r.ties == "stable":
-        return rr
     start = r.group_start[rows, first]
     size = r.group_size[rows, first]
     for q in np.flatnonzero(size > 1):  # only queries whose first positive is tied
@@ -133,21 +139,28 @@ def reciprocal_rank(r: Ranked) -> np.ndarray:
 def recall_at_k(r: Ranked, k: int) -> np.ndarray:
     """Positives ranked within the first k divided by all positives of the query."""
     k = _check_k(k)
+    if r.stable:
+        return (r.positive_ranks <= k).sum(axis=1) / r.n_pos
     return r.soft(r.labels)[:, :k].sum(axis=1) / r.n_pos
 
 
 def precision_at_k(r: Ranked, k: int) -> np.ndarray:
     """Positives within the first k divided by k (trec_eval/ranx convention, also when k exceeds the pool)."""
     k = _check_k(k)
+    if r.stable:
+        return (r.positive_ranks <= k).sum(axis=1) / k
     return r.soft(r.labels)[:, :k].sum(axis=1) / k
 
 
 def ndcg_at_k(r: Ranked, k: int) -> np.ndarray:
     """nDCG@k with binary gains: sum_{i<=k} rel_i / log2(i+1), divided by the ideal DCG of min(k, |P_q|) hits."""
     k = _check_k(k)
-    soft = r.soft(r.labels)[:, :k]
-    disc = 1.0 / np.log2(np.arange(2, soft.shape[1] + 2, dtype=np.float64))
-    dcg = soft @ disc
+    if r.stable:
+        ranks = r.positive_ranks
+        dcg = np.where(ranks <= k, 1.0 / np.log2(np.minimum(ranks, k) + 1.0), 0.0).sum(axis=1)
+    else:
+        soft = r.soft(r.labels)[:, :k]
+        dcg = soft @ (1.0 / np.log2(np.arange(2, soft.shape[1] + 2, dtype=np.float64)))
     ideal_cum = np.concatenate([[0.0], np.cumsum(1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64)))])
     return dcg / ideal_cum[np.minimum(r.n_pos, k)]
 
@@ -159,14 +172,20 @@ def topk_counts(r: Ranked, pool_flags: np.ndarray, k: int) -> tuple[np.ndarray, 
     Pool these with `pooled_rate` for the paper's typed-negative entry rate@k (paper B.1).
     """
     k = _check_k(k)
-    ranked = r.take(np.asarray(pool_flags, dtype=bool)) & r.valid
-    return r.soft(ranked)[:, :k].sum(axis=1), ranked.sum(axis=1).astype(np.float64)
+    flags = np.asarray(pool_flags, dtype=bool) & r.mask
+    total = flags.sum(axis=1).astype(np.float64)
+    if r.stable:  # only the top-k set is needed, not a full sort
+        return (flags & r.in_top_k(k)).sum(axis=1).astype(np.float64), total
+    return r.soft(r.take(flags))[:, :k].sum(axis=1), total
 
 
 def any_in_topk(r: Ranked, pool_flags: np.ndarray, k: int) -> np.ndarray:
     """1 if any flagged candidate is ranked within the first k (expected mode: its probability)."""
-    flags = np.asarray(pool_flags, dtype=bool)
-    return _prob_any_in_topk(r, r.take(flags) & r.valid, _check_k(k))
+    flags = np.asarray(pool_flags, dtype=bool) & r.mask
+    k = _check_k(k)
+    if r.stable:
+        return (flags & r.in_top_k(k)).any(axis=1).astype(np.float64)
+    return _prob_any_in_topk(r, r.take(flags), k)
 
 
 def pooled_rate(in_topk: np.ndarray, total: np.ndarray) -> float | None:

@@ -19,7 +19,6 @@ Conventions
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -28,31 +27,141 @@ TieMode = Literal["stable", "expected"]
 TIE_MODES: tuple[str, ...] = ("stable", "expected")
 
 
-@dataclass(frozen=True)
 class Ranked:
-    """Candidates of every query sorted best first (row-aligned arrays of shape ``[queries, candidates]``).
+    """The candidates of every query ranked best first; arrays have shape ``[queries, candidates]``.
 
-    ``order[q, i]`` is the pool position of the candidate ranked ``i + 1``; ``labels``/``valid`` are sorted the same
-    way. ``group_start``/``group_size`` give, for every ranked position, the first position and the size of its tie
-    group (all sizes are 1 when ``ties="stable"``). Padding (``valid == False``) always sorts last.
+    Built once by `rank_scores` (from scores) or `rank_from_order` (from an explicit ranking); every kernel reads it.
+    Ranked-order views are computed lazily and cached, so stable-tie metrics that only need the ranks of the
+    positives (AP, top1, MRR, recall/nDCG@k) or the top-k set (entry rates) never sort the whole pool.
+
+    * ``order[q, i]``: pool position of the candidate ranked ``i + 1``; ``labels``/``valid``: labels and validity in
+      ranked order (padding always sorts last); ``mask``/``pool_labels``: the pool-aligned inputs.
+    * ``group_start``/``group_size``: first position and size of each ranked position's tie group (sizes are all 1
+      with ``ties="stable"``).
+    * ``positive_ranks``: 1-based ranks of each query's positives, ascending, padded with +inf (stable ties).
     """
 
-    order: np.ndarray
-    labels: np.ndarray
-    valid: np.ndarray
-    n_pos: np.ndarray
-    n_valid: np.ndarray
-    group_start: np.ndarray
-    group_size: np.ndarray
-    ties: str
+    def __init__(
+        self,
+        *,
+        pool_labels: np.ndarray,
+        mask: np.ndarray,
+        ties: str,
+        keys: np.ndarray | None = None,
+        order: np.ndarray | None = None,
+    ) -> None:
+        self.pool_labels = pool_labels
+        self.mask = mask
+        self.ties = ties
+        self._keys = keys  # -score, +inf on padding: ascending key = best first
+        self._order = order
+        self._cache: dict[str, np.ndarray] = {}
+        self.n_pos = pool_labels.sum(axis=1).astype(np.int64)
+        self.n_valid = mask.sum(axis=1).astype(np.int64)
 
     @property
     def n_queries(self) -> int:
-        return int(self.order.shape[0])
+        return int(self.mask.shape[0])
+
+    @property
+    def stable(self) -> bool:
+        """True when every metric can use the single stable ordering (no expected-tie averaging is needed)."""
+        return self.ties == "stable" or bool(np.all(self.group_size == 1))
+
+    def _sorted(self) -> None:
+        if self._order is None:
+            self._order, sorted_keys = _stable_argsort(self._keys)
+            self._cache["sorted_keys"] = sorted_keys
+
+    @property
+    def order(self) -> np.ndarray:
+        self._sorted()
+        return self._order
 
     def take(self, values: np.ndarray) -> np.ndarray:
         """Reorder a pool-aligned ``[queries, candidates]`` array into ranked order."""
         return np.take_along_axis(np.asarray(values), self.order, axis=1)
+
+    @property
+    def labels(self) -> np.ndarray:
+        if "labels" not in self._cache:
+            self._cache["labels"] = self.take(self.pool_labels)
+        return self._cache["labels"]
+
+    @property
+    def valid(self) -> np.ndarray:
+        if "valid" not in self._cache:
+            self._cache["valid"] = self.take(self.mask)
+        return self._cache["valid"]
+
+    def _groups(self) -> None:
+        if "group_start" in self._cache:
+            return
+        shape = self.mask.shape
+        if self.ties == "expected" and self._keys is not None:
+            self._sorted()
+            start, size = _tie_groups(self._cache["sorted_keys"], self.valid)
+        else:
+            start = np.broadcast_to(np.arange(shape[1], dtype=np.int64), shape)
+            size = np.ones(shape, dtype=np.int64)
+        self._cache["group_start"], self._cache["group_size"] = start, size
+
+    @property
+    def group_start(self) -> np.ndarray:
+        self._groups()
+        return self._cache["group_start"]
+
+    @property
+    def group_size(self) -> np.ndarray:
+        self._groups()
+        return self._cache["group_size"]
+
+    @property
+    def positive_ranks(self) -> np.ndarray:
+        """Ascending 1-based ranks of the positives per query (stable ties), padded with +inf; float64."""
+        if "positive_ranks" not in self._cache:
+            self._cache["positive_ranks"] = self._positive_ranks()
+        return self._cache["positive_ranks"]
+
+    def _positive_ranks(self) -> np.ndarray:
+        n_q, n_c = self.mask.shape
+        width = int(self.n_pos.max(initial=0))
+        out = np.full((n_q, max(width, 1)), np.inf)
+        rows, cols = np.nonzero(self.pool_labels)
+        slot = np.arange(rows.size) - np.repeat(np.cumsum(self.n_pos) - self.n_pos, self.n_pos)
+        if self._order is None and rows.size * n_c <= _COUNTING_LIMIT:
+            # rank = 1 + #(better keys) + #(equal keys earlier in the pool): a stable sort without sorting
+            own = self._keys[rows, cols][:, None]
+            pool = self._keys[rows]
+            earlier = np.arange(n_c)[None, :] < cols[:, None]
+            ranks = 1 + (pool < own).sum(axis=1) + ((pool == own) & earlier).sum(axis=1)
+            out[rows, slot] = ranks
+            out.sort(axis=1)
+        else:
+            r_rows, r_pos = np.nonzero(self.labels)  # row-major: ranks come out ascending per row
+            out[r_rows, slot] = r_pos + 1
+        return out
+
+    def in_top_k(self, k: int) -> np.ndarray:
+        """Pool-aligned bool: the candidate is ranked within the first k (stable ties); padding is never in."""
+        key = f"top{k}"
+        if key not in self._cache:
+            self._cache[key] = self._in_top_k(k)
+        return self._cache[key]
+
+    def _in_top_k(self, k: int) -> np.ndarray:
+        n_q, n_c = self.mask.shape
+        if k >= n_c:
+            return self.mask.copy()
+        if self._order is not None:
+            top = np.zeros((n_q, n_c), dtype=bool)
+            np.put_along_axis(top, self._order[:, :k], True, axis=1)
+            return top & self.mask
+        kth = np.partition(self._keys, k - 1, axis=1)[:, k - 1 : k]  # the k-th best key of each row
+        better = self._keys < kth
+        tied = self._keys == kth
+        room = k - better.sum(axis=1, keepdims=True)
+        return (better | (tied & (np.cumsum(tied, axis=1) <= room))) & self.mask
 
     def soft(self, ranked_values: np.ndarray) -> np.ndarray:
         """Expected value of a ranked-order array at each position under random orderings within tie groups.
@@ -61,13 +170,16 @@ class Ranked:
         (linearity of expectation: a position is filled by each member of its tied group with equal probability).
         """
         values = np.asarray(ranked_values, dtype=np.float64)
-        if self.ties == "stable" or bool(np.all(self.group_size == 1)):
+        if self.stable:
             return values
         cums = np.concatenate([np.zeros((values.shape[0], 1)), np.cumsum(values, axis=1)], axis=1)
         start = self.group_start
         end = start + self.group_size
         sums = np.take_along_axis(cums, end, axis=1) - np.take_along_axis(cums, start, axis=1)
         return sums / self.group_size
+
+
+_COUNTING_LIMIT = 40_000_000  # positives x pool size up to which positive ranks are counted instead of sorted
 
 
 def _check_tie_mode(ties: str) -> None:
@@ -187,6 +299,23 @@ def _tie_groups(sorted_keys: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray,
     return starts[gid].reshape(n_q, n_c).astype(np.int64), sizes[gid].reshape(n_q, n_c).astype(np.int64)
 
 
+def _stable_argsort(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row-wise stable argsort and the sorted keys.
+
+    A stable sort is ~2x slower than numpy's default introsort, and both agree whenever a row has no exact tie,
+    so rows are sorted fast first and only rows with a tie among real candidates are re-sorted stably.
+    """
+    order = np.argsort(keys, axis=1)
+    sorted_keys = np.take_along_axis(keys, order, axis=1)
+    if keys.shape[1] > 1:
+        tied = ((sorted_keys[:, 1:] == sorted_keys[:, :-1]) & np.isfinite(sorted_keys[:, 1:])).any(axis=1)
+        if tied.any():
+            rows = np.flatnonzero(tied)
+            order[rows] = np.argsort(keys[rows], axis=1, kind="stable")
+            sorted_keys[rows] = np.take_along_axis(keys[rows], order[rows], axis=1)
+    return order, sorted_keys
+
+
 def rank_scores(
     scores: np.ndarray | Sequence[Sequence[float]],
     labels: np.ndarray | Sequence[Sequence[int]],
@@ -198,26 +327,8 @@ def rank_scores(
     """Validate inputs and sort every query's candidates by descending score (see module docstring)."""
     _check_tie_mode(ties)
     s, y, m = validate(scores, labels, mask, require_positive=require_positive)
-    keyed = np.where(m, -s, np.inf)  # padding sorts last
-    order = np.argsort(keyed, axis=1, kind="stable")  # stable: exact ties keep pool order (paper D.2)
-    sorted_keys = np.take_along_axis(keyed, order, axis=1)
-    valid = np.take_along_axis(m, order, axis=1)
-    ranked_labels = np.take_along_axis(y, order, axis=1)
-    if ties == "expected":
-        start, size = _tie_groups(sorted_keys, valid)
-    else:
-        start = np.broadcast_to(np.arange(s.shape[1]), s.shape).astype(np.int64)
-        size = np.ones(s.shape, dtype=np.int64)
-    return Ranked(
-        order=order,
-        labels=ranked_labels,
-        valid=valid,
-        n_pos=y.sum(axis=1).astype(np.int64),
-        n_valid=m.sum(axis=1).astype(np.int64),
-        group_start=start,
-        group_size=size,
-        ties=ties,
-    )
+    keyed = np.where(m, -s, np.inf)  # padding sorts last; stable ties keep pool order (paper D.2)
+    return Ranked(pool_labels=y, mask=m, ties=ties, keys=keyed)
 
 
 def rank_from_order(order: np.ndarray, labels: np.ndarray, mask: np.ndarray | None = None) -> Ranked:
@@ -228,14 +339,4 @@ def rank_from_order(order: np.ndarray, labels: np.ndarray, mask: np.ndarray | No
     order = np.asarray(order, dtype=np.int64)
     y = np.asarray(labels).astype(np.int8)
     m = np.ones(order.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-    shape = order.shape
-    return Ranked(
-        order=order,
-        labels=np.take_along_axis(y, order, axis=1),
-        valid=np.take_along_axis(m, order, axis=1),
-        n_pos=y.sum(axis=1).astype(np.int64),
-        n_valid=m.sum(axis=1).astype(np.int64),
-        group_start=np.broadcast_to(np.arange(shape[1]), shape).astype(np.int64),
-        group_size=np.ones(shape, dtype=np.int64),
-        ties="stable",
-    )
+    return Ranked(pool_labels=y, mask=m, ties="stable", order=order)

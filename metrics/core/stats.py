@@ -47,10 +47,11 @@ def bootstrap_means(
     x = _vector(values, "values")
     rng = np.random.default_rng(seed)
     out = np.empty(n_resamples, dtype=np.float64)
+    index_type = np.int16 if x.size <= np.iinfo(np.int16).max else np.int64  # smaller draws are faster
     chunk = max(1, 4_000_000 // x.size)  # bound memory: at most ~4M drawn indices at a time
     for lo in range(0, n_resamples, chunk):
         hi = min(n_resamples, lo + chunk)
-        out[lo:hi] = x[rng.integers(0, x.size, size=(hi - lo, x.size))].mean(axis=1)
+        out[lo:hi] = x[rng.integers(0, x.size, size=(hi - lo, x.size), dtype=index_type)].mean(axis=1)
     return out
 
 
