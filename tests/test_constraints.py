@@ -216,3 +216,47 @@ def test_gate_violation_counter_catches_a_mislabelled_candidate(small_build) -> 
     roles[roles.index(n.POSITIVE)] = n.RANDOM  # a positive relabelled as a negative
     row["candidate_roles"] = roles
     assert constraints_audit(catalog, [row])["gate_violations"] == 1
+
+
+def test_vectorised_gate_matches_the_python_evaluator_on_built_queries(small_build) -> None:
+    catalog, result = small_build
+    for row in result.tables["constraints_fashion"]:
+        conditions = [Condition.from_row(c) for c in row["conditions"]]
+        reference = catalog.index[row["query_image_id"]]
+        vector = statuses(catalog, reference, conditions).worst.tolist()
+        ref_attrs = catalog.items[reference].attributes
+        assert vector == [rule_status(catalog.schema, ref_attrs, i.attributes, conditions) for i in catalog.items]
+
+
+CAR = {"body_type": "SUV", "colour": "red", "view": "rear", "setting": "street", "brand": "Ford", "year": "2010",
+       "model": "Explorer"}
+
+
+def cars(items: dict[str, dict[str, str]]) -> Catalog:
+    rows = [Item(i, i, {**CAR, **changes}) for i, changes in items.items()]
+    return Catalog("cars", rows, source="hand", renderer=render_item)
+
+
+def test_planner_never_discloses_the_reference_value() -> None:
+    fillers = {f"sedan{i}": {"body_type": "Sedan", "colour": c} for i, c in enumerate(["black", "white", "grey"])}
+    # the only one-attribute change of "rear" is "rear three-quarter", whose request would name "rear" (paper A.2)
+    only = cars({"ref": {}, "target": {"view": "rear three-quarter"}, **fillers})
+    planner = Planner(only, pool_size=2, rng=np.random.default_rng(0))
+    planner.references = np.array([0])  # plan from "ref" only
+    with pytest.raises(ValueError, match="no reference/target pair"):
+        planner.plan("q0", "D1")
+    both = cars({"ref": {}, "target": {"view": "rear three-quarter"}, "front": {"view": "front"}, **fillers})
+    planner = Planner(both, pool_size=2, rng=np.random.default_rng(0))
+    planner.references = np.array([0])
+    plan, _ = planner.plan("q0", "D1")
+    assert plan.conditions == (Condition("view", "P", "front"),) and "rear" not in plan.request
+
+
+def test_cars_year_is_never_a_negative_condition() -> None:
+    catalog = cars({"ref": {}, "newer": {"year": "2012"}, **{f"x{i}": {"body_type": "Van"} for i in range(3)}})
+    planner = Planner(catalog, pool_size=2, rng=np.random.default_rng(0))
+    planner.references = np.array([0, 1])
+    with pytest.raises(ValueError, match="no reference/target pair"):
+        planner.plan("q0", "D2")  # the only difference is the year, which has no negative conditions
+    plan, _ = planner.plan("q1", "D1")
+    assert plan.conditions == (Condition("year", "P", "newer"),) and "newer model year" in plan.request

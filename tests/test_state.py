@@ -138,3 +138,14 @@ def test_state_audit(cars_build) -> None:
     assert audit["traps"] == sum(sum(r["candidate_trap"]) for r in rows)
     covered = sum(any(r["candidate_trap"]) for r in rows if r["session_type"] == "conflict")
     assert audit["trap_coverage"] == {"conflict_queries": 13, "with_trap": covered, "share": round(covered / 13, 4)}
+
+
+def test_comparative_revision_uses_the_opposite_direction() -> None:
+    catalog = fashion({"ref": {"length": "knee"}, "target": {"length": "maxi"}, "short": {"length": "mini"},
+                       "longer_green": {"length": "midi", "colour": "Green"}, **TEES})
+    p = QueryPlan("q0", "D1", 0, 1, (Condition("length", "P", "longer"),), pool=np.array([1, 5]),
+                  roles=[n.POSITIVE, n.RANDOM])
+    session = Session(catalog, p, ("conflict", 2), np.random.default_rng(0))
+    assert session.superseded == Condition("length", "P", "shorter")
+    assert {catalog.items[i].item_id for i in np.flatnonzero(session.traps)} == {"short"}
+    assert "shorter" in session.turns[0] and "longer" in session.turns[1] and "knee" not in " ".join(session.turns)
