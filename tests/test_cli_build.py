@@ -153,6 +153,14 @@ def test_build_scaled_dispatch_and_size_parsing(tmp_path: Path, capsys, monkeypa
     code, _, err = run(capsys, "build", "scaled", "--src", str(src), "--out", str(tmp_path / "c"), "--size", "big")
     assert code == 2 and "--size 'big': expected a positive integer or 'full'" in err
 
+    def too_big(src, out, size, *, seed, overwrite):
+        raise ValueError("cars-0000: only 1399 eligible candidates, pool size 1500 requested")
+
+    monkeypatch.setattr(scaling, "scale_folder", too_big)
+    code, _, err = run(capsys, "build", "scaled", "--src", str(src), "--out", str(tmp_path / "d"), "--size", "1500")
+    assert (code, err) == (2, f"triad build: error: {src}: cars-0000: only 1399 eligible candidates, pool size 1500 "
+                              "requested\n")
+
 
 def test_build_ark_kinds_dispatch(tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
     import ark_dataset.importer as importer

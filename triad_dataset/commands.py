@@ -126,7 +126,10 @@ def _build_scaled(args: argparse.Namespace) -> int:
         size = int(args.size)
     else:
         raise TriadError(f"--size {args.size!r}: expected a positive integer or 'full'")
-    path = scale_folder(args.src, args.out, size, seed=args.seed, overwrite=args.overwrite)
+    try:
+        path = scale_folder(args.src, args.out, size, seed=args.seed, overwrite=args.overwrite)
+    except ValueError as exc:  # e.g. fewer eligible products than the requested pool size: a user-input problem
+        raise TriadError(f"{args.src}: {exc}") from exc
     return _report_validation(path)
 
 
