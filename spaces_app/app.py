@@ -51,6 +51,10 @@ ABOUT = """### How submissions work
 Statistics follow the paper: 95% query-bootstrap percentile intervals (3,000 resamples), two-sided Wilcoxon
 signed-rank tests with Holm correction over the compared subsets, rank-biserial effect sizes.
 """
+SUBMIT_HELP = """Upload what `triad run` wrote: the `rankings/*.parquet` files and `results.json`, or one zip of the
+run folder. TRIAD needs the six main subsets (Self/Same optional); ARK needs every subtype the server holds.
+The server checks and rescores everything; the status below names any problem. Nothing is stored on rejection.
+"""
 CSS = """
 .gradio-container {max-width: 1280px !important}
 #status textarea {font-family: ui-monospace, monospace; font-size: 13px}
@@ -112,6 +116,7 @@ class Leaderboard:
 def build_app(settings: Settings | None = None) -> gr.Blocks:
     """The Blocks app; endpoints /submit and /leaderboard are stable API names."""
     lb = Leaderboard(settings or Settings.from_env())
+    print(lb.status_line(), file=sys.stderr)
     main_labels = [views.display(c) for c in MAIN]
 
     # --- view functions ---------------------------------------------------------------------------------
@@ -228,8 +233,9 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                 with gr.Accordion("Details: bootstrap intervals and metadata", open=False):
                     detail_pick = gr.Dropdown(label="Submission", choices=[])
                     with gr.Row():
-                        meta_df = gr.Dataframe(label="Metadata", interactive=False, datatype="str", wrap=True)
-                        detail_df = gr.Dataframe(label="Per subset (95% bootstrap interval)", interactive=False)
+                        meta_df = gr.Dataframe(label="Metadata", interactive=False, datatype="str", wrap=True, scale=2)
+                        detail_df = gr.Dataframe(label="Per subset (95% bootstrap interval)", interactive=False,
+                                                 scale=3)
             with gr.Tab("Reference tasks", id="reference"):
                 gr.Markdown("Self and Same are reference tasks (paper §3): reported separately, not part of the "
                             "main table.")
@@ -264,6 +270,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                 ark_skill_df = gr.Dataframe(label="R@1 by reasoning skill", interactive=False, datatype="str")
                 ark_sub_df = gr.Dataframe(label="R@1 per subtype", interactive=False, datatype="str")
             with gr.Tab("Submit", id="submit"):
+                gr.Markdown(SUBMIT_HELP)
                 files = gr.File(label="rankings/*.parquet + results.json, or a zip of the run folder",
                                 file_count="multiple", file_types=[".parquet", ".json", ".zip"], type="filepath")
                 with gr.Row():

@@ -254,8 +254,11 @@ def submit_files(db: Database, golds: gold_mod.GoldStore, paths: Sequence[str | 
                               f"{rate_limit.window_s:.0f} s per submitter); try again later. Nothing was stored.")
     db.record_attempt(meta.submitter, accepted=False)
     try:
+        known = golds.known_configs()
+        if not known:
+            raise v.SubmissionError("this server holds no gold data (set TRIAD_SPACE_DATA / TRIAD_SPACE_ARK_DATA)")
         uploads = v.read_uploads(paths, limits)
-        parsed = v.parse_uploads(uploads, limits, golds.known_configs())
+        parsed = v.parse_uploads(uploads, limits, known)
         benchmark = parsed.benchmark()
         gold = golds.get(benchmark)
         digest = parsed.digest()
