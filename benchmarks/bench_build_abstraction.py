@@ -98,7 +98,7 @@ def jpeg(k: int, size: tuple[int, int] = (256, 240)) -> bytes:
     return buf.getvalue()
 
 
-def write_folder(g: NounGraph, classes: list[int], root: Path) -> int:
+def write_stand_in_folder(g: NounGraph, classes: list[int], root: Path) -> int:
     rng = random.Random(1)
     first = {}
     for k, node in enumerate(classes):
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.keep and tmp.exists():
             shutil.rmtree(tmp)
-        files, wall, cpu = timed(lambda: write_folder(g, classes, tmp))
+        files, wall, cpu = timed(lambda: write_stand_in_folder(g, classes, tmp))
         stages.append(Stage(f"write stand-in folder ({len(classes):,} classes, {files:,} files)", wall, cpu, peak_rss()))
         images, wall, cpu = timed(lambda: read_image_folder(tmp, known_wnids=g.index, progress=False))
         alt = timed(lambda: read_with_full_decode(tmp, g.index))[1]
