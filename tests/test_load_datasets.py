@@ -80,3 +80,6 @@ def test_every_mini_config_loads_offline(mini_triad_dir: Path, tmp_path: Path) -
         if config in n.TASK_CONFIGS:
             assert ds.num_rows >= 100, config  # issue 2 item 4: every config has >= 100 queries
             assert len(ds[0]["candidate_ids"]) == n.POOL_SIZE, config
+        picture = ds[0]["query_image" if config in n.TASK_CONFIGS else "image"]
+        has_picture = config not in (n.CONCEPTS_CORPUS, *n.ABSTRACTION_CONFIGS[1:], n.SELF_CONFIGS[1])
+        assert isinstance(picture, Image.Image) == has_picture, config  # pictures decode; text-only rows have none
