@@ -315,21 +315,25 @@ def gate_violations(catalog: Catalog, rows: Sequence[Mapping[str, Any]]) -> int:
     return bad
 
 
-def constraints_audit(catalog: Catalog, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    profiles = {p: 0 for p in names.PROFILES}
+def mix_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Profile mix (paper A.2) and P/N condition counts of product query rows."""
+    profiles = dict.fromkeys(names.PROFILES, 0)
     polarity = dict.fromkeys(names.POLARITIES, 0)
     for row in rows:
         profiles[row["profile"]] += 1
         for c in row["conditions"]:
             polarity[c["polarity"]] += 1
+    return {"profile_mix": profiles, "conditions": polarity}
+
+
+def constraints_audit(catalog: Catalog, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     n = max(len(rows), 1)
     return {
         "queries": len(rows),
         "mean_positives": round(sum(len(r["positive_ids"]) for r in rows) / n, 4),
         "mean_per_role": role_means(rows),
         "pool_sizes": sorted({len(r["candidate_ids"]) for r in rows}),
-        "profile_mix": profiles,
-        "conditions": polarity,
+        **mix_figures(rows),
         "gate_violations": gate_violations(catalog, rows),
     }
 

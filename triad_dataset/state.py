@@ -25,6 +25,7 @@ from triad_dataset.constraints import (
     QueryPlan,
     base_query_row,
     gate_violations,
+    mix_figures,
     role_means,
     scaled_counts,
 )
@@ -219,6 +220,7 @@ def state_audit(catalog: Catalog, plans: Sequence[QueryPlan], rows: Sequence[dic
         "queries": len(rows),
         "mean_positives": round(sum(len(r["positive_ids"]) for r in rows) / n, 4),
         "mean_per_role": role_means(rows),
+        **mix_figures(rows),
         "session_mix": mix,
         "traps": flags,
         "exclusive_traps": exclusive,
