@@ -8,9 +8,11 @@ products and random images of other products up to `pool_size`, shuffled. The re
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from triad_dataset import names
 from triad_dataset.catalog import Catalog
@@ -27,18 +29,19 @@ def same_references(catalog: Catalog, n_queries: int, rng: np.random.Generator) 
     if len(eligible) == 0:
         raise ValueError(f"{catalog.source}: no product has two images; the Same task needs several per product")
     order = eligible[rng.permutation(len(eligible))]
-    chosen, seen_products, seen_items = [], set(), set()
-    for round_ in range(int(counts.max())):
+    chosen: list[int] = []
+    used: set[int] = set()
+    per_product: Counter[int] = Counter()
+    for round_ in range(int(counts.max())):  # round r uses each product at most r + 1 times
         for position in order:
             if len(chosen) == n_queries:
                 return chosen
             product = int(products[position])
-            if position in seen_items or (round_ == 0 and product in seen_products):
+            if int(position) in used or per_product[product] > round_:
                 continue
-            if round_ == 0 or sum(1 for c in chosen if products[c] == product) <= round_:
-                chosen.append(int(position))
-                seen_items.add(int(position))
-                seen_products.add(product)
+            chosen.append(int(position))
+            used.add(int(position))
+            per_product[product] += 1
     if len(chosen) < n_queries:
         raise ValueError(f"{catalog.source}: only {len(chosen)} Same references available, {n_queries} requested")
     return chosen
@@ -52,7 +55,8 @@ def build_same(catalog: Catalog, n_queries: int, images: ImageCache, *, pool_siz
     products = catalog.product_codes
     templates = names.SAME_TEMPLATES[domain]
     rows = []
-    for i, reference in enumerate(same_references(catalog, n_queries, rng)):
+    references = same_references(catalog, n_queries, rng)
+    for i, reference in enumerate(tqdm(references, desc=f"same_{domain}", unit="query", leave=False)):
         own = products == products[reference]
         positive = np.flatnonzero(own & (np.arange(len(catalog)) != reference))
         others = np.flatnonzero(~own)

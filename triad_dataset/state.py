@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from triad_dataset import names
 from triad_dataset.catalog import Catalog
@@ -157,7 +158,8 @@ def build_state(catalog: Catalog, plans: Sequence[QueryPlan], images: ImageCache
     rng = np.random.default_rng([names.STATE_SEED, seed, names.DOMAINS.index(domain)])  # paper A.3: seed 42
     sessions = assign_sessions(plans, rng)
     rows, built = [], []
-    for plan, session_kind in zip(plans, sessions, strict=True):
+    pairs = list(zip(plans, sessions, strict=True))
+    for plan, session_kind in tqdm(pairs, desc=f"state_{domain}", unit="query", leave=False):
         session = Session(catalog, plan, session_kind, rng)
         pool, roles, flags = trap_pool(session, domain, rng)
         items = catalog.items
