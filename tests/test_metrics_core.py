@@ -311,6 +311,10 @@ def test_bad_ragged_input_names_the_query() -> None:
         pad_ragged([[0.1], [0.2]], [[1]])
     with pytest.raises(ValueError, match="query 0: has no candidate"):
         pad_ragged([[]], [[]])
+    with pytest.raises(ValueError, match="no queries"):
+        pad_ragged([], [])
+    with pytest.raises(ValueError, match="no queries"):
+        rank_scores(np.zeros((0, 3)), np.zeros((0, 3)))
 
 
 def test_ragged_pools_ignore_padding() -> None:

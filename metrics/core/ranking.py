@@ -212,6 +212,8 @@ def validate(
     y_raw = np.asarray(labels)
     if s.ndim != 2:
         raise ValueError(f"scores must be a 2-D [queries, candidates] array, got shape {s.shape}")
+    if s.shape[0] == 0:
+        raise ValueError("no queries: the mean of an empty set of queries is undefined")
     if y_raw.shape != s.shape:
         raise ValueError(f"labels shape {y_raw.shape} differs from scores shape {s.shape}")
     m = np.ones(s.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
@@ -255,6 +257,8 @@ def pad_ragged(
     """
     if len(scores) != len(labels):
         raise ValueError(f"{len(scores)} score lists but {len(labels)} label lists")
+    if len(scores) == 0:
+        raise ValueError("no queries: the mean of an empty set of queries is undefined")
     lengths = []
     for q, (sq, yq) in enumerate(zip(scores, labels, strict=True)):
         if isinstance(sq, (str, bytes)) or not hasattr(sq, "__len__"):
