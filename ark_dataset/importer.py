@@ -5,7 +5,7 @@ Expected layout (one folder per subtype; folder names in snake_case or the paper
     SRC/<subtype>/queries.jsonl   one JSON object per line:
         query_id            string, unique within the subtype                          (required)
         query_text          string or null                                             (text and/or image)
-        query_image         image path relative to SRC/<subtype>/, or null             (text and/or image)
+        query_image         image path (relative to SRC/<subtype>/ or SRC/), or null   (text and/or image)
         positive_id         the item_id of the one positive (a one-element list is accepted)   (required)
         hard_negative_ids   list of item_ids (default [])
         cognitive_demand    perception_only | knowledge_intensive | reasoning_intensive | both (required)
@@ -13,7 +13,7 @@ Expected layout (one folder per subtype; folder names in snake_case or the paper
                             fine_grained_visual, conceptual_abstraction                (required)
         domain, subtype     optional; when given they must match the folder
     SRC/<subtype>/gallery.jsonl   item_id (required), text (string or null), image (path or null), modality (optional)
-    SRC/<subtype>/<any folders>/  the image files the rows point to
+    SRC/<subtype>/<any folders>/  the image files the rows point to (paths relative to SRC/<subtype>/, or to SRC/)
 
 Labels are matched loosely: case, spaces and hyphens do not matter and a trailing "reasoning" is dropped, so
 "Fine-Grained Visual Reasoning" reads as `fine_grained_visual` and "Both" as `both`. When the release names its
@@ -126,6 +126,14 @@ def _field(row: Mapping[str, Any], field: str, mapping: Mapping[str, str]) -> An
     return row.get(mapping.get(field, field))
 
 
+def _image_path(base: Path, value: str) -> Path | None:
+    """The file a row's image path names: relative to SRC/<subtype>/, else to SRC/; None if it leaves SRC/."""
+    root = base.parent.resolve()
+    candidates = [(base / value).resolve(), (base.parent / value).resolve()]
+    inside = [c for c in candidates if c.is_relative_to(root)]
+    return next((c for c in inside if c.is_file()), inside[0] if inside else None)
+
+
 def _load_image(base: Path, value: Any, where: str, problems: _Problems) -> dict[str, Any] | None:
     """Image cell from a relative path: the file's own bytes, after checking that it decodes."""
     from PIL import Image
@@ -135,9 +143,9 @@ def _load_image(base: Path, value: Any, where: str, problems: _Problems) -> dict
     if not isinstance(value, str):
         problems.add(f"{where}: image must be a relative file path, got {type(value).__name__}")
         return None
-    path = (base / value).resolve()
-    if not path.is_relative_to(base.resolve()):
-        problems.add(f"{where}: image path {value!r} leaves the subtype folder")
+    path = _image_path(base, value)
+    if path is None:
+        problems.add(f"{where}: image path {value!r} leaves the release folder")
         return None
     try:
         data = path.read_bytes()

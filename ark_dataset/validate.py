@@ -48,13 +48,15 @@ def check_gallery(subtype: str, items: Sequence[Row]) -> tuple[list[str], set[st
     """Messages about the gallery rows, and the set of valid item ids."""
     problems: list[str] = []
     counts = Counter(row.get("item_id") for row in items)
+    reported: set[str] = set()
     for number, row in enumerate(items):
         item_id = row.get("item_id")
         if not isinstance(item_id, str) or not item_id:
             problems.append(f"{subtype}{GALLERY_SUFFIX} / row {number}: missing item_id")
             continue
         where = f"{subtype}{GALLERY_SUFFIX} / {item_id}"
-        if counts[item_id] > 1 and row is next(r for r in items if r.get("item_id") == item_id):
+        if counts[item_id] > 1 and item_id not in reported:
+            reported.add(item_id)
             problems.append(f"{where}: duplicate item_id ({counts[item_id]} rows)")
         modality = row.get("modality")
         expected = expected_modality(_has(row.get("text")), _has(row.get("image")))

@@ -75,6 +75,12 @@ def test_import_release(tmp_path):
     assert "Imported from the release files in `release`" in (out / "README.md").read_text()
 
 
+def test_image_paths_relative_to_the_release_root(tmp_path):
+    src = write_release(tmp_path / "release", gallery=_item(image="Metro/images/m2.jpg"))
+    out = import_release(src, tmp_path / "ark")
+    assert read_rows(out, "metro_gallery")[0]["image"] == {"bytes": jpeg_bytes(), "path": "m2.jpg"}
+
+
 def test_field_mapping(tmp_path):
     queries = [{"id": q["query_id"], "question": q.get("query_text"), "img": q.get("query_image"),
                 "answer": q["positive_id"], "cognitive_demand": q["cognitive_demand"],
@@ -138,8 +144,8 @@ MALFORMED = [
      f"{G}:1: metro_gallery / m1: image 'images/broken.png' does not decode"),
     ("missing image", {"gallery": _item(image="images/none.png")},
      f"{G}:1: metro_gallery / m1: cannot read image 'images/none.png'"),
-    ("image outside the folder", {"gallery": _item(image="../secret.png")},
-     f"{G}:1: metro_gallery / m1: image path '../secret.png' leaves the subtype folder"),
+    ("image outside the folder", {"gallery": _item(image="../../secret.png")},
+     f"{G}:1: metro_gallery / m1: image path '../../secret.png' leaves the release folder"),
     ("modality contradicts", {"gallery": _item(modality="text")},
      f"{G}:1: metro_gallery / m1: modality 'text' but the item has image"),
     ("positive not in gallery", {"queries": _query(positive_id="nope")}, "metro / q1: positive 'nope' is not in metro_gallery"),
