@@ -93,15 +93,15 @@ def test_overwrite_refuses_a_folder_that_is_not_a_dataset(tmp_path: Path) -> Non
 
 def test_failure_mid_write_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
-    real = folder.table_bytes
+    real = folder.write_shard
 
-    def failing(config, rows, features):
+    def failing(directory, config, rows, features):
         calls.append(config)
         if len(calls) == 3:
             raise RuntimeError("disk full (injected)")
-        return real(config, rows, features)
+        return real(directory, config, rows, features)
 
-    monkeypatch.setattr(folder, "table_bytes", failing)
+    monkeypatch.setattr(folder, "write_shard", failing)
     with pytest.raises(RuntimeError, match="injected"):
         write_toy(tmp_path / "triad")
     assert list(tmp_path.iterdir()) == []  # neither the folder nor a temp dir
@@ -124,7 +124,7 @@ def test_unknown_column_and_bad_values_name_the_config_and_row(tmp_path: Path) -
         write_toy(tmp_path / "a", tables)
     tables = toy_tables()
     tables[n.DOMAIN_CORPUS["cars"]][0]["year"] = ["not", "a", "string"]
-    with pytest.raises(ValueError, match="cars_items: rows do not match the config's features"):
+    with pytest.raises(ValueError, match=r"cars_items / cars-00: column year does not match the config's features \(string\)"):
         write_toy(tmp_path / "b", tables)
     assert list(tmp_path.iterdir()) == []
 

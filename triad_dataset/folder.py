@@ -101,7 +101,8 @@ def _image_columns(features: Mapping[str, Any]) -> list[str]:
     return [name for name, feature in features.items() if isinstance(feature, Image)]
 
 
-def _prepare_rows(config: str, rows: Sequence[Mapping[str, Any]], features: Mapping[str, Any]) -> list[dict]:
+def _prepare_rows(config: str, rows: Sequence[Mapping[str, Any]], features: Mapping[str, Any], offset: int = 0
+                  ) -> list[dict]:
     """Fill missing columns with None, encode images and JSON columns; an unknown column is a ValueError."""
     columns = list(features)
     known = set(columns)
@@ -110,7 +111,7 @@ def _prepare_rows(config: str, rows: Sequence[Mapping[str, Any]], features: Mapp
     for index, row in enumerate(rows):
         extra = set(row) - known
         if extra:
-            row_id = row.get("query_id", row.get("item_id", index))
+            row_id = row.get("query_id", row.get("item_id", offset + index))
             raise ValueError(f"{config} / {row_id}: columns not in the config's features: {sorted(extra)}")
         out = {}
         for column in columns:
@@ -124,17 +125,45 @@ def _prepare_rows(config: str, rows: Sequence[Mapping[str, Any]], features: Mapp
     return prepared
 
 
-def table_bytes(config: str, rows: Sequence[Mapping[str, Any]], features: Any) -> tuple[bytes, int]:
-    """(parquet bytes, in-memory Arrow size) of one config; the bytes are deterministic for identical inputs."""
-    prepared = _prepare_rows(config, rows, features)
-    try:
-        table = pa.Table.from_pylist(prepared, schema=features.arrow_schema)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
-        raise ValueError(f"{config}: rows do not match the config's features: {exc}") from exc
+def _row_error(config: str, prepared: Sequence[dict], schema: pa.Schema, offset: int) -> ValueError:
+    """A ValueError naming the first row (and column) of a chunk that does not fit the schema."""
+    for index, row in enumerate(prepared):
+        for field in schema:
+            try:
+                pa.array([row[field.name]], type=field.type)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
+                row_id = row.get("query_id", row.get("item_id", offset + index))
+                return ValueError(f"{config} / {row_id}: column {field.name} does not match the config's features "
+                                  f"({field.type}): {exc}")
+    return ValueError(f"{config}: rows {offset}-{offset + len(prepared) - 1} do not match the config's features")
+
+
+def write_shard(directory: Path, config: str, rows: Sequence[Mapping[str, Any]], features: Any) -> tuple[str, int]:
+    """Write one config's parquet shard into `directory`; returns (shard file name, in-memory Arrow size).
+
+    Rows are converted and written one row group at a time, so memory stays near the size of the rows themselves;
+    the file is then hashed (streamed) and renamed to its content-hashed name. Identical inputs give identical bytes.
+    """
+    schema = features.arrow_schema
     group = IMAGE_ROW_GROUP if _image_columns(features) else ROW_GROUP
-    buffer = io.BytesIO()
-    pq.write_table(table, buffer, row_group_size=group, compression=COMPRESSION)
-    return buffer.getvalue(), table.nbytes
+    partial = directory / f".{config}.partial"
+    num_bytes = 0
+    with pq.ParquetWriter(partial, schema, compression=COMPRESSION) as writer:
+        for start in range(0, len(rows), group):
+            prepared = _prepare_rows(config, rows[start:start + group], features, offset=start)
+            try:
+                chunk = pa.Table.from_pylist(prepared, schema=schema)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
+                raise _row_error(config, prepared, schema, start) from exc
+            writer.write_table(chunk, row_group_size=group)
+            num_bytes += chunk.nbytes
+    digest = hashlib.sha256()
+    with partial.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    shard = shard_name(digest.hexdigest())
+    os.replace(partial, directory / shard)
+    return shard, num_bytes
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
@@ -196,11 +225,9 @@ def _write_files(tmp: Path, tables: Mapping[str, Sequence[Mapping]], features: M
     shards: dict[str, str] = {}
     counts: dict[str, tuple[int, int]] = {}
     for config in tqdm(list(tables), desc="writing parquet", unit="config", leave=False):
-        data, num_bytes = table_bytes(config, tables[config], features[config])
-        shard = shard_name(hashlib.sha256(data).hexdigest())
-        target = tmp / DATA_DIR / config / shard
-        target.parent.mkdir(parents=True)
-        target.write_bytes(data)
+        target = tmp / DATA_DIR / config
+        target.mkdir(parents=True)
+        shard, num_bytes = write_shard(target, config, tables[config], features[config])
         shards[config], counts[config] = shard, (len(tables[config]), num_bytes)
     (tmp / CARD_NAME).write_text(card_with_configs(card, shards, features, counts), encoding="utf-8")
     (tmp / AUDIT_NAME).write_text(json.dumps(audit, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
