@@ -173,9 +173,9 @@ def topk_counts(r: Ranked, pool_flags: np.ndarray, k: int) -> tuple[np.ndarray, 
     """
     k = _check_k(k)
     flags = np.asarray(pool_flags, dtype=bool) & r.mask
-    total = flags.sum(axis=1).astype(np.float64)
+    total = np.count_nonzero(flags, axis=1).astype(np.float64)
     if r.stable:  # only the top-k set is needed, not a full sort
-        return (flags & r.in_top_k(k)).sum(axis=1).astype(np.float64), total
+        return np.count_nonzero(flags & r.in_top_k(k), axis=1).astype(np.float64), total
     return r.soft(r.take(flags))[:, :k].sum(axis=1), total
 
 

@@ -133,8 +133,11 @@ class Ranked:
             # rank = 1 + #(better keys) + #(equal keys earlier in the pool): a stable sort without sorting
             own = self._keys[rows, cols][:, None]
             pool = self._keys[rows]
-            earlier = np.arange(n_c)[None, :] < cols[:, None]
-            ranks = 1 + (pool < own).sum(axis=1) + ((pool == own) & earlier).sum(axis=1)
+            ranks = 1 + np.count_nonzero(pool < own, axis=1)
+            tied = np.flatnonzero(np.count_nonzero(pool <= own, axis=1) + 1 - ranks > 1)  # equal keys besides itself
+            if tied.size:
+                earlier = np.arange(n_c)[None, :] < cols[tied, None]
+                ranks[tied] += np.count_nonzero((pool[tied] == own[tied]) & earlier, axis=1)
             out[rows, slot] = ranks
             out.sort(axis=1)
         else:
