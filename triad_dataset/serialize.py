@@ -9,6 +9,8 @@ comparative for ordered attributes), a negative one names the value it excludes 
 'Product info: gender: Women, brand: Aurora, year: 2012, season: Summer'
 >>> phrase("fashion", "colour", "P", "Navy Blue"), phrase("fashion", "length", "P", "longer")
 ('in navy blue', 'in a longer length')
+>>> phrase("cars", "year", "P", "older"), phrase("fashion", "colour", "N", "Multi")
+('in an older model year', 'not in multicolour')
 >>> state_query_text("cars", {"brand": "Ford", "year": "2010"}, ["Show me this in red.", "Actually, blue."])
 'Reference product info: brand: Ford, year: 2010. User conversation: [Round 1] User: Show me this in red. [Round 2] User: Actually, blue.'
 """
@@ -51,6 +53,8 @@ def state_query_text(domain: str, reference: Mapping[str, str], turns: Sequence[
     return prefix + " ".join(rounds)
 
 
+_SPOKEN = {"Multi": "multicolour"}  # how a request says a value when the label is not a word
+
 # --- disclosure check (paper A.2: a positive request never reveals the reference's own value) -----------------
 
 
@@ -74,41 +78,44 @@ def reveals_reference(reference: Mapping[str, str], conditions: Sequence, text: 
     named = {_words(c.value) for c in conditions}
     for c in conditions:
         value = reference.get(c.attribute, NOT_APPLICABLE)
-        if c.polarity == POS and value and _words(value) not in named and mentions(text, value):
-            return True
+        if c.polarity == POS and value and _words(value) not in named:
+            if mentions(text, value) or mentions(text, _SPOKEN.get(value, value)):
+                return True
     return False
 
 
 # --- condition phrases (paper A.2: P names only the target; N may name the excluded value) ----------------------
 
 _POSITIVE = {
-    "colour": "in {v}", "pattern": "with a {v} pattern", "sleeve_length": "with {v} sleeves",
-    "length": "in a {v} length", "view": "seen from the {v}", "setting": "photographed in a {v} setting",
-    "brand": "made by {v}", "year": "in a {v} model year",
+    "colour": "in {v}", "pattern": "with {a} {v} pattern", "sleeve_length": "with {v} sleeves",
+    "length": "in {a} {v} length", "view": "seen from the {v}", "setting": "photographed in {a} {v} setting",
+    "brand": "made by {v}", "year": "in {a} {v} model year",
 }
 _NEGATIVE = {
     "colour": "not in {v}", "pattern": "without the {v} pattern", "sleeve_length": "not with {v} sleeves",
-    "length": "not in the {v} length", "view": "not seen from the {v}", "setting": "not in a {v} setting",
+    "length": "not in the {v} length", "view": "not seen from the {v}", "setting": "not in {a} {v} setting",
     "brand": "not made by {v}", "year": "not from {v}",
 }
-# Fashion Product Images spells colours in title case; requests use lower case.
+# Fashion Product Images spells colours in title case; requests use lower case (and a word for "Multi").
 _LOWER = frozenset({"colour"})
 
 
 def phrase(domain: str, attribute: str, polarity: str, value: str) -> str:
     """The request phrase of one condition ("in navy blue", "without the striped pattern", "with longer sleeves")."""
     label = schema_for(domain).attribute(attribute).label
-    shown = value.lower() if attribute in _LOWER else value
+    shown = _SPOKEN.get(value, value)
+    shown = shown.lower() if attribute in _LOWER else shown
     table = _POSITIVE if polarity == POS else _NEGATIVE
     default = "with {label} {v}" if polarity == POS else "without {label} {v}"
-    return table.get(attribute, default).format(v=shown, label=label)
+    article = "an" if shown[:1].lower() in "aeiou" else "a"
+    return table.get(attribute, default).format(v=shown, label=label, a=article)
 
 
 def _join(parts: Sequence[str]) -> str:
     return " and ".join(parts)
 
 
-REQUEST_OPENERS = ("Show me this", "I'd like this", "Can I get this", "Find me this")
+REQUEST_OPENERS = ("Show me this", "I'd like this", "I want this", "Find me this")
 NEGATIVE_OPENERS = ("Find me something like this, but", "Show me similar ones, but", "I want one like this, but")
 
 
@@ -121,6 +128,8 @@ def request_text(positives: Sequence[str], negatives: Sequence[str], rng: np.ran
 
 
 FIRST_TURN = ("I'm looking for something like this, {p}.", "Show me this {p}.", "Can I see this {p}?")
+FIRST_TURN_NEGATIVE = ("I'm looking for something like this, but {p}.", "Show me similar ones, {p}.",
+                       "Something like this, please, {p}.")
 ADD_TURN = ("Also, {p}.", "Oh, and {p}, please.", "One more thing: {p}.")
 REVISE_TURN = (
     "Actually, change of plan for the {label}: {p} instead.",
@@ -129,7 +138,8 @@ REVISE_TURN = (
 )
 
 
-def turn_text(kind: str, phrase_text: str, rng: np.random.Generator, label: str = "") -> str:
+def turn_text(kind: str, phrase_text: str, rng: np.random.Generator, label: str = "", polarity: str = POS) -> str:
     """A dialogue turn: kind 'first' (opens the session), 'add' (adds a condition) or 'revise' (replaces one)."""
-    templates = {"first": FIRST_TURN, "add": ADD_TURN, "revise": REVISE_TURN}[kind]
+    first = FIRST_TURN if polarity == POS else FIRST_TURN_NEGATIVE
+    templates = {"first": first, "add": ADD_TURN, "revise": REVISE_TURN}[kind]
     return templates[int(rng.integers(len(templates)))].format(p=phrase_text, label=label)

@@ -74,7 +74,8 @@ class Session:
 
     def _natural(self) -> list[str]:
         order = [self.conditions[i] for i in self.rng.permutation(len(self.conditions))]
-        return [turn_text("first" if i == 0 else "add", self._phrase(c), self.rng) for i, c in enumerate(order)]
+        return [turn_text("first" if i == 0 else "add", self._phrase(c), self.rng, polarity=c.polarity)
+                for i, c in enumerate(order)]
 
     def _superseded(self, index: int, base: np.ndarray) -> Condition:
         """An earlier value for condition `index`; prefers one that some catalog items (traps) carry."""
@@ -118,7 +119,7 @@ class Session:
         c = self.conditions[index]
         self.conditions[index] = Condition(c.attribute, c.polarity, c.value, old_value=old.value)
         label = catalog.schema.attribute(c.attribute).label
-        first = turn_text("first", self._phrase(old), self.rng)
+        first = turn_text("first", self._phrase(old), self.rng, polarity=old.polarity)
         revise = turn_text("revise", self._phrase(c), self.rng, label=label)
         if len(self.conditions) == 1:  # two-turn conflict: state a value, then revise it
             return [first, revise]
@@ -127,7 +128,7 @@ class Session:
         if layout == 0:
             return [first, turn_text("add", self._phrase(other), self.rng), revise]
         if layout == 1:
-            return [turn_text("first", self._phrase(other), self.rng),
+            return [turn_text("first", self._phrase(other), self.rng, polarity=other.polarity),
                     turn_text("add", self._phrase(old), self.rng), revise]
         return [first, revise, turn_text("add", self._phrase(other), self.rng)]
 
