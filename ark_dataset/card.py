@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from ark_dataset.names import COGNITIVE_DEMANDS, DOMAIN_SUBTYPES, GALLERY_SUFFIX, MODALITIES, REASONING_SKILLS, SUBTYPES
 
@@ -45,7 +45,7 @@ def _front_matter(*, license_id: str, synthetic: bool, n_queries: int) -> str:
         f"pretty_name: {'ARK mini (synthetic)' if synthetic else 'ARK'}",
         f"license: {license_id}",
         "language:", "- en",
-        "task_categories:", "- text-retrieval", "- image-to-image",
+        "task_categories:", "- text-retrieval", "- visual-document-retrieval",
         "tags:", *(f"- {t}" for t in tags),
         "size_categories:", f"- {size}",
         "---",
@@ -100,9 +100,19 @@ a required relation. The full release has 1,750 queries and 36,858 gallery items
 """
 
 
-def mini_card(counts: Mapping[str, tuple[int, int]], *, seed: int) -> str:
-    """Card of the synthetic mini edition; `counts` maps each generated subtype to (queries, gallery items)."""
-    described = "\n".join(f"- `{s}`: {MINI_DESCRIPTIONS[s]}" for s in SUBTYPES if s in counts)
+def mini_card(counts: Mapping[str, tuple[int, int]], *, seed: int,
+              labels: Mapping[str, tuple[str, Sequence[str]]] | None = None) -> str:
+    """Card of the synthetic mini edition; `counts` maps each generated subtype to (queries, gallery items) and
+    `labels` to (cognitive demand, reasoning skills) of its queries."""
+    labels = labels or {}
+
+    def label_text(subtype: str) -> str:
+        if subtype not in labels:
+            return ""
+        demand, skills = labels[subtype]
+        return f" Labels: `{demand}`; " + ", ".join(f"`{k}`" for k in skills) + "."
+
+    described = "\n".join(f"- `{s}`: {MINI_DESCRIPTIONS[s]}{label_text(s)}" for s in SUBTYPES if s in counts)
     absent = ", ".join(f"`{s}`" for s in SUBTYPES if s not in counts)
     return (
         _front_matter(license_id="apache-2.0", synthetic=True, n_queries=sum(q for q, _ in counts.values()))

@@ -100,6 +100,12 @@ class _Problems:
             raise TriadError(f"{src}: {len(self.messages)} problem(s) in the release:\n  " + "\n  ".join(shown) + tail)
 
 
+def _progress(rows: list, path: Path) -> Iterable:
+    from tqdm.auto import tqdm
+
+    return tqdm(rows, desc=f"{path.parent.name}/{path.name}", unit="row", leave=False, disable=len(rows) < 200)
+
+
 def _read_jsonl(path: Path, problems: _Problems) -> list[tuple[int, dict[str, Any]]]:
     rows = []
     try:
@@ -179,7 +185,7 @@ def _optional_text(value: Any, name: str, where: str, problems: _Problems) -> st
 
 def _read_gallery(subtype: str, path: Path, mapping: Mapping[str, str], problems: _Problems) -> list[dict[str, Any]]:
     items = []
-    for number, row in _read_jsonl(path, problems):
+    for number, row in _progress(_read_jsonl(path, problems), path):
         item_id = _field(row, "item_id", mapping)
         if not isinstance(item_id, str) or not item_id:
             problems.add(f"{path}:{number}: {subtype}: missing or non-string item_id")
@@ -236,7 +242,7 @@ def _labels(row: Mapping[str, Any], mapping: Mapping[str, str], where: str, prob
 
 def _read_queries(subtype: str, path: Path, mapping: Mapping[str, str], problems: _Problems) -> list[dict[str, Any]]:
     rows = []
-    for number, row in _read_jsonl(path, problems):
+    for number, row in _progress(_read_jsonl(path, problems), path):
         query_id = _field(row, "query_id", mapping)
         if not isinstance(query_id, str) or not query_id:
             problems.add(f"{path}:{number}: {subtype}: missing or non-string query_id")

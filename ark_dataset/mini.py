@@ -26,6 +26,10 @@ GENERATORS: dict[str, ModuleType] = {
 }
 MINI_SUBTYPES: tuple[str, ...] = tuple(s for s in SUBTYPES if s in GENERATORS)  # paper order
 MINI_QUERIES = 100
+# (cognitive demand, reasoning skills) of each generated subtype, per ARK Appendix B (see each generator's LABELS).
+MINI_LABELS: dict[str, tuple[str, tuple[str, ...]]] = {
+    s: (m.LABELS.cognitive_demand, m.LABELS.reasoning_skills) for s, m in GENERATORS.items()
+}
 
 
 def build_subtype(subtype: str, *, seed: int = 0, n_queries: int = MINI_QUERIES) -> SubtypeBuild:
@@ -65,5 +69,5 @@ def build_ark_mini(out_dir: str | os.PathLike, *, seed: int = 0, overwrite: bool
     counts = {s: (f["queries"], f["gallery"]) for s, f in result.audit["subtypes"].items()}
     return write_folder(
         out_dir, result.tables, features={c: features_for(c) for c in result.tables},
-        card=mini_card(counts, seed=seed), audit=result.audit, overwrite=overwrite,
+        card=mini_card(counts, seed=seed, labels=MINI_LABELS), audit=result.audit, overwrite=overwrite,
     )

@@ -51,6 +51,7 @@ def test_card(folder):
     assert "Absent from this edition: " + ", ".join(f"`{s}`" for s in absent) + "." in card
     for subtype in MINI_SUBTYPES:
         assert f"- `{subtype}`: " in card
+    assert "(ARK B.5). Labels: `reasoning_intensive`; `logical`, `symbolic`." in card
     assert card.count("| absent |") == len(absent) == 12
 
 
