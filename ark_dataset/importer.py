@@ -132,6 +132,13 @@ def _field(row: Mapping[str, Any], field: str, mapping: Mapping[str, str]) -> An
     return row.get(mapping.get(field, field))
 
 
+def _hint(row: Mapping[str, Any], fields: tuple[str, ...], mapping: Mapping[str, str]) -> str:
+    """Names the row's fields nothing reads, so a missing-field message points at `--map`."""
+    read = {mapping.get(f, f) for f in fields}
+    unknown = sorted(k for k in row if k not in read)
+    return f" (unrecognised fields: {', '.join(unknown)}; rename them with --map FIELD=SOURCE)" if unknown else ""
+
+
 def _image_path(base: Path, value: str) -> Path | None:
     """The file a row's image path names: relative to SRC/<subtype>/, else to SRC/; None if it leaves SRC/."""
     root = base.parent.resolve()
@@ -188,14 +195,14 @@ def _read_gallery(subtype: str, path: Path, mapping: Mapping[str, str], problems
     for number, row in _progress(_read_jsonl(path, problems), path):
         item_id = _field(row, "item_id", mapping)
         if not isinstance(item_id, str) or not item_id:
-            problems.add(f"{path}:{number}: {subtype}: missing or non-string item_id")
+            problems.add(f"{path}:{number}: {subtype}: missing or non-string item_id{_hint(row, GALLERY_FIELDS, mapping)}")
             continue
         where = f"{path}:{number}: {subtype}{GALLERY_SUFFIX} / {item_id}"
         text = _optional_text(_field(row, "text", mapping), "text", where, problems)
         image = _load_image(path.parent, _field(row, "image", mapping), where, problems)
         modality = expected_modality(text is not None, image is not None)
         if _field(row, "text", mapping) in (None, "") and _field(row, "image", mapping) in (None, ""):
-            problems.add(f"{where}: item has neither text nor image")
+            problems.add(f"{where}: item has neither text nor image{_hint(row, GALLERY_FIELDS, mapping)}")
         given = _field(row, "modality", mapping)
         if given is not None and modality is not None and normalize_label(str(given)) != modality:
             problems.add(f"{where}: modality {given!r} but the item has {modality.replace('_', ' and ')}")
@@ -245,7 +252,7 @@ def _read_queries(subtype: str, path: Path, mapping: Mapping[str, str], problems
     for number, row in _progress(_read_jsonl(path, problems), path):
         query_id = _field(row, "query_id", mapping)
         if not isinstance(query_id, str) or not query_id:
-            problems.add(f"{path}:{number}: {subtype}: missing or non-string query_id")
+            problems.add(f"{path}:{number}: {subtype}: missing or non-string query_id{_hint(row, QUERY_FIELDS, mapping)}")
             continue
         where = f"{path}:{number}: {subtype} / {query_id}"
         for name, expected in (("subtype", subtype), ("domain", SUBTYPE_DOMAIN[subtype])):
@@ -259,7 +266,7 @@ def _read_queries(subtype: str, path: Path, mapping: Mapping[str, str], problems
         demand, skills = _labels(row, mapping, where, problems)
         raw_text, raw_image = _field(row, "query_text", mapping), _field(row, "query_image", mapping)
         if raw_text in (None, "") and raw_image in (None, ""):
-            problems.add(f"{where}: query has neither text nor image")
+            problems.add(f"{where}: query has neither text nor image{_hint(row, QUERY_FIELDS, mapping)}")
         text = _optional_text(raw_text, "query_text", where, problems)
         image = _load_image(path.parent, raw_image, where, problems)
         rows.append({

@@ -88,7 +88,8 @@ def test_field_mapping(tmp_path):
     src = write_release(tmp_path / "release", queries=queries)
     with pytest.raises(TriadError) as error:
         import_release(src, tmp_path / "ark")
-    assert "queries.jsonl:1: metro: missing or non-string query_id" in str(error.value)
+    assert ("queries.jsonl:1: metro: missing or non-string query_id (unrecognised fields: answer, id, img, question; "
+            "rename them with --map FIELD=SOURCE)") in str(error.value)
     mapping = parse_mapping(["query_id=id", "query=question", "query_image=img", "positive=answer"])
     assert mapping == {"query_id": "id", "query_text": "question", "query_image": "img", "positive_id": "answer"}
     out = import_release(src, tmp_path / "ark", mapping=mapping)
