@@ -10,7 +10,7 @@ TITLE = "ARK: A Dual-Axis Multimodal Retrieval Benchmark along Reasoning and Kno
 CITATION = """@misc{ark_benchmark,
   title  = {ARK: A Dual-Axis Multimodal Retrieval Benchmark along Reasoning and Knowledge},
   year   = {2026},
-  note   = {Authors, venue and identifier as given on the paper's title page}
+  note   = {Complete the authors and venue from the official ARK release}
 }"""
 DOMAIN_TITLES = {
     "visual_cognition": "Visual Cognition",
@@ -18,22 +18,6 @@ DOMAIN_TITLES = {
     "formal_science": "Formal Science",
     "humanities_social_science": "Humanities & Social Science",
     "engineering_technology": "Engineering & Technology",
-}
-# What each generated subtype of the mini edition contains (docs and card).
-MINI_DESCRIPTIONS = {
-    "spatial_cogmap": "bird's-eye maps of five objects on a 10x10 grid (unified icon set); the text query gives every "
-                      "object's position as seen from one edge of the room; hard negatives swap the coordinates of "
-                      "two adjacent objects (ARK B.1).",
-    "mathematics": "plots of f(x) = a·F(k·x) ± b·G(x) ± c; the query is the formula; hard negatives change one "
-                   "coefficient, sign or function and visibly change the curve (ARK B.3).",
-    "code_drawing": "TikZ-style drawing programs (query) and their renderings (gallery); hard negatives edit one line "
-                    "of the program and re-render it (ARK B.3).",
-    "calendar": "Gregorian month pages (1990-2049); the query states facts (year or decade, half of the year, number "
-                "of days, weekday of the 1st, leap year, month) that single out one page; each hard negative is a "
-                "real page violating exactly one stated fact (ARK B.4, Gregorian rather than lunar).",
-    "electronics": "4-input Boolean functions: expression queries retrieve rendered truth tables (negatives flip one "
-                   "output row); truth-table queries retrieve IEC gate diagrams (negatives swap one gate type) "
-                   "(ARK B.5).",
 }
 
 
@@ -100,10 +84,10 @@ a required relation. The full release has 1,750 queries and 36,858 gallery items
 """
 
 
-def mini_card(counts: Mapping[str, tuple[int, int]], *, seed: int,
+def mini_card(counts: Mapping[str, tuple[int, int]], *, seed: int, descriptions: Mapping[str, str],
               labels: Mapping[str, tuple[str, Sequence[str]]] | None = None) -> str:
-    """Card of the synthetic mini edition; `counts` maps each generated subtype to (queries, gallery items) and
-    `labels` to (cognitive demand, reasoning skills) of its queries."""
+    """Card of the synthetic mini edition; `counts` maps each generated subtype to (queries, gallery items),
+    `descriptions` to a sentence on how it is generated and `labels` to (cognitive demand, reasoning skills)."""
     labels = labels or {}
 
     def label_text(subtype: str) -> str:
@@ -112,7 +96,7 @@ def mini_card(counts: Mapping[str, tuple[int, int]], *, seed: int,
         demand, skills = labels[subtype]
         return f" Labels: `{demand}`; " + ", ".join(f"`{k}`" for k in skills) + "."
 
-    described = "\n".join(f"- `{s}`: {MINI_DESCRIPTIONS[s]}{label_text(s)}" for s in SUBTYPES if s in counts)
+    described = "\n".join(f"- `{s}`: {descriptions[s]}{label_text(s)}" for s in SUBTYPES if s in counts)
     absent = ", ".join(f"`{s}`" for s in SUBTYPES if s not in counts)
     return (
         _front_matter(license_id="apache-2.0", synthetic=True, n_queries=sum(q for q, _ in counts.values()))

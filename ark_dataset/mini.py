@@ -16,7 +16,7 @@ from ark_dataset.card import mini_card
 from ark_dataset.features import features_for
 from ark_dataset.generators import calendar_pages, code_drawing, electronics, mathematics, spatial_cogmap
 from ark_dataset.generators.base import SubtypeBuild, assemble
-from ark_dataset.names import GALLERY_SUFFIX, SUBTYPES
+from ark_dataset.names import GALLERY_SUFFIX, MINI_SUBTYPES
 from ark_dataset.validate import validate_tables
 from triad_dataset.errors import TriadError
 from triad_dataset.records import BuildResult
@@ -24,7 +24,6 @@ from triad_dataset.records import BuildResult
 GENERATORS: dict[str, ModuleType] = {
     module.SUBTYPE: module for module in (spatial_cogmap, mathematics, code_drawing, calendar_pages, electronics)
 }
-MINI_SUBTYPES: tuple[str, ...] = tuple(s for s in SUBTYPES if s in GENERATORS)  # paper order
 MINI_QUERIES = 100
 # (cognitive demand, reasoning skills) of each generated subtype, per ARK Appendix B (see each generator's LABELS).
 MINI_LABELS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -69,5 +68,6 @@ def build_ark_mini(out_dir: str | os.PathLike, *, seed: int = 0, overwrite: bool
     counts = {s: (f["queries"], f["gallery"]) for s, f in result.audit["subtypes"].items()}
     return write_folder(
         out_dir, result.tables, features={c: features_for(c) for c in result.tables},
-        card=mini_card(counts, seed=seed, labels=MINI_LABELS), audit=result.audit, overwrite=overwrite,
+        card=mini_card(counts, seed=seed, descriptions={s: GENERATORS[s].DESCRIPTION for s in counts},
+                       labels=MINI_LABELS), audit=result.audit, overwrite=overwrite,
     )

@@ -44,6 +44,7 @@ def each_query(build):
 
 def test_subtypes_and_sizes(builds):
     assert MINI_SUBTYPES == ("spatial_cogmap", "mathematics", "code_drawing", "calendar", "electronics")
+    assert [m.SUBTYPE for m in (spatial_cogmap, mathematics, code_drawing, calendar_pages, electronics)] == list(MINI_SUBTYPES)
     for subtype, build in builds.items():
         assert len(build.queries) >= 100 and len(build.gallery) >= 500, subtype
         assert validate_tables({subtype: build.queries, f"{subtype}_gallery": build.gallery}) == []

@@ -7,8 +7,17 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ark_dataset.names import SUBTYPE_DOMAIN
+from ark_dataset.names import MINI_SUBTYPE_MODULES, SUBTYPE_DOMAIN
 from ark_dataset.render import image_value
+
+
+def subtype_of(module_name: str) -> str:
+    """The subtype a generator module produces, looked up in names.MINI_SUBTYPE_MODULES by the module's name."""
+    short = module_name.rsplit(".", 1)[-1]
+    for subtype, module in MINI_SUBTYPE_MODULES.items():
+        if module == short:
+            return subtype
+    raise ValueError(f"{module_name} is not listed in ark_dataset.names.MINI_SUBTYPE_MODULES")
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,15 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageDraw
 
-from ark_dataset.generators.base import Gallery, Generated, GenItem, GenQuery, Labels
+from ark_dataset.generators.base import Gallery, Generated, GenItem, GenQuery, Labels, subtype_of
 from ark_dataset.render import png_bytes, stamp_text
 
-SUBTYPE = "calendar"
+SUBTYPE = subtype_of(__name__)
+DESCRIPTION = (
+    "Gregorian month pages (1990-2049); the query states facts (year or decade, half of the year, number "
+    "of days, weekday of the 1st, leap year, month) that single out one page; each hard negative is a "
+    "real page violating exactly one stated fact (ARK B.4, Gregorian rather than lunar)."
+)
 # ARK B.4: Calendar "targets knowledge reasoning and logical reasoning" -> both knowledge- and reasoning-intensive.
 LABELS = Labels("both", ("knowledge", "logical"))
 YEARS = range(1990, 2050)

@@ -21,10 +21,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 from PIL import Image, ImageDraw
 
-from ark_dataset.generators.base import Gallery, Generated, GenItem, GenQuery, Labels
+from ark_dataset.generators.base import Gallery, Generated, GenItem, GenQuery, Labels, subtype_of
 from ark_dataset.render import png_bytes
 
-SUBTYPE = "code_drawing"
+SUBTYPE = subtype_of(__name__)
+DESCRIPTION = (
+    "TikZ-style drawing programs (query) and their renderings (gallery); hard negatives edit one line "
+    "of the program and re-render it (ARK B.3)."
+)
 # ARK B.3 (Code-Drawing) "targets symbolic reasoning over code-conditioned visual generation": reasoning-intensive.
 LABELS = Labels("reasoning_intensive", ("symbolic",))
 N_NEGATIVES = 4

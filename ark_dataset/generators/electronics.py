@@ -17,10 +17,15 @@ from dataclasses import dataclass, replace
 
 from PIL import Image, ImageDraw
 
-from ark_dataset.generators.base import Gallery, Generated, GenItem, GenQuery, Labels
+from ark_dataset.generators.base import Gallery, Generated, GenItem, GenQuery, Labels, subtype_of
 from ark_dataset.render import png_bytes, stamp_text
 
-SUBTYPE = "electronics"
+SUBTYPE = subtype_of(__name__)
+DESCRIPTION = (
+    "4-input Boolean functions: expression queries retrieve rendered truth tables (negatives flip one "
+    "output row); truth-table queries retrieve IEC gate diagrams (negatives swap one gate type) "
+    "(ARK B.5)."
+)
 # ARK B.5 (Electronics) "targets logical reasoning and symbolic reasoning": reasoning-intensive.
 LABELS = Labels("reasoning_intensive", ("logical", "symbolic"))
 INPUTS = ("A", "B", "C", "D")

@@ -14,10 +14,14 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 from PIL import Image, ImageDraw
 
-from ark_dataset.generators.base import Gallery, Generated, GenItem, GenQuery, Labels
+from ark_dataset.generators.base import Gallery, Generated, GenItem, GenQuery, Labels, subtype_of
 from ark_dataset.render import png_bytes, stamp_text
 
-SUBTYPE = "mathematics"
+SUBTYPE = subtype_of(__name__)
+DESCRIPTION = (
+    "plots of f(x) = a·F(k·x) ± b·G(x) ± c; the query is the formula; hard negatives change one "
+    "coefficient, sign or function and visibly change the curve (ARK B.3)."
+)
 # ARK B.3 (Mathematics) "is designed to evaluate knowledge reasoning and symbolic reasoning": both.
 LABELS = Labels("both", ("knowledge", "symbolic"))
 N_NEGATIVES = 4

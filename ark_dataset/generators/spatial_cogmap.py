@@ -14,10 +14,15 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageDraw
 
-from ark_dataset.generators.base import Gallery, Generated, GenItem, GenQuery, Labels
+from ark_dataset.generators.base import Gallery, Generated, GenItem, GenQuery, Labels, subtype_of
 from ark_dataset.render import png_bytes, stamp_text
 
-SUBTYPE = "spatial_cogmap"
+SUBTYPE = subtype_of(__name__)
+DESCRIPTION = (
+    "bird's-eye maps of five objects on a 10x10 grid (unified icon set); the text query gives every "
+    "object's position as seen from one edge of the room; hard negatives swap the coordinates of "
+    "two adjacent objects (ARK B.1)."
+)
 # ARK B.1 (Spatial-Cogmap) "targets the spatial reasoning ability": reasoning-intensive, spatial skill.
 LABELS = Labels("reasoning_intensive", ("spatial",))
 GRID = 10
