@@ -109,7 +109,7 @@ def _progress(rows: list, path: Path) -> Iterable:
 def _read_jsonl(path: Path, problems: _Problems) -> list[tuple[int, dict[str, Any]]]:
     rows = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()  # tolerate a byte-order mark
     except UnicodeDecodeError as exc:
         problems.add(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})")
         return []
@@ -257,7 +257,7 @@ def _read_queries(subtype: str, path: Path, mapping: Mapping[str, str], problems
         where = f"{path}:{number}: {subtype} / {query_id}"
         for name, expected in (("subtype", subtype), ("domain", SUBTYPE_DOMAIN[subtype])):
             given = _field(row, name, mapping)
-            if given is not None and normalize_label(str(given)) != expected:
+            if given is not None and normalize_label(str(given)).replace("_and_", "_") != expected:
                 problems.add(f"{where}: {name} {given!r} does not match the folder ({expected!r})")
         negatives = _field(row, "hard_negative_ids", mapping) or []
         if not isinstance(negatives, list) or not all(isinstance(n, str) and n for n in negatives):

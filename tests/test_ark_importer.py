@@ -106,6 +106,13 @@ def test_parse_mapping_errors(pairs, message):
         parse_mapping(pairs)
 
 
+def test_byte_order_mark_and_spelled_out_domain(tmp_path):
+    src = write_release(tmp_path / "release", _query(domain="Humanities and Social Science"))
+    path = src / "Metro" / "queries.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert validate_folder(import_release(src, tmp_path / "ark")) == []
+
+
 def test_normalize_label():
     assert normalize_label("Spatial-3D") == "spatial_3d"
     assert normalize_label("Both") == "both"
