@@ -229,7 +229,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                     sort_by = gr.Dropdown(choices=main_labels + [views.MODEL_COL, views.PARAMS_COL],
                                           value=main_labels[0], label="Sort by", scale=2)
                 main_table = gr.Dataframe(label="mAP per subset (click a header to sort; no aggregate by design)",
-                                          interactive=False, datatype="str", wrap=True, elem_id="main-table")
+                                          interactive=False, datatype="str", elem_id="main-table")
                 with gr.Accordion("Details: bootstrap intervals and metadata", open=False):
                     detail_pick = gr.Dropdown(label="Submission", choices=[])
                     with gr.Row():
@@ -239,7 +239,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             with gr.Tab("Reference tasks", id="reference"):
                 gr.Markdown("Self and Same are reference tasks (paper §3): reported separately, not part of the "
                             "main table.")
-                ref_table = gr.Dataframe(interactive=False, datatype="str", wrap=True, elem_id="reference-table")
+                ref_table = gr.Dataframe(interactive=False, datatype="str", elem_id="reference-table")
             with gr.Tab("Diagnostics", id="diagnostics"):
                 diag_pick = gr.Dropdown(label="Submission", choices=[])
                 heatmap = gr.Plot(label="Typed-negative top-10 entry rate")

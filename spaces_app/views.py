@@ -49,8 +49,8 @@ def _round(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else round(float(x), DECIMALS)
 
 
-def _date(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+def _date(ts: float, *, time_of_day: bool = False) -> str:
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M" if time_of_day else "%Y-%m-%d")
 
 
 def for_display(df: pd.DataFrame) -> pd.DataFrame:
@@ -84,9 +84,8 @@ def score_table(subs: Sequence[Mapping[str, Any]], configs: Sequence[str], *, so
         for c in configs:
             sc = s["scores"].get(c)
             row[labels[c]] = _round(sc.value) if sc is not None else None
-        row[DATE_COL] = _date(s["created_at"])
         rows.append(row)
-    cols = [ID_COL, MODEL_COL, FAMILY_COL, PARAMS_COL, *(labels[c] for c in configs), DATE_COL]
+    cols = [ID_COL, MODEL_COL, FAMILY_COL, PARAMS_COL, *(labels[c] for c in configs)]
     df = pd.DataFrame(rows, columns=cols)
     if sort_by and sort_by in df.columns and len(df):
         df = df.sort_values(sort_by, ascending=sort_by in (MODEL_COL, FAMILY_COL), na_position="last", kind="stable")
@@ -117,7 +116,7 @@ def metadata_table(sub: Mapping[str, Any]) -> pd.DataFrame:
     items = [
         ("Submission", f"#{sub['id']}"), ("Model", sub["model_name"]), ("Link", sub["model_link"]),
         ("Family", sub["family"]), ("Parameters", fmt_params(sub["params"])), ("Submitter", sub["submitter"]),
-        ("Submitted (UTC)", _date(sub["created_at"])), ("Dataset fingerprint", sub["dataset_fingerprint"][:16]),
+        ("Submitted (UTC)", _date(sub["created_at"], time_of_day=True)), ("Dataset fingerprint", sub["dataset_fingerprint"][:16]),
         ("Rankings digest", sub["file_digest"][:16]),
         ("results.json mismatches", "; ".join(sub["mismatches"]) or "none"),
     ]
@@ -314,8 +313,6 @@ def ark_table(subs: Sequence[Mapping[str, Any]], axis: str = "domain") -> pd.Dat
         for key in order:
             if key in values:
                 row[_label(key)] = _round(values[key])
-        if axis == "domain":
-            row[DATE_COL] = _date(s["created_at"])
         rows.append(row)
     return _ark_frame(rows)
 
