@@ -1,6 +1,7 @@
 PY ?= python3
 export HF_HUB_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
+export HF_EVALUATE_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export GRADIO_ANALYTICS_ENABLED := False
 export TOKENIZERS_PARALLELISM := false
