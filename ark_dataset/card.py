@@ -117,6 +117,9 @@ results on the official release. Absent from this edition: {absent}.
 
 {described}
 
+Queries are text and every gallery item is an image, so a text-only retriever ranks at chance here (as in the
+paper, text retrievers need captions of the images first).
+
 Labels follow the paper's assignment for these subtypes (ARK Appendix B): a subtype whose skills include knowledge
 reasoning is labelled `both`, the others `reasoning_intensive`. Every query's hard negatives violate exactly one
 stated fact, and the positive is the only gallery item satisfying all of them (checked by the test suite).
