@@ -64,6 +64,7 @@ SELF_I2C, SELF_C2I = n.SELF_CONFIGS
 HOPS = (1, 2)  # paper A.1: positives one or two levels away
 TURNS = (2, 3)  # paper A.3: two- or three-turn dialogues
 IMAGE_CORPORA = (n.INSTANCES_CORPUS, *n.DOMAIN_CORPUS.values())
+PAIRING_FIELDS = ("query_id", "positive_ids", "query_image_id", "conditions", "turns", "session_type")
 
 
 # ---------------------------------------------------------------------------------------------------- helpers
@@ -107,7 +108,8 @@ def mentions(text: str, value: str) -> bool:
 
 def _iter_batches(directory: Path, config: str, columns: Sequence[str]) -> Iterator[dict[str, list]]:
     for shard in folder.shard_paths(directory, config):
-        for batch in pq.ParquetFile(shard).iter_batches(batch_size=256, columns=list(columns)):
+        # pre_buffer=False: the default pre-buffering reads every row group of the columns up front (GBs of images)
+        for batch in pq.ParquetFile(shard, pre_buffer=False).iter_batches(batch_size=256, columns=list(columns)):
             yield batch.to_pydict()
 
 
@@ -418,9 +420,14 @@ def validate_triad(directory: Path, audit: Mapping[str, Any]) -> list[str]:
         for corpus in sorted(needed - set(readable)):
             out.append(_line(config, ALL, f"corpus config {corpus} is missing"))
         columns = [c for c in features_for(config) if c != "query_image"]
-        rows = folder.read_rows(directory, config, columns)
-        query_rows[config] = rows
-        _check_queries(config, rows, pool_size, corpora, out)
+        seen: set[str] = set()
+        slim: list[dict[str, Any]] = []  # only what pairing needs, so memory stays near one batch of rows
+        for batch in _iter_batches(directory, config, columns):
+            rows = [dict(zip(batch, values, strict=True)) for values in zip(*batch.values(), strict=True)]
+            _check_queries(config, rows, pool_size, corpora, out, seen)
+            if config in n.CONSTRAINTS_CONFIGS + n.STATE_CONFIGS:
+                slim.extend({k: row[k] for k in PAIRING_FIELDS} for row in rows)
+        query_rows[config] = slim
         _check_query_image(directory, config, corpora.get(n.QUERY_IMAGE_CORPUS[config] or ""), out)
     for state, constraints in STATE_TO_CONSTRAINTS.items():
         if state in query_rows and constraints in query_rows:
@@ -432,8 +439,7 @@ def validate_triad(directory: Path, audit: Mapping[str, Any]) -> list[str]:
 
 
 def _check_queries(config: str, rows: Sequence[Mapping[str, Any]], pool_size: int | None,
-                   corpora: Mapping[str, Corpus], out: list[str]) -> None:
-    seen: set[str] = set()
+                   corpora: Mapping[str, Corpus], out: list[str], seen: set[str]) -> None:
     for row in rows:
         qid = row["query_id"]
         if not qid or qid in seen:
