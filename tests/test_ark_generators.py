@@ -317,3 +317,42 @@ def test_mathematics_hard_negatives(builds):
             assert np.max(np.abs(curves[negative] - truth)) >= mathematics.MIN_DIFFERENCE
         close = [i for i in gallery if np.max(np.abs(curves[i] - truth)) < mathematics.MIN_DIFFERENCE]
         assert close == [query["positive_id"]]
+
+
+# ---------------------------------------------------------------- pixels agree with the facts
+
+
+def test_cogmap_icons_sit_in_their_cells(builds):
+    """Each icon's colour (distinct per category) is found inside exactly the cell the map's facts give it."""
+    build = builds["spatial_cogmap"]
+    colours = {colour: category for category, (_, colour) in spatial_cogmap.ICONS.items()}
+    cell, margin = 24, 22  # the renderer's grid geometry
+    for row in build.gallery[::25]:
+        picture = pixels(row["image"])
+        found = {}
+        for r in range(10):
+            for c in range(10):
+                box = picture[margin + r * cell + 1: margin + (r + 1) * cell, margin + c * cell + 1: margin + (c + 1) * cell]
+                present, counts = np.unique(box.reshape(-1, 3), axis=0, return_counts=True)
+                for colour, count in zip(map(tuple, present.tolist()), counts, strict=True):
+                    if colour in colours and count >= 5:
+                        found.setdefault(colours[colour], []).append((r, c))
+        assert found == {category: [where] for category, where in build.item_facts[row["item_id"]].cells}
+
+
+def test_mathematics_curve_passes_through_its_points(builds):
+    """At sampled x, the plotted curve colour is within 2 px of the formula's value (window mapping of the renderer)."""
+    build = builds["mathematics"]
+    width = height = 288
+    pad = 24
+    for row in build.gallery[::25]:
+        picture = pixels(row["image"])
+        formula = build.item_facts[row["item_id"]].text()
+        for x in np.linspace(-5.5, 5.5, 12):
+            y = float(eval_formula(formula, np.array([x]))[0])
+            if not -7.5 < y < 7.5:
+                continue
+            px = round(pad + (x + 6) * (width - 2 * pad) / 12)
+            py = round(height - pad - (y + 8) * (height - 2 * pad) / 16)
+            patch = picture[py - 2: py + 3, px - 2: px + 3].reshape(-1, 3).tolist()
+            assert [30, 80, 200] in patch, (formula, x)
