@@ -148,7 +148,8 @@ def _skips(audit: Mapping[str, Any], path: str = "") -> Iterator[tuple[str, Any]
 
 
 def format_folder_audit(directory: str | os.PathLike) -> str:
-    """The audit table of a written folder (summary recomputed from the rows when audit.json has none)."""
+    """The audit table of a written folder, its summary recomputed from the rows actually in the folder (a derived
+    folder, e.g. a pool-scaled one, may carry its source's summary in audit.json)."""
     audit = folder.read_audit(directory)
-    summary = audit.get("summary") or summarize_folder(directory)
+    summary = summarize_folder(directory)
     return f"{Path(directory)}\n" + format_audit(audit, summary)
