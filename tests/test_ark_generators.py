@@ -356,3 +356,36 @@ def test_mathematics_curve_passes_through_its_points(builds):
             py = round(height - pad - (y + 8) * (height - 2 * pad) / 16)
             patch = picture[py - 2: py + 3, px - 2: px + 3].reshape(-1, 3).tolist()
             assert [30, 80, 200] in patch, (formula, x)
+
+
+def _ink(picture: np.ndarray, x: int, y: int, half: int = 7) -> np.ndarray:
+    return picture[y - half: y + half + 1, x - half: x + half + 1]
+
+
+def test_calendar_pages_show_their_facts(builds):
+    """Non-blank day cells: the first row starts at the 1st's weekday and the count is the number of days."""
+    build = builds["calendar"]
+    for row in build.gallery[::20]:
+        page = build.item_facts[row["item_id"]]
+        facts = calendar_facts(page.year, page.month)
+        picture = pixels(row["image"])
+        filled = [[bool((_ink(picture, 20 + 40 * c, 76 + 30 * r) != 255).any()) for c in range(7)] for r in range(6)]
+        assert filled[0].index(True) == facts["first_weekday"]
+        assert sum(map(sum, filled)) == facts["n_days"]
+
+
+def test_truth_table_images_show_their_outputs(builds):
+    """Each Y cell shows the same glyph as the A column's cell holding the same digit (rows 0 and 8)."""
+    build = builds["electronics"]
+    checked = 0
+    for row in build.gallery:
+        item = build.item_facts[row["item_id"]]
+        if not isinstance(item, electronics.TableItem):
+            continue
+        picture = pixels(row["image"])
+        glyph = {0: _ink(picture, 20, 38), 1: _ink(picture, 20, 38 + 16 * 8)}  # column A: 0 in row 0, 1 in row 8
+        assert not np.array_equal(glyph[0], glyph[1])
+        for r, bit in enumerate(item.bits):
+            assert np.array_equal(_ink(picture, 20 + 32 * 4 + 12, 38 + 16 * r), glyph[bit])
+        checked += 1
+    assert checked >= 250
