@@ -19,6 +19,7 @@ The same rows, features, card and audit always give byte-identical files.
 (['toy'], [{'x': 'a'}, {'x': 'b'}], 2)
 >>> sorted(p.name for p in (out / "data" / "toy").iterdir())
 ['test-...-00000-of-00001.parquet']
+>>> import shutil; shutil.rmtree(out.parent)
 """
 
 from __future__ import annotations
