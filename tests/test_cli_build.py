@@ -213,8 +213,29 @@ def _write_cars_table(path: Path, n_items: int) -> None:
                              "image": f"img/{item.item_id}.png", **item.attributes})
 
 
+def _write_fashion_styles(root: Path, n_items: int) -> None:
+    """Kaggle Fashion Product Images layout (styles.csv + images/<id>.jpg) plus a visual-annotation CSV."""
+    from triad_dataset.synthetic import synthetic_catalog
+
+    catalog = synthetic_catalog("fashion", n_items=n_items, seed=2)
+    (root / "images").mkdir(parents=True)
+    with (root / "styles.csv").open("w", newline="") as styles, (root / "ann.csv").open("w", newline="") as ann:
+        s = csv.writer(styles)
+        a = csv.writer(ann)
+        s.writerow(["id", "gender", "masterCategory", "subCategory", "articleType", "baseColour", "season", "year",
+                    "usage", "productDisplayName"])
+        a.writerow(["id", "pattern", "sleeve_length", "length"])
+        for position, item in enumerate(catalog.items):
+            at = item.attributes
+            ident = str(10000 + position)
+            s.writerow([ident, at["gender"], "Apparel", "Topwear", at["category"], at["colour"], at["season"],
+                        f"{at['year']}.0", at["usage"], f"{at['brand']} {item.product_id}"])
+            a.writerow([ident, at["pattern"], at["sleeve_length"], at["length"]])
+            (root / "images" / f"{ident}.jpg").write_bytes(catalog.image_bytes(position))
+
+
 @pytest.mark.slow
-def test_build_full_from_an_image_folder_and_a_cars_table(tmp_path: Path, capsys) -> None:
+def test_build_full_from_public_source_layouts(tmp_path: Path, capsys) -> None:
     from triad_dataset.placeholders import subtree_classes
     from triad_dataset.wordnet import load_wordnet
 
@@ -223,19 +244,21 @@ def test_build_full_from_an_image_folder_and_a_cars_table(tmp_path: Path, capsys
     _write_image_folder(tmp_path / "imagenet", wnids)
     (tmp_path / "imagenet" / wnids[0] / "broken.jpg").write_bytes(b"not an image")
     _write_cars_table(tmp_path / "cars" / "cars.csv", 300)
+    _write_fashion_styles(tmp_path / "fashion", 300)
     out = tmp_path / "triad"
     code, stdout, err = run(capsys, "build", "full", "--out", str(out), "--imagenet", str(tmp_path / "imagenet"),
-                            "--cars-table", str(tmp_path / "cars" / "cars.csv"), "--queries", "8",
-                            "--same-queries", "6", "--pool-size", "40")
+                            "--cars-table", str(tmp_path / "cars" / "cars.csv"),
+                            "--fashion-styles", str(tmp_path / "fashion" / "styles.csv"),
+                            "--fashion-images", str(tmp_path / "fashion" / "images"),
+                            "--fashion-annotations", str(tmp_path / "fashion" / "ann.csv"),
+                            "--queries", "8", "--same-queries", "6", "--pool-size", "40")
     assert code == 0, err
-    expected = [c for c in n.ALL_CONFIGS if "fashion" not in c]
-    assert list_configs(out) == expected
+    assert list_configs(out) == list(n.ALL_CONFIGS)
     assert validate_folder(out) == []
     audit = read_audit(out)
     assert audit["edition"] == "full" and audit["pool_size"] == 40
     assert {c: audit["summary"][c]["queries"] for c in n.TASK_CONFIGS if c in audit["summary"]} == {
-        **{c: 8 for c in n.ABSTRACTION_CONFIGS + n.SELF_CONFIGS}, n.CONSTRAINTS_CONFIGS[1]: 8,
-        n.STATE_CONFIGS[1]: 8, n.SAME_CONFIGS[1]: 6}
+        **{c: 8 for c in n.MAIN_CONFIGS + n.SELF_CONFIGS}, **{c: 6 for c in n.SAME_CONFIGS}}
     assert "skipped inputs:" in stdout and "unreadable = 1" in stdout  # the broken file is skipped and counted
     assert "Fashion Product Images" in (out / "README.md").read_text()  # full card names the sources' licences
     assert json.loads((out / "audit.json").read_text())["sources"]["imagenet"] == str(tmp_path / "imagenet")
