@@ -82,7 +82,6 @@ class ParsedRanking:
 
     query_ids: list[str]
     candidate_ids: list[list[str]]
-    scores: list[np.ndarray]
     positive_rank: list[int] | None = None  # ARK only
     digest: str = ""  # sha256 of the canonical (query_id-sorted) ids, see `canonical_digest`
 
@@ -282,13 +281,13 @@ def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool) -> Parse
         i = int(np.searchsorted(np.cumsum(lengths), pos, side="right"))
         raise SubmissionError(f"{where}: query {qids[i]!r} has a non-finite score ({flat[pos]})")
     starts = np.concatenate([[0], np.cumsum(lengths)])
-    per_query = [flat[starts[i]:starts[i + 1]] for i in range(len(qids))]
     if RERANK_COLUMN in need:
+        per_query = [flat[starts[i]:starts[i + 1]] for i in range(len(qids))]
         _check_best_first_reranked(where, qids, per_query, _rerank_heads(table, where, qids, cand_lengths))
     else:
         _check_best_first(where, qids, flat, starts)
     ranks = table.column("positive_rank").to_pylist() if ark else None
-    return ParsedRanking(qids, cand.to_pylist(), per_query, ranks, canonical_digest(table))
+    return ParsedRanking(qids, cand.to_pylist(), ranks, canonical_digest(table))
 
 
 def canonical_digest(table: pa.Table) -> str:
