@@ -348,3 +348,18 @@ def test_new_run_replaces_old_outputs(triad_dir, tmp_path):
 
 def test_png_helper_is_deterministic():
     assert png((1, 2, 3)) == png((1, 2, 3)) and tiny_ark_tables()["metro"][0]["subtype"] == "metro"
+
+
+def test_both_pool_scoring_paths_agree():
+    from model_adapters.ranking import normalize, pool_scores
+
+    rng = np.random.default_rng(0)
+    items = normalize(rng.standard_normal((300, 8)))
+    queries = normalize(rng.standard_normal((5, 8)))
+    pools = np.stack([rng.choice(300, size=4, replace=False) for _ in range(5)])
+    pools[0, 3] = -1  # a ragged pool
+    gathered = pool_scores(queries, items, pools)  # 300 items > 64 x 4: gather path
+    full = pool_scores(queries, items, np.concatenate([pools, np.full((5, 1), -1)], axis=1)[:, :5])
+    brute = np.array([[items[j] @ queries[q] if j >= 0 else -np.inf for j in pools[q]] for q in range(5)])
+    np.testing.assert_allclose(gathered, brute, atol=1e-6)
+    np.testing.assert_allclose(full[:, :4], brute, atol=1e-6)
