@@ -82,11 +82,12 @@ def test_own_image_in_pool(tmp_path: Path) -> None:
 
 
 def test_positive_ids_equal_positive_roles(tmp_path: Path) -> None:
-    def fewer(t: Tables) -> None:
-        query(t, SAME_CARS)["candidate_roles"][1] = n.POSITIVE
+    def more(t: Tables) -> None:
+        query(t, I2C)["candidate_roles"][2] = n.POSITIVE
 
-    assert check(tmp_path, fewer) == [
-        f"{SAME_CARS} / cars-s0: positive_ids 'cars-07' differ from the positive-role candidates 'cars-07', 'cars-01'"
+    assert check(tmp_path, more) == [
+        f"{I2C} / i2c-0: positive_ids 'n00000020', 'n00000010' differ from the positive-role candidates "
+        "'n00000020', 'n00000010', 'n00000030'"
     ]
 
 
@@ -171,11 +172,33 @@ def test_c2i_has_five_positives(tmp_path: Path) -> None:
 
 def test_self_has_one_positive(tmp_path: Path) -> None:
     def two(t: Tables) -> None:
-        q = query(t, SELF_C2I)
-        q["candidate_roles"][1] = n.POSITIVE
-        q["positive_ids"] = q["candidate_ids"][:2]
+        q = query(t, SELF_C2I)  # a second sparrow picture as a second positive
+        q["candidate_ids"][5] = "img-09"
+        q["candidate_roles"][5] = n.POSITIVE
+        q["positive_ids"] = ["img-03", "img-09"]
 
     assert check(tmp_path, two) == [f"{SELF_C2I} / self-c2i-0: 2 positives, Self has exactly 1 (paper A.1)"]
+
+
+def test_self_positive_is_the_query_class(tmp_path: Path) -> None:
+    def other(t: Tables) -> None:
+        q = query(t, SELF_I2C)  # the dog picture: make the cat's definition the positive
+        q["candidate_roles"][0], q["candidate_roles"][1] = n.RANDOM, n.POSITIVE
+        q["positive_ids"] = [q["candidate_ids"][1]]
+
+    assert check(tmp_path, other) == [
+        f"{SELF_I2C} / self-i2c-0: positive 'n00000022#def' is not of the query's class 'n00000021'"
+    ]
+
+
+def test_same_positives_are_the_reference_product(tmp_path: Path) -> None:
+    def unlabeled(t: Tables) -> None:  # another picture of the reference product enters as a random candidate
+        t[CARS_ITEMS][9]["product_id"] = t[CARS_ITEMS][0]["product_id"]
+
+    assert check(tmp_path, unlabeled) == [
+        f"{SAME_CARS} / cars-s0: candidates 'cars-09': positive role must equal sharing the reference's product_id "
+        "'cars-p0'"
+    ]
 
 
 def test_profile_matches_conditions(tmp_path: Path) -> None:

@@ -145,6 +145,7 @@ INSTANCES = {
     "img-00": "n00000021", "img-01": "n00000021", "img-02": "n00000022", "img-03": "n00000031",
     "img-04": "n00000032", "img-05": "n00000033", "img-06": "n00000033", "img-07": "n00000022",
     "img-08": "n00000022",
+    "img-09": "n00000031",  # a second sparrow picture, in no pool (tests swap it in)
 }
 
 

@@ -28,6 +28,8 @@ Checks on a TRIAD folder:
   unless it is itself a value named by one of the query's conditions; values are matched as whole words,
   case-insensitively, with ``_``/``-`` read as spaces, and values shorter than 3 characters are not checked;
   (c) Self concept text (Self C2I queries and Self I2C candidates) is the definition alone, never the name.
+* reference tasks: a Self positive is of the query's own class (`wnid`); Same positives are exactly the pool's other
+  pictures of the reference product (same `product_id`).
   Target values, excluded values of negative conditions and superseded values in conflict dialogues may be named.
 """
 
@@ -334,6 +336,31 @@ def check_self_text(config: str, row: Mapping[str, Any], concepts: Corpus | None
             out.append(_line(config, qid, f"candidates whose text is not definition-only: {_listed(named)}"))
 
 
+def check_reference_positives(config: str, row: Mapping[str, Any], corpora: Mapping[str, Corpus],
+                              out: list[str]) -> None:
+    """Self: the positive is the query's own leaf class. Same: positives are exactly the other pictures of the
+    reference product that are in the pool (paper A.1, A.2)."""
+    candidates = corpora.get(n.CANDIDATE_CORPUS[config])
+    if candidates is None:
+        return
+    qid, ids, roles = row["query_id"], row["candidate_ids"] or [], row["candidate_roles"] or []
+    if config in n.SELF_CONFIGS:
+        wrong = [c for c in row["positive_ids"] or [] if c in candidates.rows
+                 and candidates.rows[c]["wnid"] != row.get("wnid")]
+        if wrong:
+            out.append(_line(config, qid, f"positive {_listed(wrong)} is not of the query's class {row.get('wnid')!r}"))
+        return
+    reference = corpora.get(n.QUERY_IMAGE_CORPUS[config], Corpus()).rows.get(row.get("query_image_id"))
+    if reference is None:
+        return
+    product = reference["product_id"]
+    wrong = [c for c, r in zip(ids, roles, strict=False) if c in candidates.rows and c != row.get("query_image_id")
+             and (candidates.rows[c]["product_id"] == product) != (r == n.POSITIVE)]
+    if wrong:
+        out.append(_line(config, qid, f"candidates {_listed(wrong)}: positive role must equal sharing the reference's "
+                                      f"product_id {product!r}"))
+
+
 # ---------------------------------------------------------------------------------------------------- pairing
 
 
@@ -453,6 +480,8 @@ def _check_queries(config: str, rows: Sequence[Mapping[str, Any]], pool_size: in
             check_leakage(config, row, corpora, out)
         if config in n.SELF_CONFIGS:
             check_self_text(config, row, corpora.get(n.CONCEPTS_CORPUS), out)
+        if config in n.SELF_CONFIGS + n.SAME_CONFIGS:
+            check_reference_positives(config, row, corpora, out)
 
 
 def validate_folder(directory: str | Path) -> list[str]:
