@@ -7,7 +7,6 @@ rankings (spaces_app/submit.py); every user string is shown in plain-text compon
 
 from __future__ import annotations
 
-import hmac
 import os
 import sys
 from pathlib import Path
@@ -20,7 +19,7 @@ if __package__ in (None, ""):  # `python spaces_app/app.py`: make the project im
 import gradio as gr  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from spaces_app import mirror, views  # noqa: E402
+from spaces_app import mirror, moderation, views  # noqa: E402
 from spaces_app.db import Database  # noqa: E402
 from spaces_app.gold import GoldStore  # noqa: E402
 from spaces_app.settings import Settings  # noqa: E402
@@ -31,7 +30,7 @@ from triad_dataset.errors import TriadError  # noqa: E402
 
 MAIN = triad_names.MAIN_CONFIGS
 REFERENCE = triad_names.REFERENCE_CONFIGS
-ADMIN_ACTIONS = ("hide", "unhide", "delete")
+ADMIN_ACTIONS = moderation.ACTIONS
 ARK_AXES = ("domain", "reasoning_skill", "subtype")
 
 INTRO = """# TRIAD leaderboard
@@ -201,20 +200,9 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                 for row in df.to_dict(orient="records")]
 
     def admin(token: str, sid: Any, action: str) -> tuple[str, pd.DataFrame]:
-        expected = lb.settings.admin_token
-        if not expected:
-            return "Admin actions are disabled: TRIAD_SPACE_ADMIN_TOKEN is not set.", pd.DataFrame()
-        if not hmac.compare_digest(str(token or "").encode(), expected.encode()):
-            return "Wrong admin token.", pd.DataFrame()
-        listing = views.admin_table(lb.db.submissions(include_hidden=True))
-        try:
-            sid = int(sid)
-        except (TypeError, ValueError):
-            return "Give a submission number.", listing
-        if action not in ADMIN_ACTIONS:
-            return f"Unknown action {action!r}.", listing
-        ok = lb.db.delete(sid) if action == "delete" else lb.db.set_hidden(sid, action == "hide")
-        msg = f"Submission #{sid}: {action} done." if ok else f"Submission #{sid} does not exist."
+        msg = moderation.apply(lb.db, lb.settings.admin_token, token, sid, action)
+        if not moderation.authorized(lb.settings.admin_token, token):
+            return msg, pd.DataFrame()
         return msg, views.admin_table(lb.db.submissions(include_hidden=True))
 
     # --- layout -----------------------------------------------------------------------------------------

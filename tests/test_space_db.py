@@ -122,3 +122,35 @@ def test_fingerprint_filter_and_schema_guard(tmp_path: Path) -> None:
         conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
     with pytest.raises(ValueError, match="schema version '99', this code expects '1'"):
         Database(path)
+
+
+def test_admin_actions_need_the_token(tmp_path: Path) -> None:
+    from spaces_app import moderation
+
+    db = Database(tmp_path / "space.sqlite")
+    sid = db.insert(_record("d1"))
+    assert moderation.apply(db, None, "x", sid, "delete") == (
+        "Admin actions are disabled: TRIAD_SPACE_ADMIN_TOKEN is not set.")
+    assert moderation.apply(db, "secret", "guess", sid, "delete") == "Wrong admin token."
+    assert moderation.apply(db, "secret", "", sid, "delete") == "Wrong admin token."
+    assert len(db.submissions()) == 1
+    assert moderation.apply(db, "secret", "secret", sid, "hide") == f"Submission #{sid}: hide done."
+    assert db.submissions() == []
+    assert moderation.apply(db, "secret", "secret", float(sid), "unhide") == f"Submission #{sid}: unhide done."
+    assert moderation.apply(db, "secret", "secret", "x", "hide") == "Give a submission number."
+    assert moderation.apply(db, "secret", "secret", sid, "drop") == "Unknown action 'drop'; one of hide, unhide, delete."
+    assert moderation.apply(db, "secret", "secret", sid, "delete") == f"Submission #{sid}: delete done."
+    assert moderation.apply(db, "secret", "secret", sid, "delete") == f"Submission #{sid} does not exist."
+
+
+def test_mirror_status_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    from spaces_app import mirror
+
+    monkeypatch.delenv("TRIAD_SPACE_HUB_REPO", raising=False)
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert mirror.status().startswith("Hub mirroring: off (HF_HUB_OFFLINE is set)")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    assert mirror.status().startswith("Hub mirroring: off (TRIAD_SPACE_HUB_REPO and HF_TOKEN not configured)")
+    monkeypatch.setenv("TRIAD_SPACE_HUB_REPO", "org/results")
+    assert "HF_TOKEN not configured" in mirror.status()

@@ -422,3 +422,15 @@ def test_digest_ignores_row_order_scores_and_encoding(world: dict) -> None:
     r[q][0], r[q][1] = r[q][1], r[q][0]  # one swapped pair is a different submission
     c = read_ranking(Upload("c.parquet", T.parquet_bytes(T.ranking_table(r))), I2C, Limits(), ark=False)
     assert c.digest != a.digest
+
+
+def test_zip_with_first_stage_rankings(db: Database, world: dict, tmp_path: Path) -> None:
+    members = _run_members(world["run"])
+    first = {k.replace("run/rankings/", "run/rankings_first_stage/"): v for k, v in members.items() if "rankings/" in k}
+    archive = _zip(tmp_path / "reranked.zip", {**members, **first})
+    msg = submit(db, world, [archive])
+    assert msg.startswith("Accepted"), msg
+    assert f"ignored run/rankings_first_stage/{I2C}.parquet (first-stage rankings are not scored)" in msg
+    stray = _zip(tmp_path / "stray.zip", {**members, "run/other/x.parquet": members[f"run/rankings/{I2C}.parquet"]})
+    msg = submit(db, world, [stray])
+    assert "run/other/x.parquet: a parquet file outside rankings/" in msg
