@@ -385,6 +385,22 @@ def test_column_types_follow_the_spec(tmp_path: Path) -> None:
     assert rest == [f"{c} / *: corpus config {CARS_ITEMS} is missing" for c in (B_CARS, C_CARS, SAME_CARS)]
 
 
+def test_missing_and_extra_columns(tmp_path: Path) -> None:
+    features = all_features()
+    features[SAME_CARS] = features[SAME_CARS].copy()
+    del features[SAME_CARS]["source_query_id"]
+    features[SAME_CARS]["note"] = Value("string")
+    tables = toy_tables()
+    out = write_folder(tmp_path / "triad", tables, features=features, card="", audit=toy_audit())
+    (line,) = validate_folder(out)
+    assert line.startswith(f"{SAME_CARS} / *: test-")
+    assert line.endswith("columns differ from SPEC §1 (missing ['source_query_id'], extra ['note'])")
+    features = all_features()
+    features[SAME_CARS] = features[SAME_CARS].__class__(dict(reversed(list(features[SAME_CARS].items()))))
+    reordered = write_folder(tmp_path / "reordered", toy_tables(), features=features, card="", audit=toy_audit())
+    assert validate_folder(reordered) == []  # column order does not matter
+
+
 def test_missing_corpus_config(tmp_path: Path) -> None:
     assert check(tmp_path, lambda t: t.pop(n.CONCEPTS_CORPUS)) == [
         f"{c} / *: corpus config {n.CONCEPTS_CORPUS} is missing" for c in (I2C, SELF_I2C)
