@@ -161,7 +161,8 @@ def render_card(edition: str, audit: Mapping[str, Any], configs: list[str] | Non
         summary[corpus] = {"queries": size}
     front = yaml.safe_dump(_front_matter(edition), sort_keys=False, allow_unicode=True)
     sources = MINI_SOURCES if edition == "mini" else FULL_SOURCES
-    pool = audit.get("pool_size", n.POOL_SIZE)
+    pool_size = audit.get("pool_size", n.POOL_SIZE)
+    pool = f"{pool_size:,} candidates" if isinstance(pool_size, int) else "candidates (every eligible product)"
     return f"""---
 {front}---
 
@@ -170,7 +171,7 @@ def render_card(edition: str, audit: Mapping[str, Any], configs: list[str] | Non
 TRIAD evaluates multimodal retrievers on requests that similarity alone does not satisfy: cross-level
 **abstraction** (instance <-> concept in WordNet), joint **constraints** (positive and negative conditions while
 preserving the rest of a reference product) and dialogue **state** (conditions spread over turns, some revised).
-Every query has a fixed pool of {pool} candidates, its complete positive set and typed hard negatives.
+Every query has a fixed pool of {pool}, its complete positive set and typed hard negatives.
 Paper: *{PAPER_TITLE}* (arXiv:{ARXIV_ID}).
 
 {sources}
