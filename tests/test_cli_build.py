@@ -284,3 +284,28 @@ def test_mini_edition_is_valid_and_complete(mini_triad_dir: Path, capsys) -> Non
     assert sizes[n.CONCEPTS_CORPUS] > n.POOL_SIZE and sizes[n.INSTANCES_CORPUS] > n.POOL_SIZE
     code, stdout, _ = run(capsys, "audit", str(mini_triad_dir))
     assert code == 0 and "gate violations: 0 in" in stdout
+
+
+# --- the dataset card ---------------------------------------------------------------------------------------------
+
+
+def test_card_documents_configs_sources_and_citation() -> None:
+    import yaml
+
+    from triad_dataset.card import PAPER_TITLE, render_card
+
+    audit = {"pool_size": 1000, "summary": {n.STATE_CONFIGS[1]: {"queries": 1000}}}
+    full = render_card("full", audit, list(n.ALL_CONFIGS), {n.DOMAIN_CORPUS["cars"]: 8007})
+    front = yaml.safe_load(full.split("---\n")[1])
+    assert front["license"] == "other" and front["pretty_name"] == "TRIAD (full edition)"
+    for source in ("WordNet 3.0", "ImageNet-21K", "Fashion Product Images", "Param Aggarwal", "Stanford Cars"):
+        assert source in full, source
+    assert f"*{PAPER_TITLE}* (arXiv:2611.12364)" in full and "eprint        = {2611.12364}" in full
+    rows = [line for line in full.splitlines() if line.startswith("| `")]
+    assert [r.split("`")[1] for r in rows][: len(n.ALL_CONFIGS)] == list(n.ALL_CONFIGS)
+    assert f"| `{n.STATE_CONFIGS[1]}` | 1000 |" in full and f"| `{n.DOMAIN_CORPUS['cars']}` | 8007 |" in full
+    assert "a fixed pool of 1,000 candidates" in full and "synthetic placeholders" not in full
+    mini_card = render_card("mini", {"pool_size": 1000})
+    assert "synthetic placeholders" in mini_card and "ImageNet-21K** images" not in mini_card
+    with pytest.raises(ValueError, match="unknown edition 'huge'"):
+        render_card("huge", {})
