@@ -69,7 +69,7 @@ def test_rebuilt_folder_never_serves_old_rows(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_every_mini_config_loads_offline(mini_triad_dir: Path, tmp_path: Path) -> None:
+def test_every_mini_config_loads_offline(mini_triad_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from triad_dataset.folder import list_configs, read_table
 
     assert list_configs(mini_triad_dir) == list(n.ALL_CONFIGS)
@@ -83,3 +83,6 @@ def test_every_mini_config_loads_offline(mini_triad_dir: Path, tmp_path: Path) -
         picture = ds[0]["query_image" if config in n.TASK_CONFIGS else "image"]
         has_picture = config not in (n.CONCEPTS_CORPUS, *n.ABSTRACTION_CONFIGS[1:], n.SELF_CONFIGS[1])
         assert isinstance(picture, Image.Image) == has_picture, config  # pictures decode; text-only rows have none
+    monkeypatch.chdir(mini_triad_dir.parent)  # issue 2 item 2: by name from the folder's parent
+    by_name = _load("triad", n.STATE_CONFIGS[1], tmp_path / "cache")
+    assert by_name["query_id"] == _load(str(mini_triad_dir), n.STATE_CONFIGS[1], tmp_path / "cache")["query_id"]
