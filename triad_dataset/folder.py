@@ -146,6 +146,7 @@ def write_shard(directory: Path, config: str, rows: Sequence[Mapping[str, Any]],
     the file is then hashed (streamed) and renamed to its content-hashed name. Identical inputs give identical bytes.
     """
     schema = features.arrow_schema
+    rows = rows if isinstance(rows, Sequence) else list(rows)
     group = IMAGE_ROW_GROUP if _image_columns(features) else ROW_GROUP
     partial = directory / f".{config}.partial"
     num_bytes = 0
