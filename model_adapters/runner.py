@@ -152,7 +152,7 @@ def encode_plan(plan: Plan, entry: ModelEntry, cfg: RunConfig, ctx: distributed.
         vectors, stats = encode_items(encoder, mine, plan.items, model=entry.name,
                                       batch_size=cfg.batch_size or entry.max_batch, cache=cache,
                                       skip_bad_images=cfg.skip_bad_images,
-                                      show_progress=not cfg.quiet, log=lambda m: _log(ctx, cfg, m))
+                                      show_progress=not cfg.quiet and ctx.is_main, log=lambda m: _log(ctx, cfg, m))
     gathered = ctx.gather((vectors, stats.images_skipped if stats else [], stats.batch_halvings if stats else 0))
     info = {"cache_hits": len(found), "encoded": len(missing),
             "corrupted_cache_shards": cache.stats.corrupted_shards if cache else [],

@@ -31,6 +31,10 @@ class SentenceTransformerEncoder:
 
 
 def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> SentenceTransformerEncoder:
+    import os
+
+    if os.path.isdir(path):  # a local copy (e.g. minilm's package directory) never needs the Hub
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
 
     from model_adapters.families._common import hub_kwargs, torch_dtype

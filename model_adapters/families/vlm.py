@@ -57,6 +57,7 @@ class QwenStyleInputs:
         self.image_token_id = tokenizer.convert_tokens_to_ids(IMAGE_PAD)
         params = inspect.signature(model.forward).parameters
         self.wants_mm_types = "mm_token_type_ids" in params
+        self.dtype = next(model.parameters()).dtype
 
     def __call__(self, prompts: Sequence[str], images: Sequence[bytes]) -> dict[str, Any]:
         import torch
@@ -74,7 +75,7 @@ class QwenStyleInputs:
                 for piece in pieces[1:]:
                     out += VISION_START + IMAGE_PAD * next(it) + VISION_END + piece
                 texts.append(out)
-            batch["pixel_values"] = pixels["pixel_values"].to(self.device)
+            batch["pixel_values"] = pixels["pixel_values"].to(self.device, dtype=self.dtype)
             batch["image_grid_thw"] = pixels["image_grid_thw"].to(self.device)
         enc = self.tokenizer(texts, padding=True, return_tensors="pt")
         batch["input_ids"] = enc["input_ids"].to(self.device)
