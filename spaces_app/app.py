@@ -260,7 +260,8 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             with gr.Tab("Submit", id="submit"):
                 gr.Markdown(SUBMIT_HELP)
                 files = gr.File(label="rankings/*.parquet + results.json, or a zip of the run folder",
-                                file_count="multiple", file_types=[".parquet", ".json", ".zip"], type="filepath")
+                                file_count="multiple", file_types=[".parquet", ".json", ".zip"], type="filepath",
+                                elem_id="upload")
                 with gr.Row():
                     f_name = gr.Textbox(label="Model name", max_lines=1)
                     f_link = gr.Textbox(label="Model link (https://…)", max_lines=1)

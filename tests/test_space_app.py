@@ -176,6 +176,20 @@ def test_browser_shows_user_strings_as_text(space: dict) -> None:
             ark_cell.first.wait_for(timeout=10_000)
             page.get_by_role("tab", name="TRIAD").click()
             page.wait_for_timeout(500)
+            # a submission through the UI form appears in the table with the server's numbers
+            ui_run = T.write_run(root / "ui_run", tables, T.random_rankings(tables, seed=78))
+            page.get_by_role("tab", name="Submit").click()
+            page.locator("#upload input[type=file]").set_input_files([str(f) for f in run_files(ui_run)])
+            page.get_by_role("textbox", name="Model name", exact=True).fill("submitted through the form")
+            page.get_by_role("textbox", name="Parameters (e.g. 86M, 1.5B)").fill("86M")
+            page.wait_for_timeout(1500)  # uploads finish
+            page.get_by_role("button", name="Submit", exact=True).click()
+            status = page.locator("#status textarea")
+            page.wait_for_function("document.querySelector('#status textarea').value.length > 0", timeout=30_000)
+            assert status.input_value().startswith("Accepted: submission #"), status.input_value()
+            page.get_by_role("tab", name="TRIAD").click()
+            form_cell = page.locator("#main-table").get_by_text("submitted through the form", exact=True)
+            form_cell.filter(visible=True).first.wait_for(timeout=15_000)
             assert page.locator('img[src="x"]').count() == 0  # never parsed as markup
             assert page.locator("script", has_text="alert(2)").count() == 0
             assert dialogs == []  # no alert() ever ran
