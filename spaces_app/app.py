@@ -31,6 +31,7 @@ from triad_dataset.errors import TriadError  # noqa: E402
 MAIN = triad_names.MAIN_CONFIGS
 REFERENCE = triad_names.REFERENCE_CONFIGS
 ADMIN_ACTIONS = moderation.ACTIONS
+SUBMIT_CONCURRENCY = 2  # a paper-size submission holds ~6M ids in memory while it is scored
 ARK_AXES = ("domain", "reasoning_skill", "subtype")
 
 INTRO = """# TRIAD leaderboard
@@ -206,7 +207,8 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         return msg, views.admin_table(lb.db.submissions(include_hidden=True))
 
     # --- layout -----------------------------------------------------------------------------------------
-    with gr.Blocks(title="TRIAD leaderboard", analytics_enabled=False) as demo:
+    # uploaded files are only read during their request; Gradio's cache of them is purged hourly
+    with gr.Blocks(title="TRIAD leaderboard", analytics_enabled=False, delete_cache=(3600, 3600)) as demo:
         gr.Markdown(INTRO)
         with gr.Tabs():
             with gr.Tab("TRIAD", id="triad"):
@@ -296,7 +298,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         demo.load(rank_range, family, [rr_plot, rr_table, tau_table], **private)
         cmp_btn.click(compare, [pick_a, pick_b], [cmp_table, cmp_note], **private)
         submit_btn.click(submit, [files, f_name, f_link, f_family, f_params], status, api_name="submit",
-                         concurrency_limit=4).then(refresh, [search, family, sort_by], refresh_outputs, **private
+                         concurrency_limit=SUBMIT_CONCURRENCY).then(refresh, [search, family, sort_by], refresh_outputs, **private
                                                    ).then(rank_range, family, [rr_plot, rr_table, tau_table], **private)
         a_btn.click(admin, [a_token, a_id, a_action], [a_msg, a_table], **private)
         gr.api(leaderboard, api_name="leaderboard")

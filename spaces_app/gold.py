@@ -59,6 +59,21 @@ def _text_columns(path: Path, config: str) -> list[str]:
     return [f.name for f in schema if not _is_image(f.type)]
 
 
+SHARED_LIST_COLUMNS = ("candidate_ids", "candidate_roles")
+
+
+def _share_strings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One string object per distinct candidate id / role: pools overlap heavily, so this divides the gold's memory
+    (1,000 x 1,000 per subset) several times over."""
+    shared: dict[str, str] = {}
+    for row in rows:
+        for col in SHARED_LIST_COLUMNS:
+            values = row.get(col)
+            if values is not None:
+                row[col] = [shared.setdefault(x, x) for x in values]
+    return rows
+
+
 def detect_benchmark(path: Path) -> str:
     """'triad' or 'ark' from the folder's audit.json."""
     bench = folder.read_audit(path).get("benchmark")
@@ -74,7 +89,7 @@ def load_gold(path: str | Path) -> Gold:
     present = set(folder.list_configs(path))
     if bench == "triad":
         configs = [c for c in triad_names.TASK_CONFIGS if c in present]
-        rows = {c: folder.read_rows(path, c, columns=_text_columns(path, c)) for c in configs}
+        rows = {c: _share_strings(folder.read_rows(path, c, columns=_text_columns(path, c))) for c in configs}
         return Gold(bench, path, folder.fingerprint(path), rows)
     subtypes = [s for s in ark_names.SUBTYPES if s in present and s + ark_names.GALLERY_SUFFIX in present]
     rows = {s: folder.read_rows(path, s, columns=_text_columns(path, s)) for s in subtypes}

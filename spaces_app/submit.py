@@ -137,10 +137,10 @@ def _score(benchmark: str, gold: gold_mod.Gold, parsed: v.ParsedSubmission) -> d
             rankings[c] = dict(zip(r.query_ids, r.candidate_ids, strict=True))
         try:  # score_triad itself refuses any ranking that is not a permutation of its pool (CONTRACTS §4) ...
             return scoring.score_triad({c: gold.rows[c] for c in configs}, rankings)
-        except ValueError:  # ... and the detailed check says which ids are unknown, missing or repeated
+        except ValueError as exc:  # ... and the detailed check says which ids are unknown, missing or repeated
             for c in configs:
                 v.check_triad_rankings(c, parsed.rankings[c], gold.pools(c))
-            raise
+            raise TriadError(f"the server could not score these rankings ({exc}); please report this") from exc
     missing = [s for s in gold.rows if s not in parsed.rankings]
     if missing:
         raise v.SubmissionError(f"missing ARK subtype(s): {', '.join(missing)}; every subtype of the gallery is needed")
