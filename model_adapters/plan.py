@@ -51,6 +51,7 @@ class Plan:
     items: dict[str, Item]  # input key -> item, first-seen order
     candidate_inputs: dict[str, dict[str, ModelInput]] = field(default_factory=dict)  # corpus -> id -> input
     sees_images: bool = True  # False for text-only models: their inputs (and keys) carry no image
+    candidate_keys: dict[str, dict[str, str]] = field(default_factory=dict)  # corpus -> id -> input key
 
     def add(self, role: str, model_input: ModelInput, label: str) -> str:
         if not self.sees_images and model_input.image is not None:
@@ -61,27 +62,46 @@ class Plan:
         return key
 
 
-def _read_rows(data: str, config: str) -> list[dict[str, Any]]:
+IMAGE_COLUMNS = ("image", "query_image")
+
+
+def _read_rows(data: str, config: str, *, images: bool = True) -> list[dict[str, Any]]:
+    """Rows of one config; without `images` the image columns are not read at all (text-only models)."""
     from triad_dataset.folder import read_rows
 
-    return read_rows(data, config)
+    if images:
+        return read_rows(data, config)
+    names = _column_names(data, config)
+    return read_rows(data, config, [c for c in names if c not in IMAGE_COLUMNS])
+
+
+def _column_names(data: str, config: str) -> list[str]:
+    import pyarrow.parquet as pq
+
+    from triad_dataset.folder import shard_paths
+
+    return list(pq.read_schema(shard_paths(data, config)[0]).names)
 
 
 def _corpus(plan: Plan, data: str, corpus: str) -> dict[str, ModelInput]:
     if corpus not in plan.candidate_inputs:
-        rows = _read_rows(data, corpus)
+        rows = _read_rows(data, corpus, images=plan.sees_images)
         plan.candidate_inputs[corpus] = {row["item_id"]: inputs.candidate_input(row) for row in rows}
     return plan.candidate_inputs[corpus]
 
 
 def _candidate_keys(plan: Plan, corpus: str, table: Mapping[str, ModelInput], ids: Sequence[str], where: str
                     ) -> list[str]:
+    known = plan.candidate_keys.setdefault(corpus, {})  # each corpus item is hashed once, however many pools
     keys = []
     for cid in ids:
-        item = table.get(cid)
-        if item is None:
-            raise TriadError(f"{where}: candidate id {cid!r} is not in corpus {corpus}")
-        keys.append(plan.add(inputs.CANDIDATE, item, f"{corpus} item {cid}"))
+        key = known.get(cid)
+        if key is None:
+            item = table.get(cid)
+            if item is None:
+                raise TriadError(f"{where}: candidate id {cid!r} is not in corpus {corpus}")
+            key = known[cid] = plan.add(inputs.CANDIDATE, item, f"{corpus} item {cid}")
+        keys.append(key)
     return keys
 
 
@@ -91,7 +111,7 @@ def plan_triad(data: str, configs: Sequence[str], *, variant: str, limit: int | 
 
     plan = Plan("triad", [], {}, sees_images=sees_images)
     for config in configs:
-        rows = _read_rows(data, config)[:limit]
+        rows = _read_rows(data, config, images=sees_images)[:limit]
         inputs.check_variant(variant, config, has_images=any(r.get("query_image") for r in rows))
         corpus = CANDIDATE_CORPUS[config]
         table = _corpus(plan, data, corpus)
@@ -139,7 +159,7 @@ def plan_ark(data: str, subtypes: Sequence[str], *, variant: str, limit: int | N
     plan = Plan("ark", [], {}, sees_images=sees_images)
     used: set[str] = set()
     for subtype in subtypes:
-        rows = _read_rows(data, subtype)[:limit]
+        rows = _read_rows(data, subtype, images=sees_images)[:limit]
         inputs.check_variant(variant, subtype, benchmark="ark", has_images=any(r.get("query_image") for r in rows))
         gallery = subtype + GALLERY_SUFFIX
         table = _corpus(plan, data, gallery)

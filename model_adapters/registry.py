@@ -40,6 +40,7 @@ class ModelEntry:
     random_init: bool = False  # tiny test models: never present their numbers as results
     options: dict[str, Any] = field(default_factory=dict)
     description: str = ""
+    loader: str | None = None  # "module:function" overriding the family's `load` / `load_reranker`
 
     @property
     def sees_images(self) -> bool:
@@ -124,14 +125,22 @@ def _family_module(entry: ModelEntry) -> Any:
     return importlib.import_module(f"model_adapters.families.{entry.family}")
 
 
+def _loader(entry: ModelEntry, default: str) -> Any:
+    if entry.loader:
+        module, _, function = entry.loader.partition(":")
+        return getattr(importlib.import_module(module), function)
+    return getattr(_family_module(entry), default)
+
+
 def load_encoder(entry: ModelEntry, *, model_path: str | None = None, device: str = "cpu",
                  dtype: str | None = None) -> Any:
     """Instantiate the entry's encoder (an `Encoder`) on `device`."""
-    return _family_module(entry).load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype)
+    load = _loader(entry, "load")
+    return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype)
 
 
 def load_reranker(entry: ModelEntry, *, model_path: str | None = None, device: str = "cpu",
                   dtype: str | None = None) -> Any:
     """Instantiate the entry's pairwise scorer (a `Reranker`)."""
-    module = _family_module(entry)
-    return module.load_reranker(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype)
+    load = _loader(entry, "load_reranker")
+    return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype)

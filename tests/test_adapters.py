@@ -38,6 +38,14 @@ def test_registry_entries_are_declarative_and_complete():
     assert not get_entry("clip-vit-b32").has_instruction_field
 
 
+def test_custom_loader_is_one_entry(monkeypatch):
+    import dataclasses
+
+    entry = dataclasses.replace(get_entry("tiny-random-clip"), name="mine", loader="model_adapters.families.tiny:load")
+    enc = load_encoder(entry)
+    assert enc.encode_queries([ModelInput("x")]).shape == (1, enc.dim)
+
+
 # --- serialization and variants ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def rows():
