@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,8 @@ class Leaderboard:
         self.db = Database(settings.db_path)
         self.golds = GoldStore({"triad": settings.triad_dir, "ark": settings.ark_dir})
         self.limits = Limits.from_env()
+        self._lock = threading.Lock()
+        self._cache: dict[tuple, list[dict[str, Any]]] = {}
         for bench in self.golds.available():  # read the gold once at start-up
             self.golds.get(bench)
 
@@ -88,10 +91,19 @@ class Leaderboard:
         return self.golds.get(bench).fingerprint if bench in self.golds.available() else None
 
     def subs(self, bench: str, *, include_hidden: bool = False) -> list[dict[str, Any]]:
+        """Visible submissions scored on the gold now served; cached until the database revision changes."""
         fp = self.fingerprint(bench)
         if fp is None:
             return []
-        return self.db.submissions(bench, include_hidden=include_hidden, fingerprint=fp)
+        key = (bench, include_hidden, fp, self.db.revision())
+        with self._lock:
+            hit = self._cache.get(key)
+        if hit is None:
+            hit = self.db.submissions(bench, include_hidden=include_hidden, fingerprint=fp)
+            with self._lock:
+                self._cache = {k: val for k, val in self._cache.items() if k[3] == key[3]}
+                self._cache[key] = hit
+        return hit
 
     def by_id(self, sid: Any, bench: str = "triad") -> dict[str, Any] | None:
         try:

@@ -124,6 +124,7 @@ class Database:
                 conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
             elif row[0] != SCHEMA_VERSION:
                 raise ValueError(f"{self.path}: schema version {row[0]!r}, this code expects {SCHEMA_VERSION!r}")
+            conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('revision', '0')")
 
     # --- connections -------------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -138,15 +139,24 @@ class Database:
             conn.close()
 
     @contextlib.contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self, *, bump: bool = True) -> Iterator[sqlite3.Connection]:
+        """One IMMEDIATE transaction; a change to the submissions bumps the revision readers cache on."""
         with self._connect() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
+                if bump:
+                    conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'revision'")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+
+    def revision(self) -> int:
+        """A counter that changes with every insert, hide/unhide and delete (for caching the views)."""
+        with self._connect() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()
+            return int(row[0]) if row else 0
 
     # --- writes ------------------------------------------------------------------------------------------
     def insert(self, sub: NewSubmission) -> int:
@@ -181,7 +191,7 @@ class Database:
             return sid
 
     def record_attempt(self, submitter: str, accepted: bool, at: float | None = None) -> None:
-        with self._write() as conn:
+        with self._write(bump=False) as conn:
             conn.execute(
                 "INSERT INTO attempts (submitter, at, accepted) VALUES (?, ?, ?)",
                 (submitter, time.time() if at is None else at, int(accepted)),

@@ -154,3 +154,22 @@ def test_mirror_status_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     assert mirror.status().startswith("Hub mirroring: off (TRIAD_SPACE_HUB_REPO and HF_TOKEN not configured)")
     monkeypatch.setenv("TRIAD_SPACE_HUB_REPO", "org/results")
     assert "HF_TOKEN not configured" in mirror.status()
+
+
+def test_revision_changes_with_every_change_to_the_submissions(tmp_path: Path) -> None:
+    db = Database(tmp_path / "space.sqlite")
+    seen = [db.revision()]
+    sid = db.insert(_record("d1"))
+    seen.append(db.revision())
+    db.record_attempt("someone", accepted=False)  # attempts do not change what is shown
+    assert db.revision() == seen[-1]
+    db.set_hidden(sid, True)
+    seen.append(db.revision())
+    db.set_hidden(sid, False)
+    seen.append(db.revision())
+    db.delete(sid)
+    seen.append(db.revision())
+    assert seen == [0, 1, 2, 3, 4]
+    with pytest.raises(DuplicateSubmission):
+        db.insert(_record("d0")) and db.insert(_record("d0"))
+    assert db.revision() == 5  # the failed insert rolled back, its bump too
