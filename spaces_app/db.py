@@ -6,7 +6,8 @@ Tables
 - ``scores``: one row per (submission, config) with the primary number and its bootstrap interval.
 - ``query_scores``: per-query values (TRIAD AP, ARK reciprocal rank) kept for the paired statistics.
 - ``attempts``: every submission attempt (accepted or not) for the per-submitter rate limit.
-- ``meta``: the schema version; a file with another version is refused rather than silently reinterpreted.
+- ``meta``: the schema version (a file with another version is refused rather than silently reinterpreted) and a
+  revision counter that every change to the submissions bumps (the app caches its views on it).
 
 Every write runs in one ``BEGIN IMMEDIATE`` transaction on its own connection, so concurrent submissions from
 Gradio's worker threads serialize on the write lock and none is lost; readers never block thanks to WAL.
