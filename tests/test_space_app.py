@@ -104,6 +104,12 @@ def test_submit_triad_run_and_read_back(space: dict) -> None:
         "Rejected: these rankings were already submitted as #1 (tiny-random-clip (test)). Nothing was stored.")
 
 
+def test_only_the_two_public_endpoints(space: dict) -> None:
+    api = space["client"].view_api(return_format="dict", print_info=False)
+    assert set(api["named_endpoints"]) == {"/submit", "/leaderboard"}
+    assert api["unnamed_endpoints"] == {}
+
+
 def test_rejection_message_through_the_api(space: dict) -> None:
     files = [f for f in run_files(space["root"] / "run") if f.stem != n.ABSTRACTION_CONFIGS[1]]
     msg = submit(space["client"], files, "incomplete")

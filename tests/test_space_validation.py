@@ -11,13 +11,15 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ark_dataset import names as ark_names
 from spaces_app import testing as T
 from spaces_app.db import Database
 from spaces_app.gold import GoldStore
 from spaces_app.submit import RateLimit, check_meta, parse_params, submit_files
-from spaces_app.validation import Limits, SubmissionError
+from spaces_app.validation import Limits, ParsedRanking, SubmissionError, check_triad_rankings
 from triad_dataset import names as n
 
 I2C, C2I = n.ABSTRACTION_CONFIGS
@@ -434,3 +436,27 @@ def test_zip_with_first_stage_rankings(db: Database, world: dict, tmp_path: Path
     stray = _zip(tmp_path / "stray.zip", {**members, "run/other/x.parquet": members[f"run/rankings/{I2C}.parquet"]})
     msg = submit(db, world, [stray])
     assert "run/other/x.parquet: a parquet file outside rankings/" in msg
+
+
+# --- property: a ranking passes exactly when it is a permutation of the pool ------------------------------------
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), size=st.integers(1, 12))
+def test_permutation_property(data: st.DataObject, size: int) -> None:
+    pool = [f"c{i}" for i in range(size)]
+    ranked = data.draw(st.permutations(pool))
+    mutation = data.draw(st.sampled_from(["none", "drop", "duplicate", "foreign", "extra"]))
+    if mutation == "drop":
+        ranked = ranked[:-1]
+    elif mutation == "duplicate" and size > 1:
+        ranked = [*ranked[:-1], ranked[0]]
+    elif mutation == "foreign":
+        ranked = [*ranked[:-1], "zzz"]
+    elif mutation == "extra":
+        ranked = [*ranked, "zzz"]
+    valid = sorted(ranked) == sorted(pool)
+    parsed = ParsedRanking(["q"], [ranked])
+    if valid:
+        check_triad_rankings(I2C, parsed, {"q": pool})
+    else:
+        with pytest.raises(SubmissionError, match=f"config {I2C}, query 'q': "):
+            check_triad_rankings(I2C, parsed, {"q": pool})
