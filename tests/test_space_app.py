@@ -21,6 +21,7 @@ from triad_dataset import names as n
 
 XSS = "<img src=x onerror=alert(1)>"
 XSS_FAMILY = "<script>alert(2)</script>"
+MARKDOWN_NAME = "form **md** [x](https://example.org/x)"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
@@ -163,6 +164,8 @@ def test_browser_shows_user_strings_as_text(space: dict) -> None:
     tables, root = space["tables"], space["root"]
     run = T.write_run(root / "xss_run", tables, T.random_rankings(tables, seed=77))
     assert submit(space["client"], run_files(run), XSS, family=XSS_FAMILY).startswith("Accepted")
+    ark_run = T.write_run(root / "ark_browser", space["ark"], T.ark_random_rankings(space["ark"], seed=55), benchmark="ark")
+    assert submit(space["client"], run_files(ark_run), "ark in the browser").startswith("Accepted")
     url = f"http://127.0.0.1:{space['settings'].port}/"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -178,7 +181,7 @@ def test_browser_shows_user_strings_as_text(space: dict) -> None:
                 page.get_by_role("tab", name=tab).click()
                 page.wait_for_timeout(300)
             page.get_by_role("tab", name="ARK").click()
-            ark_cell = page.locator("#ark-table").get_by_text("ark model", exact=True).filter(visible=True)
+            ark_cell = page.locator("#ark-table").get_by_text("ark in the browser", exact=True).filter(visible=True)
             ark_cell.first.wait_for(timeout=10_000)
             page.get_by_role("tab", name="TRIAD").click()
             page.wait_for_timeout(500)
@@ -186,7 +189,7 @@ def test_browser_shows_user_strings_as_text(space: dict) -> None:
             ui_run = T.write_run(root / "ui_run", tables, T.random_rankings(tables, seed=78))
             page.get_by_role("tab", name="Submit").click()
             page.locator("#upload input[type=file]").set_input_files([str(f) for f in run_files(ui_run)])
-            page.get_by_role("textbox", name="Model name", exact=True).fill("submitted through the form")
+            page.get_by_role("textbox", name="Model name", exact=True).fill(MARKDOWN_NAME)
             page.get_by_role("textbox", name="Parameters (e.g. 86M, 1.5B)").fill("86M")
             page.wait_for_timeout(1500)  # uploads finish
             page.get_by_role("button", name="Submit", exact=True).click()
@@ -194,8 +197,9 @@ def test_browser_shows_user_strings_as_text(space: dict) -> None:
             page.wait_for_function("document.querySelector('#status textarea').value.length > 0", timeout=30_000)
             assert status.input_value().startswith("Accepted: submission #"), status.input_value()
             page.get_by_role("tab", name="TRIAD").click()
-            form_cell = page.locator("#main-table").get_by_text("submitted through the form", exact=True)
+            form_cell = page.locator("#main-table").get_by_text(MARKDOWN_NAME, exact=True)  # Markdown not rendered
             form_cell.filter(visible=True).first.wait_for(timeout=15_000)
+            assert page.locator('a[href="https://example.org/x"]').count() == 0
             assert page.locator('img[src="x"]').count() == 0  # never parsed as markup
             assert page.locator("script", has_text="alert(2)").count() == 0
             assert dialogs == []  # no alert() ever ran
