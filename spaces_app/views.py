@@ -365,6 +365,15 @@ def hop_table(sub: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def depth_table(sub: Mapping[str, Any]) -> pd.DataFrame:
+    """C2I mAP by the query concept's WordNet depth (paper §5.1, Figure 3b)."""
+    diag = (sub["summary"].get(triad_names.ABSTRACTION_CONFIGS[1]) or {}).get("diagnostics") or {}
+    by = diag.get("map_by_depth") or {}
+    rows = [{"Depth": depth, "mAP": _round(node.get("map")), **_interval_cells(node), "Queries": node.get("n_queries")}
+            for depth, node in sorted(by.items(), key=lambda kv: (len(kv[0]), kv[0])) if isinstance(node, Mapping)]
+    return pd.DataFrame(rows)
+
+
 def profile_table(sub: Mapping[str, Any]) -> pd.DataFrame:
     """mAP by constraint profile D1–D7 (rows) for each constraints subset (columns)."""
     data = {}
@@ -383,12 +392,16 @@ def dialogue_cost_table(sub: Mapping[str, Any]) -> pd.DataFrame:
 
     costs = sub["summary"].get(DIALOGUE_COST) or {}
     rows = []
-    for domain, node in costs.items():
+    order = [d for d in triad_names.DOMAINS if d in costs] + sorted(d for d in costs if d not in triad_names.DOMAINS)
+    for domain in order:  # the stored summary has sorted keys; show the names modules' order
+        node = costs[domain]
         if not isinstance(node, Mapping) or "mean" not in node:
             continue
         rows.append({"Domain": domain, "Session": "all", "Turns": "all", "Δ AP": _round(node["mean"]),
                      **_interval_cells(node), "Queries": node.get("n_pairs")})
-        for session, by_turns in (node.get("by_session") or {}).items():
+        sessions = node.get("by_session") or {}
+        for session in [t for t in triad_names.SESSION_TYPES if t in sessions]:
+            by_turns = sessions[session]
             for turns, cell in by_turns.items():
                 rows.append({"Domain": domain, "Session": session, "Turns": turns, "Δ AP": _round(cell.get("mean")),
                              **_interval_cells(cell), "Queries": cell.get("n_queries")})

@@ -189,3 +189,27 @@ def test_rank_agreement_is_kendall_tau_b() -> None:
     assert table.loc[d1, d2] == pytest.approx(kendalltau(a, b, variant="b").statistic, abs=1e-12)
     assert table.loc[d1, d1] == 1.0
     assert math.isnan(table.loc[d1, d3])  # every model ties on that subset: undefined, left empty
+
+
+def test_diagnostic_tables_follow_the_summary(world: dict) -> None:
+    sub = world["db"].submissions("triad")[0]
+    c2i = sub["summary"][n.ABSTRACTION_CONFIGS[1]]["diagnostics"]["map_by_depth"]
+    depth = views.depth_table(sub)
+    assert depth["Depth"].tolist() == sorted(c2i, key=lambda d: (len(d), d))
+    assert depth["mAP"].tolist() == [round(c2i[d]["map"], 3) for d in depth["Depth"]]
+    hops = views.hop_table(sub)
+    per_hop = sub["summary"][n.ABSTRACTION_CONFIGS[0]]["diagnostics"]["per_hop"]
+    assert hops["Hop"].tolist() == list(per_hop) and hops["Queries"].tolist() == [per_hop[h]["n_queries"] for h in per_hop]
+    traps = views.trap_table(sub)
+    assert traps["Subset"].tolist() == [n.DISPLAY_NAMES[c] for c in n.STATE_CONFIGS]
+    cost = views.dialogue_cost_table(sub)
+    overall = cost[cost["Session"] == "all"]
+    assert overall["Domain"].tolist() == list(n.DOMAINS)
+    for domain, value in zip(overall["Domain"], overall["Δ AP"], strict=True):
+        assert value == round(sub["summary"][scoring.DIALOGUE_COST][domain]["mean"], 3)
+    heat = views.entry_rate_matrix(sub)
+    i2c = sub["summary"][n.ABSTRACTION_CONFIGS[0]]["metrics"]["entry_rate@10"]
+    for role, rate in i2c.items():
+        assert heat.loc[role, n.DISPLAY_NAMES[n.ABSTRACTION_CONFIGS[0]]] == rate
+    profiles = views.profile_table(sub)
+    assert set(profiles["Profile"]) <= set(n.PROFILES)
