@@ -112,8 +112,11 @@ class EmbeddingCache:
         folder = self.dir / SHARDS
         return sorted(folder.glob("*.npz")) if folder.exists() else []
 
-    def _read_shard(self, path: Path) -> tuple[np.ndarray, np.ndarray] | None:
-        data = path.read_bytes()
+    def _read_shard(self, path: Path) -> tuple[np.ndarray, np.ndarray] | None | bool:
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:  # merged away by a concurrent run's compaction: its vectors are in the new shard
+            return False
         if hashlib.sha256(data).hexdigest() != path.stem:
             return None
         try:
@@ -132,6 +135,8 @@ class EmbeddingCache:
         """Read every shard (checksums verified); corrupted shards are deleted and counted. Returns #vectors."""
         for path in self._shard_paths():
             shard = self._read_shard(path)
+            if shard is False:
+                continue
             if shard is None:
                 self.stats.corrupted_shards.append(path.name)
                 path.unlink(missing_ok=True)
