@@ -181,3 +181,33 @@ def test_minilm_text_only_and_instruction_prefix():
     np.testing.assert_allclose(out, ref, atol=1e-5)
     same = enc.encode_candidates([ModelInput("leaf 0", IMG_B)])  # images are ignored (text-only family)
     np.testing.assert_allclose(same[0], out[1], atol=1e-5)
+
+
+# --- the public-model loaders, exercised from local folders (the Hub is not reachable here) ----------------
+@pytest.mark.parametrize(("name", "tiny_name", "builder"), [
+    ("clip-vit-b32", "tiny-random-clip", tiny.tiny_clip),
+    ("qwen3-vl-embedding-2b", "tiny-random-vlm", tiny.tiny_vlm),
+])
+def test_family_loader_reads_a_local_model_path(tmp_path, name, tiny_name, builder):
+    model, tok, proc = builder(0)
+    model.save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    proc.save_pretrained(tmp_path)
+    entry = get_entry(name)
+    enc = load_encoder(entry, model_path=str(tmp_path), dtype="float32")
+    ref = load_encoder(get_entry(tiny_name))
+    # short texts: the clip-vit-b32 entry truncates at CLIP's 77 tokens, the tiny entry at 256
+    batch = [ModelInput("Product info: brand: Audi", IMG_A, None), ModelInput("leaf", None, "Find it.")]
+    np.testing.assert_allclose(enc.encode_queries(batch), ref.encode_queries(batch), atol=1e-5)
+
+
+def test_reranker_loader_reads_a_local_model_path(tmp_path):
+    model, tok, proc = tiny.tiny_reranker(0)
+    model.save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    proc.save_pretrained(tmp_path)
+    rr = load_reranker(get_entry("qwen3-vl-reranker-2b", kind="reranker"), model_path=str(tmp_path),
+                       dtype="float32")
+    ref = load_reranker(get_entry("tiny-random-reranker", kind="reranker"))
+    q, c = [ModelInput("blue", IMG_A)], [ModelInput("Product info: brand: Kia", IMG_B)]
+    np.testing.assert_allclose(rr.score_pairs(q, c), ref.score_pairs(q, c), atol=1e-4)
