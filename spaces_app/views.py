@@ -162,11 +162,15 @@ def rank_range_figure(subs: Sequence[Mapping[str, Any]], configs: Sequence[str] 
     ax.vlines(x, lo, hi, color="0.55", linewidth=2.5, zorder=1)
     for j, col in enumerate(ranks.columns):
         ax.scatter(x, ranks[col], marker=markers[j % len(markers)], s=36, zorder=2, label=col)
+    from matplotlib.ticker import MaxNLocator
+
     ax.set_xticks(x, [plain(n) for n in ranks.index], rotation=35, ha="right", fontsize=8)
-    ax.invert_yaxis()
+    ax.set_xlim(-0.6, len(ranks) - 0.4)
+    ax.set_ylim(len(ranks) + 0.5, 0.5)  # rank 1 at the top
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("rank on subset (1 = best)")
     ax.set_title("Rank range across the six TRIAD subsets")
-    ax.legend(fontsize=7, ncol=3, loc="best")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     return fig
