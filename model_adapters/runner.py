@@ -318,8 +318,9 @@ def _prepare(cfg: RunConfig, ctx: distributed.Context) -> tuple[str, list[str]]:
     benchmark = cfg.benchmark or detect_benchmark(cfg.data)
     if benchmark not in ("triad", "ark"):
         raise TriadError(f"unknown benchmark {benchmark!r}; valid: triad, ark")
-    if cfg.limit is not None and cfg.limit < 1:
-        raise TriadError(f"--limit must be at least 1, got {cfg.limit}")
+    for flag, value in (("--limit", cfg.limit), ("--batch-size", cfg.batch_size), ("--rerank-top", cfg.rerank_top)):
+        if value is not None and value < 1:
+            raise TriadError(f"{flag} must be at least 1, got {value}")
     configs = select_configs(cfg.data, benchmark, cfg.configs)
     problems = validate_folder(cfg.data, benchmark) if cfg.validate and ctx.is_main else []
     problems = ctx.broadcast(problems)
@@ -364,8 +365,6 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     reranker = cfg.reranker
     if rerank_entry is not None and reranker is None:
         reranker = load_reranker(rerank_entry, model_path=cfg.rerank_model_path, device=ctx.device, dtype=cfg.dtype)
-    if reranker is None and cfg.reranker is not None:
-        reranker = cfg.reranker
     top_k = cfg.rerank_top or (_ark_rerank_top() if benchmark == "ark" else TRIAD_RERANK_TOP)
     rerank_batch = rerank_entry.max_batch if rerank_entry else 8
     make = ark_rankings if benchmark == "ark" else triad_rankings

@@ -207,6 +207,8 @@ def test_unknown_names_list_valid_ones(triad_dir, tmp_path):
         run(_cfg(triad_dir, tmp_path, model="nope"))
     with pytest.raises(TriadError, match="unknown input variant"):
         run(_cfg(triad_dir, tmp_path, variant="nope"))
+    with pytest.raises(TriadError, match="--batch-size must be at least 1, got 0"):
+        run(_cfg(triad_dir, tmp_path, batch_size=0))
 
 
 def test_invalid_folder_is_reported_by_validation(tmp_path):
