@@ -50,9 +50,14 @@ def run_files(run: Path) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def space(tmp_path_factory: pytest.TempPathFactory):
-    os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRIAD_SPACE_RATE_LIMIT"] = "100/3600"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GRADIO_ANALYTICS_ENABLED", "False")
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        mp.setenv("TRIAD_SPACE_RATE_LIMIT", "100/3600")  # every client here is 127.0.0.1
+        yield from _space(tmp_path_factory)
+
+
+def _space(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("space_app")
     tables = T.triad_tables(3, 10, seed=2, configs=n.MAIN_CONFIGS)
     T.write_triad_gold(root / "triad", tables, 10, with_corpora=True)
