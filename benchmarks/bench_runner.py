@@ -34,10 +34,10 @@ def find_data(arg: str | None, tmp: str) -> tuple[str, str]:
     if (demo / "audit.json").exists():
         return str(demo), "mini edition (demo_output/triad)"
     try:
-        from triad_dataset.mini import build_mini
-
         import contextlib
         import io
+
+        from triad_dataset.mini import build_mini
 
         out = Path(tmp) / "triad"
         with contextlib.redirect_stdout(io.StringIO()):
