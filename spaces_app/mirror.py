@@ -7,6 +7,7 @@ a failed upload is reported in the status line and never blocks a submission.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -48,7 +49,8 @@ def mirror(submission: Mapping[str, Any]) -> None:
         try:
             from huggingface_hub import HfApi
 
-            data = json.dumps(submission, sort_keys=True, default=str).encode()
+            record = {**submission, "scores": {c: dataclasses.asdict(sc) for c, sc in submission["scores"].items()}}
+            data = json.dumps(record, sort_keys=True, default=str).encode()
             HfApi(token=token).upload_file(path_or_fileobj=data, path_in_repo=f"submissions/{submission['id']}.json",
                                            repo_id=repo, repo_type="dataset")
         except Exception as exc:  # reported in the status line, never raised into the submission
