@@ -369,7 +369,7 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     rerank_batch = rerank_entry.max_batch if rerank_entry else 8
     make = ark_rankings if benchmark == "ark" else triad_rankings
     final, first = make(plan, vectors, reranker, top_k, rerank_batch, show)
-    timings["rank"] = time.perf_counter() - tick
+    timings["rank" if reranker is None else "rank+rerank"] = time.perf_counter() - tick
 
     tick = time.perf_counter()
     try:
