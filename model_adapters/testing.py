@@ -11,7 +11,15 @@ from typing import Any
 
 import numpy as np
 
+from ark_dataset import names as ark_names
 from triad_dataset import names as n
+
+_CARS = "cars"
+CONSTRAINTS_CARS = n.CONSTRAINTS_CONFIGS[n.DOMAINS.index(_CARS)]
+STATE_CARS = n.STATE_CONFIGS[n.DOMAINS.index(_CARS)]
+I2C = n.ABSTRACTION_CONFIGS[0]
+# two subtypes for tiny ARK folders: calendar (in the mini edition) and metro (absent from it)
+TINY_ARK_SUBTYPES = ark_names.DOMAIN_SUBTYPES["humanities_social_science"][3:5]
 
 
 def png(rgb: tuple[int, int, int], size: int = 16) -> bytes:
@@ -55,13 +63,13 @@ def tiny_triad_tables(*, n_queries: int = 4, pool_size: int = 20, n_items: int =
                   "candidate_ids": pool, "candidate_roles": roles, "candidate_trap": [False] * pool_size,
                   "positive_ids": pool[:2], "profile": "D1",
                   "conditions": [{"attribute": "colour", "polarity": "P", "value": target, "old_value": None}]}
-        constraints.append({**common, "task": "constraints_cars", "query_text": n.CONSTRAINTS_QUERY_TEMPLATE.format(
+        constraints.append({**common, "task": CONSTRAINTS_CARS, "query_text": n.CONSTRAINTS_QUERY_TEMPLATE.format(
             reference_attributes=ref_fields, query_text=request)})
         old = colours[(q + 2) % 3]
         turns = [f"I want it in {old}", f"actually, make it {target} instead"]
         text = n.STATE_QUERY_PREFIX.format(reference_attributes=ref_fields) + " ".join(
             n.STATE_TURN_TEMPLATE.format(index=i, turn=t) for i, t in enumerate(turns, 1))
-        state.append({**common, "task": "state_cars", "query_text": text, "turns": turns, "session_type": "conflict",
+        state.append({**common, "task": STATE_CARS, "query_text": text, "turns": turns, "session_type": "conflict",
                       "num_turns": 2, "source_query_id": f"q{q}"})
     concepts = [{"item_id": f"n{i:08d}", "wnid": f"n{i:08d}", "name": f"concept {i}", "definition": f"thing {i}",
                  "lemmas": [f"concept {i}"], "depth": 5 + i % 3, "lexname": "noun.artifact", "image": None,
@@ -72,12 +80,12 @@ def tiny_triad_tables(*, n_queries: int = 4, pool_size: int = 20, n_items: int =
     i2c = []
     for q, inst in enumerate(instances):
         pool = [c["item_id"] for c in concepts[q:q + pool_size]]
-        i2c.append({"query_id": f"i2c{q}", "task": "abstraction_i2c", "query_text": inst["leaf_name"],
+        i2c.append({"query_id": f"i2c{q}", "task": I2C, "query_text": inst["leaf_name"],
                     "query_image": inst["image"], "query_image_id": inst["item_id"], "instruction": n.I2C_INSTRUCTION,
                     "candidate_ids": pool, "candidate_roles": [n.POSITIVE] + [n.RANDOM] * (pool_size - 1),
                     "candidate_trap": [False] * pool_size, "positive_ids": pool[:1], "positive_hops": [1],
                     "wnid": inst["wnid"]})
-    return {"constraints_cars": constraints, "state_cars": state, "abstraction_i2c": i2c,
+    return {CONSTRAINTS_CARS: constraints, STATE_CARS: state, I2C: i2c,
             n.DOMAIN_CORPUS["cars"]: items, n.CONCEPTS_CORPUS: concepts, n.INSTANCES_CORPUS: instances}
 
 
@@ -92,7 +100,7 @@ def write_tiny_triad(out_dir: str | os.PathLike[str], *, tables: dict[str, list[
                         overwrite=True)
 
 
-def tiny_ark_tables(*, subtypes: tuple[str, ...] = ("calendar", "metro"), n_queries: int = 5, gallery: int = 30,
+def tiny_ark_tables(*, subtypes: tuple[str, ...] = TINY_ARK_SUBTYPES, n_queries: int = 5, gallery: int = 30,
                     seed: int = 0) -> dict[str, list[dict[str, Any]]]:
     from ark_dataset.names import GALLERY_SUFFIX, SUBTYPE_DOMAIN
 
