@@ -58,7 +58,8 @@ _SPOKEN = {"Multi": "multicolour"}  # how a request says a value when the label 
 # --- disclosure check (paper A.2: a positive request never reveals the reference's own value) -----------------
 
 
-def _words(text: str) -> str:
+def normalized_words(text: str) -> str:
+    """Lower-case words with `_`/`-` read as spaces (the form in which values are matched in text)."""
     return " ".join(re.sub(r"[_\-]", " ", text.lower()).split())
 
 
@@ -68,17 +69,17 @@ def mentions(text: str, value: str) -> bool:
     >>> mentions("seen from the rear three-quarter", "rear"), mentions("with longer sleeves", "long")
     (True, False)
     """
-    needle = _words(value)
-    return bool(needle) and re.search(rf"(?<![a-z0-9]){re.escape(needle)}(?![a-z0-9])", _words(text)) is not None
+    needle = normalized_words(value)
+    return bool(needle) and re.search(rf"(?<![a-z0-9]){re.escape(needle)}(?![a-z0-9])", normalized_words(text)) is not None
 
 
 def reveals_reference(reference: Mapping[str, str], conditions: Sequence, text: str) -> bool:
     """True when `text` names the reference's own value of a positively requested attribute (one that is not
     itself a value named by a condition) — the programmatic check of paper A.2."""
-    named = {_words(c.value) for c in conditions}
+    named = {normalized_words(c.value) for c in conditions}
     for c in conditions:
         value = reference.get(c.attribute, NOT_APPLICABLE)
-        if c.polarity == POS and value and _words(value) not in named:
+        if c.polarity == POS and value and normalized_words(value) not in named:
             if mentions(text, value) or mentions(text, _SPOKEN.get(value, value)):
                 return True
     return False

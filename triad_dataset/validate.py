@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +49,7 @@ from triad_dataset import folder
 from triad_dataset import names as n
 from triad_dataset.errors import TriadError
 from triad_dataset.features import features_for
+from triad_dataset.serialize import mentions, normalized_words
 
 ALL = "*"
 MIN_LEAK_VALUE_LENGTH = 3
@@ -94,18 +94,6 @@ def visible_fields(domain: str, row: Mapping[str, Any]) -> str:
     )
 
 
-def _normalise(text: str) -> str:
-    return " ".join(re.sub(r"[_\-]", " ", text.lower()).split())
-
-
-def mentions(text: str, value: str) -> bool:
-    """Whether `value` occurs in `text` as whole words (case-insensitive, `_`/`-` read as spaces).
-
-    >>> mentions("Make it navy-blue please", "navy_blue"), mentions("a longer dress", "long")
-    (True, False)
-    """
-    needle = _normalise(value)
-    return bool(needle) and re.search(rf"(?<![a-z0-9]){re.escape(needle)}(?![a-z0-9])", _normalise(text)) is not None
 
 
 def _iter_batches(directory: Path, config: str, columns: Sequence[str]) -> Iterator[dict[str, list]]:
@@ -304,14 +292,14 @@ def check_leakage(config: str, row: Mapping[str, Any], corpora: Mapping[str, Cor
         return
     visible_text = " ".join([request, *(row.get("turns") or []), row.get("instruction") or ""])
     conditions = row.get("conditions") or []
-    named = {_normalise(str(c.get("value"))) for c in conditions if c.get("value") is not None}
+    named = {normalized_words(str(c.get("value"))) for c in conditions if c.get("value") is not None}
     hidden = corpus.attributes.get(ref_id, {})
     for condition in conditions:
         if condition.get("polarity") != "P":
             continue
         attribute = condition.get("attribute")
         value = hidden.get(attribute)
-        if not isinstance(value, str) or len(value) < MIN_LEAK_VALUE_LENGTH or _normalise(value) in named:
+        if not isinstance(value, str) or len(value) < MIN_LEAK_VALUE_LENGTH or normalized_words(value) in named:
             continue
         if mentions(visible_text, value):
             out.append(_line(config, row["query_id"], f"request reveals the reference's hidden {attribute} value "
