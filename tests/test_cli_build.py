@@ -175,7 +175,7 @@ def test_build_ark_kinds_dispatch(tmp_path: Path, capsys, monkeypatch: pytest.Mo
     monkeypatch.setattr(validate, "validate_folder", lambda path: ["daily_life / q1: broken"])
     code, _, err = run(capsys, "build", "ark-mini", "--out", str(tmp_path / "ark"), "--seed", "4")
     assert code == 1 and calls[-1] == ("mini", 4, False) and err == "daily_life / q1: broken\n"
-    run(capsys, "build", "ark", "--src", str(tmp_path), "--out", str(tmp_path / "ark"), "--map", "query=question")
+    run(capsys, "build", "ark", "--from", str(tmp_path), "--out", str(tmp_path / "ark"), "--map", "query=question")
     assert calls[-1] == ("release", tmp_path, {"query_text": "question"}, False)
 
 

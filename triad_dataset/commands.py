@@ -75,7 +75,7 @@ def _register_build(subparsers: Any) -> None:
     p.set_defaults(handler=_build_scaled)
 
     p = kinds.add_parser("ark", help="import an ARK release into a Hub-style folder")
-    p.add_argument("--src", required=True, type=Path, help="the release folder")
+    p.add_argument("--from", "--src", dest="src", required=True, type=Path, help="the release folder")
     p.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN",
                    help="rename a release column (repeatable)")
     _out_args(p, seed=None)
