@@ -85,7 +85,7 @@ def bench_distinct(tmp: str) -> str:
 
 
 def main() -> None:
-    print(f"machine: {os.cpu_count()} cores (shared; figures measured under load from other jobs)\n")
+    print(f"machine: {os.cpu_count()} cores (load average {os.getloadavg()[0]:.1f} at start)\n")
     print("## Gallery-wide ranking\n")
     print(bench_gallery(), "\n")
     with tempfile.TemporaryDirectory() as tmp:

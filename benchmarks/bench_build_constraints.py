@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import resource
 import sys
 import tempfile
@@ -96,7 +97,7 @@ def main() -> int:
 
     total = sum(s[1] for s in stages)
     print(f"\nbench_build_constraints: {args.domain}, {args.items:,} items, {args.queries:,} queries, "
-          f"pools of {names.POOL_SIZE:,} (2 shared cores, measured under load)\n")
+          f"pools of {names.POOL_SIZE:,} ({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end)\n")
     print("| stage | seconds | peak RSS (MiB) |\n|---|---:|---:|")
     for name, seconds, rss in stages:
         print(f"| {name} | {seconds:.2f} | {rss:,.0f} |")

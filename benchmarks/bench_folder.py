@@ -127,7 +127,7 @@ def main() -> None:
         results = {t: measure(t, directory, args.items)
                    for t in ("write_folder", "write_datasets", "read_table", "load_dataset", "validate")}
     size = f"{args.items:,} products x {IMAGE_BYTES // 1000} KB + 2 x 1,000 queries x 1,000 candidates"
-    print(f"Dataset folder I/O ({size}); CPU shared with other jobs, figures under load\n")
+    print(f"Dataset folder I/O ({size}); load average {os.getloadavg()[0]:.1f} at start\n")
     print("| step | ours s | ours +MiB | alternative | alt s | alt +MiB | time ratio | memory ratio |")
     print("|---|---|---|---|---|---|---|---|")
     for ours, alt, label in (("write_folder", "write_datasets", "Dataset.from_list().to_parquet()"),

@@ -141,7 +141,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--skip-minilm-run", action="store_true")
     args = ap.parse_args()
-    print(f"machine: {os.cpu_count()} cores (shared; figures measured under load from other jobs)\n")
+    print(f"machine: {os.cpu_count()} cores (load average {os.getloadavg()[0]:.1f} at start)\n")
     with tempfile.TemporaryDirectory() as tmp:
         data, what = find_data(args.data, tmp)
         print(f"## Distinct items vs pool slots — {what}\n")
