@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
+from PIL import Image
 
 from triad_dataset import names as n
 from triad_dataset.catalog import Catalog, Item
@@ -17,6 +20,8 @@ from triad_dataset.constraints import (
 from triad_dataset.constraints_gate import AMB, SAT, VIOL, Condition, condition_status, rule_status, statuses
 from triad_dataset.features import features_for
 from triad_dataset.render import render_item
+from triad_dataset.schema import schema_for
+from triad_dataset.serialize import mentions, phrase
 from triad_dataset.synthetic import synthetic_catalog
 
 DRESS = {"category": "Dresses", "gender": "Women", "colour": "Red", "pattern": "striped", "sleeve_length": "long",
@@ -260,3 +265,44 @@ def test_cars_year_is_never_a_negative_condition() -> None:
         planner.plan("q0", "D2")  # the only difference is the year, which has no negative conditions
     plan, _ = planner.plan("q1", "D1")
     assert plan.conditions == (Condition("year", "P", "newer"),) and "newer model year" in plan.request
+
+
+def test_every_condition_phrase_reads_fluently_and_names_its_value() -> None:
+    # paper A.2: a request names its value (or comparative) and keeps negations; "not with sleeveless sleeves"
+    # repeated the noun and did not read as English
+    assert phrase("fashion", "sleeve_length", "N", "sleeveless") == "not sleeveless"
+    for domain in n.DOMAINS:
+        schema = schema_for(domain)
+        for attribute in schema.attributes:
+            if attribute.role != "constraint":
+                continue
+            values = attribute.values or ("Ford",)
+            for polarity in n.POLARITIES:
+                named = attribute.comparatives if polarity == "P" and attribute.ordered else values
+                for value in named:
+                    text = phrase(domain, attribute.name, polarity, value)
+                    assert mentions(text, _spoken(value)), (domain, attribute.name, polarity, text)
+                    assert "sleeveless sleeves" not in text, text
+                    assert text.startswith(("not ", "without ")) == (polarity == "N"), text
+
+
+def _spoken(value: str) -> str:
+    return "multicolour" if value == "Multi" else value
+
+
+def _garment_widths(attributes: dict[str, str]) -> list[int]:
+    """Per image row, how many pixels carry the (solid red) garment colour."""
+    pixels = np.asarray(Image.open(io.BytesIO(render_item("fashion", attributes, 0))).convert("RGB"))
+    return (pixels == (215, 25, 30)).all(axis=-1).sum(axis=1).tolist()
+
+
+def test_a_mini_dress_is_drawn_with_a_skirt_not_as_a_tshirt() -> None:
+    # paper A.2: length and article type are visual attributes; the mini dress used to end at its waist, so it
+    # rendered as a T-shirt with a 2-pixel line under it
+    dress = {"category": "Dresses", "colour": "Red", "pattern": "solid", "sleeve_length": "sleeveless",
+             "length": "mini"}
+    tee = max(_garment_widths({**dress, "category": "Tshirts", "length": ""}))
+    flared = [w for w in _garment_widths(dress) if w > tee]  # rows of the A-line skirt, wider than any tee row
+    assert len(flared) >= 10
+    lengths = [sum(w > 0 for w in _garment_widths({**dress, "length": v})) for v in ("mini", "knee", "midi", "maxi")]
+    assert lengths == sorted(lengths) and len(set(lengths)) == 4

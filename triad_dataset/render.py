@@ -44,6 +44,7 @@ CAR_RGB: dict[str, tuple[int, int, int]] = {
 }
 SLEEVE_SPAN = {"sleeveless": 0, "short": 16, "three-quarter": 36, "long": 52}
 HEM_Y = {"mini": 80, "knee": 96, "midi": 110, "maxi": 124}
+DRESS_WAIST = 44  # dress bodice height (tops: 66): its waist, y = 14 + 44, lies above the mini hem (y = 80)
 
 
 def _png(image: Image.Image) -> bytes:
@@ -74,7 +75,9 @@ def _garment_mask(category: str, sleeve: str, length: str, dx: int, dy: int) -> 
         d.polygon([(46 + dx, top + 20), (82 + dx, top + 20), (96 + dx, hem), (32 + dx, hem)], fill=255)
         return mask
     narrow = 4 if category == "Tops" else 0
-    waist = top + 66
+    # a dress's bodice ends above the shortest (mini) hem, so every length shows a skirt and a mini dress
+    # never draws as a T-shirt (paper A.2: length and article type are visual attributes of conditions)
+    waist = top + (DRESS_WAIST if category == "Dresses" else 66)
     d.polygon([(42 + narrow + dx, top), (86 - narrow + dx, top), (88 - narrow + dx, waist),
                (40 + narrow + dx, waist)], fill=255)
     span = SLEEVE_SPAN.get(sleeve, 0)

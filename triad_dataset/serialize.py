@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from triad_dataset import names
-from triad_dataset.schema import NOT_APPLICABLE, POS, schema_for
+from triad_dataset.schema import NEG, NOT_APPLICABLE, POS, schema_for
 
 # --- product text (SPEC §3) ----------------------------------------------------------------------------------
 
@@ -99,11 +99,18 @@ _NEGATIVE = {
 }
 # Fashion Product Images spells colours in title case; requests use lower case (and a word for "Multi").
 _LOWER = frozenset({"colour"})
+# Values whose template reads badly ("not with sleeveless sleeves"); paper A.2: fluent, value-naming requests.
+_IDIOMS: dict[tuple[str, str, str], str] = {
+    ("sleeve_length", POS, "sleeveless"): "in a sleeveless style",
+    ("sleeve_length", NEG, "sleeveless"): "not sleeveless",
+}
 
 
 def phrase(domain: str, attribute: str, polarity: str, value: str) -> str:
     """The request phrase of one condition ("in navy blue", "without the striped pattern", "with longer sleeves")."""
     label = schema_for(domain).attribute(attribute).label
+    if (attribute, polarity, value) in _IDIOMS:
+        return _IDIOMS[attribute, polarity, value]
     shown = _SPOKEN.get(value, value)
     shown = shown.lower() if attribute in _LOWER else shown
     table = _POSITIVE if polarity == POS else _NEGATIVE
