@@ -197,13 +197,17 @@ def _rerank_scores(reranker: Any, query: Any, candidates: Sequence[Any], batch: 
     return scores
 
 
-def triad_rankings(plan: Plan, vectors: dict, reranker: Any, top_k: int, rerank_batch: int, show: bool
-                   ) -> tuple[dict[str, list[dict]], dict[str, list[dict]]]:
+def triad_rankings(plan: Plan, vectors: dict, reranker: Any, top_k: int, rerank_batch: int, show: bool,
+                   rerank_plan: Plan | None = None) -> tuple[dict[str, list[dict]], dict[str, list[dict]]]:
+    """`rerank_plan` (same configs, rows and pools as `plan`) supplies the reranker's inputs when they differ from
+    the first stage's (a text-only first stage: the reranker still sees the images, paper D.2)."""
     from tqdm.auto import tqdm
 
     final: dict[str, list[dict]] = {}
     first: dict[str, list[dict]] = {}
-    for cp in tqdm(plan.configs, desc="rank", unit="config", disable=not show):
+    rerank_plan = rerank_plan or plan
+    for cp, rcp in tqdm(list(zip(plan.configs, rerank_plan.configs, strict=True)), desc="rank", unit="config",
+                        disable=not show):
         order, scores = rank_triad_config(cp, vectors)
         rows, first_rows = [], []
         for q, row in enumerate(cp.rows):
@@ -214,8 +218,8 @@ def triad_rankings(plan: Plan, vectors: dict, reranker: Any, top_k: int, rerank_
             if reranker is not None:
                 first_rows.append(dict(entry))
                 k = min(top_k, n)
-                query = plan.items[cp.query_keys[q]].model_input
-                corpus_inputs = [plan.items[cp.pool_keys[q][i]].model_input for i in order[q, :k]]
+                query = rerank_plan.items[rcp.query_keys[q]].model_input
+                corpus_inputs = [rerank_plan.items[rcp.pool_keys[q][i]].model_input for i in order[q, :k]]
                 rs = _rerank_scores(reranker, query, corpus_inputs, rerank_batch)
                 new = ranking.splice_order(rs, n)
                 entry = {"query_id": row["query_id"], "candidate_ids": [ids[i] for i in new],
@@ -227,13 +231,15 @@ def triad_rankings(plan: Plan, vectors: dict, reranker: Any, top_k: int, rerank_
     return final, first
 
 
-def ark_rankings(plan: Plan, vectors: dict, reranker: Any, top_k: int, rerank_batch: int, show: bool
-                 ) -> tuple[dict[str, list[dict]], dict[str, list[dict]]]:
+def ark_rankings(plan: Plan, vectors: dict, reranker: Any, top_k: int, rerank_batch: int, show: bool,
+                 rerank_plan: Plan | None = None) -> tuple[dict[str, list[dict]], dict[str, list[dict]]]:
     from tqdm.auto import tqdm
 
     final: dict[str, list[dict]] = {}
     first: dict[str, list[dict]] = {}
-    for cp in tqdm(plan.configs, desc="rank", unit="subtype", disable=not show):
+    rerank_plan = rerank_plan or plan
+    for cp, rcp in tqdm(list(zip(plan.configs, rerank_plan.configs, strict=True)), desc="rank", unit="subtype",
+                        disable=not show):
         ids = cp.pools[0]
         idx, scores, ranks = ranking.rank_gallery(_matrix(cp.query_keys, vectors), _matrix(cp.pool_keys[0], vectors),
                                                   np.asarray(cp.positives, dtype=np.int64), top=ARK_TOP)
@@ -244,8 +250,8 @@ def ark_rankings(plan: Plan, vectors: dict, reranker: Any, top_k: int, rerank_ba
             if reranker is not None:
                 first_rows.append(dict(entry))
                 k = min(top_k, len(entry["candidate_ids"]))
-                query = plan.items[cp.query_keys[q]].model_input
-                gallery = [plan.items[cp.pool_keys[0][i]].model_input for i in idx[q, :k]]
+                query = rerank_plan.items[rcp.query_keys[q]].model_input
+                gallery = [rerank_plan.items[rcp.pool_keys[0][i]].model_input for i in idx[q, :k]]
                 rs = _rerank_scores(reranker, query, gallery, rerank_batch)
                 new = ranking.splice_order(rs, len(entry["candidate_ids"]))
                 top_ids = [entry["candidate_ids"][i] for i in new]
@@ -352,6 +358,9 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
         raise TriadError(f"model {entry.name} ignores images: variant image_only would leave it empty queries")
     benchmark, configs = _prepare(cfg, ctx)
     plan = _plan(cfg, benchmark, configs, entry.sees_images)
+    # A text-only first stage drops images from its plan; the reranker still gets the full inputs (paper D.2).
+    wants_rerank = rerank_entry is not None or cfg.reranker is not None
+    rerank_plan = _plan(cfg, benchmark, configs, True) if wants_rerank and not entry.sees_images else None
     timings["plan"] = time.perf_counter() - tick
 
     tick = time.perf_counter()
@@ -368,7 +377,7 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     top_k = cfg.rerank_top or (_ark_rerank_top() if benchmark == "ark" else TRIAD_RERANK_TOP)
     rerank_batch = rerank_entry.max_batch if rerank_entry else 8
     make = ark_rankings if benchmark == "ark" else triad_rankings
-    final, first = make(plan, vectors, reranker, top_k, rerank_batch, show)
+    final, first = make(plan, vectors, reranker, top_k, rerank_batch, show, rerank_plan=rerank_plan)
     timings["rank" if reranker is None else "rank+rerank"] = time.perf_counter() - tick
 
     tick = time.perf_counter()

@@ -283,6 +283,33 @@ def test_rerank_splices_top_k_above_unchanged_tail(triad_dir, tmp_path):
     assert set(res["two_stage"]["constraints_cars"]) >= {"first_stage", "reranked", "coverage@5", "oracle@5"}
 
 
+class RecordingReranker(LengthReranker):
+    """LengthReranker that keeps every pair it is given."""
+
+    def __init__(self) -> None:
+        self.pairs: list = []
+
+    def score_pairs(self, queries, candidates):
+        self.pairs.extend(zip(queries, candidates, strict=True))
+        return super().score_pairs(queries, candidates)
+
+
+def test_reranker_after_text_only_first_stage_still_sees_images(triad_dir, tmp_path):
+    # minilm's plan drops images (text-only encoder); the multimodal reranker must still get the paper's inputs
+    rr = RecordingReranker()
+    run(_cfg(triad_dir, tmp_path, model="minilm", encoder=HashEncoder(), configs="constraints_cars", reranker=rr,
+             rerank_top=5, no_cache=True))
+    corpus = {r["item_id"]: r for r in read_rows(triad_dir, "cars_items")}
+    rows = {r["query_id"]: r for r in read_rows(triad_dir, "constraints_cars")}
+    first = _rankings(tmp_path / "out", "constraints_cars", "rankings_first_stage")
+    expected = []
+    for f in first:
+        row = rows[f["query_id"]]
+        expected += [(inputs.query_input(row), inputs.candidate_input(corpus[c])) for c in f["candidate_ids"][:5]]
+    assert rr.pairs == expected
+    assert all(q.image is not None and c.image is not None for q, c in rr.pairs)
+
+
 # --- ARK ----------------------------------------------------------------------------------------------------
 def test_ark_gallery_ranking_and_positive_rank(ark_dir, tmp_path):
     enc = HashEncoder()
