@@ -358,9 +358,6 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
         raise TriadError(f"model {entry.name} ignores images: variant image_only would leave it empty queries")
     benchmark, configs = _prepare(cfg, ctx)
     plan = _plan(cfg, benchmark, configs, entry.sees_images)
-    # A text-only first stage drops images from its plan; the reranker still gets the full inputs (paper D.2).
-    wants_rerank = rerank_entry is not None or cfg.reranker is not None
-    rerank_plan = _plan(cfg, benchmark, configs, True) if wants_rerank and not entry.sees_images else None
     timings["plan"] = time.perf_counter() - tick
 
     tick = time.perf_counter()
@@ -374,6 +371,8 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     reranker = cfg.reranker
     if rerank_entry is not None and reranker is None:
         reranker = load_reranker(rerank_entry, model_path=cfg.rerank_model_path, device=ctx.device, dtype=cfg.dtype)
+    # A text-only first stage drops images from its plan; the reranker still gets the full inputs (paper D.2).
+    rerank_plan = _plan(cfg, benchmark, configs, True) if reranker is not None and not entry.sees_images else None
     top_k = cfg.rerank_top or (_ark_rerank_top() if benchmark == "ark" else TRIAD_RERANK_TOP)
     rerank_batch = rerank_entry.max_batch if rerank_entry else 8
     make = ark_rankings if benchmark == "ark" else triad_rankings

@@ -310,6 +310,18 @@ def test_reranker_after_text_only_first_stage_still_sees_images(triad_dir, tmp_p
     assert all(q.image is not None and c.image is not None for q, c in rr.pairs)
 
 
+def test_ark_reranker_after_text_only_first_stage_still_sees_images(ark_dir, tmp_path):
+    rr = RecordingReranker()
+    run(_cfg(ark_dir, tmp_path, model="minilm", encoder=HashEncoder(), configs="metro", reranker=rr, rerank_top=5,
+             no_cache=True))
+    gallery = {r["item_id"]: r for r in read_rows(ark_dir, "metro_gallery")}
+    rows = {r["query_id"]: r for r in read_rows(ark_dir, "metro")}
+    first = _rankings(tmp_path / "out", "metro", "rankings_first_stage")
+    expected = [(inputs.query_input(rows[f["query_id"]]), inputs.candidate_input(gallery[c]))
+                for f in first for c in f["candidate_ids"][:5]]
+    assert rr.pairs == expected and any(c.image is not None for _, c in rr.pairs)
+
+
 # --- ARK ----------------------------------------------------------------------------------------------------
 def test_ark_gallery_ranking_and_positive_rank(ark_dir, tmp_path):
     enc = HashEncoder()
