@@ -130,6 +130,17 @@ def test_dual_tower_prepends_instruction():
     assert a.shape == (1, enc.dim) and a.dtype == np.float32
 
 
+def test_siglip_text_is_padded_to_max_length():
+    # SigLIP pools the last position and was trained on max_length padding without a mask (docs/runner.md)
+    opts = get_entry("siglip2").options
+    assert (opts["padding"], opts["max_length"]) == ("max_length", 64)
+    enc = load_encoder(get_entry("tiny-random-siglip"))
+    assert (enc.padding, enc.max_length) == ("max_length", 64)
+    alone = enc.encode_queries([ModelInput("short", IMG_A)])
+    mixed = enc.encode_queries([ModelInput("a much longer text " * 3, None), ModelInput("short", IMG_A)])
+    np.testing.assert_allclose(alone[0], mixed[1], atol=1e-6)  # no dependence on the batch's longest text
+
+
 # --- VLM and reranker -------------------------------------------------------------------------------------
 def test_vlm_prompt_exact_string():
     assert vlm.embedding_prompt(ModelInput("hello", None, None)) == (
@@ -181,6 +192,7 @@ def test_minilm_text_only_and_instruction_prefix():
     np.testing.assert_allclose(out, ref, atol=1e-5)
     same = enc.encode_candidates([ModelInput("leaf 0", IMG_B)])  # images are ignored (text-only family)
     np.testing.assert_allclose(same[0], out[1], atol=1e-5)
+    assert enc.model.max_seq_length == 256  # docs/runner.md: the longest mini-edition query has 84 word pieces
 
 
 # --- the public-model loaders, exercised from local folders (the Hub is not reachable here) ----------------
