@@ -125,8 +125,9 @@ def select_configs(data: str, benchmark: str, requested: str | Sequence[str]) ->
 # --- encoding -----------------------------------------------------------------------------------------------
 def identity(entry: ModelEntry, cfg: RunConfig, dtype: str) -> dict[str, Any]:
     model_id = os.path.abspath(cfg.model_path) if cfg.model_path else entry.hub_id
+    # the entry's options (max_length, padding, ...) change what the model sees, so they are part of the identity
     return {"name": entry.name, "model_id": model_id, "revision": entry.revision, "dtype": dtype,
-            "adapter_version": ADAPTER_VERSION}
+            "adapter_version": ADAPTER_VERSION, "options": dict(sorted(entry.options.items()))}
 
 
 def _log(ctx: distributed.Context, cfg: RunConfig, msg: str) -> None:

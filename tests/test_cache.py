@@ -130,3 +130,17 @@ def test_compaction_keeps_every_vector(tmp_path, monkeypatch):
     found, _ = again.lookup(items)
     for k in items:
         np.testing.assert_array_equal(found[k], vecs[k])
+
+
+def test_registry_options_are_part_of_the_cache_identity():
+    """Changing what a model sees through its entry options (e.g. max_length) must not reuse cached vectors."""
+    from dataclasses import replace
+
+    from model_adapters.registry import get_entry
+    from model_adapters.runner import RunConfig, identity
+
+    entry = get_entry("clip-vit-b32")
+    cfg = RunConfig(model=entry.name, data=".", out=".")
+    shorter = replace(entry, options={**entry.options, "max_length": 32})
+    assert identity(entry, cfg, "float32")["options"] == {"max_length": 77}
+    assert model_key(identity(entry, cfg, "float32")) != model_key(identity(shorter, cfg, "float32"))
