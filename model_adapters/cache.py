@@ -7,7 +7,7 @@ Layout:
     <root>/<model_key>/shards/<sha256>.npz       keys (sha256 of each input, `inputs.input_key`), vectors (float32),
                                                  model_key; the file name is the sha256 of the file's bytes
 
-`model_key` = first 20 hex of sha256 over the identity, so a changed model, revision, dtype or adapter version
+`model_key` = first 20 hex of sha256 over the identity, so a changed model, revision, dtype, entry options or adapter version
 never reads another's vectors. Shards are written atomically (temp file + rename) after every encoded batch, so an
 interrupted run resumes where it stopped. A shard whose bytes do not match its name is corrupted: it is deleted,
 counted, and its items are re-encoded. A folder written for another model is refused with a clear message.
