@@ -170,6 +170,19 @@ def test_c2i_has_five_positives(tmp_path: Path) -> None:
     assert check(tmp_path, four) == [f"{C2I} / c2i-0: 4 positives, C2I fixes 5 (paper A.1)"]
 
 
+def test_instruction_is_the_task_instruction(tmp_path: Path) -> None:
+    def swap(t: Tables) -> None:
+        query(t, I2C)["instruction"] = n.C2I_INSTRUCTION
+        query(t, B_CARS)["instruction"] = "Represent the user's input."
+
+    assert check(tmp_path, swap) == [
+        f"{I2C} / {query(toy_tables(), I2C)['query_id']}: instruction {n.C2I_INSTRUCTION!r}, "
+        f"expected {n.I2C_INSTRUCTION!r} (paper B.3)",
+        f"{B_CARS} / {query(toy_tables(), B_CARS)['query_id']}: instruction \"Represent the user's input.\", "
+        "expected None (paper B.3)",
+    ]
+
+
 def test_self_has_one_positive(tmp_path: Path) -> None:
     def two(t: Tables) -> None:
         q = query(t, SELF_C2I)  # a second sparrow picture as a second positive

@@ -138,3 +138,10 @@ SAME_TEMPLATES: Final = {
 }
 # Outer wrapper of VLM embedders that use one (paper B.3, Qwen3-VL-Embedding).
 VLM_OUTER_INSTRUCTION: Final = "Represent the user's input."
+# The benchmark-level instruction each task config's queries carry (paper B.3); the other configs carry none.
+TASK_INSTRUCTION: Final = {
+    "abstraction_i2c": I2C_INSTRUCTION,
+    "self_i2c": I2C_INSTRUCTION,
+    "abstraction_c2i": C2I_INSTRUCTION,
+    "self_c2i": C2I_INSTRUCTION,
+}

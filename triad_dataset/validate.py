@@ -216,6 +216,9 @@ def _check_task_fields(config: str, row: Mapping[str, Any], out: list[str]) -> N
             out.append(_line(config, qid, f"{len(positives)} positives, C2I fixes {n.C2I_POSITIVES} (paper A.1)"))
         if row.get("depth") is None:
             out.append(_line(config, qid, "depth is missing"))
+    expected = n.TASK_INSTRUCTION.get(config)  # paper B.3: only the abstraction directions carry an instruction
+    if row.get("instruction") != expected:
+        out.append(_line(config, qid, f"instruction {row.get('instruction')!r}, expected {expected!r} (paper B.3)"))
     if config in n.SELF_CONFIGS and len(positives) != 1:
         out.append(_line(config, qid, f"{len(positives)} positives, Self has exactly 1 (paper A.1)"))
     traps = row["candidate_trap"] or []
