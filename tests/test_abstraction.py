@@ -370,3 +370,10 @@ def test_placeholders_follow_the_taxonomy() -> None:
     a, b = (np.asarray(Image.open(io.BytesIO(render_placeholder(g, x)))) for x in (beagle, basset))
     assert not np.array_equal(a, b)
     assert np.array_equal(a[0, 0], b[0, 0])  # same grandparent -> same background colour
+
+
+def test_every_i2c_query_has_a_hop1_positive(mini) -> None:
+    """Paper B.1: hop-1 AP is reported over all I2C queries (hop 2 over those that also have a level-2 concept)."""
+    hops = [r["positive_hops"] for r in mini.tables[I2C]]
+    assert all(1 in h for h in hops)
+    assert any(2 in h for h in hops)
