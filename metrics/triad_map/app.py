@@ -1,9 +1,12 @@
-"""Space entry point: the standard evaluate metric widget for TRIAD mAP."""
+"""Space / local entry point: a widget for TRIAD mAP (`python metrics/triad_map/app.py`)."""
 
 from pathlib import Path
 
 import evaluate
-from evaluate.utils import launch_gradio_widget
+
+from metrics.widget import build_widget
 
 module = evaluate.load(str(Path(__file__).resolve().parent))
-launch_gradio_widget(module)
+EXAMPLE = ("[[0.9, 0.2, 0.4], [0.1, 0.8, 0.3]]", "[[1, 1, 0], [0, 1, 0]]",
+           '{"candidate_roles": [["positive", "positive", "sibling"], ["random", "positive", "sibling"]]}')
+build_widget(module, EXAMPLE).launch()
