@@ -145,3 +145,10 @@ def load_reranker(entry: ModelEntry, *, model_path: str | None = None, device: s
     """Instantiate the entry's pairwise scorer (a `Reranker`)."""
     load = _loader(entry, "load_reranker")
     return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype)
+
+
+def text_limit(entry: ModelEntry, *, model_path: str | None = None) -> Any:
+    """The entry's text limit (a `truncation.TextLimit`: tokens + tokenizer, no weights loaded), or None for
+    families that do not truncate text (VLM embedders, rerankers)."""
+    make = getattr(_family_module(entry), "text_limit", None)
+    return None if make is None else make(entry, resolve_path(entry, model_path))

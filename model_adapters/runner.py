@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from model_adapters import distributed, inputs, output, ranking
+from model_adapters import distributed, inputs, output, ranking, truncation
 from model_adapters.cache import EmbeddingCache
 from model_adapters.encoding import encode_items
 from model_adapters.plan import ConfigPlan, Plan, load_rewrites, plan_ark, plan_triad
-from model_adapters.registry import ADAPTER_VERSION, ModelEntry, get_entry, load_encoder, load_reranker
+from model_adapters.registry import ADAPTER_VERSION, ModelEntry, get_entry, load_encoder, load_reranker, text_limit
 from triad_dataset.errors import TriadError
 
 TRIAD_RERANK_TOP = 30  # paper D.2: the reranker reorders the first-stage top 30
@@ -169,6 +169,25 @@ def encode_plan(plan: Plan, entry: ModelEntry, cfg: RunConfig, ctx: distributed.
             cache._vectors.update(part)  # other ranks wrote their shards; keep rank 0's view complete
         cache.compact()
     return found, info
+
+
+def count_truncation(plan: Plan, entry: ModelEntry, cfg: RunConfig, ctx: distributed.Context
+                     ) -> dict[str, dict[str, int]] | None:
+    """Inputs cut by the encoder's text limit, per config (`truncation.count_truncated`); {} when the encoder does
+    not truncate, None when the tokenizer could not be loaded (said on stderr). Only the tokenizer is loaded."""
+    try:
+        limit = _text_limit(entry, cfg)
+    except (OSError, ValueError, ImportError) as exc:
+        _log(ctx, cfg, f"warning: could not load {entry.name}'s tokenizer to count truncated inputs ({exc})")
+        return None
+    return {} if limit is None else truncation.count_truncated(plan, limit)
+
+
+def _text_limit(entry: ModelEntry, cfg: RunConfig) -> truncation.TextLimit | None:
+    if cfg.encoder is not None:  # a given encoder object: only it knows whether it truncates
+        own = getattr(cfg.encoder, "text_limit", None)
+        return own() if callable(own) else None
+    return text_limit(entry, model_path=cfg.model_path)
 
 
 # --- ranking ------------------------------------------------------------------------------------------------
@@ -359,6 +378,7 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
         raise TriadError(f"model {entry.name} ignores images: variant image_only would leave it empty queries")
     benchmark, configs = _prepare(cfg, ctx)
     plan = _plan(cfg, benchmark, configs, entry.sees_images)
+    truncated = count_truncation(plan, entry, cfg, ctx) if ctx.is_main else None
     timings["plan"] = time.perf_counter() - tick
 
     tick = time.perf_counter()
@@ -387,6 +407,7 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
         raise TriadError(f"scoring failed: {exc}") from exc
     timings["score"] = time.perf_counter() - tick
     results = _results(cfg, plan, entry, rerank_entry, scored, enc_info, timings)
+    results["run"]["truncated_inputs"] = truncated
     if reranker is not None:
         results["two_stage"] = two_stage(plan, first, scored, top_k, cfg.seed)
         results["rerank_top"] = top_k
@@ -462,3 +483,5 @@ def _print(results: dict[str, Any], benchmark: str) -> None:
         print(output.triad_table(results["configs"]))
     print()
     print(output.summary_table(results["run"]))
+    for line in truncation.warning_lines(results["run"].get("truncated_inputs"), model):
+        print(line)

@@ -404,3 +404,98 @@ def test_both_pool_scoring_paths_agree():
     brute = np.array([[items[j] @ queries[q] if j >= 0 else -np.inf for j in pools[q]] for q in range(5)])
     np.testing.assert_allclose(gathered, brute, atol=1e-6)
     np.testing.assert_allclose(full[:, :4], brute, atol=1e-6)
+
+
+# --- text truncation is reported ----------------------------------------------------------------------------
+SMALL_LIMIT = 38  # cuts every tiny query and the longer car texts ("Audi", "Fiat"), not the shorter ones
+
+
+def _image_bytes(value):
+    return value.get("bytes") if isinstance(value, dict) else value
+
+
+def _over(tokenizer, text, limit):
+    return bool(text) and len(tokenizer(text)["input_ids"]) > limit
+
+
+def _independent_truncation(data, configs, limit, tokenizer):
+    """Distinct query / candidate inputs whose text (instruction prepended) has more tokens than `limit`."""
+    from triad_dataset.names import CANDIDATE_CORPUS
+
+    out = {}
+    for config in configs:
+        rows = read_rows(data, config)
+        corpus = {r["item_id"]: r for r in read_rows(data, CANDIDATE_CORPUS[config])}
+        queries = {(f"{r['instruction']} {r['query_text']}" if r.get("instruction") else r["query_text"],
+                    _image_bytes(r.get("query_image"))) for r in rows}
+        candidates = {(corpus[c]["text"], _image_bytes(corpus[c]["image"])) for r in rows for c in r["candidate_ids"]}
+        out[config] = {"queries": sum(_over(tokenizer, t, limit) for t, _ in queries),
+                       "candidates": sum(_over(tokenizer, t, limit) for t, _ in candidates), "limit": limit}
+    return out
+
+
+@pytest.fixture
+def small_limit_clip(monkeypatch):
+    """tiny-random-clip with a 38-token text limit (a registry entry copy; its own cache identity)."""
+    import dataclasses
+
+    from model_adapters import registry
+
+    entry = registry.get_entry("tiny-random-clip")
+    small = dataclasses.replace(entry, options={**entry.options, "max_length": SMALL_LIMIT})
+    monkeypatch.setitem(registry.REGISTRY, entry.name, small)
+    return small
+
+
+def test_truncated_inputs_are_counted_reported_and_same_when_cached(triad_dir, tmp_path, small_limit_clip,
+                                                                    monkeypatch, capsys):
+    from model_adapters import runner
+    from model_adapters.families.tiny import build_tokenizer
+
+    configs = ["abstraction_i2c", "constraints_cars", "state_cars"]
+    expected = _independent_truncation(triad_dir, configs, SMALL_LIMIT, build_tokenizer(add_bos_eos=True))
+    assert all(expected[c]["queries"] > 0 for c in configs)  # the limit really cuts something
+    assert 0 < expected["state_cars"]["candidates"] < 20  # ... and not everything
+    res = run(_cfg(triad_dir, tmp_path, quiet=False))
+    assert res["run"]["truncated_inputs"] == expected
+    saved = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert saved["run"]["truncated_inputs"] == expected
+    printed = capsys.readouterr().out.splitlines()
+    state = expected["state_cars"]
+    line = (f"warning: {state['queries']} state_cars queries and {state['candidates']} state_cars candidates exceed "
+            f"tiny-random-clip's {SMALL_LIMIT}-token text limit and were truncated (the end of the text was cut)")
+    assert line in printed
+    assert sum(p.startswith("warning: ") and "text limit" in p for p in printed) == len(configs)
+
+    def no_weights(*args, **kwargs):
+        raise AssertionError("a cached re-run must not load the model")
+
+    monkeypatch.setattr(runner, "load_encoder", no_weights)
+    again = run(_cfg(triad_dir, tmp_path, quiet=False))
+    assert again["run"]["encoded"] == 0 and again["run"]["truncated_inputs"] == expected
+    assert line in capsys.readouterr().out.splitlines()
+
+
+def test_truncation_follows_the_entry_limit_and_families_without_one(triad_dir, tmp_path):
+    from model_adapters.families.tiny import build_tokenizer
+
+    res = run(_cfg(triad_dir, tmp_path, model="tiny-random-siglip", configs="state_cars"))
+    assert res["run"]["truncated_inputs"] == _independent_truncation(
+        triad_dir, ["state_cars"], 64, build_tokenizer(add_bos_eos=False))
+    assert res["run"]["truncated_inputs"]["state_cars"]["queries"] == 4
+    vlm = run(_cfg(triad_dir, tmp_path, model="tiny-random-vlm", configs="state_cars", limit=1))
+    assert vlm["run"]["truncated_inputs"] == {}  # the VLM families do not truncate
+    fake = run(_cfg(triad_dir, tmp_path, encoder=HashEncoder(), configs="state_cars", no_cache=True))
+    assert fake["run"]["truncated_inputs"] == {}  # a given encoder without `text_limit` is not second-guessed
+
+
+@pytest.mark.parametrize("model", ["tiny-random-clip", "tiny-random-siglip", "minilm"])
+def test_counted_limit_is_the_encoders_own(model):
+    """The plan-time limit (tokenizer only, no weights) is the one the loaded encoder truncates at."""
+    from model_adapters.registry import get_entry, load_encoder, text_limit
+
+    entry = get_entry(model)
+    counted, own = text_limit(entry), load_encoder(entry).text_limit()
+    assert counted.limit == own.limit and counted.lowercase == own.lowercase
+    text = "Reference product info: brand: Audi. User conversation: [Round 1] User: make it red " * 4
+    assert counted.token_counts([text]) == own.token_counts([text]) and counted.token_counts([text])[0] > 64

@@ -15,6 +15,7 @@ import numpy as np
 from model_adapters.families._common import decode_image, features, hub_kwargs, torch_dtype
 from model_adapters.inputs import join_instruction
 from model_adapters.protocol import ModelInput
+from model_adapters.truncation import TextLimit
 
 
 def fuse(text: np.ndarray | None, image: np.ndarray | None) -> np.ndarray:
@@ -67,6 +68,10 @@ class DualTowerEncoder:
             out = features(self.model.get_image_features(pixel_values=pixel_values))
         return out.float().cpu().numpy()
 
+    def text_limit(self) -> TextLimit:
+        """The limit `text_features` truncates at, counted with this encoder's tokenizer (runner reports)."""
+        return TextLimit(self.max_length, self.tokenizer, self.lowercase)
+
     def encode(self, batch: Sequence[ModelInput]) -> np.ndarray:
         texts = [join_instruction(item.instruction, item.text) for item in batch]
         text_rows = [i for i, t in enumerate(texts) if t]
@@ -83,6 +88,16 @@ class DualTowerEncoder:
 
     def encode_candidates(self, batch: Sequence[ModelInput]) -> np.ndarray:
         return self.encode(batch)
+
+
+def text_limit(entry: Any, path: str) -> TextLimit:
+    """The entry's text limit with its tokenizer only (no weights), for counting truncated inputs at plan time."""
+    from transformers import AutoTokenizer
+
+    opts = entry.options
+    kwargs = hub_kwargs(path, entry.revision, trust_remote_code=bool(opts.get("trust_remote_code", False)))
+    tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
+    return TextLimit(int(opts.get("max_length", 77)), tokenizer, bool(opts.get("lowercase", False)))
 
 
 def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> DualTowerEncoder:

@@ -10,12 +10,19 @@ import numpy as np
 
 from model_adapters.inputs import join_instruction
 from model_adapters.protocol import ModelInput
+from model_adapters.truncation import TextLimit
+
+ST_CONFIG = "sentence_bert_config.json"
 
 
 class SentenceTransformerEncoder:
     def __init__(self, model: Any) -> None:
         self.model = model
         self.dim = int(model.get_embedding_dimension())
+
+    def text_limit(self) -> TextLimit:
+        """sentence-transformers truncates at `max_seq_length` tokens (special tokens included)."""
+        return TextLimit(int(self.model.max_seq_length), self.model.tokenizer)
 
     def encode(self, batch: Sequence[ModelInput]) -> np.ndarray:
         texts = [join_instruction(item.instruction, item.text) for item in batch]
@@ -28,6 +35,31 @@ class SentenceTransformerEncoder:
 
     def encode_candidates(self, batch: Sequence[ModelInput]) -> np.ndarray:
         return self.encode(batch)
+
+
+def _max_seq_length(path: str, revision: str) -> int:
+    """`max_seq_length` from the model's sentence_bert_config.json (a local folder or the Hub cache)."""
+    import json
+    import os
+
+    if os.path.isdir(path):
+        config_path = os.path.join(path, ST_CONFIG)
+    else:
+        from huggingface_hub import hf_hub_download
+
+        config_path = hf_hub_download(path, ST_CONFIG, revision=revision or None)
+    with open(config_path, encoding="utf-8") as handle:
+        return int(json.load(handle)["max_seq_length"])
+
+
+def text_limit(entry: Any, path: str) -> TextLimit:
+    """The model's text limit with its tokenizer only (no weights), for counting truncated inputs."""
+    from transformers import AutoTokenizer
+
+    from model_adapters.families._common import hub_kwargs
+
+    tokenizer = AutoTokenizer.from_pretrained(path, **hub_kwargs(path, entry.revision))
+    return TextLimit(_max_seq_length(path, entry.revision), tokenizer)
 
 
 def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> SentenceTransformerEncoder:

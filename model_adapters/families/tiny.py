@@ -13,6 +13,7 @@ from typing import Any, Final
 from model_adapters.families.dual_tower import DualTowerEncoder
 from model_adapters.families.reranker import YesNoReranker
 from model_adapters.families.vlm import IMAGE_PAD, VISION_END, VISION_START, VLMEncoder
+from model_adapters.truncation import TextLimit
 
 BOS: Final = "<|startoftext|>"
 EOS: Final = "<|endoftext|>"
@@ -128,14 +129,31 @@ def _seed(entry: Any) -> int:
     return int(revision[4:]) if revision.startswith("seed") else 0
 
 
+# Text limit of the tiny dual towers (an entry's "max_length" option overrides it, e.g. in tests).
+DEFAULT_MAX_LENGTH: Final = {"clip": 256, "siglip": 64}
+
+
+def _max_length(entry: Any, arch: str) -> int:
+    return int(entry.options.get("max_length", DEFAULT_MAX_LENGTH[arch]))
+
+
+def text_limit(entry: Any, path: str) -> TextLimit | None:
+    """The tiny dual towers' text limit with their tokenizer (built locally, no model); None for the VLMs."""
+    arch = entry.options.get("arch")
+    if arch not in DEFAULT_MAX_LENGTH:
+        return None  # the tiny VLM and reranker do not truncate
+    return TextLimit(_max_length(entry, arch), build_tokenizer(add_bos_eos=arch == "clip"))
+
+
 def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> Any:
     arch = entry.options.get("arch")
     if arch == "clip":
         model, tok, proc = tiny_clip(_seed(entry))
-        return DualTowerEncoder(model, tok, proc, device=device, max_length=256)
+        return DualTowerEncoder(model, tok, proc, device=device, max_length=_max_length(entry, arch))
     if arch == "siglip":
         model, tok, proc = tiny_siglip(_seed(entry))
-        return DualTowerEncoder(model, tok, proc, device=device, padding="max_length", max_length=64)
+        return DualTowerEncoder(model, tok, proc, device=device, padding="max_length",
+                                max_length=_max_length(entry, arch))
     if arch == "vlm":
         model, tok, proc = tiny_vlm(_seed(entry))
         return VLMEncoder(model, tok, proc, device=device)
