@@ -13,6 +13,7 @@ import numpy as np
 
 from ark_dataset import names as ark_names
 from triad_dataset import names as n
+from triad_dataset import serialize
 
 _CARS = "cars"
 CONSTRAINTS_CARS = n.CONSTRAINTS_CONFIGS[n.DOMAINS.index(_CARS)]
@@ -44,10 +45,8 @@ def tiny_triad_tables(*, n_queries: int = 4, pool_size: int = 20, n_items: int =
     items = []
     for i in range(n_items):
         brand, year = brands[i % len(brands)], years[(i // len(brands)) % len(years)]
-        fields = n.FIELD_SEPARATOR.join(n.FIELD_TEMPLATE.format(field=f, value=v)
-                                        for f, v in (("brand", brand), ("year", year)))
         items.append({"item_id": f"car{i:03d}", "product_id": f"p{i:03d}", "brand": brand, "year": year,
-                      "image": png(_colour(rng)), "text": n.CANDIDATE_TEMPLATE.format(candidate_attributes=fields),
+                      "image": png(_colour(rng)), "text": serialize.candidate_text(_CARS, {"brand": brand, "year": year}),
                       "attributes": {"colour": ("red", "blue", "grey")[i % 3]}})
     constraints, state = [], []
     for q in range(n_queries):
@@ -55,7 +54,6 @@ def tiny_triad_tables(*, n_queries: int = 4, pool_size: int = 20, n_items: int =
         others = [it["item_id"] for it in items if it["item_id"] != ref["item_id"]]
         pool = [str(x) for x in rng.permutation(others)[:pool_size]]
         roles = [n.POSITIVE if j < 2 else n.RANDOM for j in range(pool_size)]
-        ref_fields = ref["text"][len("Product info: "):]
         colours = ("red", "blue", "grey")
         target = colours[(q + 1) % 3]  # never the reference's own colour (no leakage, paper A.2)
         request = f"I want it in {target}"
@@ -63,12 +61,11 @@ def tiny_triad_tables(*, n_queries: int = 4, pool_size: int = 20, n_items: int =
                   "candidate_ids": pool, "candidate_roles": roles, "candidate_trap": [False] * pool_size,
                   "positive_ids": pool[:2], "profile": "D1",
                   "conditions": [{"attribute": "colour", "polarity": "P", "value": target, "old_value": None}]}
-        constraints.append({**common, "task": CONSTRAINTS_CARS, "query_text": n.CONSTRAINTS_QUERY_TEMPLATE.format(
-            reference_attributes=ref_fields, query_text=request)})
+        constraints.append({**common, "task": CONSTRAINTS_CARS, "query_text": serialize.constraints_query_text(
+            _CARS, ref, request)})
         old = colours[(q + 2) % 3]
         turns = [f"I want it in {old}", f"actually, make it {target} instead"]
-        text = n.STATE_QUERY_PREFIX.format(reference_attributes=ref_fields) + " ".join(
-            n.STATE_TURN_TEMPLATE.format(index=i, turn=t) for i, t in enumerate(turns, 1))
+        text = serialize.state_query_text(_CARS, ref, turns)
         state.append({**common, "task": STATE_CARS, "query_text": text, "turns": turns, "session_type": "conflict",
                       "num_turns": 2, "source_query_id": f"q{q}"})
     concepts = [{"item_id": f"n{i:08d}", "wnid": f"n{i:08d}", "name": f"concept {i}", "definition": f"thing {i}",
