@@ -9,6 +9,8 @@ from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
+from triad_dataset.render import png_bytes as png_bytes  # one copy for both benchmarks
+
 _DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 
 
@@ -18,13 +20,6 @@ def font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     if _DEJAVU.exists():
         return ImageFont.truetype(str(_DEJAVU), size)
     return ImageFont.load_default(size=size)
-
-
-def png_bytes(image: Image.Image) -> bytes:
-    """Encode as PNG with fixed settings so the same picture always gives the same bytes."""
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG", optimize=False, compress_level=6)
-    return buffer.getvalue()
 
 
 def image_value(data: bytes, name: str | None = None) -> dict[str, Any]:

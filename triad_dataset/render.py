@@ -47,6 +47,13 @@ HEM_Y = {"mini": 80, "knee": 96, "midi": 110, "maxi": 124}
 DRESS_WAIST = 44  # dress bodice height (tops: 66): its waist, y = 14 + 44, lies above the mini hem (y = 80)
 
 
+def png_bytes(image: Image.Image) -> bytes:
+    """Encode as PNG with fixed settings so the same picture always gives the same bytes."""
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", optimize=False, compress_level=6)
+    return buffer.getvalue()
+
+
 def _png(image: Image.Image) -> bytes:
     buffer = io.BytesIO()
     image.save(buffer, format="PNG", compress_level=1)
