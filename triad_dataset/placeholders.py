@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import colorsys
 import hashlib
-import io
 from collections.abc import Iterable
 
 from PIL import Image, ImageDraw
 
 from triad_dataset.imagefolder import ImageCollection, InstanceImage
+from triad_dataset.render import png_bytes
 from triad_dataset.wordnet import NounGraph
 
 SIZE = 64
@@ -87,9 +87,7 @@ def render_placeholder(graph: NounGraph, node: int, size: int = SIZE) -> bytes:
         draw.rectangle([c - w, c - r, c + w, c + r], fill=fill)
     else:
         draw.polygon(_polygon(kind, c, c, r), fill=fill)
-    buf = io.BytesIO()
-    img.save(buf, format="PNG", optimize=False, compress_level=6)
-    return buf.getvalue()
+    return png_bytes(img)
 
 
 def subtree_classes(graph: NounGraph, root_wnids: Iterable[str]) -> list[int]:
