@@ -75,7 +75,7 @@ def bench_distinct(tmp: str) -> str:
 
         data, what = str(write_tiny_ark(Path(tmp) / "ark")), "tiny ARK test folder"
     enc = CountingEncoder()
-    res = run(RunConfig(model="tiny-random-clip", data=data, out=os.path.join(tmp, "out"), encoder=enc,
+    res = run(RunConfig(model=None, name="counting-encoder", data=data, out=os.path.join(tmp, "out"), encoder=enc,
                         no_cache=True, quiet=True, validate=False))
     rows = [[c, str(v["queries"]), str(v["pool_slots"]), str(v["distinct_items"])]
             for c, v in res["run"]["per_config"].items()]

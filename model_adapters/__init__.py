@@ -1,9 +1,27 @@
 """Model adapters and the evaluation runner (`triad run`).
 
+- `model_adapters.evaluate(encoder, data=..., configs=..., name=..., revision=...)`: evaluate your own model.
 - `model_adapters.protocol`: the `Encoder` / `Reranker` protocols and `ModelInput`.
-- `model_adapters.registry`: one declarative `ModelEntry` per model; `get_entry`, `load_encoder`, `load_reranker`.
+- `model_adapters.registry`: one declarative `ModelEntry` per model; `get_entry`, `load_encoder`, `load_reranker`;
+  installed packages add entries through the `triad.models` entry-point group.
+- `model_adapters.identity`: `ModelIdentity`, what every output and the cache name a model by.
+- `model_adapters.resolve`: registry name / Hub id / folder / Python encoder -> identity + loader.
 - `model_adapters.inputs`: SPEC §3 model inputs from rows, the query-side input variants, input keys.
 - `model_adapters.cache`: the on-disk embedding cache.
 - `model_adapters.ranking`: batched pool / gallery ranking and the rerank splice.
 - `model_adapters.runner`: `run(RunConfig) -> dict`. See docs/runner.md.
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["evaluate"]
+
+
+def __getattr__(name: str) -> Any:  # lazy: importing the package stays light
+    if name == "evaluate":
+        from model_adapters.api import evaluate
+
+        return evaluate
+    raise AttributeError(f"module 'model_adapters' has no attribute {name!r}")

@@ -2,13 +2,13 @@
 
 Layout:
 
-    <root>/<model_key>/meta.json                 the model identity (name, model id, revision, dtype, adapter
-                                                 version) and the vector dimension
+    <root>/<model_key>/meta.json                 the model identity (`ModelIdentity.cache_fields`: name, source,
+                                                 revision, dtype, options, library versions ...) and the dimension
     <root>/<model_key>/shards/<sha256>.npz       keys (sha256 of each input, `inputs.input_key`), vectors (float32),
                                                  model_key; the file name is the sha256 of the file's bytes
 
-`model_key` = first 20 hex of sha256 over the identity, so a changed model, revision, dtype, entry options or adapter version
-never reads another's vectors. Shards are written atomically (temp file + rename) after every encoded batch, so an
+`model_key` = first 20 hex of sha256 over the identity (`ModelIdentity.cache_key`), so another model, source,
+revision, dtype, option, library version or adapter version never reads these vectors. Shards are written atomically (temp file + rename) after every encoded batch, so an
 interrupted run resumes where it stopped. A shard whose bytes do not match its name is corrupted: it is deleted,
 counted, and its items are re-encoded. A folder written for another model is refused with a clear message.
 """
@@ -36,7 +36,7 @@ COMPACT_ABOVE: Final = 32  # merge shards into one when a run leaves more than t
 
 
 def model_key(identity: Mapping[str, Any]) -> str:
-    """Stable key of a model identity (dict of name, model id, revision, dtype, adapter version).
+    """Stable key of a model identity (a dict, `ModelIdentity.cache_fields`).
 
     >>> model_key({"a": 1}) == model_key({"a": 1}) != model_key({"a": 2})
     True
@@ -59,7 +59,7 @@ def _atomic_write(path: Path, data: bytes) -> None:
 
 def _describe(meta: Mapping[str, Any]) -> str:
     ident = meta.get("identity", {})
-    return ", ".join(f"{k}={ident.get(k)}" for k in ("name", "model_id", "revision", "dtype", "adapter_version"))
+    return ", ".join(f"{k}={ident.get(k)}" for k in ("name", "source_kind", "source", "revision", "dtype"))
 
 
 @dataclass
@@ -159,6 +159,14 @@ class EmbeddingCache:
                 found[k] = v
         self.stats.hits += len(found)
         return found, missing
+
+    def clear(self) -> None:
+        """Forget every stored vector of this identity (shards and metadata removed): the model changed."""
+        for path in self._shard_paths():
+            path.unlink(missing_ok=True)
+        (self.dir / META).unlink(missing_ok=True)
+        self._vectors.clear()
+        self._dim = None
 
     # --- writing -------------------------------------------------------------------------------------------
     def put(self, keys: Sequence[str], vectors: np.ndarray) -> None:

@@ -18,20 +18,35 @@ def register(subparsers: Any) -> None:
                     "OUTDIR/rankings/<config>.parquet and OUTDIR/results.json. Multi-GPU: "
                     "accelerate launch --multi_gpu --num_processes N $(which triad) run ...",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", required=True, help=f"registry name: {embedders}")
+    p.add_argument("--model", default=None,
+                   help=f"registry name ({embedders}), a Hub id ORG/NAME or a local model folder (family detected)")
+    p.add_argument("--encoder", default=None, metavar="MODULE:FACTORY",
+                   help="your own encoder: a factory returning an object with dim, encode_queries, encode_candidates")
+    p.add_argument("--name", default=None, help="the name the results are shown under (default: the model's own)")
+    p.add_argument("--revision", default=None,
+                   help="Hub commit / tag to pin; for --encoder your model's version (its vectors are cached then)")
+    p.add_argument("--family", default=None, help="override family detection: dual_tower, sentence_transformer, vlm")
+    images = p.add_mutually_exclusive_group()
+    images.add_argument("--sees-images", dest="sees_images", action="store_const", const=True, default=None,
+                        help="--encoder: give it the images (default)")
+    images.add_argument("--text-only", dest="sees_images", action="store_const", const=False,
+                        help="--encoder: leave images out of its inputs (and of the cache keys)")
     p.add_argument("--data", required=True, help="dataset folder (TRIAD or ARK)")
     p.add_argument("--config", default="all", help="config / subtype names, comma-separated, or 'all' (default)")
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--benchmark", choices=("triad", "ark"), default=None,
                    help="default: from the folder's audit.json")
     p.add_argument("--variant", default="full", choices=VARIANTS, help="query-side input variant (default full)")
-    p.add_argument("--rerank", default=None, help=f"reranker registry name: {rerankers}")
+    p.add_argument("--rerank", default=None, help=f"reranker: registry name ({rerankers}), Hub id or folder")
+    p.add_argument("--reranker", default=None, metavar="MODULE:FACTORY",
+                   help="your own reranker: a factory returning an object with score_pairs")
     p.add_argument("--rerank-top", type=int, default=None, help="rerank the first-stage top K (30 TRIAD, 50 ARK)")
     p.add_argument("--batch-size", type=int, default=None, help="encoder batch size (default: registry max batch)")
     p.add_argument("--limit", type=int, default=None, help="first N queries of each config (quick checks)")
     p.add_argument("--cache-dir", default=None, help="embedding cache (default $TRIAD_CACHE or ~/.cache/triad)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the embedding cache")
-    p.add_argument("--model-path", default=None, help="local copy of the model's weights (instead of the Hub id)")
+    p.add_argument("--model-path", default=None,
+                   help="a local copy of --model's weights, loaded with its settings and labelled with the folder")
     p.add_argument("--rerank-model-path", default=None, help="local copy of the reranker's weights")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when available)")
     p.add_argument("--dtype", default=None, choices=("float32", "float16", "bfloat16"),
@@ -41,14 +56,19 @@ def register(subparsers: Any) -> None:
                    help="encode items whose image does not decode without it (counted in the summary)")
     p.add_argument("--rewrites", default=None, help="ARK: JSON Lines of {query_id, query_text} rewritten queries")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--cache-check", type=int, default=None, metavar="N",
+                   help="cached items re-encoded to detect a changed model (default 8; 0: no check)")
     p.add_argument("--quiet", action="store_true", help="no progress bars or tables")
     p.set_defaults(handler=_handle)
 
 
 def _handle(args: argparse.Namespace) -> int:
+    from model_adapters.checks import SAMPLE_SIZE
     from model_adapters.runner import RunConfig, run
 
-    cfg = RunConfig(model=args.model, data=args.data, out=args.out, configs=args.config, benchmark=args.benchmark,
+    cfg = RunConfig(model=args.model, encoder=args.encoder, reranker=args.reranker, name=args.name,
+                    revision=args.revision, family=args.family, sees_images=args.sees_images,
+                    cache_check=SAMPLE_SIZE if args.cache_check is None else args.cache_check, data=args.data, out=args.out, configs=args.config, benchmark=args.benchmark,
                     variant=args.variant, rerank=args.rerank, rerank_top=args.rerank_top, batch_size=args.batch_size,
                     limit=args.limit, cache_dir=args.cache_dir, no_cache=args.no_cache, model_path=args.model_path,
                     rerank_model_path=args.rerank_model_path, device=args.device, dtype=args.dtype,

@@ -1,5 +1,5 @@
 """Encode the missing items in batches: progress bar, cache writes per batch, and the bad-input rules
-(undecodable images, NaN or wrong-dimension vectors, out-of-memory → halve the batch and retry)."""
+(undecodable images, invalid vectors: `model_adapters.checks`, out-of-memory → halve the batch and retry)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from model_adapters import inputs
+from model_adapters import checks, inputs
 from model_adapters.cache import EmbeddingCache
 from model_adapters.plan import Item
 from triad_dataset.errors import TriadError
@@ -21,6 +21,7 @@ class EncodeStats:
     encoded: int = 0
     images_skipped: list[str] | None = None
     batch_halvings: int = 0
+    batches: int = 0
 
 
 def _is_oom(exc: BaseException) -> bool:
@@ -51,22 +52,6 @@ def _bad_images(batch: Sequence[Item]) -> list[int]:
     return bad
 
 
-def _check_vectors(vectors: Any, batch: Sequence[Item], model: str, dim: int | None) -> np.ndarray:
-    arr = np.asarray(vectors, dtype=np.float32)
-    if arr.ndim != 2 or arr.shape[0] != len(batch):
-        raise TriadError(f"model {model} returned an array of shape {tuple(arr.shape)} for a batch of "
-                         f"{len(batch)} inputs (first: {batch[0].label})")
-    if dim is not None and arr.shape[1] != dim:
-        raise TriadError(f"model {model} returned {arr.shape[1]}-dimensional vectors, expected {dim} "
-                         f"(first: {batch[0].label})")
-    finite = np.isfinite(arr).all(axis=1)
-    if not finite.all():
-        bad = [batch[i].label for i in np.flatnonzero(~finite)[:3]]
-        raise TriadError(f"model {model} returned NaN/inf vectors for {int((~finite).sum())} inputs "
-                         f"(e.g. {', '.join(bad)}); nothing was written")
-    return arr
-
-
 def encode_items(encoder: Any, keys: Sequence[str], items: dict[str, Item], *, model: str, batch_size: int,
                  cache: EmbeddingCache | None, skip_bad_images: bool = False, show_progress: bool = True,
                  log: Callable[[str], None] | None = None) -> tuple[dict[str, np.ndarray], EncodeStats]:
@@ -76,7 +61,7 @@ def encode_items(encoder: Any, keys: Sequence[str], items: dict[str, Item], *, m
     log = log or (lambda msg: print(msg, file=sys.stderr))
     stats = EncodeStats(images_skipped=[])
     out: dict[str, np.ndarray] = {}
-    dim = getattr(encoder, "dim", None) or None
+    dim = checks.encoder_dim(encoder, model)
     # Group by role, then by text length so batches pad little; the order depends only on the inputs.
     ordered = sorted(keys, key=lambda k: (items[k].role, len(items[k].model_input.text), k))
     bar = tqdm(total=len(ordered), desc="encode", unit="item", disable=not show_progress, dynamic_ncols=True)
@@ -112,8 +97,9 @@ def encode_items(encoder: Any, keys: Sequence[str], items: dict[str, Item], *, m
                     text = model_inputs[i].text or model_inputs[i].instruction or " "
                     model_inputs[i] = replace(model_inputs[i], text=text, image=None)
                 vectors = fn(model_inputs)
-            arr = _check_vectors(vectors, batch, model, dim)
-            dim = arr.shape[1]
+            arr = checks.check_batch(vectors, [b.label for b in batch], model=model, dim=dim,
+                                     batch=f"{role} batch {stats.batches + 1} ({len(batch)} inputs)")
+            stats.batches += 1
             keep = [i for i in range(len(chunk)) if i not in no_cache]
             if cache is not None and keep:
                 cache.put([chunk[i] for i in keep], arr[keep])

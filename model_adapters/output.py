@@ -127,3 +127,21 @@ def summary_table(run: Mapping[str, Any]) -> str:
             f"{run['cache_hits']} · encoded {run['encoded']} · corrupted cache shards rebuilt "
             f"{len(run['corrupted_cache_shards'])} · images skipped {len(run['images_skipped'])}\n"
             + "time: " + ", ".join(f"{k} {v:.2f}s" for k, v in t.items()))
+
+
+def written_lines(out_dir: str | os.PathLike[str], results: Mapping[str, Any]) -> list[str]:
+    """Where the run's files are, and whether it can be submitted (a `--limit` run cannot)."""
+    out = Path(out_dir).resolve()
+    n = len(list((out / RANKINGS).glob("*.parquet")))
+    lines = [f"results:  {out / RESULTS}", f"rankings: {out / RANKINGS}/ ({n} files)"]
+    if (out / FIRST_STAGE).exists():
+        lines.append(f"first-stage rankings: {out / FIRST_STAGE}/")
+    if results.get("complete") is False:
+        limit = (results.get("run") or {}).get("limit")
+        lines.append(f"PARTIAL RUN (--limit {limit}: only the first {limit} queries of each config): not comparable "
+                     "to full runs and not submittable to the leaderboard")
+    else:
+        name = (results.get("model") or {}).get("name", "NAME")
+        lines.append(f"submit: upload {out / RANKINGS}/*.parquet and {out / RESULTS} to the leaderboard Space, or "
+                     f"locally: triad space --submit {out} --model-name {name}")
+    return lines

@@ -98,17 +98,62 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
 REGISTRY: Final[dict[str, ModelEntry]] = {e.name: e for e in ENTRIES}
 
 
+ENTRY_POINT_GROUP: Final = "triad.models"
+
+
+def plugin_entries() -> dict[str, tuple[ModelEntry, str]]:
+    """Entries added by installed packages through the `triad.models` entry-point group: name -> (entry, where).
+
+    An entry point names a `ModelEntry`, a sequence of them, or a function returning either, e.g. in setup.cfg:
+    `[options.entry_points] triad.models = my-model = my_pkg.triad:ENTRIES`. A name that clashes with a built-in
+    entry or with another package's entry is refused.
+    """
+    from importlib.metadata import entry_points
+
+    out: dict[str, tuple[ModelEntry, str]] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        where = f"entry point {ep.name} = {ep.value} ({ENTRY_POINT_GROUP})"
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a broken plug-in must not hide behind a traceback
+            raise TriadError(f"{where}: cannot be loaded ({type(exc).__name__}: {exc})") from exc
+        if callable(obj) and not isinstance(obj, ModelEntry):
+            obj = obj()
+        entries = [obj] if isinstance(obj, ModelEntry) else list(obj) if isinstance(obj, (list, tuple)) else [obj]
+        for entry in entries:
+            if not isinstance(entry, ModelEntry):
+                raise TriadError(f"{where}: gives {type(entry).__name__}, expected model_adapters.registry.ModelEntry")
+            if entry.name in REGISTRY or entry.name in out:
+                raise TriadError(f"{where}: model name {entry.name!r} is already taken; choose another name")
+            out[entry.name] = (entry, where)
+    return out
+
+
+def find_entry(name: str, *, kind: str = "embedder") -> tuple[ModelEntry, str | None] | None:
+    """(entry, entry-point description or None for a built-in entry) named `name`, or None."""
+    entry = REGISTRY.get(name)
+    if entry is not None:
+        return (entry, None) if entry.kind == kind else None
+    plugin = plugin_entries().get(name)
+    return plugin if plugin is not None and plugin[0].kind == kind else None
+
+
+def entry_names(kind: str = "embedder") -> list[str]:
+    """Built-in and installed entry names of one kind, sorted."""
+    names = [n for n, e in REGISTRY.items() if e.kind == kind]
+    return sorted(names + [n for n, (e, _) in plugin_entries().items() if e.kind == kind])
+
+
 def get_entry(name: str, *, kind: str = "embedder") -> ModelEntry:
     """The registry entry named `name`; an unknown name is a user error that lists the valid ones.
 
     >>> get_entry("minilm").family
     'sentence_transformer'
     """
-    entry = REGISTRY.get(name)
-    valid = sorted(n for n, e in REGISTRY.items() if e.kind == kind)
-    if entry is None or entry.kind != kind:
-        raise TriadError(f"unknown {kind} {name!r}; valid: {', '.join(valid)}")
-    return entry
+    found = find_entry(name, kind=kind)
+    if found is None:
+        raise TriadError(f"unknown {kind} {name!r}; valid: {', '.join(entry_names(kind))}")
+    return found[0]
 
 
 def resolve_path(entry: ModelEntry, model_path: str | None = None) -> str:

@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from model_adapters import distributed, inputs, output, ranking, truncation
+from model_adapters import checks, distributed, inputs, output, ranking, truncation
 from model_adapters.cache import EmbeddingCache
 from model_adapters.encoding import encode_items
 from model_adapters.plan import ConfigPlan, Plan, load_rewrites, plan_ark, plan_triad
-from model_adapters.registry import ADAPTER_VERSION, ModelEntry, get_entry, load_encoder, load_reranker, text_limit
+from model_adapters.resolve import ResolvedModel, from_name, from_python
 from triad_dataset.errors import TriadError
 
 TRIAD_RERANK_TOP = 30  # paper D.2: the reranker reorders the first-stage top 30
@@ -33,7 +33,10 @@ RANDOM_WARNING = "randomly initialised test model: these numbers are noise, not 
 
 @dataclass
 class RunConfig:
-    model: str
+    """`model`: a registry name, Hub id ORG/NAME or local folder; or None with `encoder` given (an object satisfying
+    the Encoder protocol, or "module:factory"). `name`, `revision`, `sees_images` describe your own model."""
+
+    model: str | None
     data: str
     out: str
     configs: str | Sequence[str] = "all"
@@ -54,8 +57,13 @@ class RunConfig:
     rewrites: str | None = None  # ARK: JSON Lines of rewritten queries
     seed: int = 0  # bootstrap seed
     quiet: bool = False
-    encoder: Any = None  # an Encoder object to use instead of loading the entry (tests, notebooks)
-    reranker: Any = None
+    encoder: Any = None  # your own Encoder object or "module:factory" (then `model` is None)
+    reranker: Any = None  # your own Reranker object or "module:factory" (instead of `rerank`)
+    name: str | None = None  # the name results are shown under (default: registry name / folder / Hub id / factory)
+    revision: str | None = None  # Hub commit to pin; your own model's version (caches a Python encoder's vectors)
+    family: str | None = None  # override family detection for a folder / Hub id
+    sees_images: bool | None = None  # Python encoders: False leaves images out of their inputs (default True)
+    cache_check: int = checks.SAMPLE_SIZE  # cached items re-encoded to detect a changed model (0: no check)
 
 
 def default_cache_dir() -> str:
@@ -122,42 +130,105 @@ def select_configs(data: str, benchmark: str, requested: str | Sequence[str]) ->
     return list(dict.fromkeys(names))
 
 
+# --- the model ----------------------------------------------------------------------------------------------
+def resolve_model(cfg: RunConfig) -> ResolvedModel:
+    """The model of the run and its identity (`model_adapters.resolve`)."""
+    if cfg.encoder is not None:
+        if cfg.model is not None:
+            raise TriadError(f"give either a model (--model {cfg.model}) or your own encoder, not both: an encoder "
+                             "never borrows another model's name, settings or cache")
+        return from_python(cfg.encoder, name=cfg.name, revision=cfg.revision, sees_images=cfg.sees_images)
+    if not cfg.model:
+        raise TriadError("no model: give --model NAME|ORG/NAME|FOLDER or --encoder module:factory")
+    if cfg.sees_images is not None:
+        raise TriadError("--sees-images / --text-only apply to your own encoder (--encoder); a model's family "
+                         "decides what it sees")
+    return from_name(cfg.model, model_path=cfg.model_path, name=cfg.name, revision=cfg.revision, dtype=cfg.dtype,
+                     family=cfg.family)
+
+
+def resolve_reranker(cfg: RunConfig) -> ResolvedModel | None:
+    if cfg.reranker is not None:
+        if cfg.rerank:
+            raise TriadError(f"give either --rerank {cfg.rerank} or your own reranker, not both")
+        return from_python(cfg.reranker, kind="reranker")
+    if not cfg.rerank:
+        return None
+    return from_name(cfg.rerank, kind="reranker", model_path=cfg.rerank_model_path, dtype=cfg.dtype)
+
+
 # --- encoding -----------------------------------------------------------------------------------------------
-def identity(entry: ModelEntry, cfg: RunConfig, dtype: str) -> dict[str, Any]:
-    model_id = os.path.abspath(cfg.model_path) if cfg.model_path else entry.hub_id
-    # the entry's options (max_length, padding, ...) change what the model sees, so they are part of the identity
-    return {"name": entry.name, "model_id": model_id, "revision": entry.revision, "dtype": dtype,
-            "adapter_version": ADAPTER_VERSION, "options": dict(sorted(entry.options.items()))}
-
-
 def _log(ctx: distributed.Context, cfg: RunConfig, msg: str) -> None:
     if ctx.is_main and not cfg.quiet:
         print(msg, file=sys.stderr)
 
 
-def encode_plan(plan: Plan, entry: ModelEntry, cfg: RunConfig, ctx: distributed.Context) -> tuple[dict, dict]:
+def _open_cache(model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context) -> EmbeddingCache | None:
+    if cfg.no_cache:
+        return None
+    if not model.identity.cacheable:
+        _log(ctx, cfg, f"note: {model.identity.label} declares no revision: its vectors are not cached (give it "
+                       "a revision, --revision / revision=..., to cache them)")
+        return None
+    cache = EmbeddingCache(cfg.cache_dir or default_cache_dir(), model.identity.cache_fields())
+    cache.load()
+    return cache
+
+
+def verify_cache(encoder: Any, model: ResolvedModel, plan: Plan, found: dict[str, np.ndarray], cfg: RunConfig
+                 ) -> float | None:
+    """Re-encode a fixed sample of the cached items (`checks.sample`); the smallest cosine to the cached vectors,
+    or None when nothing was checked."""
+    keys = checks.sample(list(found), {k: plan.items[k].role for k in found}, cfg.cache_check)
+    if not keys:
+        return None
+    label, dim = model.identity.label, checks.encoder_dim(encoder, model.identity.label)
+    worst = 1.0
+    for role in (inputs.QUERY, inputs.CANDIDATE):
+        part = [k for k in keys if plan.items[k].role == role]
+        if not part:
+            continue
+        fn = encoder.encode_queries if role == inputs.QUERY else encoder.encode_candidates
+        fresh = checks.check_batch(fn([plan.items[k].model_input for k in part]), [plan.items[k].label for k in part],
+                                   model=label, dim=dim, batch=f"cache check ({role} sample)")
+        if fresh.shape[1] != found[part[0]].shape[0]:
+            return -1.0  # another dimension: certainly another model
+        worst = min(worst, checks.min_cosine(fresh, np.stack([found[k] for k in part])))
+    return worst
+
+
+def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context) -> tuple[dict, dict]:
     """Vectors of every distinct item on rank 0 (None elsewhere) and the encoding figures."""
-    dtype = cfg.dtype or entry.dtype
-    cache = None
-    if not cfg.no_cache:
-        cache = EmbeddingCache(cfg.cache_dir or default_cache_dir(), identity(entry, cfg, dtype))
-        cache.load()
+    dtype = cfg.dtype or model.identity.dtype
+    cache = _open_cache(model, cfg, ctx)
     keys = list(plan.items)
     found, missing = cache.lookup(keys) if cache is not None else ({}, keys)
+    check: dict[str, Any] | None = None
+    if cache is not None and found and cfg.cache_check > 0 and ctx.is_main:
+        worst = verify_cache(model.load(ctx.device, dtype), model, plan, found, cfg)
+        check = {"items": min(cfg.cache_check, len(found)), "min_cosine": worst, "changed": False}
+        if worst is not None and worst < checks.MIN_COSINE:
+            _log(ctx, cfg, f"warning: {model.identity.label} changed since its vectors were cached (re-encoded "
+                           f"sample cosine {worst:.4f} < {checks.MIN_COSINE}): discarding {len(found)} cached "
+                           "vectors and encoding everything again")
+            cache.clear()
+            check["changed"] = True
+            found, missing = {}, keys
     missing = ctx.broadcast(missing)  # rank 0 decides what is missing, whatever each node's disk holds
     mine = distributed.shard(missing, ctx.rank, ctx.world)
     vectors: dict[str, np.ndarray] = {}
     stats = None
     if mine:
-        encoder = cfg.encoder or load_encoder(entry, model_path=cfg.model_path, device=ctx.device, dtype=dtype)
-        vectors, stats = encode_items(encoder, mine, plan.items, model=entry.name,
-                                      batch_size=cfg.batch_size or entry.max_batch, cache=cache,
+        encoder = model.load(ctx.device, dtype)
+        vectors, stats = encode_items(encoder, mine, plan.items, model=model.identity.label,
+                                      batch_size=cfg.batch_size or model.max_batch, cache=cache,
                                       skip_bad_images=cfg.skip_bad_images,
                                       show_progress=not cfg.quiet and ctx.is_main, log=lambda m: _log(ctx, cfg, m))
     gathered = ctx.gather((vectors, stats.images_skipped if stats else [], stats.batch_halvings if stats else 0))
     info = {"cache_hits": len(found), "encoded": len(missing),
             "corrupted_cache_shards": cache.stats.corrupted_shards if cache else [],
-            "cache_dir": str(cache.dir) if cache else None, "images_skipped": [], "batch_halvings": 0}
+            "cache_dir": str(cache.dir) if cache else None, "cache_check": check, "images_skipped": [],
+            "batch_halvings": 0}
     if not ctx.is_main:
         return {}, info
     for part, skipped, halvings in gathered:
@@ -171,23 +242,16 @@ def encode_plan(plan: Plan, entry: ModelEntry, cfg: RunConfig, ctx: distributed.
     return found, info
 
 
-def count_truncation(plan: Plan, entry: ModelEntry, cfg: RunConfig, ctx: distributed.Context
+def count_truncation(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context
                      ) -> dict[str, dict[str, int]] | None:
     """Inputs cut by the encoder's text limit, per config (`truncation.count_truncated`); {} when the encoder does
     not truncate, None when the tokenizer could not be loaded (said on stderr). Only the tokenizer is loaded."""
     try:
-        limit = _text_limit(entry, cfg)
+        limit = model.text_limit()
     except (OSError, ValueError, ImportError) as exc:
-        _log(ctx, cfg, f"warning: could not load {entry.name}'s tokenizer to count truncated inputs ({exc})")
+        _log(ctx, cfg, f"warning: could not load {model.identity.name}'s tokenizer to count truncated inputs ({exc})")
         return None
     return {} if limit is None else truncation.count_truncated(plan, limit)
-
-
-def _text_limit(entry: ModelEntry, cfg: RunConfig) -> truncation.TextLimit | None:
-    if cfg.encoder is not None:  # a given encoder object: only it knows whether it truncates
-        own = getattr(cfg.encoder, "text_limit", None)
-        return own() if callable(own) else None
-    return text_limit(entry, model_path=cfg.model_path)
 
 
 # --- ranking ------------------------------------------------------------------------------------------------
@@ -370,32 +434,32 @@ def run(cfg: RunConfig) -> dict[str, Any]:
 def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     timings: dict[str, float] = {}
     tick = time.perf_counter()
-    entry = get_entry(cfg.model)
-    rerank_entry = get_entry(cfg.rerank, kind="reranker") if cfg.rerank else None
     if cfg.variant not in inputs.VARIANTS:
         raise TriadError(f"unknown input variant {cfg.variant!r}; valid: {', '.join(inputs.VARIANTS)}")
-    if cfg.variant == inputs.IMAGE_ONLY and not entry.sees_images:
-        raise TriadError(f"model {entry.name} ignores images: variant image_only would leave it empty queries")
+    model = resolve_model(cfg)
+    rerank_model = resolve_reranker(cfg)
+    sees_images = model.identity.sees_images
+    if cfg.variant == inputs.IMAGE_ONLY and not sees_images:
+        raise TriadError(f"model {model.identity.label} ignores images: variant image_only would leave it empty "
+                         "queries")
     benchmark, configs = _prepare(cfg, ctx)
-    plan = _plan(cfg, benchmark, configs, entry.sees_images)
-    truncated = count_truncation(plan, entry, cfg, ctx) if ctx.is_main else None
+    plan = _plan(cfg, benchmark, configs, sees_images)
+    truncated = count_truncation(plan, model, cfg, ctx) if ctx.is_main else None
     timings["plan"] = time.perf_counter() - tick
 
     tick = time.perf_counter()
-    vectors, enc_info = encode_plan(plan, entry, cfg, ctx)
+    vectors, enc_info = encode_plan(plan, model, cfg, ctx)
     timings["encode"] = time.perf_counter() - tick
     if not ctx.is_main:
         return {}
 
     show = not cfg.quiet
     tick = time.perf_counter()
-    reranker = cfg.reranker
-    if rerank_entry is not None and reranker is None:
-        reranker = load_reranker(rerank_entry, model_path=cfg.rerank_model_path, device=ctx.device, dtype=cfg.dtype)
+    reranker = rerank_model.load(ctx.device, cfg.dtype) if rerank_model is not None else None
     # A text-only first stage drops images from its plan; the reranker still gets the full inputs (paper D.2).
-    rerank_plan = _plan(cfg, benchmark, configs, True) if reranker is not None and not entry.sees_images else None
+    rerank_plan = _plan(cfg, benchmark, configs, True) if reranker is not None and not sees_images else None
     top_k = cfg.rerank_top or (_ark_rerank_top() if benchmark == "ark" else TRIAD_RERANK_TOP)
-    rerank_batch = rerank_entry.max_batch if rerank_entry else 8
+    rerank_batch = rerank_model.max_batch if rerank_model is not None else 8
     make = ark_rankings if benchmark == "ark" else triad_rankings
     final, first = make(plan, vectors, reranker, top_k, rerank_batch, show, rerank_plan=rerank_plan)
     timings["rank" if reranker is None else "rank+rerank"] = time.perf_counter() - tick
@@ -406,7 +470,7 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     except ValueError as exc:
         raise TriadError(f"scoring failed: {exc}") from exc
     timings["score"] = time.perf_counter() - tick
-    results = _results(cfg, plan, entry, rerank_entry, scored, enc_info, timings)
+    results = _results(cfg, plan, model, rerank_model, scored, enc_info, timings, ctx)
     results["run"]["truncated_inputs"] = truncated
     if reranker is not None:
         results["two_stage"] = two_stage(plan, first, scored, top_k, cfg.seed)
@@ -428,7 +492,7 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
         staged.discard()
         raise
     if show:
-        _print(results, benchmark)
+        _print(results, benchmark, cfg.out)
     return results
 
 
@@ -438,8 +502,9 @@ def _ark_rerank_top() -> int:
     return RERANK_TOP_K
 
 
-def _results(cfg: RunConfig, plan: Plan, entry: ModelEntry, rerank_entry: ModelEntry | None,
-             scored: dict[str, Any], enc_info: dict[str, Any], timings: dict[str, float]) -> dict[str, Any]:
+def _results(cfg: RunConfig, plan: Plan, model: ResolvedModel, rerank_model: ResolvedModel | None,
+             scored: dict[str, Any], enc_info: dict[str, Any], timings: dict[str, float],
+             ctx: distributed.Context) -> dict[str, Any]:
     from triad_dataset.folder import fingerprint
 
     config_names = [cp.config for cp in plan.configs]
@@ -452,11 +517,15 @@ def _results(cfg: RunConfig, plan: Plan, entry: ModelEntry, rerank_entry: ModelE
     run_info = {
         "distinct_items": len(plan.items), "pool_slots": sum(v["pool_slots"] for v in per_config.values()),
         "per_config": per_config, **enc_info, "timings_s": dict(timings),
-        "limit": cfg.limit, "batch_size": cfg.batch_size or entry.max_batch,
+        "limit": cfg.limit, "batch_size": cfg.batch_size or model.max_batch,
+        "device": str(ctx.device), "processes": ctx.world,
     }
     results: dict[str, Any] = {
         "benchmark": plan.benchmark,
-        "model": {**entry.to_json(), "model_path": cfg.model_path, "dtype": cfg.dtype or entry.dtype},
+        # complete: every query of every selected config was ranked; `--limit` runs are partial and the
+        # leaderboard refuses them
+        "complete": cfg.limit is None,
+        "model": _model_json(model, cfg.dtype),
         "variant": cfg.variant,
         "dataset": {"path": str(Path(cfg.data).resolve()), "fingerprint": fingerprint(cfg.data)},
         "configs": configs,
@@ -465,16 +534,33 @@ def _results(cfg: RunConfig, plan: Plan, entry: ModelEntry, rerank_entry: ModelE
     }
     if cfg.rewrites:
         results["rewrites"] = str(Path(cfg.rewrites).resolve())
-    if rerank_entry is not None:
-        results["reranker"] = rerank_entry.to_json()
-    if entry.random_init or (rerank_entry is not None and rerank_entry.random_init):
+    if rerank_model is not None:
+        results["reranker"] = _model_json(rerank_model, cfg.dtype)
+    if model.random_init or (rerank_model is not None and rerank_model.random_init):
         results["warning"] = RANDOM_WARNING
     return results
 
 
-def _print(results: dict[str, Any], benchmark: str) -> None:
-    model = results["model"]["name"]
-    print(f"\n{benchmark.upper()} · model {model} · variant {results['variant']}")
+def _model_json(model: ResolvedModel, dtype: str | None) -> dict[str, Any]:
+    """results.json "model": the identity (name, source, revision, family, dtype, versions, ...) plus, for models
+    loaded through an entry, the entry's fields the leaderboard and readers know (hub_id, description, ...)."""
+    out = model.identity.to_json()
+    entry = model.entry
+    if entry is not None:
+        out.update({"hub_id": entry.hub_id, "description": entry.description, "max_batch": entry.max_batch,
+                    "has_instruction_field": entry.has_instruction_field, "random_init": entry.random_init})
+    out["model_path"] = model.model_path
+    if model.obj is not None and out["encoder_class"] is None:
+        cls = type(model.obj)
+        out["encoder_class"] = f"{cls.__module__}.{cls.__qualname__}"
+    return out
+
+
+def _print(results: dict[str, Any], benchmark: str, out: str) -> None:
+    from model_adapters.identity import describe
+
+    model = results["model"]
+    print(f"\n{benchmark.upper()} · model {describe(model)} · variant {results['variant']}")
     if results.get("warning"):
         print(f"WARNING: {results['warning']}")
     if benchmark == "ark":
@@ -483,5 +569,7 @@ def _print(results: dict[str, Any], benchmark: str) -> None:
         print(output.triad_table(results["configs"]))
     print()
     print(output.summary_table(results["run"]))
-    for line in truncation.warning_lines(results["run"].get("truncated_inputs"), model):
+    for line in truncation.warning_lines(results["run"].get("truncated_inputs"), model["name"]):
+        print(line)
+    for line in output.written_lines(out, results):
         print(line)

@@ -68,7 +68,9 @@ def ark_dir(tmp_path_factory):
 
 def _cfg(data, tmp_path, **kw):
     base = dict(model="tiny-random-clip", data=data, out=str(tmp_path / "out"), cache_dir=str(tmp_path / "cache"),
-                quiet=True, validate=False)
+                quiet=True, validate=False, cache_check=0)  # the cache check: tests/test_own_model.py
+    if kw.get("encoder") is not None:  # our own encoder: its own name (and a revision, so it is cached)
+        base.update(model=None, name="hash-encoder", revision="test")
     base.update(kw)
     return RunConfig(**base)
 
@@ -130,8 +132,9 @@ def test_results_are_the_scoring_of_the_saved_rankings(triad_dir, tmp_path):
     res = run(_cfg(triad_dir, tmp_path, encoder=HashEncoder()))
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
     assert saved["benchmark"] == "triad" and saved["variant"] == "full"
-    assert saved["dataset"]["fingerprint"] and saved["model"]["name"] == "tiny-random-clip"
-    assert saved["warning"].startswith("randomly initialised")
+    assert saved["dataset"]["fingerprint"] and saved["model"]["name"] == "hash-encoder"
+    assert saved["model"]["source_kind"] == "python" and saved["model"]["encoder_class"].endswith(".HashEncoder")
+    assert saved["complete"] is True and "warning" not in saved
     gold = {c: read_rows(triad_dir, c) for c in saved["configs"]}
     ranked = {c: {r["query_id"]: r["candidate_ids"] for r in _rankings(tmp_path / "out", c)} for c in gold}
     rescored = scoring.score_triad(gold, ranked, seed=0)
@@ -158,8 +161,10 @@ def test_second_run_encodes_nothing_and_a_change_reencodes_only_it(triad_dir, tm
 
 def test_interrupted_run_resumes_and_writes_no_results(triad_dir, tmp_path):
     class Interrupt(HashEncoder):
+        stop = True
+
         def _encode(self, batch):
-            if len(self.batch_sizes) == 2:
+            if self.stop and len(self.batch_sizes) == 2:
                 raise KeyboardInterrupt
             return super()._encode(batch)
 
@@ -169,7 +174,8 @@ def test_interrupted_run_resumes_and_writes_no_results(triad_dir, tmp_path):
     with pytest.raises(KeyboardInterrupt):
         run(_cfg(triad_dir, tmp_path, encoder=Interrupt(), batch_size=4))
     assert not (tmp_path / "out" / "results.json").exists()
-    enc = HashEncoder()
+    enc = Interrupt()  # the same encoder class (part of its cache identity), this time not interrupted
+    enc.stop = False
     res = run(_cfg(triad_dir, tmp_path, encoder=enc, batch_size=4))
     assert len(enc.inputs) == res["run"]["distinct_items"] - 8 == res["run"]["encoded"]
 
@@ -189,12 +195,12 @@ def test_text_only_variant_changes_queries_only(triad_dir, tmp_path):
 
 def test_text_only_family_never_sees_images(triad_dir, tmp_path):
     enc = HashEncoder()
-    res = run(_cfg(triad_dir, tmp_path, model="minilm", encoder=enc))
+    res = run(_cfg(triad_dir, tmp_path, encoder=enc, sees_images=False))
     assert enc.inputs and all(m.image is None for m in enc.inputs)
     texts = {(m.text, m.instruction) for m in enc.inputs}
     assert len(enc.inputs) == len(texts) == res["run"]["distinct_items"]
     with pytest.raises(TriadError, match="ignores images"):
-        run(_cfg(triad_dir, tmp_path, model="minilm", encoder=enc, variant="image_only"))
+        run(_cfg(triad_dir, tmp_path, encoder=enc, sees_images=False, variant="image_only"))
 
 
 # --- bad input ----------------------------------------------------------------------------------------------
@@ -297,7 +303,7 @@ class RecordingReranker(LengthReranker):
 def test_reranker_after_text_only_first_stage_still_sees_images(triad_dir, tmp_path):
     # minilm's plan drops images (text-only encoder); the multimodal reranker must still get the paper's inputs
     rr = RecordingReranker()
-    run(_cfg(triad_dir, tmp_path, model="minilm", encoder=HashEncoder(), configs="constraints_cars", reranker=rr,
+    run(_cfg(triad_dir, tmp_path, encoder=HashEncoder(), sees_images=False, configs="constraints_cars", reranker=rr,
              rerank_top=5, no_cache=True))
     corpus = {r["item_id"]: r for r in read_rows(triad_dir, "cars_items")}
     rows = {r["query_id"]: r for r in read_rows(triad_dir, "constraints_cars")}
@@ -312,7 +318,7 @@ def test_reranker_after_text_only_first_stage_still_sees_images(triad_dir, tmp_p
 
 def test_ark_reranker_after_text_only_first_stage_still_sees_images(ark_dir, tmp_path):
     rr = RecordingReranker()
-    run(_cfg(ark_dir, tmp_path, model="minilm", encoder=HashEncoder(), configs="metro", reranker=rr, rerank_top=5,
+    run(_cfg(ark_dir, tmp_path, encoder=HashEncoder(), sees_images=False, configs="metro", reranker=rr, rerank_top=5,
              no_cache=True))
     gallery = {r["item_id"]: r for r in read_rows(ark_dir, "metro_gallery")}
     rows = {r["query_id"]: r for r in read_rows(ark_dir, "metro")}
@@ -449,7 +455,6 @@ def small_limit_clip(monkeypatch):
 
 def test_truncated_inputs_are_counted_reported_and_same_when_cached(triad_dir, tmp_path, small_limit_clip,
                                                                     monkeypatch, capsys):
-    from model_adapters import runner
     from model_adapters.families.tiny import build_tokenizer
 
     configs = ["abstraction_i2c", "constraints_cars", "state_cars"]
@@ -470,7 +475,7 @@ def test_truncated_inputs_are_counted_reported_and_same_when_cached(triad_dir, t
     def no_weights(*args, **kwargs):
         raise AssertionError("a cached re-run must not load the model")
 
-    monkeypatch.setattr(runner, "load_encoder", no_weights)
+    monkeypatch.setattr("model_adapters.resolve.load_encoder", no_weights)
     again = run(_cfg(triad_dir, tmp_path, quiet=False))
     assert again["run"]["encoded"] == 0 and again["run"]["truncated_inputs"] == expected
     assert line in capsys.readouterr().out.splitlines()

@@ -1,0 +1,130 @@
+"""Which model produced a run: one explicit identity for every way in (registry entry, Hub id, local folder, Python
+encoder, installed plug-in entry). Every output names the model through it (console, results.json "model", error
+messages, the Space row) and the embedding cache is keyed by it, so no run is labelled with a name the user did not
+choose and no cache serves vectors of another model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Final
+
+SOURCE_KINDS: Final = ("registry", "hub", "local", "python", "entry_point")
+# Libraries whose versions can change the vectors; recorded in results.json and part of the cache key.
+LIBRARIES: Final = ("torch", "transformers", "sentence-transformers", "numpy", "triad-benchmark")
+_SNAPSHOT: Final = re.compile(r"(?:^|/)models--(?P<repo>[^/]+)/snapshots/(?P<sha>[0-9a-f]{40})/?$")
+
+
+def library_versions() -> dict[str, str | None]:
+    """Installed versions of the libraries in LIBRARIES (None when one is not installed)."""
+    from importlib import metadata
+
+    out: dict[str, str | None] = {}
+    for name in LIBRARIES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def snapshot_of(path: str) -> tuple[str, str] | None:
+    """(Hub repo id, commit) when `path` is a Hugging Face cache snapshot folder `.../models--ORG--NAME/snapshots/SHA`.
+
+    >>> snapshot_of("/c/hub/models--openai--clip-vit-base-patch32/snapshots/" + "a" * 40)
+    ('openai/clip-vit-base-patch32', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa')
+    >>> snapshot_of("/home/me/my-model") is None
+    True
+    """
+    match = _SNAPSHOT.search(os.path.abspath(path).replace(os.sep, "/"))
+    if match is None:
+        return None
+    return match["repo"].replace("--", "/"), match["sha"]
+
+
+def folder_signature(path: str) -> str:
+    """Cheap fingerprint of a local weights folder (relative path, size and mtime of every file): part of the cache
+    key, so replacing the weights behind a path starts a fresh cache. Contents are not hashed (an 8B model would
+    take minutes); the re-encoded sample on cache reuse (`model_adapters.checks`) catches the rest."""
+    digest = hashlib.sha256()
+    for root, dirs, files in os.walk(path):
+        dirs.sort()
+        for name in sorted(files):
+            full = os.path.join(root, name)
+            st = os.stat(full)
+            digest.update(f"{os.path.relpath(full, path)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:20]
+
+
+def describe(identity: Mapping[str, Any]) -> str:
+    """Name, then where the model comes from and its revision (an identity's JSON, e.g. results.json "model").
+
+    >>> describe({"name": "my-model", "source_kind": "local", "source": "/m/my-model", "revision": None})
+    'my-model (local /m/my-model)'
+    """
+    source = identity.get("source") or ""
+    where = "" if source == identity.get("name") else f" {source}"
+    revision = f" @ {identity['revision']}" if identity.get("revision") else ""
+    return f"{identity.get('name')} ({identity.get('source_kind')}{where}{revision})"
+
+
+@dataclass(frozen=True)
+class ModelIdentity:
+    """One model as a run used it.
+
+    name: the user-chosen or registry name (what the leaderboard shows); source_kind: one of SOURCE_KINDS;
+    source: Hub id, absolute folder path or "module:factory"; revision: the resolved Hub commit, a cache snapshot
+    folder's commit, the user's --revision, or None; recipe: the registry entry whose loading settings were used for
+    a local copy (`--model NAME --model-path DIR`); encoder_class: the Python class that produced the vectors.
+    """
+
+    name: str
+    source_kind: str
+    source: str
+    revision: str | None = None
+    family: str | None = None
+    sees_images: bool = True
+    dtype: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    encoder_class: str | None = None
+    recipe: str | None = None
+    kind: str = "embedder"  # "embedder" or "reranker"
+    versions: dict[str, str | None] = field(default_factory=library_versions)
+    signature: str | None = None  # folder_signature of a local folder (cache key only)
+
+    @property
+    def label(self) -> str:
+        """How messages name the model (`describe`)."""
+        return describe(self.to_json())
+
+    @property
+    def cacheable(self) -> bool:
+        """A Python encoder without a declared revision has no stable identity: its vectors are not kept."""
+        return not (self.source_kind == "python" and not self.revision)
+
+    def cache_fields(self) -> dict[str, Any]:
+        """Everything that changes the vectors (the display-only fields excluded)."""
+        from model_adapters.registry import ADAPTER_VERSION
+
+        fields = self.to_json()
+        fields.pop("recipe", None)
+        fields["signature"] = self.signature
+        if self.family is not None:  # a family adapter changed what it feeds the model: older vectors are stale
+            fields["adapter_version"] = ADAPTER_VERSION
+        return fields
+
+    def cache_key(self) -> str:
+        """The embedding cache folder's key: `model_adapters.cache.model_key` of `cache_fields`."""
+        from model_adapters.cache import model_key
+
+        return model_key(self.cache_fields())
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.pop("signature")
+        out["options"] = dict(sorted(self.options.items()))
+        return out
