@@ -28,7 +28,7 @@ def encoder_dim(encoder: Any, model: str) -> int:
 
 def check_batch(vectors: Any, labels: Sequence[str], *, model: str, dim: int, batch: str) -> np.ndarray:
     """`vectors` as a float32 (len(labels), dim) array; `labels` name the inputs, `batch` the batch."""
-    where = f"model {model}, {batch} (first input: {labels[0]})"
+    where = f"model {model}: {batch} (first input: {labels[0]})"
     try:
         arr = np.asarray(vectors, dtype=np.float32)
     except (TypeError, ValueError) as exc:

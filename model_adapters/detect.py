@@ -78,7 +78,7 @@ def detect(read: FileReader, *, where: str, kind: str = "embedder", family: str 
     config = _config(read)
     if family is not None:
         if family not in choices:
-            raise TriadError(f"--family {family!r} cannot load a {kind}; valid: {', '.join(choices)}")
+            raise TriadError(f"--family {family!r}: not one of the {kind} families ({', '.join(choices)})")
         return family, _options(family, config), _dtype(config)
     model_type = config.get("model_type", "")
     detected = None

@@ -98,7 +98,7 @@ def encode_items(encoder: Any, keys: Sequence[str], items: dict[str, Item], *, m
                     model_inputs[i] = replace(model_inputs[i], text=text, image=None)
                 vectors = fn(model_inputs)
             arr = checks.check_batch(vectors, [b.label for b in batch], model=model, dim=dim,
-                                     batch=f"{role} batch {stats.batches + 1} ({len(batch)} inputs)")
+                                     batch=f"{role} batch {stats.batches + 1} of {len(batch)} inputs")
             stats.batches += 1
             keep = [i for i in range(len(chunk)) if i not in no_cache]
             if cache is not None and keep:

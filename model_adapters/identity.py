@@ -113,6 +113,8 @@ class ModelIdentity:
         fields = self.to_json()
         fields.pop("recipe", None)
         fields["signature"] = self.signature
+        if self.source_kind == "python":  # the same class through `module:factory` or an object: one cache
+            fields.pop("source")
         if self.family is not None:  # a family adapter changed what it feeds the model: older vectors are stale
             fields["adapter_version"] = ADAPTER_VERSION
         return fields

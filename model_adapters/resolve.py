@@ -126,7 +126,8 @@ def _check_protocol(obj: Any, kind: str, where: str) -> None:
     methods = ("score_pairs",) if kind == "reranker" else ("encode_queries", "encode_candidates")
     missing = [m for m in methods if not callable(getattr(obj, m, None))]
     if missing:
-        raise TriadError(f"{where}: {type(obj).__name__} is not a {kind} (no {', '.join(missing)}; see "
+        what = "a reranker" if kind == "reranker" else "an encoder"
+        raise TriadError(f"{where}: {type(obj).__name__} is not {what} (no {', '.join(missing)}; see "
                          "model_adapters/protocol.py)")
 
 

