@@ -137,10 +137,9 @@ def test_registry_options_are_part_of_the_cache_identity():
     from dataclasses import replace
 
     from model_adapters.registry import get_entry
-    from model_adapters.runner import RunConfig, identity
+    from model_adapters.resolve import from_name
 
-    entry = get_entry("clip-vit-b32")
-    cfg = RunConfig(model=entry.name, data=".", out=".")
-    shorter = replace(entry, options={**entry.options, "max_length": 32})
-    assert identity(entry, cfg, "float32")["options"] == {"max_length": 77}
-    assert model_key(identity(entry, cfg, "float32")) != model_key(identity(shorter, cfg, "float32"))
+    ident = from_name("clip-vit-b32").identity
+    shorter = replace(ident, options={**ident.options, "max_length": 32})
+    assert ident.options == get_entry("clip-vit-b32").options
+    assert ident.cache_key() == model_key(ident.cache_fields()) != shorter.cache_key()

@@ -400,3 +400,31 @@ def test_limit_run_is_marked_partial_and_says_where_it_wrote(triad_dir, tmp_path
     assert lines[-1] == ("PARTIAL RUN (--limit 2: only the first 2 queries of each config): not comparable to full "
                          "runs and not submittable to the leaderboard")
     assert any(line.startswith("TRIAD · model my_encoder:build (python @ v1)") for line in lines)
+
+
+@pytest.mark.slow
+def test_a_hub_id_loads_from_the_local_cache_pinned_to_its_commit(triad_dir, tmp_path):
+    """`triad run --model ORG/NAME` offline: weights from the local HF cache at the resolved commit; the detected
+    family and options give the same numbers as the registry entry of the same (tiny) model."""
+    import subprocess
+
+    from model_adapters.families import tiny
+
+    repo = tmp_path / "hub" / "models--someone--tiny-clip"
+    snap = repo / "snapshots" / SHA
+    for part in tiny.tiny_clip(0):
+        part.save_pretrained(snap)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(SHA)
+    env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "triad_dataset.cli", "run", "--model", "someone/tiny-clip", "--data",
+                           triad_dir, "--config", "constraints_cars", "--out", str(tmp_path / "o"), "--no-cache",
+                           "--quiet", "--no-validate"], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    saved = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert (saved["model"]["name"], saved["model"]["revision"]) == ("someone/tiny-clip", SHA)
+    assert saved["model"]["options"] == {"max_length": 256} and "warning" not in saved
+    ref = run(RunConfig(model="tiny-random-clip", data=triad_dir, out=str(tmp_path / "ref"), configs="constraints_cars",
+                        no_cache=True, quiet=True, validate=False))
+    assert saved["configs"]["constraints_cars"]["metrics"]["map"] == pytest.approx(
+        ref["configs"]["constraints_cars"]["metrics"]["map"], abs=1e-9)
