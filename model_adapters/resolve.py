@@ -57,8 +57,7 @@ class ResolvedModel:
         try:
             self.obj = load(self.entry, model_path=self.model_path, device=device, dtype=dtype or self.entry.dtype)
         except LOAD_ERRORS as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise TriadError(f"model {self.identity.label}: cannot be loaded ({type(exc).__name__}: {first})") from exc
+            raise TriadError(f"model {self.identity.label}: cannot be loaded ({_first_line(exc)})") from exc
         return self.obj
 
     def text_limit(self) -> Any:
@@ -206,39 +205,49 @@ def _folder(path: str, *, kind: str, name: str | None, revision: str | None, dty
     return ResolvedModel(identity, entry=entry, model_path=folder)
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
 def _hub_reader(repo: str, revision: str) -> tuple[detect.FileReader, str]:
     """A reader of the repo's files at `revision` (downloaded, or from the local cache when offline) and the commit
     the revision resolves to (from the snapshot path the files land in)."""
     from huggingface_hub import hf_hub_download
-    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError, RepositoryNotFoundError
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        GatedRepoError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
 
-    def read(filename: str) -> str | None:
+    def download(filename: str) -> str | None:
         try:
             return hf_hub_download(repo, filename, revision=revision)
-        except EntryNotFoundError:
+        except EntryNotFoundError:  # includes "not in the local cache" when offline
             return None
-        except LocalEntryNotFoundError:
-            return None
+        except GatedRepoError as exc:
+            raise TriadError(f"--model {repo}: gated on the Hub; accept its terms and log in (hf auth login)") from exc
+        except RepositoryNotFoundError as exc:
+            raise TriadError(f"--model {repo}: no such model on the Hugging Face Hub (or it is private)") from exc
+        except RevisionNotFoundError as exc:
+            raise TriadError(f"--model {repo}: revision {revision!r} does not exist") from exc
+        except OSError as exc:  # network down, ...
+            raise TriadError(f"--model {repo}: cannot be fetched ({_first_line(exc)})") from exc
 
     commit = None
     for filename in (detect.CONFIG, detect.ST_MODULES):
-        try:
-            path = hf_hub_download(repo, filename, revision=revision)
-        except (EntryNotFoundError, LocalEntryNotFoundError):
-            continue
-        except RepositoryNotFoundError as exc:
-            raise TriadError(f"--model {repo}: no such model on the Hugging Face Hub (or it is private)") from exc
-        except OSError as exc:  # offline, network down, revision not found ...
-            raise TriadError(f"--model {repo}: cannot reach it ({type(exc).__name__}: {exc})") from exc
-        snap = snapshot_of(os.path.dirname(path))
-        commit = snap[1] if snap else None
-        break
+        path = download(filename)
+        if path is not None:
+            snap = snapshot_of(os.path.dirname(path))
+            commit = snap[1] if snap else None
+            break
     if commit is None:
         offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false", "False")
         why = ("not in the local Hugging Face cache and the Hub is offline (HF_HUB_OFFLINE=1)" if offline
                else f"has neither {detect.CONFIG} nor {detect.ST_MODULES} at revision {revision}")
         raise TriadError(f"--model {repo}: {why}")
-    return read, commit
+    return download, commit
 
 
 def _hub(repo: str, *, kind: str, name: str | None, revision: str | None, dtype: str | None,

