@@ -208,9 +208,9 @@ def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distribut
         worst = verify_cache(model.load(ctx.device, dtype), model, plan, found, cfg)
         check = {"items": min(cfg.cache_check, len(found)), "min_cosine": worst, "changed": False}
         if worst is not None and worst < checks.MIN_COSINE:
-            _log(ctx, cfg, f"warning: {model.identity.label} changed since its vectors were cached (re-encoded "
-                           f"sample cosine {worst:.4f} < {checks.MIN_COSINE}): discarding {len(found)} cached "
-                           "vectors and encoding everything again")
+            print(f"warning: {model.identity.label} changed since its vectors were cached (re-encoded sample "
+                  f"cosine {worst:.4f} < {checks.MIN_COSINE}): discarding {len(found)} cached vectors and encoding "
+                  "everything again", file=sys.stderr)  # shown even with --quiet
             cache.clear()
             check["changed"] = True
             found, missing = {}, keys
