@@ -244,8 +244,9 @@ def _hub_reader(repo: str, revision: str) -> tuple[detect.FileReader, str]:
             break
     if commit is None:
         offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false", "False")
-        why = ("not in the local Hugging Face cache and the Hub is offline (HF_HUB_OFFLINE=1)" if offline
-               else f"has neither {detect.CONFIG} nor {detect.ST_MODULES} at revision {revision}")
+        why = ("not a local folder, and not in the local Hugging Face cache while the Hub is offline "
+               "(HF_HUB_OFFLINE=1)" if offline else
+               f"has neither {detect.CONFIG} nor {detect.ST_MODULES} at revision {revision}")
         raise TriadError(f"--model {repo}: {why}")
     return download, commit
 
@@ -263,6 +264,18 @@ def _hub(repo: str, *, kind: str, name: str | None, revision: str | None, dtype:
     return ResolvedModel(identity, entry=entry)
 
 
+def _pin_commit(entry: ModelEntry) -> ModelEntry:
+    """A Hub entry pinned to the commit its revision points at now (recorded, keyed and loaded); unchanged when the
+    commit cannot be resolved (offline without a cached copy: loading will say so) or the entry is not on the Hub."""
+    if not HUB_ID.match(entry.hub_id) or re.fullmatch(r"[0-9a-f]{40}", entry.revision or ""):
+        return entry
+    try:
+        _, commit = _hub_reader(entry.hub_id, entry.revision or "main")
+    except TriadError:
+        return entry
+    return replace(entry, revision=commit)
+
+
 def from_name(spec: str, *, kind: str = "embedder", model_path: str | None = None, name: str | None = None,
               revision: str | None = None, dtype: str | None = None, family: str | None = None) -> ResolvedModel:
     """A registry / plug-in name, a local folder or a Hub id."""
@@ -273,8 +286,7 @@ def from_name(spec: str, *, kind: str = "embedder", model_path: str | None = Non
             return _local_copy(entry, model_path, kind=kind, name=name, revision=revision, dtype=dtype, family=family)
         if name and name != entry.name:
             _refuse_registry_name(name, kind)
-        if revision:
-            entry = replace(entry, revision=revision)
+        entry = _pin_commit(replace(entry, revision=revision) if revision else entry)
         identity = _identity_of(entry, kind=kind, source_kind="entry_point" if plugin else "registry",
                                 source=plugin or entry.hub_id, name=name or entry.name, revision=entry.revision,
                                 dtype=dtype)

@@ -277,7 +277,15 @@ def test_a_hub_id_resolves_its_commit_from_the_local_cache(tmp_path, monkeypatch
         "someone/tiny-clip", "hub", "someone/tiny-clip", SHA, "dual_tower")
     assert from_name("someone/tiny-clip", revision=SHA).identity.revision == SHA
     assert from_name("someone/tiny-clip", name="my-clip").identity.name == "my-clip"
-    with pytest.raises(TriadError, match="someone/absent: not in the local Hugging Face cache and the Hub is offline"):
+    from dataclasses import replace
+
+    from model_adapters import registry
+
+    entry = replace(registry.get_entry("clip-vit-b32"), hub_id="someone/tiny-clip")
+    monkeypatch.setitem(registry.REGISTRY, "clip-vit-b32", entry)
+    pinned = from_name("clip-vit-b32")
+    assert (pinned.identity.source_kind, pinned.identity.revision, pinned.entry.revision) == ("registry", SHA, SHA)
+    with pytest.raises(TriadError, match="someone/absent: not a local folder, and not in the local Hugging Face cache"):
         from_name("someone/absent")
 
 
@@ -371,7 +379,7 @@ def not_an_encoder(): return NotAnEncoder()
                             r"architectures BertModel; no modules.json\); pass --family \(dual_tower, "
                             r"sentence_transformer, vlm\)"),
     (["--model", "{bert}", "--family", "nope"], r"--family 'nope': not one of the embedder families \(dual_tower, "),
-    (["--model", "nobody/nothing"], "nobody/nothing: not in the local Hugging Face cache and the Hub is offline"),
+    (["--model", "nobody/nothing"], "nobody/nothing: not a local folder, and not in the local Hugging Face cache while the Hub"),
     (["--encoder", "bad_encoders:no_dim"], r"model bad_encoders:no_dim \(python @ r1\): the encoder's `dim` is None"),
     (["--encoder", "bad_encoders:zero"], r"model bad_encoders:zero \(python @ r1\): candidate batch 1 of 30 inputs \(first input: "
                                             r"cars_items item car\d+\): returned all-zero vectors for 30 inputs"),
