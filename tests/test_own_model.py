@@ -379,6 +379,7 @@ def not_an_encoder(): return NotAnEncoder()
                             r"architectures BertModel; no modules.json\); pass --family \(dual_tower, "
                             r"sentence_transformer, vlm\)"),
     (["--model", "{bert}", "--family", "nope"], r"--family 'nope': not one of the embedder families \(dual_tower, "),
+    (["--model", "{clip}"], r"model clip \(local .*/clip\): cannot be loaded \(OSError: "),
     (["--model", "nobody/nothing"], "nobody/nothing: not a local folder, and not in the local Hugging Face cache while the Hub"),
     (["--encoder", "bad_encoders:no_dim"], r"model bad_encoders:no_dim \(python @ r1\): the encoder's `dim` is None"),
     (["--encoder", "bad_encoders:zero"], r"model bad_encoders:zero \(python @ r1\): candidate batch 1 of 30 inputs \(first input: "
@@ -400,7 +401,8 @@ def test_user_errors_are_one_line_with_exit_code_2(triad_dir, tmp_path, monkeypa
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "bad_encoders", raising=False)
     folders = {"minilm": _minilm_folder(),
-               "bert": _config_folder(tmp_path / "bert", {"model_type": "bert", "architectures": ["BertModel"]})}
+               "bert": _config_folder(tmp_path / "bert", {"model_type": "bert", "architectures": ["BertModel"]}),
+               "clip": _config_folder(tmp_path / "clip", {"model_type": "clip"})}  # a config but no weights
     args = [a.format(**folders) for a in args]
     line = _one_line_error(capsys, *args, "--data", triad_dir, "--config", "constraints_cars",
                            "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"))
