@@ -74,6 +74,7 @@ def _tree(folder: Path) -> dict[str, tuple[str, int]]:
 
 
 # --- the README's encoder: --encoder, the Python call, its own cache --------------------------------------------
+@pytest.mark.slow
 def test_readme_encoder_runs_through_the_cli_and_python_with_its_own_name_and_cache(triad_dir, tmp_path, capsys,
                                                                                    my_encoder, monkeypatch):
     import model_adapters
