@@ -16,6 +16,7 @@ from typing import Any, Final
 SOURCE_KINDS: Final = ("registry", "hub", "local", "python", "entry_point")
 # Libraries whose versions can change the vectors; recorded in results.json and part of the cache key.
 LIBRARIES: Final = ("torch", "transformers", "sentence-transformers", "numpy", "triad-benchmark")
+_COMMIT: Final = re.compile(r"[0-9a-f]{40}")
 _SNAPSHOT: Final = re.compile(r"(?:^|/)models--(?P<repo>[^/]+)/snapshots/(?P<sha>[0-9a-f]{40})/?$")
 
 
@@ -105,6 +106,14 @@ class ModelIdentity:
     def cacheable(self) -> bool:
         """A Python encoder without a declared revision has no stable identity: its vectors are not kept."""
         return not (self.source_kind == "python" and not self.revision)
+
+    @property
+    def may_change(self) -> bool:
+        """Whether the vectors can change while this identity stays the same: everything except Hub models pinned to
+        a commit (whose commit, options, library versions and adapter version are all in the cache key). Cached
+        vectors of such identities are verified on reuse (`model_adapters.checks`)."""
+        pinned = self.source_kind in ("registry", "entry_point", "hub") and bool(_COMMIT.fullmatch(self.revision or ""))
+        return not pinned
 
     def cache_fields(self) -> dict[str, Any]:
         """Everything that changes the vectors (the display-only fields excluded)."""

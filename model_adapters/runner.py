@@ -204,7 +204,7 @@ def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distribut
     keys = list(plan.items)
     found, missing = cache.lookup(keys) if cache is not None else ({}, keys)
     check: dict[str, Any] | None = None
-    if cache is not None and found and cfg.cache_check > 0 and ctx.is_main:
+    if cache is not None and found and cfg.cache_check > 0 and model.identity.may_change and ctx.is_main:
         worst = verify_cache(model.load(ctx.device, dtype), model, plan, found, cfg)
         check = {"items": min(cfg.cache_check, len(found)), "min_cosine": worst, "changed": False}
         if worst is not None and worst < checks.MIN_COSINE:

@@ -297,6 +297,10 @@ def test_snapshot_folders_and_identity_keys():
             ModelIdentity("m", "python", "pkg:build", revision="v1", versions={"torch": "2"}).cache_key(),
             ModelIdentity("m", "python", "pkg:build", revision="v1", sees_images=False, versions={"torch": "1"}).cache_key()}
     assert len(keys) == 4  # revision, library versions and what the model sees all change the key
+    # only a Hub model pinned to a commit cannot change under its identity (its cache is not re-checked)
+    assert base.may_change and from_name("minilm").identity.may_change
+    assert not ModelIdentity("x", "hub", "org/x", revision=SHA).may_change
+    assert ModelIdentity("x", "hub", "org/x", revision="main").may_change
     relabelled = ModelIdentity("m", "python", "pkg:build", revision="v1", recipe="x", versions={"torch": "1"})
     assert relabelled.cache_key() == base.cache_key()  # display-only fields do not
 
