@@ -1,12 +1,19 @@
+# ruff: noqa: E401, E402, E702, B905  (driver for the authors' code in a scratch venv; imports must follow the path setup)
 """Run the official Qwen3VLEmbedder on the tiny Qwen3-VL and the fixed inputs; write the fixture JSON."""
-import json, sys
+import json
+import sys
+
 sys.path[:0] = [__import__("os").path.dirname(__file__), sys.argv[3], __import__("os").getcwd()]
+import hashlib
+import io
+
+import numpy as np
 import qwen3_vl_official_env  # noqa: F401  (see its docstring)
 import torch
+from PIL import Image
 from qwen3_vl_embedding import Qwen3VLEmbedder
 from qwen_vl_utils.vision_process import fetch_image
-from PIL import Image
-import io, hashlib, numpy as np
+
 from tests import reference_inputs as R
 
 folder = sys.argv[1]; out = sys.argv[2]

@@ -1,10 +1,16 @@
+# ruff: noqa: E401, E402, E702, B905  (driver for the authors' code in a scratch venv; imports must follow the path setup)
 """Run the official Qwen3VLReranker on the tiny Qwen3-VL and the fixed pairs; write the fixture JSON."""
-import json, sys
+import json
+import sys
+
 sys.path[:0] = [__import__("os").path.dirname(__file__), sys.argv[3], __import__("os").getcwd()]
+import io
+
 import qwen3_vl_official_env  # noqa: F401  (see its docstring)
-import io, torch
+import torch
 from PIL import Image
 from qwen3_vl_reranker import Qwen3VLReranker
+
 from tests import reference_inputs as R
 
 # Substitution for transformers 5.24 (the official code targets 4.57 with torchvision's fast image processor):
