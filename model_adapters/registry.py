@@ -71,7 +71,8 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
     ModelEntry("siglip2", DUAL_TOWER, "google/siglip2-so400m-patch14-384", max_batch=32,
                options={"padding": "max_length", "max_length": 64, "lowercase": True}, description="SigLIP-2 So400m"),
     ModelEntry("jina-clip-v2", DUAL_TOWER, "jinaai/jina-clip-v2", max_batch=16,
-               options={"trust_remote_code": True, "max_length": 512}, description="jina-clip-v2 (remote code)"),
+               options={"trust_remote_code": True, "max_length": 512, "requires": ["timm", "torchvision", "einops"]},
+               description="jina-clip-v2 (remote code; needs timm, torchvision, einops; unverified, docs/models.md)"),
     # VLM embedders with an instruction field (paper B.3 outer wrapper "Represent the user's input.")
     ModelEntry("qwen3-vl-embedding-2b", VLM, "Qwen/Qwen3-VL-Embedding-2B", dtype="bfloat16",
                has_instruction_field=True, max_batch=8, options={"pipeline": "qwen3_vl"},

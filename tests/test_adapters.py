@@ -226,3 +226,12 @@ def test_reranker_loader_reads_a_local_model_path(tmp_path):
     ref = load_reranker(get_entry("tiny-random-reranker", kind="reranker"))
     q, c = [ModelInput("blue", IMG_A)], [ModelInput("Product info: brand: Kia", IMG_B)]
     np.testing.assert_allclose(rr.score_pairs(q, c), ref.score_pairs(q, c), atol=1e-4)
+
+
+def test_entry_needing_missing_modules_is_refused_in_one_line(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "timm" else real(name, *a))
+    with pytest.raises(TriadError, match=r"^model jina-clip-v2: its loading code needs timm"):
+        load_encoder(get_entry("jina-clip-v2"))
