@@ -15,7 +15,6 @@ import os
 import sys
 
 sys.path.insert(0, os.getcwd())
-import numpy as np
 import torch
 from PIL import Image
 

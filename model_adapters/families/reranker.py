@@ -75,7 +75,6 @@ class Qwen3VLReranker:
         weight = lm_head_weight.detach()
         self.score_weight = (weight[vocab["yes"]] - weight[vocab["no"]]).to(device)
         self.processor = processor
-        self.processor.tokenizer.padding_side = "left"
         self.device = device
         self.max_length = max_length
         self.min_pixels = min_pixels
@@ -92,7 +91,7 @@ class Qwen3VLReranker:
         specials = set(tok.all_special_ids)
         ids = [truncate_keeping_specials(row[:-ANSWER_TAIL], self.max_length, specials) + row[-ANSWER_TAIL:]
                for row in tok(texts, padding=False, truncation=False)["input_ids"]]
-        enc = tok.pad({"input_ids": ids}, padding=True, return_tensors="pt")
+        enc = tok.pad({"input_ids": ids}, padding=True, padding_side="left", return_tensors="pt")  # official: left
         inputs = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], **vision}
         inputs["mm_token_type_ids"] = self.processor.mm_token_type_ids(enc["input_ids"])
         return inputs

@@ -190,23 +190,35 @@ def text_limit(entry: Any, path: str) -> TextLimit | None:
     return TextLimit(_max_length(entry, arch), build_tokenizer(add_bos_eos=arch == "clip"))
 
 
+def _placed(model: Any, device: str, dtype: str) -> Any:
+    """The cached model itself on CPU/float32; a converted copy elsewhere (the cache stays float32 on CPU)."""
+    import copy
+
+    from model_adapters.families._common import torch_dtype
+
+    if device == "cpu" and dtype == "float32":
+        return model
+    return copy.deepcopy(model).to(device=device, dtype=torch_dtype(dtype))
+
+
 def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> Any:
     arch = entry.options.get("arch")
     if arch == "clip":
         model, tok, proc = tiny_clip(_seed(entry))
-        return DualTowerEncoder(model, tok, proc, device=device, max_length=_max_length(entry, arch))
+        return DualTowerEncoder(_placed(model, device, dtype), tok, proc, device=device, max_length=_max_length(entry, arch))
     if arch == "siglip":
         model, tok, proc = tiny_siglip(_seed(entry))
-        return DualTowerEncoder(model, tok, proc, device=device, padding="max_length",
+        return DualTowerEncoder(_placed(model, device, dtype), tok, proc, device=device, padding="max_length",
                                 max_length=_max_length(entry, arch))
     if arch == "vlm":
         model, tok, proc = tiny_qwen3_vl(_seed(entry))
         processor = QwenVLProcessor(tok, proc, qwen3_vl_chat_template())
-        return Qwen3VLEmbedder(model.model, processor, device=device, **qwen3_vl_options(entry.options))
+        return Qwen3VLEmbedder(_placed(model.model, device, dtype), processor, device=device, **qwen3_vl_options(entry.options))
     raise ValueError(f"{entry.name}: tiny arch {arch!r} is not an embedder (clip, siglip, vlm)")
 
 
 def load_reranker(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> Qwen3VLReranker:
     lm, tok, proc = tiny_qwen3_vl(_seed(entry))
     processor = QwenVLProcessor(tok, proc, qwen3_vl_chat_template())
+    lm = _placed(lm, device, dtype)
     return Qwen3VLReranker(lm.model, lm.lm_head.weight, processor, device=device, **reranker_options(entry.options))

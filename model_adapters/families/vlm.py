@@ -123,7 +123,6 @@ class Qwen3VLEmbedder:
                  max_pixels: int = qvi.MAX_PIXELS, default_instruction: str = VLM_OUTER_INSTRUCTION) -> None:
         self.model = model.to(device).eval()
         self.processor = processor
-        self.processor.tokenizer.padding_side = "right"  # official: Qwen3VLProcessor(padding_side='right')
         self.device = device
         self.max_length = max_length
         self.min_pixels = min_pixels
@@ -144,8 +143,8 @@ class Qwen3VLEmbedder:
         images = [qvi.fetch_image(item.image, min_pixels=self.min_pixels, max_pixels=self.max_pixels)
                   for item in batch if item.image is not None]
         texts, vision = self.processor.expand(texts, images)
-        enc = self.processor.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length,
-                                       return_tensors="pt")
+        enc = self.processor.tokenizer(texts, padding=True, padding_side="right", truncation=True,
+                                       max_length=self.max_length, return_tensors="pt")  # official: right padding
         batch_inputs = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], **vision}
         batch_inputs["mm_token_type_ids"] = self.processor.mm_token_type_ids(enc["input_ids"])
         return batch_inputs
