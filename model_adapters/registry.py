@@ -82,7 +82,8 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
                description="Qwen3-VL-Embedding-8B (official Qwen3VLEmbedder pipeline, docs/models.md)"),
     ModelEntry("vlm2vec-v2", VLM, "VLM2Vec/VLM2Vec-V2.0", dtype="bfloat16", has_instruction_field=True,
                max_batch=8, options={"trust_remote_code": True},
-               description="VLM2Vec-V2.0 (Qwen2-VL-2B); generic ChatML prompt, not VLM2Vec's own templates: unverified"),
+               description="VLM2Vec-V2.0 (Qwen2-VL-2B); generic ChatML prompt, NOT VLM2Vec's own pipeline "
+               "(docs/models.md): not comparable with the authors' numbers"),
     ModelEntry("qwen3-vl-reranker-8b", RERANKER, "Qwen/Qwen3-VL-Reranker-8B", dtype="bfloat16",
                has_instruction_field=True, max_batch=4, kind="reranker", options={"pipeline": "qwen3_vl"},
                description="Qwen3-VL-Reranker-8B (official Qwen3VLReranker pipeline, docs/models.md)"),
