@@ -15,7 +15,7 @@ from typing import Any, Final
 from triad_dataset.errors import TriadError
 
 # Bump when an adapter changes what it feeds a model or how it pools: cached vectors of older versions are ignored.
-ADAPTER_VERSION: Final = "1"
+ADAPTER_VERSION: Final = "2"  # 2: Qwen3-VL embedder/reranker follow the official pipelines (docs/models.md)
 
 DUAL_TOWER: Final = "dual_tower"
 SENTENCE_TRANSFORMER: Final = "sentence_transformer"

@@ -30,6 +30,7 @@ def reference() -> dict:
     return json.loads(FIXTURE.read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", sorted(CASES))
 def test_dual_tower_matches_the_documented_usage(reference, arch):
     public, tiny_name, builder = CASES[arch]

@@ -62,6 +62,7 @@ def test_images_are_resized_as_qwen_vl_utils_does(official, kind):
     assert hashlib.sha256(np.asarray(img).tobytes()).hexdigest() == expected["sha256"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("case", "items", "max_length"), [
     ("main", R.EMBED_INPUTS, None),
     ("truncation", R.TRUNCATION_INPUTS, R.TRUNCATION_MAX_LENGTH),
@@ -117,6 +118,7 @@ def pairs(queries: list, docs: list) -> tuple[list[ModelInput], list[ModelInput]
     return qs, cs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("case", "queries", "docs", "max_length"), [
     ("main", R.RERANK_QUERY, R.RERANK_DOCS, None),
     ("truncation", [R.RERANK_TRUNCATION_PAIR[0]], [R.RERANK_TRUNCATION_PAIR[1]], R.RERANK_TRUNCATION_MAX_LENGTH),
@@ -142,3 +144,14 @@ def test_reranker_generic_wrapper_is_the_official_one(official_rerank):
     assert "<Instruct>: Given a search query, retrieve relevant candidates that answer the query.<Query>:" in constraint
     abstraction = tok.decode(official_rerank["main"][1]["input_ids"][0])
     assert f"<Instruct>: {R.C2I}<Query>:leaf 17" in abstraction
+
+
+def test_a_local_qwen3_vl_folder_gets_the_official_pipeline_without_options(tmp_path):
+    """An entry without a `pipeline` option (e.g. one detected from a folder) is recognised by config.json."""
+    from dataclasses import replace
+
+    from model_adapters.families import vlm
+
+    tiny.save_tiny_qwen3_vl(str(tmp_path), 0)
+    entry = replace(get_entry("qwen3-vl-embedding-2b"), options={})
+    assert vlm.pipeline_of(entry, str(tmp_path)) == "qwen3_vl"

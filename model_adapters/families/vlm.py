@@ -186,8 +186,19 @@ def load_qwen3_vl(entry: Any, path: str, *, device: str = "cpu", dtype: str = "f
     return Qwen3VLEmbedder(model, processor, device=device, **qwen3_vl_options(entry.options))
 
 
+def pipeline_of(entry: Any, path: str) -> str:
+    """The entry's `pipeline` option, else "qwen3_vl" for a Qwen3-VL checkpoint (config.json model_type), else
+    "generic" (the unverified ChatML pipeline)."""
+    if entry.options.get("pipeline"):
+        return str(entry.options["pipeline"])
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(path, **hub_kwargs(path, entry.revision))
+    return "qwen3_vl" if getattr(config, "model_type", "") == "qwen3_vl" else "generic"
+
+
 def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> Any:
-    if entry.options.get("pipeline") == "qwen3_vl":
+    if pipeline_of(entry, path) == "qwen3_vl":
         return load_qwen3_vl(entry, path, device=device, dtype=dtype)
     from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
 
