@@ -59,6 +59,12 @@ def check_dual_tower(name: str, arch: str, public: str, device: str, dtype: str)
     return min_cosine(got, np.array(ref["vectors"]))
 
 
+def check_vlm2vec(device: str, dtype: str) -> float:
+    ref = json.loads((FIXTURES / "vlm2vec" / "official.json").read_text())
+    enc = load_encoder(get_entry("tiny-random-vlm2vec"), device=device, dtype=dtype)
+    return min_cosine(enc.encode_queries(items(R.VLM2VEC_INPUTS)), np.array(ref["vectors"]))
+
+
 def check_reranker(device: str, dtype: str) -> float:
     ref = json.loads((FIXTURES / "qwen3_vl_reranker" / "official.json").read_text())["main"]
     rr = load_reranker(get_entry("tiny-random-reranker", kind="reranker"), device=device, dtype=dtype)
@@ -72,6 +78,7 @@ CHECKS = [
     ("qwen3-vl-embedding", "cosine", check_qwen3_vl_embedding),
     ("clip", "cosine", lambda d, t: check_dual_tower("tiny-random-clip", "clip", "clip-vit-b32", d, t)),
     ("siglip2", "cosine", lambda d, t: check_dual_tower("tiny-random-siglip", "siglip", "siglip2", d, t)),
+    ("vlm2vec-v2", "cosine", check_vlm2vec),
     ("qwen3-vl-reranker", "max |score diff|", check_reranker),
 ]
 

@@ -89,3 +89,5 @@ def as_embed_dict(item: tuple[str, str | None, str | None]) -> dict[str, Any]:
     if instruction:
         out["instruction"] = instruction
     return out
+# VLM2Vec's own code cannot encode an input with neither text nor image (zero tokens), so it is left out there.
+VLM2VEC_INPUTS = [item for item in EMBED_INPUTS if item[0] or item[1]]

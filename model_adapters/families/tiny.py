@@ -13,7 +13,14 @@ from typing import Any, Final
 from model_adapters.families.dual_tower import DualTowerEncoder
 from model_adapters.families.qwen_vl_inputs import QwenVLProcessor
 from model_adapters.families.reranker import Qwen3VLReranker, reranker_options
-from model_adapters.families.vlm import IMAGE_PAD, VISION_END, VISION_START, Qwen3VLEmbedder, qwen3_vl_options
+from model_adapters.families.vlm import (
+    IMAGE_PAD,
+    VISION_END,
+    VISION_START,
+    Qwen3VLEmbedder,
+    VLM2VecEncoder,
+    qwen3_vl_options,
+)
 from model_adapters.truncation import TextLimit
 
 BOS: Final = "<|startoftext|>"
@@ -169,6 +176,44 @@ def save_tiny_qwen3_vl(folder: str, seed: int = 0) -> str:
     return folder
 
 
+def _qwen2_vl_config(tok: Any) -> Any:
+    from transformers import Qwen2VLConfig
+
+    ids = tok.convert_tokens_to_ids
+    return Qwen2VLConfig(
+        text_config=dict(vocab_size=len(tok), hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, pad_token_id=tok.pad_token_id,
+                         rope_parameters={"rope_type": "default", "rope_theta": 1000000.0,
+                                          "mrope_section": [2, 1, 1]}),
+        vision_config=dict(depth=1, embed_dim=HIDDEN, hidden_size=HIDDEN, num_heads=4, mlp_ratio=2, patch_size=14,
+                           spatial_merge_size=2, temporal_patch_size=2),
+        image_token_id=ids("<|image_pad|>"), video_token_id=ids("<|video_pad|>"),
+        vision_start_token_id=ids("<|vision_start|>"), vision_end_token_id=ids("<|vision_end|>"))
+
+
+@functools.cache
+def tiny_qwen2_vl(seed: int = 0) -> tuple[Any, Any, Any]:
+    """(Qwen2VLForConditionalGeneration, tokenizer, image processor): VLM2Vec-V2's backbone class, tiny and random
+    (image processor patch 14, merge 2, VLM2Vec's default 28²·4 … 28²·1280 pixels)."""
+    from transformers import Qwen2VLForConditionalGeneration
+    from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
+
+    tok = qwen_tokenizer()
+    config = _qwen2_vl_config(tok)
+    proc = Qwen2VLImageProcessorPil(patch_size=14, merge_size=2, temporal_patch_size=2,
+                                    size={"shortest_edge": 28 * 28 * 4, "longest_edge": 28 * 28 * 1280})
+    return _seeded(seed, lambda: Qwen2VLForConditionalGeneration(config)), tok, proc
+
+
+def save_tiny_qwen2_vl(folder: str, seed: int = 0) -> str:
+    """Write the tiny Qwen2-VL as a model folder (weights in the legacy Qwen2-VL key layout, tokenizer, processor)."""
+    model, tok, proc = tiny_qwen2_vl(seed)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    proc.save_pretrained(folder)
+    return folder
+
+
 def _seed(entry: Any) -> int:
     revision = str(entry.revision)
     return int(revision[4:]) if revision.startswith("seed") else 0
@@ -214,7 +259,10 @@ def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") 
         model, tok, proc = tiny_qwen3_vl(_seed(entry))
         processor = QwenVLProcessor(tok, proc, qwen3_vl_chat_template())
         return Qwen3VLEmbedder(_placed(model.model, device, dtype), processor, device=device, **qwen3_vl_options(entry.options))
-    raise ValueError(f"{entry.name}: tiny arch {arch!r} is not an embedder (clip, siglip, vlm)")
+    if arch == "vlm2vec":
+        model, tok, proc = tiny_qwen2_vl(_seed(entry))
+        return VLM2VecEncoder(_placed(model.model, device, dtype), QwenVLProcessor(tok, proc, ""), device=device)
+    raise ValueError(f"{entry.name}: tiny arch {arch!r} is not an embedder (clip, siglip, vlm, vlm2vec)")
 
 
 def load_reranker(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> Qwen3VLReranker:

@@ -22,7 +22,7 @@ from typing import Any, Final
 import numpy as np
 
 from model_adapters.families import qwen_vl_inputs as qvi
-from model_adapters.families._common import decode_image, hub_kwargs, l2_normalize, torch_dtype
+from model_adapters.families._common import decode_image, hub_kwargs, l2_normalize, require_modules, torch_dtype
 from model_adapters.protocol import ModelInput
 from triad_dataset.names import VLM_OUTER_INSTRUCTION
 
@@ -186,6 +186,80 @@ def load_qwen3_vl(entry: Any, path: str, *, device: str = "cpu", dtype: str = "f
     return Qwen3VLEmbedder(model, processor, device=device, **qwen3_vl_options(entry.options))
 
 
+VLM2VEC_MIN_PIXELS: Final = 28 * 28 * 4  # VLM2Vec DataArguments.resize_min_pixels
+VLM2VEC_MAX_PIXELS: Final = 28 * 28 * 1280  # VLM2Vec DataArguments.resize_max_pixels
+VLM2VEC_MIN_SIDE: Final = 28  # Qwen2_VL_process_fn: an image with a side below 28 px is resized to 56x56
+
+
+def vlm2vec_text(item: ModelInput) -> str:
+    """VLM2Vec's `process_input_text(instruction, "qwen2_vl", text, add_image_token=...)`, character for character:
+    "{instruction} {text}", the image token and a space in front; no instruction is the empty string (so a text
+    without instruction starts with a space, as in the authors' function).
+
+    >>> vlm2vec_text(ModelInput("a dog", b"png", "Find it."))
+    '<|image_pad|> Find it. a dog'
+    >>> vlm2vec_text(ModelInput("a dog"))
+    ' a dog'
+    """
+    prompt = item.instruction or ""
+    if item.text:
+        prompt += " " + item.text
+    return f"{IMAGE_PAD} {prompt}" if item.image is not None else prompt
+
+
+class VLM2VecEncoder:
+    """VLM2Vec-V2 as its authors encode (TIGER-AI-Lab/VLM2Vec @ 6e1e1d4: `process_input_text`,
+    `Qwen2_VL_process_fn`, `MMEBModel._pooling` with pooling="last", normalize=True): no chat template, each input
+    tokenized alone (image tokens expanded by the Qwen2-VL processor, images resized by it within 28²·4 … 28²·1280
+    pixels, sides < 28 px first resized to 56x56), right padding, last attended token, L2."""
+
+    def __init__(self, model: Any, processor: qvi.QwenVLProcessor, *, device: str = "cpu",
+                 min_pixels: int = VLM2VEC_MIN_PIXELS, max_pixels: int = VLM2VEC_MAX_PIXELS) -> None:
+        self.model = model.to(device).eval()
+        self.processor = processor
+        self.device = device
+        self.size = {"shortest_edge": min_pixels, "longest_edge": max_pixels}
+        config = getattr(model.config, "text_config", model.config)
+        self.dim = int(config.hidden_size)
+
+    def image(self, data: bytes) -> Any:
+        img = decode_image(data)
+        return img.resize((56, 56)) if min(img.size) < VLM2VEC_MIN_SIDE else img
+
+    def tokenize(self, batch: Sequence[ModelInput]) -> dict[str, Any]:
+        texts = [vlm2vec_text(item) for item in batch]
+        images = [self.image(item.image) for item in batch if item.image is not None]
+        vision: dict[str, Any] = {}
+        if images:
+            pixels = self.processor.image_processor(images=images, size=self.size, return_tensors="pt")
+            vision = {"pixel_values": pixels["pixel_values"], "image_grid_thw": pixels["image_grid_thw"]}
+            counts = iter(int(g.prod()) // self.processor.merge**2 for g in pixels["image_grid_thw"])
+            texts = [t.replace(IMAGE_PAD, IMAGE_PAD * next(counts), 1) if IMAGE_PAD in t else t for t in texts]
+        tok = self.processor.tokenizer
+        enc = tok(texts, padding=True, padding_side="right", return_tensors="pt")
+        inputs = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], **vision}
+        inputs["mm_token_type_ids"] = self.processor.mm_token_type_ids(enc["input_ids"])
+        return inputs
+
+    def encode(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        import torch
+
+        if any(not item.text and item.image is None for item in batch):
+            raise ValueError("VLM2Vec cannot encode an input with neither text nor image (its prompt has no tokens)")
+        inputs = {k: v.to(self.device) for k, v in self.tokenize(batch).items()}
+        with torch.inference_mode():
+            hidden = self.model(**inputs).last_hidden_state
+        last = inputs["attention_mask"].sum(dim=1) - 1  # right padding: the last attended token
+        pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
+        return l2_normalize(pooled.float().cpu().numpy()).astype(np.float32)
+
+    def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        return self.encode(batch)
+
+    def encode_candidates(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        return self.encode(batch)
+
+
 def pipeline_of(entry: Any, path: str) -> str:
     """The entry's `pipeline` option, else "qwen3_vl" for a Qwen3-VL checkpoint (config.json model_type), else
     "generic" (the unverified ChatML pipeline)."""
@@ -197,9 +271,25 @@ def pipeline_of(entry: Any, path: str) -> str:
     return "qwen3_vl" if getattr(config, "model_type", "") == "qwen3_vl" else "generic"
 
 
+def load_vlm2vec(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> VLM2VecEncoder:
+    """VLM2Vec-V2: a LoRA adapter on Qwen2-VL-2B-Instruct; transformers' PEFT integration loads base + adapter
+    (the authors merge it; the outputs are the same up to rounding)."""
+    from transformers import AutoImageProcessor, AutoModelForImageTextToText, AutoTokenizer
+
+    require_modules(entry)
+    kwargs = hub_kwargs(path, entry.revision)
+    lm = AutoModelForImageTextToText.from_pretrained(path, dtype=torch_dtype(dtype), **kwargs)
+    tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
+    image_processor = AutoImageProcessor.from_pretrained(path, **kwargs)
+    return VLM2VecEncoder(lm.model, qvi.QwenVLProcessor(tokenizer, image_processor, ""), device=device)
+
+
 def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> Any:
-    if pipeline_of(entry, path) == "qwen3_vl":
+    pipeline = pipeline_of(entry, path)
+    if pipeline == "qwen3_vl":
         return load_qwen3_vl(entry, path, device=device, dtype=dtype)
+    if pipeline == "vlm2vec":
+        return load_vlm2vec(entry, path, device=device, dtype=dtype)
     from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
 
     kwargs = hub_kwargs(path, entry.revision, trust_remote_code=bool(entry.options.get("trust_remote_code", False)))
