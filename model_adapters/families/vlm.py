@@ -9,8 +9,9 @@ of the whole sequence at `max_length` (8192); embedding = final hidden state of 
 L2-normalized. The benchmark instruction goes into the system turn (paper B.3 "instruction field"); candidates have
 none, so they keep the outer wrapper "Represent the user's input." (paper B.3, SPEC §3).
 
-`VLMEncoder` (the VLM2Vec-V2 entry) is the older generic ChatML pipeline (left padding, last position); it has NOT
-been checked against VLM2Vec's own code (docs/models.md).
+VLM2Vec-V2 (`VLM2VecEncoder`, option pipeline="vlm2vec") mirrors VLM2Vec's own encoding path (docs/models.md).
+`VLMEncoder` is a generic ChatML pipeline (left padding, last position) used only for a VLM that is neither
+(pipeline "generic"); it mirrors no authors' code and is not used by any built-in entry.
 """
 
 from __future__ import annotations
