@@ -15,7 +15,7 @@ from typing import Any, Final
 from triad_dataset.errors import TriadError
 
 # Bump when an adapter changes what it feeds a model or how it pools: cached vectors of older versions are ignored.
-ADAPTER_VERSION: Final = "1"
+ADAPTER_VERSION: Final = "2"  # 2: Qwen3-VL embedder/reranker follow the official pipelines (docs/models.md)
 
 DUAL_TOWER: Final = "dual_tower"
 SENTENCE_TRANSFORMER: Final = "sentence_transformer"
@@ -71,29 +71,38 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
     ModelEntry("siglip2", DUAL_TOWER, "google/siglip2-so400m-patch14-384", max_batch=32,
                options={"padding": "max_length", "max_length": 64, "lowercase": True}, description="SigLIP-2 So400m"),
     ModelEntry("jina-clip-v2", DUAL_TOWER, "jinaai/jina-clip-v2", max_batch=16,
-               options={"trust_remote_code": True, "max_length": 512}, description="jina-clip-v2 (remote code)"),
+               options={"trust_remote_code": True, "max_length": 512, "requires": ["timm", "torchvision", "einops"]},
+               description="jina-clip-v2 (remote code; needs timm, torchvision, einops; unverified, docs/models.md)"),
     # VLM embedders with an instruction field (paper B.3 outer wrapper "Represent the user's input.")
     ModelEntry("qwen3-vl-embedding-2b", VLM, "Qwen/Qwen3-VL-Embedding-2B", dtype="bfloat16",
-               has_instruction_field=True, max_batch=8, description="Qwen3-VL-Embedding-2B"),
+               has_instruction_field=True, max_batch=8, options={"pipeline": "qwen3_vl"},
+               description="Qwen3-VL-Embedding-2B (official Qwen3VLEmbedder pipeline, docs/models.md)"),
     ModelEntry("qwen3-vl-embedding-8b", VLM, "Qwen/Qwen3-VL-Embedding-8B", dtype="bfloat16",
-               has_instruction_field=True, max_batch=4, description="Qwen3-VL-Embedding-8B"),
-    ModelEntry("vlm2vec-v2", VLM, "VLM2Vec/VLM2Vec-V2.0", dtype="bfloat16", has_instruction_field=True,
-               max_batch=8, options={"trust_remote_code": True},
-               description="VLM2Vec-V2.0 (Qwen2-VL-2B); generic ChatML prompt, not VLM2Vec's own templates: unverified"),
+               has_instruction_field=True, max_batch=4, options={"pipeline": "qwen3_vl"},
+               description="Qwen3-VL-Embedding-8B (official Qwen3VLEmbedder pipeline, docs/models.md)"),
+    ModelEntry("vlm2vec-v2", VLM, "VLM2Vec/VLM2Vec-V2.0", dtype="bfloat16", has_instruction_field=False,
+               max_batch=8, options={"pipeline": "vlm2vec", "requires": ["peft"]},
+               description="VLM2Vec-V2.0 (LoRA on Qwen2-VL-2B-Instruct), VLM2Vec's own encoding path (docs/models.md)"),
     ModelEntry("qwen3-vl-reranker-8b", RERANKER, "Qwen/Qwen3-VL-Reranker-8B", dtype="bfloat16",
-               has_instruction_field=True, max_batch=4, kind="reranker", description="Qwen3-VL-Reranker-8B"),
+               has_instruction_field=True, max_batch=4, kind="reranker", options={"pipeline": "qwen3_vl"},
+               description="Qwen3-VL-Reranker-8B (official Qwen3VLReranker pipeline, docs/models.md)"),
     ModelEntry("qwen3-vl-reranker-2b", RERANKER, "Qwen/Qwen3-VL-Reranker-2B", dtype="bfloat16",
-               has_instruction_field=True, max_batch=8, kind="reranker", description="Qwen3-VL-Reranker-2B"),
+               has_instruction_field=True, max_batch=8, kind="reranker", options={"pipeline": "qwen3_vl"},
+               description="Qwen3-VL-Reranker-2B (official Qwen3VLReranker pipeline, docs/models.md)"),
     # Randomly initialised tiny models built from small configs with local tokenizers (tests only).
     ModelEntry("tiny-random-clip", TINY, "tiny:clip", revision="seed0", max_batch=16, random_init=True,
                options={"arch": "clip"}, description="random tiny CLIP (tests; not a result)"),
     ModelEntry("tiny-random-siglip", TINY, "tiny:siglip", revision="seed0", max_batch=16, random_init=True,
                options={"arch": "siglip"}, description="random tiny SigLIP (tests; not a result)"),
     ModelEntry("tiny-random-vlm", TINY, "tiny:vlm", revision="seed0", has_instruction_field=True, max_batch=8,
-               random_init=True, options={"arch": "vlm"}, description="random tiny Qwen2-VL embedder (tests)"),
+               random_init=True, options={"arch": "vlm"},
+               description="random tiny Qwen3-VL embedder, Qwen3-VL-Embedding pipeline (tests; not a result)"),
+    ModelEntry("tiny-random-vlm2vec", TINY, "tiny:vlm2vec", revision="seed0", max_batch=8, random_init=True,
+               options={"arch": "vlm2vec"},
+               description="random tiny Qwen2-VL, VLM2Vec-V2's encoding path (tests; not a result)"),
     ModelEntry("tiny-random-reranker", TINY, "tiny:reranker", revision="seed0", has_instruction_field=True,
                max_batch=8, kind="reranker", random_init=True, options={"arch": "reranker"},
-               description="random tiny Qwen2-VL yes/no reranker (tests; not a result)"),
+               description="random tiny Qwen3-VL, Qwen3-VL-Reranker pipeline (tests; not a result)"),
 )
 REGISTRY: Final[dict[str, ModelEntry]] = {e.name: e for e in ENTRIES}
 

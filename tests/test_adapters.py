@@ -7,7 +7,7 @@ import pytest
 
 from model_adapters import inputs
 from model_adapters.families import dual_tower, tiny, vlm
-from model_adapters.families.reranker import JUDGE_SYSTEM, pair_prompt
+from model_adapters.families.reranker import JUDGE_SYSTEM, judge_conversation
 from model_adapters.protocol import Encoder, ModelInput, Reranker
 from model_adapters.registry import ENTRIES, FAMILIES, REGISTRY, get_entry, load_encoder, load_reranker
 from model_adapters.testing import png, tiny_triad_tables
@@ -153,6 +153,7 @@ def test_vlm_prompt_exact_string():
 
 def test_tiny_vlm_uses_instruction_field_and_image():
     enc = load_encoder(get_entry("tiny-random-vlm"))
+    assert type(enc.model).__name__ == "Qwen3VLModel"  # the architecture of Qwen3-VL-Embedding
     batch = [ModelInput("leaf 0", IMG_A, names.I2C_INSTRUCTION), ModelInput("leaf 0", IMG_A, None),
              ModelInput("leaf 0", None, names.I2C_INSTRUCTION), ModelInput("leaf 0", IMG_B, names.I2C_INSTRUCTION)]
     out = enc.encode_queries(batch)
@@ -160,7 +161,7 @@ def test_tiny_vlm_uses_instruction_field_and_image():
     np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-5)
     assert len({tuple(np.round(r, 7)) for r in out}) == 4  # instruction, image and pixels all change the vector
     single = enc.encode_queries(batch[:1])
-    np.testing.assert_allclose(single[0], out[0], atol=1e-4)  # left padding: batching does not change the vector
+    np.testing.assert_allclose(single[0], out[0], atol=1e-4)  # right padding + last attended token
 
 
 def test_tiny_reranker_scores_pairs():
@@ -170,10 +171,12 @@ def test_tiny_reranker_scores_pairs():
     cands = [ModelInput("Product info: brand: Audi", IMG_B), ModelInput("Product info: brand: Kia", None)]
     scores = rr.score_pairs([q, q], cands)
     assert scores.shape == (2,) and np.isfinite(scores).all() and scores[0] != scores[1]
-    assert pair_prompt(q, cands[1]) == (
-        f"<|im_start|>system\n{JUDGE_SYSTEM}<|im_end|>\n<|im_start|>user\n<Instruct>: Represent the user's input.\n"
-        f"<Query>: {vlm.IMAGE_SLOT}I want it in blue\n<Document>: Product info: brand: Kia<|im_end|>\n"
-        "<|im_start|>assistant\n")
+    assert ((scores > 0) & (scores < 1)).all()  # sigmoid of the yes/no logit difference
+    conversation = judge_conversation(q, cands[1])
+    assert conversation[0]["content"][0]["text"] == JUDGE_SYSTEM
+    assert [c.get("text") for c in conversation[1]["content"]] == [
+        "<Instruct>: Given a search query, retrieve relevant candidates that answer the query.", "<Query>:", None,
+        "I want it in blue", "\n<Document>:", "Product info: brand: Kia"]
     with pytest.raises(TriadError):
         get_entry("tiny-random-reranker")  # not an embedder
 
@@ -198,13 +201,16 @@ def test_minilm_text_only_and_instruction_prefix():
 # --- the public-model loaders, exercised from local folders (the Hub is not reachable here) ----------------
 @pytest.mark.parametrize(("name", "tiny_name", "builder"), [
     ("clip-vit-b32", "tiny-random-clip", tiny.tiny_clip),
-    ("qwen3-vl-embedding-2b", "tiny-random-vlm", tiny.tiny_vlm),
+    ("qwen3-vl-embedding-2b", "tiny-random-vlm", None),
 ])
 def test_family_loader_reads_a_local_model_path(tmp_path, name, tiny_name, builder):
-    model, tok, proc = builder(0)
-    model.save_pretrained(tmp_path)
-    tok.save_pretrained(tmp_path)
-    proc.save_pretrained(tmp_path)
+    if builder is None:
+        tiny.save_tiny_qwen3_vl(str(tmp_path), 0)
+    else:
+        model, tok, proc = builder(0)
+        model.save_pretrained(tmp_path)
+        tok.save_pretrained(tmp_path)
+        proc.save_pretrained(tmp_path)
     entry = get_entry(name)
     enc = load_encoder(entry, model_path=str(tmp_path), dtype="float32")
     ref = load_encoder(get_entry(tiny_name))
@@ -214,12 +220,18 @@ def test_family_loader_reads_a_local_model_path(tmp_path, name, tiny_name, build
 
 
 def test_reranker_loader_reads_a_local_model_path(tmp_path):
-    model, tok, proc = tiny.tiny_reranker(0)
-    model.save_pretrained(tmp_path)
-    tok.save_pretrained(tmp_path)
-    proc.save_pretrained(tmp_path)
+    tiny.save_tiny_qwen3_vl(str(tmp_path), 0)
     rr = load_reranker(get_entry("qwen3-vl-reranker-2b", kind="reranker"), model_path=str(tmp_path),
                        dtype="float32")
     ref = load_reranker(get_entry("tiny-random-reranker", kind="reranker"))
     q, c = [ModelInput("blue", IMG_A)], [ModelInput("Product info: brand: Kia", IMG_B)]
     np.testing.assert_allclose(rr.score_pairs(q, c), ref.score_pairs(q, c), atol=1e-4)
+
+
+def test_entry_needing_missing_modules_is_refused_in_one_line(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "timm" else real(name, *a))
+    with pytest.raises(TriadError, match=r"^model jina-clip-v2: its loading code needs timm"):
+        load_encoder(get_entry("jina-clip-v2"))

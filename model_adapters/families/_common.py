@@ -58,3 +58,13 @@ def hub_kwargs(path: str, revision: str, **extra: Any) -> dict[str, Any]:
     if not os.path.isdir(path) and revision:
         kwargs["revision"] = revision
     return kwargs
+
+
+def require_modules(entry: Any) -> None:
+    """Refuse, in one line, an entry whose loading needs modules that are not installed (e.g. remote code)."""
+    import importlib.util
+
+    missing = [m for m in entry.options.get("requires", ()) if importlib.util.find_spec(m) is None]
+    if missing:
+        raise TriadError(f"model {entry.name}: its loading code needs {', '.join(missing)}, not installed here "
+                         f"(pip install {' '.join(missing)})")

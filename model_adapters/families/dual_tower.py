@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from model_adapters.families._common import decode_image, features, hub_kwargs, torch_dtype
+from model_adapters.families._common import decode_image, features, hub_kwargs, require_modules, torch_dtype
 from model_adapters.inputs import join_instruction
 from model_adapters.protocol import ModelInput
 from model_adapters.truncation import TextLimit
@@ -103,6 +103,7 @@ def text_limit(entry: Any, path: str) -> TextLimit:
 def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> DualTowerEncoder:
     from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
 
+    require_modules(entry)
     opts = entry.options
     kwargs = hub_kwargs(path, entry.revision, trust_remote_code=bool(opts.get("trust_remote_code", False)))
     model = AutoModel.from_pretrained(path, dtype=torch_dtype(dtype), **kwargs)

@@ -11,8 +11,16 @@ import functools
 from typing import Any, Final
 
 from model_adapters.families.dual_tower import DualTowerEncoder
-from model_adapters.families.reranker import YesNoReranker
-from model_adapters.families.vlm import IMAGE_PAD, VISION_END, VISION_START, VLMEncoder
+from model_adapters.families.qwen_vl_inputs import QwenVLProcessor
+from model_adapters.families.reranker import Qwen3VLReranker, reranker_options
+from model_adapters.families.vlm import (
+    IMAGE_PAD,
+    VISION_END,
+    VISION_START,
+    Qwen3VLEmbedder,
+    VLM2VecEncoder,
+    qwen3_vl_options,
+)
 from model_adapters.truncation import TextLimit
 
 BOS: Final = "<|startoftext|>"
@@ -86,42 +94,124 @@ def tiny_siglip(seed: int = 0) -> tuple[Any, Any, Any]:
     return _seeded(seed, lambda: SiglipModel(config)), tok, processor
 
 
-def _qwen2vl_config(tok: Any) -> Any:
-    from transformers import Qwen2VLConfig
-
-    return Qwen2VLConfig(
-        text_config=dict(vocab_size=len(tok), hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, bos_token_id=None, eos_token_id=None,
-                         pad_token_id=tok.pad_token_id,
-                         rope_scaling={"type": "mrope", "mrope_section": [2, 1, 1]}),
-        vision_config=dict(depth=1, embed_dim=HIDDEN, hidden_size=HIDDEN, num_heads=4, mlp_ratio=2, patch_size=14,
-                           spatial_merge_size=2, temporal_patch_size=2),
-        image_token_id=tok.convert_tokens_to_ids(IMAGE_PAD), video_token_id=tok.convert_tokens_to_ids("<|video_pad|>"),
-        vision_start_token_id=tok.convert_tokens_to_ids(VISION_START))
+QWEN_SPECIALS: Final = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
+                         "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>")  # Qwen3-VL's vision/chat specials
+QWEN_MERGES: Final = (("y", "e"), ("ye", "s"), ("n", "o"))  # "yes" and "no" are single tokens, as in Qwen's vocab
 
 
-def _qwen2vl_processor() -> Any:
+def qwen_tokenizer() -> Any:
+    """A byte-level BPE tokenizer with Qwen3-VL's special tokens (eos <|im_end|>, pad <|endoftext|>) and the real
+    Qwen3-VL chat template (model_adapters/families/data/qwen3_vl_chat_template.json)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {tok: i for i, tok in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
+    for merged in ("ye", "yes", "no"):
+        vocab[merged] = len(vocab)
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=list(QWEN_MERGES)))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                   additional_special_tokens=list(QWEN_SPECIALS[1:]))
+    fast.chat_template = qwen3_vl_chat_template()
+    return fast
+
+
+def qwen3_vl_chat_template() -> str:
+    import json
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "data", "qwen3_vl_chat_template.json")
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)["chat_template"]
+
+
+def qwen3_vl_image_processor() -> Any:
+    """Configured like Qwen3-VL's preprocessor_config.json (patch 16, merge 2, temporal 2, mean/std 0.5)."""
     from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
 
-    return Qwen2VLImageProcessorPil(min_pixels=28 * 28 * 4, max_pixels=28 * 28 * 16)
+    return Qwen2VLImageProcessorPil(patch_size=16, merge_size=2, temporal_patch_size=2, image_mean=[0.5] * 3,
+                                    image_std=[0.5] * 3, size={"shortest_edge": 65536, "longest_edge": 16777216})
+
+
+def _qwen3_vl_config(tok: Any) -> Any:
+    from transformers import Qwen3VLConfig
+
+    ids = tok.convert_tokens_to_ids
+    return Qwen3VLConfig(
+        text_config=dict(vocab_size=len(tok), hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=4096,
+                         pad_token_id=tok.pad_token_id,
+                         rope_parameters={"rope_type": "default", "rope_theta": 5000000.0,
+                                          "mrope_section": [2, 1, 1], "mrope_interleaved": True}),
+        vision_config=dict(depth=2, hidden_size=HIDDEN, intermediate_size=64, num_heads=4, out_hidden_size=HIDDEN,
+                           patch_size=16, spatial_merge_size=2, temporal_patch_size=2, num_position_embeddings=64,
+                           deepstack_visual_indexes=[0]),
+        image_token_id=ids("<|image_pad|>"), video_token_id=ids("<|video_pad|>"),
+        vision_start_token_id=ids("<|vision_start|>"), vision_end_token_id=ids("<|vision_end|>"))
 
 
 @functools.cache
-def tiny_vlm(seed: int = 0) -> tuple[Any, Any, Any]:
-    from transformers import Qwen2VLModel
+def tiny_qwen3_vl(seed: int = 0) -> tuple[Any, Any, Any]:
+    """(Qwen3VLForConditionalGeneration, tokenizer, image processor): the architecture class of the real
+    Qwen3-VL-Embedding and Qwen3-VL-Reranker checkpoints, tiny and random."""
+    from transformers import Qwen3VLForConditionalGeneration
 
-    tok = build_tokenizer(add_bos_eos=False)
-    config = _qwen2vl_config(tok)
-    return _seeded(seed, lambda: Qwen2VLModel(config)), tok, _qwen2vl_processor()
+    tok = qwen_tokenizer()
+    config = _qwen3_vl_config(tok)
+    return _seeded(seed, lambda: Qwen3VLForConditionalGeneration(config)), tok, qwen3_vl_image_processor()
+
+
+def save_tiny_qwen3_vl(folder: str, seed: int = 0) -> str:
+    """Write the tiny Qwen3-VL as a model folder (weights, tokenizer, image processor, chat_template.json)."""
+    import json
+    import os
+
+    model, tok, proc = tiny_qwen3_vl(seed)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    proc.save_pretrained(folder)
+    with open(os.path.join(folder, "chat_template.json"), "w", encoding="utf-8") as handle:
+        json.dump({"chat_template": qwen3_vl_chat_template()}, handle)
+    return folder
+
+
+def _qwen2_vl_config(tok: Any) -> Any:
+    from transformers import Qwen2VLConfig
+
+    ids = tok.convert_tokens_to_ids
+    return Qwen2VLConfig(
+        text_config=dict(vocab_size=len(tok), hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, pad_token_id=tok.pad_token_id,
+                         rope_parameters={"rope_type": "default", "rope_theta": 1000000.0,
+                                          "mrope_section": [2, 1, 1]}),
+        vision_config=dict(depth=1, embed_dim=HIDDEN, hidden_size=HIDDEN, num_heads=4, mlp_ratio=2, patch_size=14,
+                           spatial_merge_size=2, temporal_patch_size=2),
+        image_token_id=ids("<|image_pad|>"), video_token_id=ids("<|video_pad|>"),
+        vision_start_token_id=ids("<|vision_start|>"), vision_end_token_id=ids("<|vision_end|>"))
 
 
 @functools.cache
-def tiny_reranker(seed: int = 0) -> tuple[Any, Any, Any]:
+def tiny_qwen2_vl(seed: int = 0) -> tuple[Any, Any, Any]:
+    """(Qwen2VLForConditionalGeneration, tokenizer, image processor): VLM2Vec-V2's backbone class, tiny and random
+    (image processor patch 14, merge 2, VLM2Vec's default 28²·4 … 28²·1280 pixels)."""
     from transformers import Qwen2VLForConditionalGeneration
+    from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
 
-    tok = build_tokenizer(add_bos_eos=False)
-    config = _qwen2vl_config(tok)
-    return _seeded(seed, lambda: Qwen2VLForConditionalGeneration(config)), tok, _qwen2vl_processor()
+    tok = qwen_tokenizer()
+    config = _qwen2_vl_config(tok)
+    proc = Qwen2VLImageProcessorPil(patch_size=14, merge_size=2, temporal_patch_size=2,
+                                    size={"shortest_edge": 28 * 28 * 4, "longest_edge": 28 * 28 * 1280})
+    return _seeded(seed, lambda: Qwen2VLForConditionalGeneration(config)), tok, proc
+
+
+def save_tiny_qwen2_vl(folder: str, seed: int = 0) -> str:
+    """Write the tiny Qwen2-VL as a model folder (weights in the legacy Qwen2-VL key layout, tokenizer, processor)."""
+    model, tok, proc = tiny_qwen2_vl(seed)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    proc.save_pretrained(folder)
+    return folder
 
 
 def _seed(entry: Any) -> int:
@@ -145,21 +235,38 @@ def text_limit(entry: Any, path: str) -> TextLimit | None:
     return TextLimit(_max_length(entry, arch), build_tokenizer(add_bos_eos=arch == "clip"))
 
 
+def _placed(model: Any, device: str, dtype: str) -> Any:
+    """The cached model itself on CPU/float32; a converted copy elsewhere (the cache stays float32 on CPU)."""
+    import copy
+
+    from model_adapters.families._common import torch_dtype
+
+    if device == "cpu" and dtype == "float32":
+        return model
+    return copy.deepcopy(model).to(device=device, dtype=torch_dtype(dtype))
+
+
 def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> Any:
     arch = entry.options.get("arch")
     if arch == "clip":
         model, tok, proc = tiny_clip(_seed(entry))
-        return DualTowerEncoder(model, tok, proc, device=device, max_length=_max_length(entry, arch))
+        return DualTowerEncoder(_placed(model, device, dtype), tok, proc, device=device, max_length=_max_length(entry, arch))
     if arch == "siglip":
         model, tok, proc = tiny_siglip(_seed(entry))
-        return DualTowerEncoder(model, tok, proc, device=device, padding="max_length",
+        return DualTowerEncoder(_placed(model, device, dtype), tok, proc, device=device, padding="max_length",
                                 max_length=_max_length(entry, arch))
     if arch == "vlm":
-        model, tok, proc = tiny_vlm(_seed(entry))
-        return VLMEncoder(model, tok, proc, device=device)
-    raise ValueError(f"{entry.name}: tiny arch {arch!r} is not an embedder (clip, siglip, vlm)")
+        model, tok, proc = tiny_qwen3_vl(_seed(entry))
+        processor = QwenVLProcessor(tok, proc, qwen3_vl_chat_template())
+        return Qwen3VLEmbedder(_placed(model.model, device, dtype), processor, device=device, **qwen3_vl_options(entry.options))
+    if arch == "vlm2vec":
+        model, tok, proc = tiny_qwen2_vl(_seed(entry))
+        return VLM2VecEncoder(_placed(model.model, device, dtype), QwenVLProcessor(tok, proc, ""), device=device)
+    raise ValueError(f"{entry.name}: tiny arch {arch!r} is not an embedder (clip, siglip, vlm, vlm2vec)")
 
 
-def load_reranker(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> YesNoReranker:
-    model, tok, proc = tiny_reranker(_seed(entry))
-    return YesNoReranker(model, tok, proc, device=device)
+def load_reranker(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> Qwen3VLReranker:
+    lm, tok, proc = tiny_qwen3_vl(_seed(entry))
+    processor = QwenVLProcessor(tok, proc, qwen3_vl_chat_template())
+    lm = _placed(lm, device, dtype)
+    return Qwen3VLReranker(lm.model, lm.lm_head.weight, processor, device=device, **reranker_options(entry.options))

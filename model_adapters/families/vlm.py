@@ -1,14 +1,17 @@
-"""VLM embedders with an instruction field (Qwen3-VL-Embedding / VLM2Vec style) through transformers.
+"""VLM embedders with an instruction field through transformers.
 
-Each input becomes one ChatML conversation (the Qwen chat format):
+Qwen3-VL-Embedding (`Qwen3VLEmbedder`, entries with option pipeline="qwen3_vl") mirrors the official
+`Qwen3VLEmbedder` (QwenLM/Qwen3-VL-Embedding `src/models/qwen3_vl_embedding.py`, commit 8ce3aab): one conversation
+per input, system turn = the instruction (stripped, a period added unless it ends in punctuation) or "Represent the
+user's input."; user turn = [image][text] ("NULL" when both are empty); rendered by the model's chat template with
+the generation prompt; images resized by `qwen_vl_inputs.fetch_image` (min/max pixels); right padding, truncation
+of the whole sequence at `max_length` (8192); embedding = final hidden state of the last attended token,
+L2-normalized. The benchmark instruction goes into the system turn (paper B.3 "instruction field"); candidates have
+none, so they keep the outer wrapper "Represent the user's input." (paper B.3, SPEC §3).
 
-    <|im_start|>system\n{instruction or "Represent the user's input."}<|im_end|>\n
-    <|im_start|>user\n{<|vision_start|><|image_pad|>…<|vision_end|> if image}{text}<|im_end|>\n<|im_start|>assistant\n
-
-The benchmark instruction goes into the system turn (the model's instruction field, paper B.3); without one the
-model keeps its own outer wrapper "Represent the user's input." (SPEC §3). The embedding is the last token's final
-hidden state (left padding), L2-normalized. Image placeholders are expanded to the number of merged vision patches
-(grid_t·grid_h·grid_w / merge²) exactly as the Qwen processors do.
+VLM2Vec-V2 (`VLM2VecEncoder`, option pipeline="vlm2vec") mirrors VLM2Vec's own encoding path (docs/models.md).
+`VLMEncoder` is a generic ChatML pipeline (left padding, last position) used only for a VLM that is neither
+(pipeline "generic"); it mirrors no authors' code and is not used by any built-in entry.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from model_adapters.families._common import decode_image, hub_kwargs, l2_normalize, torch_dtype
+from model_adapters.families import qwen_vl_inputs as qvi
+from model_adapters.families._common import decode_image, hub_kwargs, l2_normalize, require_modules, torch_dtype
 from model_adapters.protocol import ModelInput
 from triad_dataset.names import VLM_OUTER_INSTRUCTION
 
@@ -112,7 +116,181 @@ class VLMEncoder:
         return self.encode(batch)
 
 
-def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> VLMEncoder:
+class Qwen3VLEmbedder:
+    """Qwen3-VL-Embedding as its authors run it (see the module docstring)."""
+
+    def __init__(self, model: Any, processor: qvi.QwenVLProcessor, *, device: str = "cpu",
+                 max_length: int = qvi.MAX_LENGTH, min_pixels: int = qvi.MIN_PIXELS,
+                 max_pixels: int = qvi.MAX_PIXELS, default_instruction: str = VLM_OUTER_INSTRUCTION) -> None:
+        self.model = model.to(device).eval()
+        self.processor = processor
+        self.device = device
+        self.max_length = max_length
+        self.min_pixels = min_pixels
+        self.max_pixels = max_pixels
+        self.default_instruction = default_instruction
+        config = getattr(model.config, "text_config", model.config)
+        self.dim = int(config.hidden_size)
+
+    def conversation(self, item: ModelInput) -> list[dict[str, Any]]:
+        """The official `format_model_input` for one input."""
+        system = qvi.with_period(item.instruction) or self.default_instruction
+        return [{"role": "system", "content": [{"type": "text", "text": system}]},
+                {"role": "user", "content": qvi.content(item.text, item.image)}]
+
+    def tokenize(self, batch: Sequence[ModelInput]) -> dict[str, Any]:
+        """Model inputs of a batch, identical to the official `_preprocess_inputs`."""
+        texts = self.processor.render([self.conversation(item) for item in batch])
+        images = [qvi.fetch_image(item.image, min_pixels=self.min_pixels, max_pixels=self.max_pixels)
+                  for item in batch if item.image is not None]
+        texts, vision = self.processor.expand(texts, images)
+        enc = self.processor.tokenizer(texts, padding=True, padding_side="right", truncation=True,
+                                       max_length=self.max_length, return_tensors="pt")  # official: right padding
+        batch_inputs = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], **vision}
+        batch_inputs["mm_token_type_ids"] = self.processor.mm_token_type_ids(enc["input_ids"])
+        return batch_inputs
+
+    def encode(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        import torch
+
+        inputs = {k: v.to(self.device) for k, v in self.tokenize(batch).items()}
+        with torch.inference_mode():
+            hidden = self.model(**inputs).last_hidden_state
+        mask = inputs["attention_mask"]
+        last = mask.shape[1] - 1 - mask.flip(dims=[1]).argmax(dim=1)  # last attended token (right padding)
+        pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
+        return l2_normalize(pooled.float().cpu().numpy()).astype(np.float32)
+
+    def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        return self.encode(batch)
+
+    def encode_candidates(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        return self.encode(batch)
+
+
+def qwen3_vl_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The embedder's settings from an entry's options (official defaults where absent)."""
+    return {"max_length": int(options.get("max_length", qvi.MAX_LENGTH)),
+            "min_pixels": int(options.get("min_pixels", qvi.MIN_PIXELS)),
+            "max_pixels": int(options.get("max_pixels", qvi.MAX_PIXELS))}
+
+
+def load_qwen3_vl(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> Qwen3VLEmbedder:
+    from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
+
+    kwargs = hub_kwargs(path, entry.revision)
+    model = AutoModel.from_pretrained(path, dtype=torch_dtype(dtype), **kwargs)  # Qwen3VLModel
+    tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
+    image_processor = AutoImageProcessor.from_pretrained(path, **kwargs)
+    template = qvi.chat_template_of(tokenizer, path, kwargs.get("revision"))
+    processor = qvi.QwenVLProcessor(tokenizer, image_processor, template)
+    return Qwen3VLEmbedder(model, processor, device=device, **qwen3_vl_options(entry.options))
+
+
+VLM2VEC_MIN_PIXELS: Final = 28 * 28 * 4  # VLM2Vec DataArguments.resize_min_pixels
+VLM2VEC_MAX_PIXELS: Final = 28 * 28 * 1280  # VLM2Vec DataArguments.resize_max_pixels
+VLM2VEC_MIN_SIDE: Final = 28  # Qwen2_VL_process_fn: an image with a side below 28 px is resized to 56x56
+
+
+def vlm2vec_text(item: ModelInput) -> str:
+    """VLM2Vec's `process_input_text(instruction, "qwen2_vl", text, add_image_token=...)`, character for character:
+    "{instruction} {text}", the image token and a space in front; no instruction is the empty string (so a text
+    without instruction starts with a space, as in the authors' function).
+
+    >>> vlm2vec_text(ModelInput("a dog", b"png", "Find it."))
+    '<|image_pad|> Find it. a dog'
+    >>> vlm2vec_text(ModelInput("a dog"))
+    ' a dog'
+    """
+    prompt = item.instruction or ""
+    if item.text:
+        prompt += " " + item.text
+    return f"{IMAGE_PAD} {prompt}" if item.image is not None else prompt
+
+
+class VLM2VecEncoder:
+    """VLM2Vec-V2 as its authors encode (TIGER-AI-Lab/VLM2Vec @ 6e1e1d4: `process_input_text`,
+    `Qwen2_VL_process_fn`, `MMEBModel._pooling` with pooling="last", normalize=True): no chat template, each input
+    tokenized alone (image tokens expanded by the Qwen2-VL processor, images resized by it within 28²·4 … 28²·1280
+    pixels, sides < 28 px first resized to 56x56), right padding, last attended token, L2."""
+
+    def __init__(self, model: Any, processor: qvi.QwenVLProcessor, *, device: str = "cpu",
+                 min_pixels: int = VLM2VEC_MIN_PIXELS, max_pixels: int = VLM2VEC_MAX_PIXELS) -> None:
+        self.model = model.to(device).eval()
+        self.processor = processor
+        self.device = device
+        self.size = {"shortest_edge": min_pixels, "longest_edge": max_pixels}
+        config = getattr(model.config, "text_config", model.config)
+        self.dim = int(config.hidden_size)
+
+    def image(self, data: bytes) -> Any:
+        img = decode_image(data)
+        return img.resize((56, 56)) if min(img.size) < VLM2VEC_MIN_SIDE else img
+
+    def tokenize(self, batch: Sequence[ModelInput]) -> dict[str, Any]:
+        texts = [vlm2vec_text(item) for item in batch]
+        images = [self.image(item.image) for item in batch if item.image is not None]
+        vision: dict[str, Any] = {}
+        if images:
+            pixels = self.processor.image_processor(images=images, size=self.size, return_tensors="pt")
+            vision = {"pixel_values": pixels["pixel_values"], "image_grid_thw": pixels["image_grid_thw"]}
+            counts = iter(int(g.prod()) // self.processor.merge**2 for g in pixels["image_grid_thw"])
+            texts = [t.replace(IMAGE_PAD, IMAGE_PAD * next(counts), 1) if IMAGE_PAD in t else t for t in texts]
+        tok = self.processor.tokenizer
+        enc = tok(texts, padding=True, padding_side="right", return_tensors="pt")
+        inputs = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], **vision}
+        inputs["mm_token_type_ids"] = self.processor.mm_token_type_ids(enc["input_ids"])
+        return inputs
+
+    def encode(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        import torch
+
+        if any(not item.text and item.image is None for item in batch):
+            raise ValueError("VLM2Vec cannot encode an input with neither text nor image (its prompt has no tokens)")
+        inputs = {k: v.to(self.device) for k, v in self.tokenize(batch).items()}
+        with torch.inference_mode():
+            hidden = self.model(**inputs).last_hidden_state
+        last = inputs["attention_mask"].sum(dim=1) - 1  # right padding: the last attended token
+        pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
+        return l2_normalize(pooled.float().cpu().numpy()).astype(np.float32)
+
+    def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        return self.encode(batch)
+
+    def encode_candidates(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        return self.encode(batch)
+
+
+def pipeline_of(entry: Any, path: str) -> str:
+    """The entry's `pipeline` option, else "qwen3_vl" for a Qwen3-VL checkpoint (config.json model_type), else
+    "generic" (the unverified ChatML pipeline)."""
+    if entry.options.get("pipeline"):
+        return str(entry.options["pipeline"])
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(path, **hub_kwargs(path, entry.revision))
+    return "qwen3_vl" if getattr(config, "model_type", "") == "qwen3_vl" else "generic"
+
+
+def load_vlm2vec(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> VLM2VecEncoder:
+    """VLM2Vec-V2: a LoRA adapter on Qwen2-VL-2B-Instruct; transformers' PEFT integration loads base + adapter
+    (the authors merge it; the outputs are the same up to rounding)."""
+    from transformers import AutoImageProcessor, AutoModelForImageTextToText, AutoTokenizer
+
+    require_modules(entry)
+    kwargs = hub_kwargs(path, entry.revision)
+    lm = AutoModelForImageTextToText.from_pretrained(path, dtype=torch_dtype(dtype), **kwargs)
+    tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
+    image_processor = AutoImageProcessor.from_pretrained(path, **kwargs)
+    return VLM2VecEncoder(lm.model, qvi.QwenVLProcessor(tokenizer, image_processor, ""), device=device)
+
+
+def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> Any:
+    pipeline = pipeline_of(entry, path)
+    if pipeline == "qwen3_vl":
+        return load_qwen3_vl(entry, path, device=device, dtype=dtype)
+    if pipeline == "vlm2vec":
+        return load_vlm2vec(entry, path, device=device, dtype=dtype)
     from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
 
     kwargs = hub_kwargs(path, entry.revision, trust_remote_code=bool(entry.options.get("trust_remote_code", False)))

@@ -1,0 +1,65 @@
+"""CLIP and SigLIP-2 adapters against transformers' documented usage + the paper's fusion rule (B.2.1).
+
+tests/fixtures/dual_tower/reference.json was written by benchmarks/reference/run_dual_tower_reference.py (see the
+NOTE.md beside it), which follows the CLIPModel/SiglipModel docs directly and shares no code with our adapter.
+Required: identical token ids, cosine >= 0.9999 per fused vector (an input with neither text nor image: both zero).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from model_adapters.families import tiny
+from model_adapters.protocol import ModelInput
+from model_adapters.registry import get_entry, load_encoder
+from tests import reference_inputs as R
+
+FIXTURE = Path(__file__).parent / "fixtures" / "dual_tower" / "reference.json"
+MIN_COSINE = 0.9999
+# The public entries' text settings, applied to the tiny models of the same classes.
+CASES = {"clip": ("clip-vit-b32", "tiny-random-clip", tiny.tiny_clip),
+         "siglip": ("siglip2", "tiny-random-siglip", tiny.tiny_siglip)}
+
+
+@pytest.fixture(scope="module")
+def reference() -> dict:
+    return json.loads(FIXTURE.read_text())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", sorted(CASES))
+def test_dual_tower_matches_the_documented_usage(reference, arch):
+    public, tiny_name, builder = CASES[arch]
+    model = builder(0)[0]
+    assert float(sum(p.detach().double().sum() for p in model.parameters())) == pytest.approx(
+        reference["weights_sum"][arch], rel=1e-9)
+    enc = load_encoder(get_entry(tiny_name))
+    opts = get_entry(public).options
+    enc.max_length = int(opts["max_length"])  # the public entry's truncation length
+    enc.padding = opts.get("padding", True)
+    enc.lowercase = bool(opts.get("lowercase", False))
+    items = R.EMBED_INPUTS + R.TRUNCATION_INPUTS
+    batch = [ModelInput(t, R.image(k) if k else None, i) for t, k, i in items]
+    ref = reference[arch]
+    fed: list[list[int]] = []  # the token ids the adapter actually gives the text tower
+    text_tower = enc.model.get_text_features
+
+    def recording(**kwargs):
+        fed.extend(kwargs["input_ids"].tolist())
+        assert arch != "siglip" or "attention_mask" not in kwargs  # SigLIP: no mask, as trained
+        return text_tower(**kwargs)
+
+    enc.model.get_text_features = recording
+    out = np.concatenate([enc.encode_queries([item]) for item in batch])  # one at a time: no batch padding
+    assert fed == [ids for ids in ref["input_ids"] if ids]
+    expected = np.array(ref["vectors"])
+    for row, (vec, exp) in enumerate(zip(out, expected, strict=True)):
+        if not np.linalg.norm(exp):
+            assert not np.linalg.norm(vec), row
+            continue
+        cos = float(vec @ exp / np.linalg.norm(vec) / np.linalg.norm(exp))
+        assert cos >= MIN_COSINE, (row, cos)

@@ -1,0 +1,157 @@
+"""Qwen3-VL-Embedding: our adapter against the official `Qwen3VLEmbedder` on a tiny random Qwen3-VL.
+
+The fixture tests/fixtures/qwen3_vl_embedding/official.json was produced by the authors' code
+(QwenLM/Qwen3-VL-Embedding src/models/qwen3_vl_embedding.py at commit 8ce3aab, see the NOTE.md beside it) on the
+model `tiny.save_tiny_qwen3_vl` writes and the inputs of tests/reference_inputs.py. Required: identical token ids,
+identical resized images, cosine >= 0.9999 per vector.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from model_adapters.families import qwen_vl_inputs as qvi
+from model_adapters.families import tiny
+from model_adapters.protocol import ModelInput
+from model_adapters.registry import get_entry, load_encoder
+from tests import reference_inputs as R
+
+FIXTURE = Path(__file__).parent / "fixtures" / "qwen3_vl_embedding" / "official.json"
+MIN_COSINE = 0.9999
+
+
+@pytest.fixture(scope="module")
+def official() -> dict:
+    return json.loads(FIXTURE.read_text())
+
+
+def model_inputs(items: list) -> list[ModelInput]:
+    return [ModelInput(text, R.image(kind) if kind else None, instruction) for text, kind, instruction in items]
+
+
+def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a = a / np.linalg.norm(a, axis=1, keepdims=True)
+    b = b / np.linalg.norm(b, axis=1, keepdims=True)
+    return (a * b).sum(axis=1)
+
+
+def embedder(max_length: int | None = None):
+    enc = load_encoder(get_entry("tiny-random-vlm"))
+    if max_length is not None:
+        enc.max_length = max_length
+    return enc
+
+
+def test_tiny_model_is_the_one_the_fixture_was_made_with(official):
+    model, _, _ = tiny.tiny_qwen3_vl(0)
+    assert type(model).__name__ == "Qwen3VLForConditionalGeneration"  # the real checkpoints' architecture
+    total = float(sum(p.double().sum() for p in model.model.parameters()))
+    assert total == pytest.approx(official["weights_sum"], rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("kind", R.RESIZE_IMAGES)
+def test_images_are_resized_as_qwen_vl_utils_does(official, kind):
+    img = qvi.fetch_image(R.image(kind))
+    expected = official["fetch_image"][kind]
+    assert list(img.size) == expected["size"] and img.mode == expected["mode"]
+    assert hashlib.sha256(np.asarray(img).tobytes()).hexdigest() == expected["sha256"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("case", "items", "max_length"), [
+    ("main", R.EMBED_INPUTS, None),
+    ("truncation", R.TRUNCATION_INPUTS, R.TRUNCATION_MAX_LENGTH),
+])
+def test_token_ids_and_vectors_match_the_official_embedder(official, case, items, max_length):
+    enc = embedder(max_length)
+    batch = model_inputs(items)
+    inputs = enc.tokenize(batch)
+    ids = [[int(t) for t, m in zip(row, mask, strict=True) if m]
+           for row, mask in zip(inputs["input_ids"], inputs["attention_mask"], strict=True)]
+    ref = official[case]
+    assert ids == ref["input_ids"]
+    assert inputs.get("image_grid_thw", np.zeros((0, 3))).tolist() == ref["image_grid_thw"]
+    vectors = enc.encode_queries(batch)
+    cos = cosines(vectors, np.array(ref["vectors"]))
+    assert cos.min() >= MIN_COSINE, cos
+
+
+def test_paper_protocol_instruction_field_and_outer_wrapper(official):
+    """Paper B.3: the benchmark instruction goes into the system turn; without one (candidates, constraints and
+    state queries) the model keeps its outer instruction "Represent the user's input."."""
+    enc = embedder()
+    tok = enc.processor.tokenizer
+    with_instruction = tok.decode(official["main"]["input_ids"][0])
+    assert with_instruction.startswith(f"<|im_start|>system\n{R.C2I}<|im_end|>\n<|im_start|>user\nleaf 17")
+    candidate = tok.decode(official["main"]["input_ids"][6])
+    assert candidate.startswith("<|im_start|>system\nRepresent the user's input.<|im_end|>\n")
+    assert enc.conversation(ModelInput("x", None, "Find it"))[0]["content"][0]["text"] == "Find it."
+
+
+# --- Qwen3-VL-Reranker ------------------------------------------------------------------------------------
+RERANK_FIXTURE = Path(__file__).parent / "fixtures" / "qwen3_vl_reranker" / "official.json"
+MAX_SCORE_DIFF = 1e-4
+
+
+@pytest.fixture(scope="module")
+def official_rerank() -> dict:
+    return json.loads(RERANK_FIXTURE.read_text())
+
+
+def reranker(max_length: int | None = None):
+    from model_adapters.registry import load_reranker
+
+    rr = load_reranker(get_entry("tiny-random-reranker", kind="reranker"))
+    if max_length is not None:
+        rr.max_length = max_length
+    return rr
+
+
+def pairs(queries: list, docs: list) -> tuple[list[ModelInput], list[ModelInput]]:
+    qs = [ModelInput(t, R.image(k) if k else None, i) for t, k, i in queries for _ in docs]
+    cs = [ModelInput(t, R.image(k) if k else None) for _ in queries for t, k in docs]
+    return qs, cs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("case", "queries", "docs", "max_length"), [
+    ("main", R.RERANK_QUERY, R.RERANK_DOCS, None),
+    ("truncation", [R.RERANK_TRUNCATION_PAIR[0]], [R.RERANK_TRUNCATION_PAIR[1]], R.RERANK_TRUNCATION_MAX_LENGTH),
+])
+def test_reranker_ids_and_scores_match_the_official_reranker(official_rerank, case, queries, docs, max_length):
+    rr = reranker(max_length)
+    qs, cs = pairs(queries, docs)
+    inputs = rr.tokenize(qs, cs)
+    ids = [[int(t) for t, m in zip(row, mask, strict=True) if m]
+           for row, mask in zip(inputs["input_ids"], inputs["attention_mask"], strict=True)]
+    ref = official_rerank[case]
+    assert ids == [row for q in ref for row in q["input_ids"]]
+    scores = rr.score_pairs(qs, cs)  # one batch, left padded (the official code scores one pair at a time)
+    expected = np.array([s for q in ref for s in q["scores"]])
+    assert np.abs(scores - expected).max() <= MAX_SCORE_DIFF
+
+
+def test_reranker_generic_wrapper_is_the_official_one(official_rerank):
+    """Paper D.2: constraints/state pairs use the reranker's official generic wrapper; abstraction pairs keep their
+    I2C/C2I instruction."""
+    tok = reranker().processor.tokenizer
+    constraint = tok.decode(official_rerank["main"][0]["input_ids"][0])
+    assert "<Instruct>: Given a search query, retrieve relevant candidates that answer the query.<Query>:" in constraint
+    abstraction = tok.decode(official_rerank["main"][1]["input_ids"][0])
+    assert f"<Instruct>: {R.C2I}<Query>:leaf 17" in abstraction
+
+
+def test_a_local_qwen3_vl_folder_gets_the_official_pipeline_without_options(tmp_path):
+    """An entry without a `pipeline` option (e.g. one detected from a folder) is recognised by config.json."""
+    from dataclasses import replace
+
+    from model_adapters.families import vlm
+
+    tiny.save_tiny_qwen3_vl(str(tmp_path), 0)
+    entry = replace(get_entry("qwen3-vl-embedding-2b"), options={})
+    assert vlm.pipeline_of(entry, str(tmp_path)) == "qwen3_vl"
