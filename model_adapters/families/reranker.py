@@ -1,4 +1,4 @@
-"""Pairwise rerankers (Qwen3-VL-Reranker style) for the two-stage reference (SPEC §4, paper D.2).
+"""Pairwise rerankers (Qwen3-VL-Reranker style) for the two-stage reference (docs/protocol.md §4, paper D.2).
 
 One ChatML prompt per (query, candidate) pair; the score is logit("yes") − logit("no") at the answer position:
 

@@ -6,7 +6,7 @@ Each input becomes one ChatML conversation (the Qwen chat format):
     <|im_start|>user\n{<|vision_start|><|image_pad|>…<|vision_end|> if image}{text}<|im_end|>\n<|im_start|>assistant\n
 
 The benchmark instruction goes into the system turn (the model's instruction field, paper B.3); without one the
-model keeps its own outer wrapper "Represent the user's input." (SPEC §3). The embedding is the last token's final
+model keeps its own outer wrapper "Represent the user's input." (docs/protocol.md §3). The embedding is the last token's final
 hidden state (left padding), L2-normalized. Image placeholders are expanded to the number of merged vision patches
 (grid_t·grid_h·grid_w / merge²) exactly as the Qwen processors do.
 """
