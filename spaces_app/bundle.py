@@ -65,7 +65,7 @@ def write_bundle(out_dir: str | Path, *, gold_triad: str | Path | None = None, g
     golds = {"triad": gold_triad, "ark": gold_ark}
     for name, folder in golds.items():
         if folder is not None and not (Path(folder) / "audit.json").is_file():
-            raise TriadError(f"{folder}: not a {name.upper()} dataset folder (no audit.json)")
+            raise TriadError(f"--gold-{name} {folder}: not a dataset folder (no audit.json)")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
