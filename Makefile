@@ -8,7 +8,7 @@ export TOKENIZERS_PARALLELISM := false
 STAMP := .make/setup.stamp
 DEMO_DIR ?= demo_output
 
-.PHONY: setup test demo lint bench
+.PHONY: setup test demo lint bench artifacts
 setup: $(STAMP)
 $(STAMP): setup.cfg constraints.txt scripts/setup_machine.sh
 	PY=$(PY) scripts/setup_machine.sh
@@ -25,3 +25,7 @@ demo: setup
 
 bench: setup
 	for f in benchmarks/bench_*.py; do $(PY) $$f || exit 1; done
+
+# The wheel, the metric module folders and the Space bundle, each checked outside the repository (scripts/check_artifacts.py).
+artifacts: setup
+	$(PY) scripts/check_artifacts.py

@@ -66,8 +66,9 @@ reasoning skill).
 
 ```python
 from datasets import load_dataset
-queries = load_dataset("<this folder>", "calendar", split="test")
-gallery = load_dataset("<this folder>", "calendar{GALLERY_SUFFIX}", split="test")
+queries = load_dataset("/abs/path/to/this/folder", "calendar", split="test")   # a local folder: its absolute path
+gallery = load_dataset("/abs/path/to/this/folder", "calendar{GALLERY_SUFFIX}", split="test")
+queries = load_dataset("ORG/ark", "calendar", split="test")                    # from the Hub, once pushed
 ```
 """
 

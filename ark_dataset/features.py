@@ -1,4 +1,4 @@
-"""`datasets.Features` of every ARK config (SPEC §5; CONTRACTS §1).
+"""`datasets.Features` of every ARK config (docs/protocol.md §5; CONTRACTS §1).
 
 >>> sorted(features_for("metro"))[:3]
 ['cognitive_demand', 'domain', 'hard_negative_ids']

@@ -1,4 +1,4 @@
-"""Every public name of ARK, defined once (SPEC §5, ARK paper)."""
+"""Every public name of ARK, defined once (docs/protocol.md §5, ARK paper)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The one path from rankings to numbers (CONTRACTS §4), used by the runner and by the Space.
 
-``score_triad(gold, rankings)``: gold is config -> SPEC §1 query rows, rankings is config -> query_id -> ranked
+``score_triad(gold, rankings)``: gold is config -> docs/protocol.md §1 query rows, rankings is config -> query_id -> ranked
 candidate ids (the complete pool, best first). A ranking becomes scores by position (no ties), and every number
 comes from `metrics.core`. ``score_ark(gold, rankings)`` does the same for ARK from each query's positive rank.
 

@@ -6,7 +6,7 @@
   installed packages add entries through the `triad.models` entry-point group.
 - `model_adapters.identity`: `ModelIdentity`, what every output and the cache name a model by.
 - `model_adapters.resolve`: registry name / Hub id / folder / Python encoder -> identity + loader.
-- `model_adapters.inputs`: SPEC §3 model inputs from rows, the query-side input variants, input keys.
+- `model_adapters.inputs`: docs/protocol.md §3 model inputs from rows, the query-side input variants, input keys.
 - `model_adapters.cache`: the on-disk embedding cache.
 - `model_adapters.ranking`: batched pool / gallery ranking and the rerank splice.
 - `model_adapters.runner`: `run(RunConfig) -> dict`. See docs/runner.md.

@@ -1,7 +1,7 @@
 """From dataset rows to model inputs: the query-side input variants and the exact bytes that identify an input.
 
 Everything a model sees is built here, once:
-- queries come straight from the rows (`query_text` is already serialized per SPEC §3; `query_image`; `instruction`);
+- queries come straight from the rows (`query_text` is already serialized per docs/protocol.md §3; `query_image`; `instruction`);
 - candidates are corpus rows (`text` + `image`), never given an instruction (paper B.3);
 - models without an instruction field receive `join_instruction(instruction, text)` = "{instruction} {text}";
 - the input variants of the paper's ablations (D.1) change the query side only.
@@ -48,7 +48,7 @@ ARK_VARIANTS: Final = (FULL, TEXT_ONLY, IMAGE_ONLY)
 
 # How an instruction reaches a model without an instruction field (paper B.3: "prepend ... as a plain-text prefix").
 INSTRUCTION_JOIN: Final = "{instruction} {text}"
-# The reference part of a constraints/state/same query ends where the user's part begins (SPEC §3 templates).
+# The reference part of a constraints/state/same query ends where the user's part begins (docs/protocol.md §3 templates).
 REFERENCE_PREFIX: Final = STATE_QUERY_PREFIX.split("{reference_attributes}")[0]  # "Reference product info: "
 _USER_MARKERS: Final = (". User query: ", ". User conversation: ")
 

@@ -29,7 +29,7 @@ class ConfigPlan:
     """One TRIAD config (fixed pools) or one ARK subtype (whole gallery)."""
 
     config: str
-    rows: list[dict[str, Any]]  # gold query rows (SPEC §1 / §5)
+    rows: list[dict[str, Any]]  # gold query rows (docs/protocol.md §1 / §5)
     query_keys: list[str]
     pools: list[list[str]]  # TRIAD: pool item ids per query; ARK: [gallery ids] once
     pool_keys: list[list[str]]  # input keys aligned with pools

@@ -1,7 +1,7 @@
 """Scoring from cached vectors: fixed TRIAD pools, whole ARK galleries, and the rerank splice.
 
-All scores are cosines of L2-normalized float32 vectors (SPEC §3), computed with batched matrix products.
-Exact ties are broken by position — pool position for TRIAD (SPEC §4 default), gallery position for ARK, and
+All scores are cosines of L2-normalized float32 vectors (docs/protocol.md §3), computed with batched matrix products.
+Exact ties are broken by position — pool position for TRIAD (docs/protocol.md §4 default), gallery position for ARK, and
 first-stage rank inside a reranked top-k (paper D.2) — by stable sorts.
 """
 
@@ -16,7 +16,7 @@ BLOCK_ELEMENTS = 1 << 24
 
 
 def normalize(vectors: np.ndarray) -> np.ndarray:
-    """Row-wise L2 normalization in float32 (SPEC §3); zero rows stay zero."""
+    """Row-wise L2 normalization in float32 (docs/protocol.md §3); zero rows stay zero."""
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.where(norms == 0, np.float32(1), norms)
@@ -54,7 +54,7 @@ def pool_scores(queries: np.ndarray, items: np.ndarray, pools: np.ndarray) -> np
 
 
 def rank_pools(queries: np.ndarray, items: np.ndarray, pools: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per query, pool positions best first and their scores (float64); ties keep pool order (SPEC §4).
+    """Per query, pool positions best first and their scores (float64); ties keep pool order (docs/protocol.md §4).
 
     >>> q = np.array([[1.0, 0.0]], dtype=np.float32); c = np.array([[0, 1], [1, 0], [1, 0]], dtype=np.float32)
     >>> order, scores = rank_pools(q, c, np.array([[0, 2, 1]]))
@@ -97,7 +97,7 @@ def rank_gallery(queries: np.ndarray, gallery: np.ndarray, positives: np.ndarray
 
 def splice_order(rerank_scores: Sequence[float], total: int) -> np.ndarray:
     """New order of a first-stage ranking of length `total` after reranking its top-k (k = len(rerank_scores)):
-    the top-k sorted by descending reranker score, ties in first-stage order, above the unchanged tail (SPEC §4).
+    the top-k sorted by descending reranker score, ties in first-stage order, above the unchanged tail (docs/protocol.md §4).
 
     >>> splice_order([0.1, 0.9, 0.1], 5).tolist()
     [1, 0, 2, 3, 4]

@@ -366,7 +366,7 @@ def score(plan: Plan, rankings: dict[str, list[dict]], seed: int) -> dict[str, A
 
 
 def two_stage(plan: Plan, first: dict[str, list[dict]], final_scores: dict, k: int, seed: int) -> dict[str, Any]:
-    """First-stage metrics, coverage@k and oracle@k next to the reranked numbers (SPEC §4 two-stage)."""
+    """First-stage metrics, coverage@k and oracle@k next to the reranked numbers (docs/protocol.md §4 two-stage)."""
     from metrics.core import two_stage as ts
     from metrics.core.ranking import rank_from_order
 

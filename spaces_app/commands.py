@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from spaces_app import bundle
 from spaces_app.settings import DEFAULT_ARK, DEFAULT_DB, DEFAULT_TRIAD
 
 
@@ -21,6 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--family", default="other", help="with --submit: model family")
     p.add_argument("--params", default="", help="with --submit: parameter count (e.g. 86M)")
     p.set_defaults(handler=_handle)
+    bundle.register(p)  # `triad space bundle --out DIR`
 
 
 def _apply_env(args: argparse.Namespace) -> None:

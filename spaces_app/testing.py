@@ -1,6 +1,6 @@
 """Synthetic gold folders and run folders for the Space's tests and benchmark (seeded, no images needed).
 
-The gold rows follow SPEC §1 (pools, roles, traps, hops, profiles, sessions); the run folders follow CONTRACTS §3
+The gold rows follow docs/protocol.md §1 (pools, roles, traps, hops, profiles, sessions); the run folders follow CONTRACTS §3
 (``rankings/<config>.parquet`` + ``results.json`` scored by ``metrics.scoring``), i.e. what `triad run` writes.
 """
 
@@ -40,7 +40,7 @@ def triad_tables(n_queries: int = 6, pool_size: int = 12, *, seed: int = 0,
         corpus_ids = np.array([f"{corpus_name}-{i:06d}" for i in range(corpus)], dtype=object)
         rows = []
         for q in range(n_queries):
-            # constraints and state queries with the same id are a pair (SPEC §1)
+            # constraints and state queries with the same id are a pair (docs/protocol.md §1)
             qid = f"q{q:05d}" if config in n.CONSTRAINTS_CONFIGS + n.STATE_CONFIGS else f"{config[:3]}{q:05d}"
             ids = corpus_ids[rng.permutation(corpus)[:pool_size]].tolist()
             row: dict[str, Any] = {"query_id": qid, "task": config, "query_text": f"query {q}", "candidate_ids": ids}

@@ -422,7 +422,7 @@ def check_query_ids(config: str, submitted: Sequence[str], gold_ids: Iterable[st
 
 
 def check_triad_rankings(config: str, ranking: ParsedRanking, pools: Mapping[str, Sequence[str]]) -> None:
-    """Each ranking is a permutation of exactly that query's pool (SPEC §1: candidate pools are per query and fixed)."""
+    """Each ranking is a permutation of exactly that query's pool (docs/protocol.md §1: candidate pools are per query and fixed)."""
     check_query_ids(config, ranking.query_ids, pools)
     for qid, ranked in zip(ranking.query_ids, ranking.candidate_ids, strict=True):
         pool = pools[qid]

@@ -1,4 +1,4 @@
-"""Features of every TRIAD config follow SPEC §1 exactly."""
+"""Features of every TRIAD config follow docs/protocol.md §1 exactly."""
 
 from __future__ import annotations
 

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import doctest
+import importlib
+import inspect
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 import pytest
 
 from metrics.core.api import ark_scores, triad_scores
-from metrics.install_evaluate import module_path
+from metrics.install_evaluate import MODULES, module_path
 from triad_dataset import names as n
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,3 +143,59 @@ def test_bare_name_loads_offline_after_install(tmp_path: Path) -> None:
         "ark_retrieval",
     ]
     assert list((tmp_path / "modules" / "evaluate_modules" / "metrics").glob("evaluate-metric--triad_map/*/triad_map.py"))
+
+
+def _module_script(name: str):
+    """The module script as evaluate imports it (from its modules cache), like evaluate's common module test."""
+    factory = evaluate.loading.evaluation_module_factory(module_path(name), module_type="metric")
+    return importlib.import_module(factory.module_path)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_compute_takes_no_var_keyword(name: str) -> None:
+    metric_class = evaluate.loading.import_main_class(_module_script(name).__name__)
+    parameters = inspect.signature(metric_class._compute).parameters.values()
+    assert [p.name for p in parameters if p.kind == p.VAR_KEYWORD] == []
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_examples_have_more_than_one_statement(name: str) -> None:
+    tests = doctest.DocTestFinder().find(_module_script(name))
+    assert sum(len(t.examples) for t in tests) > 1
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_examples_pass_like_evaluate_common_module_test(name: str) -> None:
+    """evaluate's `tests/test_metric_common.py::LocalModuleTest.test_load`, step by step: the bare names in the
+    examples resolve to the local folders through a patched `evaluate.load`, doctest runs with evaluate's settings
+    (no option flags, ellipsis marker "[...]") and stops at the first failure."""
+    module = _module_script(name)
+    real_load = evaluate.load
+
+    def load_local(path: str, *args, **kwargs):
+        return real_load(module_path(path) if path in MODULES else path, *args, **kwargs)
+
+    marker = doctest.ELLIPSIS_MARKER
+    doctest.ELLIPSIS_MARKER = "[...]"
+    try:
+        with patch("evaluate.load", side_effect=load_local):
+            results = doctest.testmod(module, verbose=False, raise_on_error=True)
+    finally:
+        doctest.ELLIPSIS_MARKER = marker
+    assert results.failed == 0 and results.attempted > 1
+
+
+_DOCTEST_ELSEWHERE = ("-m", "pytest", "-q", "-p", "no:cacheprovider", "--doctest-modules",
+                      *(str(ROOT / "metrics" / name / f"{name}.py") for name in MODULES))
+
+
+@pytest.mark.slow
+def test_module_examples_run_from_any_directory_with_empty_modules_cache(tmp_path: Path) -> None:
+    """`make test` runs the examples (bare names) from another working directory and an empty modules cache."""
+    env = {**os.environ, "HF_EVALUATE_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT),
+           "HF_MODULES_CACHE": str(tmp_path / "modules"), "HF_EVALUATE_CACHE": str(tmp_path / "evaluate_cache")}
+    done = subprocess.run([sys.executable, *_DOCTEST_ELSEWHERE, "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "2 passed" in done.stdout
+    assert not list((tmp_path / "modules").glob("evaluate_modules/metrics/evaluate-metric--*"))  # no canonical copy

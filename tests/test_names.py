@@ -1,4 +1,4 @@
-"""The names modules are the single source of truth: consistent with SPEC, and not re-spelled elsewhere."""
+"""The names modules are the single source of truth: consistent with docs/protocol.md, and not re-spelled elsewhere."""
 
 from __future__ import annotations
 

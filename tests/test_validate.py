@@ -246,7 +246,7 @@ def test_turns_and_session_mix(tmp_path: Path) -> None:
         q["candidate_roles"][5] = n.RANDOM
 
     assert check(tmp_path / "b", natural) == [
-        f"{C_CARS} / cars-q0: session natural/2 turns from a 1-condition query is not in the SPEC session mix"
+        f"{C_CARS} / cars-q0: session natural/2 turns from a 1-condition query is not in the session mix of docs/protocol.md §2"
     ]
 
 
@@ -322,7 +322,7 @@ def test_negative_condition_may_name_the_excluded_value(tmp_path: Path) -> None:
         q["query_text"] = q["query_text"].replace("I want it in red.", "Red, not blue.")
 
     assert check(tmp_path, exclude) == [
-        f"{C_CARS} / cars-q0: session conflict/2 turns from a 2-condition query is not in the SPEC session mix"
+        f"{C_CARS} / cars-q0: session conflict/2 turns from a 2-condition query is not in the session mix of docs/protocol.md §2"
     ]
 
 
@@ -407,7 +407,7 @@ def test_missing_and_extra_columns(tmp_path: Path) -> None:
     out = write_folder(tmp_path / "triad", tables, features=features, card="", audit=toy_audit())
     (line,) = validate_folder(out)
     assert line.startswith(f"{SAME_CARS} / *: test-")
-    assert line.endswith("columns differ from SPEC §1 (missing ['source_query_id'], extra ['note'])")
+    assert line.endswith("columns differ from docs/protocol.md §1 (missing ['source_query_id'], extra ['note'])")
     features = all_features()
     features[SAME_CARS] = features[SAME_CARS].__class__(dict(reversed(list(features[SAME_CARS].items()))))
     reordered = write_folder(tmp_path / "reordered", toy_tables(), features=features, card="", audit=toy_audit())

@@ -34,7 +34,7 @@ def png(index: int) -> bytes:
 
 
 def visible(domain: str, item: dict[str, Any]) -> str:
-    """SPEC §3 serialization of a product's visible fields ("gender: Women, brand: Acme, ...")."""
+    """docs/protocol.md §3 serialization of a product's visible fields ("gender: Women, brand: Acme, ...")."""
     return n.FIELD_SEPARATOR.join(
         n.FIELD_TEMPLATE.format(field=f, value=item[f]) for f in n.VISIBLE_PRODUCT_FIELDS[domain] if item.get(f)
     )

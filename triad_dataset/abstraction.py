@@ -1,6 +1,6 @@
 """Abstraction track (I2C, C2I) and the Self reference task, built from WordNet 3.0 and instance images.
 
-Rules (paper Appendix A.1; serialization B.3; SPEC §1-§3), with every distance the shortest hypernym path:
+Rules (paper Appendix A.1; serialization B.3; docs/protocol.md §1-§3), with every distance the shortest hypernym path:
 - a **retained leaf** is a WordNet class with a retained image (one image per class);
 - **concepts** are synsets 1 or 2 levels above a retained leaf with depth >= 5 and >= 5 retained images of classes
   1-2 levels below them (so every concept can be a C2I query with 5 positives);
@@ -357,7 +357,7 @@ def build_abstraction(
     blacklist: Iterable[str] | None = None,
     progress: bool = True,
 ) -> BuildResult:
-    """Build abstraction_i2c/c2i, self_i2c/c2i and the two abstraction corpora (SPEC §1 columns).
+    """Build abstraction_i2c/c2i, self_i2c/c2i and the two abstraction corpora (docs/protocol.md §1 columns).
 
     `self_queries` defaults to `n_queries`; `blacklist` (wnids) defaults to the shipped list of 34 broad concepts.
     Raises TriadError when the images cannot support the requested queries or full pools.

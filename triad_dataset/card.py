@@ -186,9 +186,13 @@ Every config has one split, `{n.SPLIT}`.
 
 ```python
 from datasets import load_dataset
-queries = load_dataset("path/to/this/folder", "{n.STATE_CONFIGS[1]}", split="{n.SPLIT}")
-items = load_dataset("path/to/this/folder", "{n.DOMAIN_CORPUS['cars']}", split="{n.SPLIT}")
+queries = load_dataset("/abs/path/to/this/folder", "{n.STATE_CONFIGS[1]}", split="{n.SPLIT}")
+items = load_dataset("/abs/path/to/this/folder", "{n.DOMAIN_CORPUS['cars']}", split="{n.SPLIT}")
+queries = load_dataset("ORG/triad", "{n.STATE_CONFIGS[1]}", split="{n.SPLIT}")  # from the Hub, once pushed
 ```
+
+A bare folder name is looked up in the working directory; when it is not there, `datasets` may serve its cached copy
+of a different folder of the same name, so give a local folder by its absolute path.
 
 Candidate ids point into the corpus configs (`abstraction_*` tasks into `{n.CONCEPTS_CORPUS}` /
 `{n.INSTANCES_CORPUS}`, product tasks into `<domain>_items`). Score a ranking of each pool with multi-positive AP

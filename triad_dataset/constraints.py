@@ -190,7 +190,7 @@ def assemble_pool(catalog: Catalog, reference: int, status: Statuses, quotas: Ma
 
 
 def base_query_row(task: str, query_id: str) -> dict[str, Any]:
-    """Every SPEC §1 query column of a product config, null where it does not apply."""
+    """Every docs/protocol.md §1 query column of a product config, null where it does not apply."""
     return {
         "query_id": query_id, "task": task, "query_text": None, "query_image": None, "query_image_id": None,
         "instruction": None, "candidate_ids": [], "candidate_roles": [], "candidate_trap": [], "positive_ids": [],

@@ -1,4 +1,4 @@
-"""The `datasets.Features` of every TRIAD config (SPEC §1), keyed by the names in `triad_dataset/names.py`.
+"""The `datasets.Features` of every TRIAD config (docs/protocol.md §1), keyed by the names in `triad_dataset/names.py`.
 
 Query configs share one schema (task metadata columns are null where they do not apply); abstraction and Self
 queries also carry `wnid`. Corpus configs share `item_id`, `image`, `text`, `attributes` and add their domain fields.
@@ -22,7 +22,7 @@ from triad_dataset import names
 _STR = Value("string")
 _INT = Value("int64")
 
-# SPEC §1 "Query row": identity, model-visible inputs, the candidate index column and its aligned labels.
+# docs/protocol.md §1 "Query row": identity, model-visible inputs, the candidate index column and its aligned labels.
 QUERY_COLUMNS: dict[str, object] = {
     "query_id": _STR,
     "task": _STR,
@@ -44,17 +44,17 @@ QUERY_COLUMNS: dict[str, object] = {
     "num_turns": _INT,
     "source_query_id": _STR,
 }
-# Abstraction (and Self, built from the same graph) queries name their WordNet id (SPEC §1).
+# Abstraction (and Self, built from the same graph) queries name their WordNet id (docs/protocol.md §1).
 WNID_CONFIGS: tuple[str, ...] = names.ABSTRACTION_CONFIGS + names.SELF_CONFIGS
 
-# SPEC §1 "Corpus row".
+# docs/protocol.md §1 "Corpus row".
 CORPUS_COLUMNS: dict[str, object] = {"item_id": _STR, "image": Image(), "text": _STR, "attributes": _STR}
 CORPUS_DOMAIN_COLUMNS: dict[str, dict[str, object]] = {
     names.CONCEPTS_CORPUS: {
         "wnid": _STR, "name": _STR, "definition": _STR, "lemmas": List(_STR), "depth": _INT, "lexname": _STR,
     },
     names.INSTANCES_CORPUS: {"wnid": _STR, "leaf_name": _STR},
-    # product corpora: the product id (shared by the images of one product) and the visible fields (SPEC §3),
+    # product corpora: the product id (shared by the images of one product) and the visible fields (docs/protocol.md §3),
     # stored as the strings a model sees ("2012", "Summer").
     **{
         names.DOMAIN_CORPUS[d]: {"product_id": _STR, **{f: _STR for f in names.VISIBLE_PRODUCT_FIELDS[d]}}

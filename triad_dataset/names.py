@@ -1,4 +1,4 @@
-"""Every public name of TRIAD, defined once (SPEC §1-§3).
+"""Every public name of TRIAD, defined once (docs/protocol.md §1-§3).
 
 Config names, candidate roles, profiles, session types, split name and the serialization templates live here
 and are imported everywhere else. Tests check that nothing else spells them by hand.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-# --- configs (SPEC §1) -------------------------------------------------------------------------------------
+# --- configs (docs/protocol.md §1) -------------------------------------------------------------------------------------
 DOMAINS: Final = ("fashion", "cars")
 
 ABSTRACTION_CONFIGS: Final = ("abstraction_i2c", "abstraction_c2i")
@@ -60,7 +60,7 @@ DISPLAY_NAMES: Final = {
 }
 SPLIT: Final = "test"  # every config has one split
 
-# --- candidate roles (SPEC §1, paper Table 7) ---------------------------------------------------------------
+# --- candidate roles (docs/protocol.md §1, paper Table 7) ---------------------------------------------------------------
 POSITIVE: Final = "positive"
 SIBLING: Final = "sibling"
 P_VIOLATION: Final = "p_violation"
@@ -75,7 +75,7 @@ ROLES: Final = (
 )
 NEGATIVE_ROLES: Final = tuple(r for r in ROLES if r != POSITIVE)
 
-# --- constraints profiles (SPEC §2, paper A.2): name -> (#positive, #negative conditions) ------------------
+# --- constraints profiles (docs/protocol.md §2, paper A.2): name -> (#positive, #negative conditions) ------------------
 PROFILES: Final = {"D1": (1, 0), "D2": (0, 1), "D3": (2, 0), "D4": (0, 2), "D5": (1, 1), "D6": (2, 1), "D7": (1, 2)}
 PROFILE_MIX_PER_1000: Final = {"D1": 175, "D2": 125, "D3": 175, "D4": 125, "D5": 150, "D6": 125, "D7": 125}
 POLARITIES: Final = ("P", "N")
@@ -86,7 +86,7 @@ NEGATIVE_QUOTAS: Final = {
 }
 ATTRIBUTE_ROLES: Final = ("constraint", "modifiable", "non_constraint_hard")
 
-# --- state sessions (SPEC §2, paper A.3) -------------------------------------------------------------------
+# --- state sessions (docs/protocol.md §2, paper A.3) -------------------------------------------------------------------
 SESSION_TYPES: Final = ("natural", "conflict")
 # (session type, turns, source condition count) -> sessions per 1,000
 SESSION_MIX_PER_1000: Final = {
@@ -101,7 +101,7 @@ POOL_SIZE: Final = 1000
 I2C_MAX_POSITIVES: Final = 5
 C2I_POSITIVES: Final = 5
 
-# --- serialization (SPEC §3, paper B.3) --------------------------------------------------------------------
+# --- serialization (docs/protocol.md §3, paper B.3) --------------------------------------------------------------------
 I2C_INSTRUCTION: Final = "Retrieve the text description of the concept category this image and text belong to."
 C2I_INSTRUCTION: Final = "Retrieve images that are instances of the described concept category."
 CONSTRAINTS_QUERY_TEMPLATE: Final = "Reference product info: {reference_attributes}. User query: {query_text}"

@@ -8,7 +8,7 @@ from typing import Any
 
 @dataclass
 class BuildResult:
-    """Rows per config name (SPEC §1 columns) and the builder's audit figures (JSON-serialisable)."""
+    """Rows per config name (docs/protocol.md §1 columns) and the builder's audit figures (JSON-serialisable)."""
 
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     audit: dict[str, Any] = field(default_factory=dict)

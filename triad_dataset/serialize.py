@@ -1,4 +1,4 @@
-"""Model-visible strings of the product tracks (SPEC §3, paper B.3) and the request phrasing of conditions.
+"""Model-visible strings of the product tracks (docs/protocol.md §3, paper B.3) and the request phrasing of conditions.
 
 Product text lists only the visible fields (`names.VISIBLE_PRODUCT_FIELDS`); hidden visual labels never appear.
 Requests are built from fixed templates (no LLM): a positive condition names only its target value (or a
@@ -25,7 +25,7 @@ import numpy as np
 from triad_dataset import names
 from triad_dataset.schema import NEG, NOT_APPLICABLE, POS, schema_for
 
-# --- product text (SPEC §3) ----------------------------------------------------------------------------------
+# --- product text (docs/protocol.md §3) ----------------------------------------------------------------------------------
 
 
 def product_fields(domain: str, attributes: Mapping[str, str]) -> str:

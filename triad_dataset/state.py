@@ -40,7 +40,7 @@ TRAP_ADD = {FASHION: 3, CARS: 6}
 
 
 def assign_sessions(plans: Sequence[QueryPlan], rng: np.random.Generator) -> list[tuple[str, int]]:
-    """(session type, turns) per plan, with the SPEC mix scaled to the plans of each condition count."""
+    """(session type, turns) per plan, with the docs/protocol.md §2 mix scaled to the plans of each condition count."""
     out: list[tuple[str, int] | None] = [None] * len(plans)
     by_count: dict[int, list[int]] = {}
     for i, plan in enumerate(plans):

@@ -5,10 +5,10 @@ ARK folders (audit.json ``"benchmark": "ark"``) are checked by `ark_dataset.vali
 
 Checks on a TRIAD folder:
 
-* folder: audit.json readable with ``"benchmark"``; every config name known; columns exactly the SPEC §1 features;
+* folder: audit.json readable with ``"benchmark"``; every config name known; columns exactly the docs/protocol.md §1 features;
   every task config's corpora present; no non-zero ``gate_violations`` figure anywhere in the audit (paper A.2).
 * corpus rows: unique ``item_id``; ``attributes`` is a JSON object; images present where the corpus has pictures
-  (none for concepts); ``text`` is exactly the model-visible serialization (SPEC §3): ``Product info: <visible
+  (none for concepts); ``text`` is exactly the model-visible serialization (docs/protocol.md §3): ``Product info: <visible
   fields>`` for products, ``{name}. {definition}`` for concepts (definition only for Self concept items
   ``<wnid>#def``), the leaf-class name for instances.
 * query rows: unique ``query_id``; ``task`` is the config; ``candidate_roles`` and ``candidate_trap`` aligned with
@@ -18,7 +18,7 @@ Checks on a TRIAD folder:
   ids whose role is ``positive`` (at least one); I2C ``positive_hops`` aligned and in {1, 2}, at most 5 positives;
   C2I exactly 5 positives and a ``depth``; Self exactly 1 positive; trap flags only in conflict sessions of the
   state track and always on ``conflict_trap`` candidates; constraints ``profile`` matching its P/N condition counts;
-  state ``session_type``/``num_turns``/``turns`` consistent and in the SPEC session mix.
+  state ``session_type``/``num_turns``/``turns`` consistent and in the session mix of docs/protocol.md §2.
 * pairing (paper A.3): every state query has the constraints query with the same ``query_id`` and vice versa, with
   the same reference image, the same final conditions and the identical positive set.
 * leakage (paper A.2, B.3): model-visible text may carry no hidden label the model must not be given —
@@ -83,7 +83,7 @@ def _listed(values: Iterable[Any]) -> str:
 
 
 def visible_fields(domain: str, row: Mapping[str, Any]) -> str:
-    """SPEC §3 serialization of a product's visible fields; empty fields are left out.
+    """docs/protocol.md §3 serialization of a product's visible fields; empty fields are left out.
 
     >>> visible_fields("cars", {"brand": "Audi", "year": "2012"})
     'brand: Audi, year: 2012'
@@ -117,7 +117,7 @@ class Corpus:
 
 
 def _corpus_text(config: str, row: Mapping[str, Any]) -> str | None:
-    """The text a corpus row must carry (SPEC §3), or None when there is no rule for it."""
+    """The text a corpus row must carry (docs/protocol.md §3), or None when there is no rule for it."""
     if config in CORPUS_DOMAIN:
         return n.CANDIDATE_TEMPLATE.format(candidate_attributes=visible_fields(CORPUS_DOMAIN[config], row))
     if config == n.CONCEPTS_CORPUS:
@@ -381,7 +381,7 @@ def check_pairing(state: str, state_rows: Sequence[Mapping], constraints_rows: S
         mix_key = (row.get("session_type"), len(row.get("turns") or []), len(source.get("conditions") or []))
         if mix_key not in n.SESSION_MIX_PER_1000:
             out.append(_line(state, qid, f"session {mix_key[0]}/{mix_key[1]} turns from a {mix_key[2]}-condition "
-                                         f"query is not in the SPEC session mix"))
+                                         f"query is not in the session mix of docs/protocol.md §2"))
     for qid in sorted(set(by_id) - state_ids):
         out.append(_line(constraints, qid, f"no {state} dialogue with this query_id"))
 
@@ -406,7 +406,7 @@ def check_columns(directory: Path, config: str, out: list[str]) -> bool:
         if set(schema.names) != set(expected.names):  # column order does not matter to readers
             missing = [c for c in expected.names if c not in schema.names]
             extra = [c for c in schema.names if c not in expected.names]
-            out.append(_line(config, ALL, f"{shard.name}: columns differ from SPEC §1 (missing {missing}, "
+            out.append(_line(config, ALL, f"{shard.name}: columns differ from docs/protocol.md §1 (missing {missing}, "
                                           f"extra {extra})"))
             return False
         for name in expected.names:

@@ -1,4 +1,4 @@
-"""The WordNet 3.0 noun IS-A graph, read straight from the dict format (paper Appendix A.1, SPEC §2).
+"""The WordNet 3.0 noun IS-A graph, read straight from the dict format (paper Appendix A.1, docs/protocol.md §2).
 
 A `NounGraph` holds every noun synset (82,115 in WordNet 3.0) with its lexicographer file, lemmas and definition,
 and the hypernym (`@`) plus instance-hypernym (`@i`) edges as integer CSR arrays, so that depths and shortest-path

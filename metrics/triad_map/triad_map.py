@@ -46,7 +46,7 @@ Returns:
     map (`float`), top1_hit (`float`), mrr (`float`), plus the optional keys above.
 Examples:
     >>> import evaluate
-    >>> triad_map = evaluate.load("metrics/triad_map")  # from the repository root
+    >>> triad_map = evaluate.load("triad_map")
     >>> triad_map.compute(predictions=[[0.9, 0.2, 0.4], [0.1, 0.8, 0.3]], references=[[1, 0, 1], [0, 0, 1]])
     {'map': 0.75, 'top1_hit': 0.5, 'mrr': 0.75}
     >>> out = triad_map.compute(

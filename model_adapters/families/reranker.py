@@ -1,4 +1,4 @@
-"""Pairwise rerankers for the two-stage reference (SPEC §4, paper D.2): Qwen3-VL-Reranker as its authors run it.
+"""Pairwise rerankers for the two-stage reference (docs/protocol.md §4, paper D.2): Qwen3-VL-Reranker as its authors run it.
 
 One conversation per (query, candidate) pair, rendered by the model's chat template:
 

@@ -7,7 +7,7 @@ user's input."; user turn = [image][text] ("NULL" when both are empty); rendered
 the generation prompt; images resized by `qwen_vl_inputs.fetch_image` (min/max pixels); right padding, truncation
 of the whole sequence at `max_length` (8192); embedding = final hidden state of the last attended token,
 L2-normalized. The benchmark instruction goes into the system turn (paper B.3 "instruction field"); candidates have
-none, so they keep the outer wrapper "Represent the user's input." (paper B.3, SPEC §3).
+none, so they keep the outer wrapper "Represent the user's input." (paper B.3, docs/protocol.md §3).
 
 VLM2Vec-V2 (`VLM2VecEncoder`, option pipeline="vlm2vec") mirrors VLM2Vec's own encoding path (docs/models.md).
 `VLMEncoder` is a generic ChatML pipeline (left padding, last position) used only for a VLM that is neither

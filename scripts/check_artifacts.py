@@ -1,0 +1,215 @@
+"""Check that the project's artifacts work outside the repository (issue 14, item 3).
+
+    python scripts/check_artifacts.py [--work DIR] [--skip-run]
+
+1. the wheel (`pip wheel --no-deps .`) installs into a fresh virtual environment, and from a working directory
+   outside the repository `triad build mini` and `triad run --model minilm --limit 5` work from it;
+2. each evaluate module folder, copied alone to a temporary directory, loads with `evaluate.load(<that dir>)` and
+   computes, with the `metrics` package coming from the wheel; the `triad-benchmark` line of its requirements.txt
+   resolves to the wheel put next to the file (`--find-links .` is relative to the requirements file);
+3. `triad space bundle --out DIR` (run from the wheel) writes a Space folder whose app starts from that folder alone.
+
+The virtual environment uses `--system-site-packages` for the heavy dependencies (torch, transformers, evaluate,
+gradio), and every check asserts that the project itself is imported from the wheel (or the Space folder), never
+from the source tree or the editable install. Each step prints one line; the exit status is 1 when any fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("triad_dataset", "ark_dataset", "metrics", "model_adapters", "spaces_app")
+MODULES = ("triad_map", "ark_retrieval")
+
+
+class CheckFailed(Exception):
+    """One artifact check failed; the message says which and why."""
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # nothing may come from the source tree
+    env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_EVALUATE_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+               GRADIO_ANALYTICS_ENABLED="False", TOKENIZERS_PARALLELISM="false")
+    return env
+
+
+def _run(cmd: list[str], cwd: Path, timeout: int = 900) -> str:
+    done = subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        raise CheckFailed(f"{' '.join(cmd[:4])} ... exited {done.returncode}: {(done.stderr or done.stdout)[-1500:]}")
+    return done.stdout
+
+
+def _inside(path: str, folder: Path) -> bool:
+    return Path(path).resolve().is_relative_to(folder.resolve())
+
+
+def build_wheel(work: Path) -> Path:
+    out = work / "wheel"
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
+         cwd=work)
+    wheels = sorted(out.glob("triad_benchmark-*.whl"))
+    if len(wheels) != 1:
+        raise CheckFailed(f"{out}: expected one triad_benchmark wheel, found {[w.name for w in wheels]}")
+    return wheels[0]
+
+
+def make_venv(work: Path, wheel: Path) -> Path:
+    venv = work / "venv"
+    _run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], cwd=work)
+    python = venv / "bin" / "python"
+    # --ignore-installed: the machine's editable install of the same version must not satisfy the wheel
+    _run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--ignore-installed", str(wheel)],
+         cwd=work)
+    probe = ("import json, importlib; "
+             f"print(json.dumps({{p: importlib.import_module(p).__file__ for p in {PACKAGES!r}}}))")
+    files = json.loads(_run([str(python), "-c", probe], cwd=work))
+    outside = {p: f for p, f in files.items() if not _inside(f, venv)}
+    if outside:
+        raise CheckFailed(f"not imported from the wheel: {outside}")
+    return python
+
+
+def check_cli(work: Path, python: Path) -> str:
+    triad = python.parent / "triad"
+    run_dir = work / "cli"
+    run_dir.mkdir()
+    _run([str(triad), "build", "mini", "--out", str(run_dir / "mini")], cwd=run_dir)
+    _run([str(triad), "run", "--model", "minilm", "--data", str(run_dir / "mini"), "--out", str(run_dir / "run"),
+          "--limit", "5", "--cache-dir", str(run_dir / "cache")], cwd=run_dir)
+    results = json.loads((run_dir / "run" / "results.json").read_text(encoding="utf-8"))
+    configs = results.get("configs", {})
+    counts = {c: v.get("n_queries") for c, v in configs.items()}
+    if results.get("benchmark") != "triad" or not counts or set(counts.values()) != {5}:
+        raise CheckFailed(f"{run_dir / 'run' / 'results.json'}: unexpected content {counts}")
+    return f"{len(counts)} configs x 5 queries"
+
+
+_LOAD_MODULE = """
+import json, sys
+import evaluate
+module = evaluate.load(sys.argv[1])
+out = module.compute(predictions=[[0.9, 0.2, 0.4], [0.1, 0.8, 0.3]], references=[[0, 0, 1], [0, 1, 0]])
+print(json.dumps({"metrics_file": sys.modules["metrics"].__file__, "name": module.name,
+                  "keys": sorted(out)}))
+"""
+
+
+def check_modules(work: Path, python: Path, wheel: Path) -> str:
+    seen = []
+    for name in MODULES:
+        folder = work / "modules" / name / name  # alone in its own temporary directory
+        shutil.copytree(ROOT / "metrics" / name, folder, ignore=shutil.ignore_patterns("__pycache__"))
+        info = json.loads(_run([str(python), "-c", _LOAD_MODULE, str(folder)], cwd=work / "modules" / name).strip()
+                          .splitlines()[-1])
+        if not _inside(info["metrics_file"], python.parents[1]):
+            raise CheckFailed(f"{name}: metrics imported from {info['metrics_file']}, not from the wheel")
+        # the project's line of requirements.txt resolves to a wheel put next to the file, from any directory
+        shutil.copy(wheel, folder / wheel.name)
+        lines = [line for line in (folder / "requirements.txt").read_text(encoding="utf-8").splitlines()
+                 if line.startswith("--find-links") or line.startswith("triad-benchmark")]
+        (folder / "requirements-project.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        report = work / "modules" / f"{name}-report.json"
+        _run([str(python), "-m", "pip", "install", "-q", "--dry-run", "--no-index", "--no-deps", "--ignore-installed",
+              "--report", str(report), "-r", str(folder / "requirements-project.txt")], cwd=work)
+        installs = json.loads(report.read_text(encoding="utf-8"))["install"]
+        urls = [item["download_info"]["url"] for item in installs]
+        if len(urls) != 1 or not urls[0].endswith(wheel.name):
+            raise CheckFailed(f"{name}/requirements.txt: triad-benchmark resolved to {urls}, not the bundled wheel")
+        seen.append(f"{name} ({len(info['keys'])} outputs)")
+    return ", ".join(seen)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def check_space(work: Path, python: Path) -> str:
+    space = work / "space"
+    _run([str(python.parent / "triad"), "space", "bundle", "--out", str(space)], cwd=work)
+    for required in ("README.md", "requirements.txt", "app.py", "spaces_app/app.py", "triad_dataset/names.py"):
+        if not (space / required).is_file():
+            raise CheckFailed(f"{space}: {required} missing")
+    if "app_file: app.py" not in (space / "README.md").read_text(encoding="utf-8"):
+        raise CheckFailed(f"{space}/README.md: the Space YAML does not name app.py")
+    if (space / "gold").exists():
+        raise CheckFailed(f"{space}: gold data bundled although none was asked for")
+    probe = ("import json, sys; sys.path.insert(0, '.'); import spaces_app.app, triad_dataset, ark_dataset, metrics; "
+             "print(json.dumps([m.__file__ for m in (spaces_app.app, triad_dataset, ark_dataset, metrics)]))")
+    files = json.loads(_run([str(python), "-c", probe], cwd=space).strip().splitlines()[-1])
+    if not all(_inside(f, space) for f in files):
+        raise CheckFailed(f"{space}: the app imports code from outside the Space folder: {files}")
+    port = _free_port()
+    env = {**_env(), "GRADIO_SERVER_PORT": str(port), "TRIAD_SPACE_DB": str(work / "space.sqlite")}
+    log = (work / "space.log").open("w")
+    proc = subprocess.Popen([str(python), "app.py"], cwd=space, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise CheckFailed(f"{space}/app.py exited {proc.returncode}: {(work / 'space.log').read_text()[-1500:]}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=5) as response:
+                    if response.status == 200 and b"TRIAD leaderboard" in response.read():
+                        return f"app up on port {port}"
+            except OSError:
+                pass
+            time.sleep(2)
+        raise CheckFailed(f"{space}/app.py: no answer on port {port} within 300 s")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", help="work folder (default: a new temporary folder, removed afterwards)")
+    parser.add_argument("--skip-run", action="store_true", help="skip `triad build mini` + `triad run` (the slow part)")
+    args = parser.parse_args(argv)
+    work = Path(args.work or tempfile.mkdtemp(prefix="triad-artifacts-"))
+    work.mkdir(parents=True, exist_ok=True)
+    if _inside(str(work), ROOT):
+        print(f"check_artifacts: {work} is inside the repository; pick a folder outside it", file=sys.stderr)
+        return 2
+    failed = 0
+    try:
+        start = time.monotonic()
+        wheel = build_wheel(work)
+        python = make_venv(work, wheel)
+        print(f"ok   wheel {wheel.name} installed in a fresh venv; every package imports from it "
+              f"({time.monotonic() - start:.0f} s)")
+        steps = [("modules", lambda: check_modules(work, python, wheel)), ("space", lambda: check_space(work, python))]
+        if not args.skip_run:
+            steps.insert(0, ("cli", lambda: check_cli(work, python)))
+        for label, step in steps:
+            start = time.monotonic()
+            try:
+                print(f"ok   {label}: {step()} ({time.monotonic() - start:.0f} s)", flush=True)
+            except (CheckFailed, subprocess.TimeoutExpired) as exc:
+                failed += 1
+                print(f"FAIL {label}: {exc}", flush=True)
+    except (CheckFailed, subprocess.TimeoutExpired) as exc:
+        print(f"FAIL wheel: {exc}")
+        failed += 1
+    finally:
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
