@@ -92,7 +92,7 @@ def row_of(rows: list[dict], name: str) -> dict:
 def test_submit_triad_run_and_read_back(space: dict) -> None:
     client, run = space["client"], space["root"] / "run"
     msg = submit(client, run_files(run), "tiny-random-clip (test)", link="https://example.org/tiny", params="2M")
-    assert msg.startswith("Accepted: submission #1 (TRIAD, 6 configs), scored on the server."), msg
+    assert msg.startswith("Accepted: submission id 1 (TRIAD, 6 configs), scored on the server."), msg
     assert "results.json: " in msg and "numbers match the server's" in msg and "differ" not in msg
     rows = client.predict(api_name="/leaderboard")
     row = row_of(rows, "tiny-random-clip (test)")
@@ -107,7 +107,7 @@ def test_submit_triad_run_and_read_back(space: dict) -> None:
         for f in run_files(run):
             zf.write(f, "run/" + str(f.relative_to(run)))
     assert submit(client, [archive], "again") == (
-        "Rejected: these rankings were already submitted as #1 (tiny-random-clip (test)). Nothing was stored.")
+        "Rejected: these rankings were already submitted as submission id 1 (tiny-random-clip (test)). Nothing was stored.")
 
 
 def test_only_the_two_public_endpoints(space: dict) -> None:
@@ -127,7 +127,7 @@ def test_ark_submission_and_table(space: dict) -> None:
     ark = space["ark"]
     run = T.write_run(space["root"] / "ark_run", ark, T.ark_random_rankings(ark, seed=1), benchmark="ark")
     msg = submit(space["client"], run_files(run), "ark model")
-    assert msg.startswith("Accepted: submission #") and "(ARK, 2 configs)" in msg, msg
+    assert msg.startswith("Accepted: submission id ") and "(ARK, 2 configs)" in msg, msg
     rows = space["client"].predict("ark", api_name="/leaderboard")
     assert [r["Model"] for r in rows] == ["ark model"]
     assert set(rows[0]) >= {"R@1 macro", "Visual Cognition"}
@@ -136,12 +136,12 @@ def test_ark_submission_and_table(space: dict) -> None:
 def test_parallel_api_submissions(space: dict) -> None:
     tables, root, client = space["tables"], space["root"], space["client"]
     runs = [T.write_run(root / f"p{i}", tables, T.random_rankings(tables, seed=500 + i)) for i in range(N_PARALLEL)]
-    before = {r["#"] for r in client.predict(api_name="/leaderboard")}
+    before = {r["id"] for r in client.predict(api_name="/leaderboard")}
     with ThreadPoolExecutor(N_PARALLEL) as pool:
         messages = list(pool.map(lambda i: submit(client, run_files(runs[i]), f"parallel {i}"), range(N_PARALLEL)))
     assert all(m.startswith("Accepted") for m in messages), [m for m in messages if not m.startswith("Accepted")]
     rows = client.predict(api_name="/leaderboard")
-    assert {r["Model"] for r in rows if r["#"] not in before} == {f"parallel {i}" for i in range(N_PARALLEL)}
+    assert {r["Model"] for r in rows if r["id"] not in before} == {f"parallel {i}" for i in range(N_PARALLEL)}
     from spaces_app.db import Database
 
     assert Database(space["settings"].db_path).integrity_ok()
@@ -200,7 +200,7 @@ def test_browser_shows_user_strings_as_text(space: dict) -> None:
             page.get_by_role("button", name="Submit", exact=True).click()
             status = page.locator("#status textarea")
             page.wait_for_function("document.querySelector('#status textarea').value.length > 0", timeout=30_000)
-            assert status.input_value().startswith("Accepted: submission #"), status.input_value()
+            assert status.input_value().startswith("Accepted: submission id "), status.input_value()
             page.get_by_role("tab", name="TRIAD").click()
             form_cell = page.locator("#main-table").get_by_text(MARKDOWN_NAME, exact=True)  # Markdown not rendered
             form_cell.filter(visible=True).first.wait_for(timeout=15_000)
