@@ -78,20 +78,20 @@ def pool_positions(config: str, ranking: ParsedRanking, index: PoolIndex) -> np.
         raise TriadError(f"config {config}, query {qid!r}: the array check and the detailed check disagree")
 
     lengths = ranking.lengths()
-    wrong = np.flatnonzero(lengths != size)
-    if wrong.size:
-        explain(int(wrong[0]))
-    rowq = np.fromiter((index.qindex[q] for q in ranking.query_ids), dtype=np.int64, count=len(ranking.query_ids))
+    n_rows = len(ranking.query_ids)
+    rowq = np.fromiter((index.qindex[q] for q in ranking.query_ids), dtype=np.int64, count=n_rows)
+    row_of = np.repeat(np.arange(n_rows), lengths)
     codes = pc.index_in(_flat_ids(ranking), value_set=index.vocab).fill_null(-1).to_numpy(zero_copy_only=False)
-    key = np.repeat(rowq, size) * len(index.vocab) + codes
+    key = rowq[row_of] * len(index.vocab) + codes
     at = np.minimum(np.searchsorted(index.keys, key), max(len(index.keys) - 1, 0))
     found = (codes >= 0) & (index.keys[at] == key) if len(index.keys) else np.zeros(key.shape, bool)
-    if not found.all():
-        explain(int(np.flatnonzero(~found)[0]) // size)
-    pos = index.slots[at].reshape(-1, size)
+    bad = (lengths != size) | (np.bincount(row_of[~found], minlength=n_rows) > 0)
+    keep = ~bad[row_of]
+    pos = index.slots[at[keep]].reshape(-1, size)
     not_perm = (np.sort(pos, axis=1) != np.arange(size, dtype=pos.dtype)).any(axis=1)
-    if not_perm.any():
-        explain(int(np.flatnonzero(not_perm)[0]))
+    bad[np.flatnonzero(~bad)[not_perm]] = True
+    if bad.any():
+        explain(int(np.flatnonzero(bad)[0]))  # the first offending query in file order, named in detail
     out = np.empty((len(index.query_ids), size), dtype=np.int32)
     out[rowq] = pos
     return out
