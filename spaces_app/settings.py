@@ -24,7 +24,7 @@ class Settings:
     admin_token: str | None
     port: int
     host: str
-    oauth: bool = False  # Hugging Face login (a Space with `hf_oauth: true` gets OAUTH_CLIENT_ID set)
+    oauth: bool = False  # Hugging Face login: a Space (SPACE_ID) with `hf_oauth: true` (OAUTH_CLIENT_ID)
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -36,5 +36,5 @@ class Settings:
             admin_token=env.get("TRIAD_SPACE_ADMIN_TOKEN") or None,
             port=int(env.get("GRADIO_SERVER_PORT") or DEFAULT_PORT),
             host=env.get("GRADIO_SERVER_NAME") or DEFAULT_HOST,
-            oauth=bool(env.get("OAUTH_CLIENT_ID")),
+            oauth=bool(env.get("OAUTH_CLIENT_ID") and env.get("SPACE_ID")),
         )

@@ -386,3 +386,27 @@ def test_cli_without_gold_and_rejected_submit(world: dict, tmp_path: Path) -> No
     out = _cli(["--submit", str(world["run"]), "--model-name", "m", "--data", str(world["root"] / "triad")], tmp_path)
     assert out.returncode == 0 and out.stdout.startswith("Accepted: submission id 1"), out.stderr
     assert (tmp_path / "demo_output" / "space.sqlite").is_file()
+
+
+# --- Hugging Face login: the identity, and required for submitting ----------------------------------------------
+def test_with_login_the_hub_user_is_the_submitter(world: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    import gradio as gr
+
+    from spaces_app.app import build_app
+
+    monkeypatch.setattr(gr, "LoginButton", lambda *a, **k: None)  # its local mock needs a Hub token; not under test
+    from spaces_app.settings import Settings
+
+    settings = Settings(world["root"] / "triad", tmp_path / "no-ark", tmp_path / "s.sqlite", None, 7860, "127.0.0.1",
+                        oauth=True)
+    demo = build_app(settings)
+    fn = next(f.fn for f in demo.fns.values() if f.name == "submit")
+    request = SimpleNamespace(client=SimpleNamespace(host="127.0.0.1"), headers={})
+    files = [str(f) for f in run_files(world["run"])]
+    assert fn(files, "m", "", "other", "", request, None) == (
+        "Rejected: log in with Hugging Face (the button at the top) to submit. Nothing was stored.")
+    assert fn(files, "m", "", "other", "", request, SimpleNamespace(username="alice")).startswith("Accepted")
+    stored = Database(settings.db_path).submissions()[0]
+    assert stored["submitter"] == "hf:alice" and views.submitter_text(stored) == "alice"
