@@ -11,7 +11,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
@@ -39,16 +38,44 @@ def remove_upload(path: str | Path) -> None:
         shutil.rmtree(parent, ignore_errors=True)
 
 
-class UploadGuard(BaseHTTPMiddleware):
+class UploadGuard:
+    """Pure ASGI middleware: every request but ``POST .../upload`` passes through untouched (no buffering of the
+    queue's event streams)."""
+
     def __init__(self, app: Any, *, guards: Guards, secret: bytes, max_request_bytes: int) -> None:
-        super().__init__(app)
+        self.app = app
         self.guards, self.secret, self.max_request_bytes = guards, secret, max_request_bytes
         self.requests = Window(*guards.uploads)
         self.bytes = Window(*guards.upload_bytes)
 
-    async def dispatch(self, request: Request, call_next: Any) -> Response:
-        if request.method != "POST" or not request.url.path.rstrip("/").endswith("/upload"):
-            return await call_next(request)
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope.get("type") != "http" or scope.get("method") != "POST" \
+                or not str(scope.get("path", "")).rstrip("/").endswith("/upload"):
+            await self.app(scope, receive, send)
+            return
+        refusal = self._refusal(Request(scope))
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        start: dict = {}
+        chunks: list[bytes] = []
+
+        async def capture(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+
+        await self.app(scope, receive, capture)  # Gradio's upload, including its background copy into the cache
+        body = b"".join(chunks)
+        bad = self._bad_types(body) if start.get("status") == 200 else None
+        if bad is not None:
+            await bad(scope, receive, send)
+            return
+        await send(start)
+        await send({"type": "http.response.body", "body": body})
+
+    def _refusal(self, request: Request) -> Response | None:
         length = request.headers.get("content-length")
         if length is None or not length.isdigit():
             return PlainTextResponse("uploads must state their Content-Length", status_code=411)
@@ -63,19 +90,19 @@ class UploadGuard(BaseHTTPMiddleware):
         if not self.bytes.take(key, int(length)):
             return PlainTextResponse(f"too many bytes uploaded: at most {self.guards.upload_bytes[0] // 2**20} MB per "
                                      f"{self.guards.upload_bytes[1]:.0f} s; try again later", status_code=429)
-        response = await call_next(request)
-        body = b"".join([chunk async for chunk in response.body_iterator])
-        if response.status_code == 200:
-            try:
-                paths = [str(p) for p in json.loads(body)]
-            except (ValueError, TypeError):
-                paths = []
-            bad = [p for p in paths if not p.lower().endswith(UPLOAD_SUFFIXES)]
-            if bad:
-                for p in paths:
-                    remove_upload(p)
-                asyncio.get_running_loop().call_later(2.0, lambda: [remove_upload(p) for p in paths])  # late copies
-                return PlainTextResponse(f"{Path(bad[0]).name}: only {', '.join(UPLOAD_SUFFIXES)} files are accepted",
-                                         status_code=415)
-        headers = {k: v for k, v in response.headers.items() if k.lower() != "content-length"}
-        return Response(body, status_code=response.status_code, headers=headers)
+        return None
+
+    def _bad_types(self, body: bytes) -> Response | None:
+        """Delete every file of an upload that holds a file of another type; the answer names it."""
+        try:
+            paths = [str(p) for p in json.loads(body)]
+        except (ValueError, TypeError):
+            return None
+        bad = [p for p in paths if not p.lower().endswith(UPLOAD_SUFFIXES)]
+        if not bad:
+            return None
+        for p in paths:
+            remove_upload(p)
+        asyncio.get_running_loop().call_later(2.0, lambda: [remove_upload(p) for p in paths])  # a late copy
+        return PlainTextResponse(f"{Path(bad[0]).name}: only {', '.join(UPLOAD_SUFFIXES)} files are accepted",
+                                 status_code=415)

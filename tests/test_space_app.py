@@ -74,7 +74,7 @@ def _space(tmp_path_factory: pytest.TempPathFactory):
     demo = start(settings)
     from gradio_client import Client
 
-    client = Client(f"http://127.0.0.1:{settings.port}/", verbose=False)
+    client = Client(f"http://127.0.0.1:{settings.port}/", verbose=False, httpx_kwargs={"timeout": 300})
     yield {"root": root, "tables": tables, "ark": ark, "settings": settings, "client": client, "demo": demo}
     demo.close()
 
@@ -182,6 +182,9 @@ def test_browser_shows_user_strings_as_text(space: dict) -> None:
             dialogs: list[str] = []
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             page.goto(url)
+            search = page.get_by_role("textbox", name="Search model name")
+            search.fill("onerror")  # the table holds 50+ models by now: show the hostile row by searching for it
+            search.press("Enter")
             table = page.locator("#main-table")
             table.get_by_text(XSS, exact=True).filter(visible=True).first.wait_for(timeout=30_000)  # verbatim text
             assert table.get_by_text(XSS_FAMILY, exact=True).filter(visible=True).count() >= 1
@@ -205,6 +208,8 @@ def test_browser_shows_user_strings_as_text(space: dict) -> None:
             page.wait_for_function("document.querySelector('#status textarea').value.length > 0", timeout=30_000)
             assert status.input_value().startswith("Accepted: submission id "), status.input_value()
             page.get_by_role("tab", name="TRIAD").click()
+            search.fill("form **md**")
+            search.press("Enter")
             form_cell = page.locator("#main-table").get_by_text(MARKDOWN_NAME, exact=True)  # Markdown not rendered
             form_cell.filter(visible=True).first.wait_for(timeout=15_000)
             assert page.locator('a[href="https://example.org/x"]').count() == 0
