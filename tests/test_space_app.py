@@ -5,6 +5,7 @@ admin-token throttle; a Chromium browser check that user strings stay text."""
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import os
@@ -245,6 +246,15 @@ def call_over_queue(port: int, fn_index: int, data: list, headers: dict | None =
     raise AssertionError(f"fn {fn_index}: no result")
 
 
+def gradio_upload_path(name: str, data: bytes) -> Path:
+    """Where Gradio keeps an upload: <upload dir>/<salted sha256 of its bytes>/<name> (gradio.route_utils)."""
+    from gradio import processing_utils
+
+    from spaces_app.guard import upload_dir
+
+    return upload_dir() / hashlib.sha256(processing_utils.hash_seed + data).hexdigest() / name
+
+
 def test_forged_forwarded_for_is_ignored(space: dict) -> None:
     from gradio_client import Client
 
@@ -257,6 +267,8 @@ def test_forged_forwarded_for_is_ignored(space: dict) -> None:
                     headers={"X-Forwarded-For": FORGED})
     msg = submit(client, run_files(run), "forged header")
     assert msg.startswith("Accepted"), msg
+    stored_as = [gradio_upload_path(f.name, f.read_bytes()) for f in run_files(run)]
+    assert [p for p in stored_as if p.exists()] == []  # deleted once the submission had read them
     db = Database(space["settings"].db_path)
     stored = next(s for s in db.submissions(include_hidden=True) if s["model_name"] == "forged header")
     assert stored["submitter"] == address_key("127.0.0.1", db.secret())  # the TCP peer, not the header
@@ -311,8 +323,10 @@ def test_upload_guard_and_admin_throttle(space: dict, monkeypatch: pytest.Monkey
         refused = httpx.post(url, files={"files": ("payload.exe", b"MZ" * 1000)})
         assert refused.status_code == 415 and "only .parquet, .json, .zip" in refused.text
         assert set(upload_dir().rglob("payload.exe")) == before  # deleted at once, not kept for an hour
-        codes = [httpx.post(url, files={"files": ("results.json", b"{}")}).status_code for _ in range(3)]
-        assert codes == [200, 200, 429]  # the refused one counted too: 3 uploads per hour per client
+        answers = [httpx.post(url, files={"files": ("results.json", b"{}")}) for _ in range(3)]
+        assert [a.status_code for a in answers] == [200, 200, 429]  # the refused one counted: 3 per hour per client
+        # where Gradio keeps an upload (what test_forged_forwarded_for_is_ignored checks is gone after a submission)
+        assert Path(answers[0].json()[0]) == gradio_upload_path("results.json", b"{}")
         admin = next(i for i, fn in demo.fns.items() if fn.name == "admin")
         for _ in range(5):
             out = call_over_queue(settings.port, admin, ["wrong", 1, "hide"])
