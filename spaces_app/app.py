@@ -24,7 +24,7 @@ from starlette.middleware import Middleware  # noqa: E402
 
 from spaces_app import identity, mirror, moderation, views  # noqa: E402
 from spaces_app.db import Database  # noqa: E402
-from spaces_app.gold import GoldStore  # noqa: E402
+from spaces_app.gold import GoldStore, require_gold  # noqa: E402
 from spaces_app.guard import UploadGuard, remove_upload  # noqa: E402
 from spaces_app.identity import UPLOAD_SUFFIXES, Guards  # noqa: E402
 from spaces_app.settings import Settings  # noqa: E402
@@ -360,9 +360,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
 def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
     """Build and serve the app; refuses to start without any gold folder. ``kwargs`` go to ``Blocks.launch``."""
     settings = settings or Settings.from_env()
-    if not GoldStore({"triad": settings.triad_dir, "ark": settings.ark_dir}).available():
-        raise TriadError(f"no gold dataset folder at {settings.triad_dir} (TRIAD) or {settings.ark_dir} (ARK): give "
-                         "the TRIAD gold folder with --data (or TRIAD_SPACE_DATA) and ARK's with --ark-data")
+    require_gold({"triad": settings.triad_dir, "ark": settings.ark_dir})
     # the client address is the TCP peer unless TRIAD_SPACE_TRUSTED_PROXIES says otherwise (spaces_app/identity.py):
     # uvicorn must not rewrite it from X-Forwarded-For on its own
     os.environ["FORWARDED_ALLOW_IPS"] = ""

@@ -159,3 +159,14 @@ class GoldStore:
 
     def known_configs(self) -> dict[str, list[str]]:
         return {b: self.get(b).configs for b in self.available()}
+
+
+def require_gold(data_dirs: Mapping[str, str | Path]) -> GoldStore:
+    """The gold store of the configured folders; a TriadError naming --data when none of them exists (a server or a
+    command-line submission without gold would only serve an empty board or refuse everything)."""
+    store = GoldStore(data_dirs)
+    if not store.available():
+        looked = ", ".join(f"{b.upper()}: {p}" for b, p in store.configured().items())
+        raise TriadError(f"no gold dataset folder found ({looked}); give the TRIAD gold folder with --data (or "
+                         "TRIAD_SPACE_DATA) and ARK's with --ark-data")
+    return store

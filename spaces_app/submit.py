@@ -384,10 +384,7 @@ def submit_run_dir(db_path: str | Path, data_dirs: Mapping[str, str | Path] | Se
     a duplicate of an already stored run is not an error (the demo can be re-run on the same database).
     """
     run_dir = Path(run_dir)
-    golds = gold_mod.GoldStore(data_dirs)
-    if not golds.available():
-        raise TriadError(f"no gold folder found (looked in {', '.join(str(p) for p in golds.configured().values())}); "
-                         "give the TRIAD gold folder with --data (or TRIAD_SPACE_DATA)")
+    golds = gold_mod.require_gold(data_dirs) if isinstance(data_dirs, Mapping) else gold_mod.GoldStore(data_dirs)
     outcome = submit_files(  # the database file is created only when the run is accepted
         Database(db_path, create=False), golds, _run_files(run_dir), model_name=model_name,
         model_link=model_link, family=family, params=params, submitter=submitter, rate_limited=False,

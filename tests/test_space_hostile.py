@@ -389,6 +389,7 @@ def test_cli_without_gold_and_rejected_submit(world: dict, tmp_path: Path) -> No
 
 
 # --- Hugging Face login: the identity, and required for submitting ----------------------------------------------
+@pytest.mark.slow
 def test_with_login_the_hub_user_is_the_submitter(world: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from types import SimpleNamespace
 
