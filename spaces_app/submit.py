@@ -280,7 +280,9 @@ def run_info(results: Mapping[str, Any] | None, mismatches: Sequence[str]) -> di
     if results is None:
         return {"results_json": "absent"}
     model = results.get("model") if isinstance(results.get("model"), Mapping) else {}
-    info: dict[str, Any] = {"results_json": "differs" if mismatches else "matches"}
+    theirs = results.get("configs") if isinstance(results.get("configs"), Mapping) else {}
+    has_numbers = any(isinstance(c, Mapping) and c.get("metrics") for c in theirs.values())
+    info: dict[str, Any] = {"results_json": "differs" if mismatches else "matches" if has_numbers else "no numbers"}
     for key in MODEL_KEYS:
         val = model.get(key)
         if isinstance(val, str | int | float) and not isinstance(val, bool):

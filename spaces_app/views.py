@@ -20,7 +20,8 @@ from triad_dataset import names as triad_names
 DECIMALS = 3  # paper Table 2 reports mAP to three decimals
 ID_COL, MODEL_COL, FAMILY_COL, PARAMS_COL, DATE_COL = "id", "Model", "Family", "Params", "Submitted"
 SUBMITTER_COL, CHECK_COL = "Submitter", "results.json"
-CHECK_TEXT = {"matches": "matches", "differs": "DIFFERS from server", "absent": "not sent"}
+CHECK_TEXT = {"matches": "matches", "differs": "DIFFERS from server", "absent": "not sent",
+              "no numbers": "no numbers to compare"}
 ALL_FAMILIES = "All families"
 
 
