@@ -411,3 +411,13 @@ def test_with_login_the_hub_user_is_the_submitter(world: dict, tmp_path: Path, m
     assert fn(files, "m", "", "other", "", request, SimpleNamespace(username="alice")).startswith("Accepted")
     stored = Database(settings.db_path).submissions()[0]
     assert stored["submitter"] == "hf:alice" and views.submitter_text(stored) == "alice"
+
+
+def test_run_info_states_what_was_compared() -> None:
+    from spaces_app.submit import run_info
+
+    assert run_info(None, []) == {"results_json": "absent"}
+    assert run_info({"configs": {}, "model": {"name": "m", "revision": True}}, []) == {
+        "results_json": "no numbers", "model_name": "m"}
+    assert run_info({"configs": {I2C: {"metrics": {"map": 0.5}}}, "complete": True}, ["x"]) == {
+        "results_json": "differs", "complete": True}
