@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +20,13 @@ if __package__ in (None, ""):  # `python spaces_app/app.py`: make the project im
 
 import gradio as gr  # noqa: E402
 import pandas as pd  # noqa: E402
+from starlette.middleware import Middleware  # noqa: E402
 
-from spaces_app import mirror, moderation, views  # noqa: E402
+from spaces_app import identity, mirror, moderation, views  # noqa: E402
 from spaces_app.db import Database  # noqa: E402
-from spaces_app.gold import GoldStore  # noqa: E402
+from spaces_app.gold import GoldStore, require_gold  # noqa: E402
+from spaces_app.guard import UploadGuard, remove_upload  # noqa: E402
+from spaces_app.identity import UPLOAD_SUFFIXES, Guards  # noqa: E402
 from spaces_app.settings import Settings  # noqa: E402
 from spaces_app.submit import FAMILIES, submit_files  # noqa: E402
 from spaces_app.validation import Limits  # noqa: E402
@@ -32,7 +36,8 @@ from triad_dataset.errors import TriadError  # noqa: E402
 MAIN = triad_names.MAIN_CONFIGS
 REFERENCE = triad_names.REFERENCE_CONFIGS
 ADMIN_ACTIONS = moderation.ACTIONS
-SUBMIT_CONCURRENCY = 2  # a paper-size submission holds ~6M ids in memory while it is scored
+SUBMIT_CONCURRENCY = 2  # each submission in progress holds at most ~0.5 GB (docs/space.md)
+UPLOAD_CACHE = (300, 600)  # every 5 min, delete uploads older than 10 min (Gradio's delete_cache)
 ARK_AXES = ("domain", "reasoning_skill", "subtype")
 
 INTRO = """# TRIAD leaderboard
@@ -62,18 +67,6 @@ CSS = """
 """
 
 
-def _submitter(request: gr.Request | None) -> str:
-    """Who is submitting, for the rate limit: the logged-in Hub user, else the client address."""
-    if request is None:
-        return "anonymous"
-    user = getattr(request, "username", None)
-    if user:
-        return f"user:{user}"
-    forwarded = (request.headers.get("x-forwarded-for") or "").split(",")[0].strip()
-    host = forwarded or (request.client.host if request.client else "") or "unknown"
-    return f"ip:{host}"
-
-
 class Leaderboard:
     """Reads for the views; one instance per app."""
 
@@ -82,6 +75,8 @@ class Leaderboard:
         self.db = Database(settings.db_path)
         self.golds = GoldStore({"triad": settings.triad_dir, "ark": settings.ark_dir})
         self.limits = Limits.from_env()
+        self.guards = Guards.from_env()
+        self.secret = self.db.secret()
         self._lock = threading.Lock()
         self._cache: dict[tuple, list[dict[str, Any]]] = {}
         for bench in self.golds.available():  # read the gold once at start-up
@@ -113,16 +108,25 @@ class Leaderboard:
         return next((s for s in self.subs(bench) if s["id"] == sid), None)
 
     def choices(self, bench: str) -> list[tuple[str, int]]:
-        return [(f"#{s['id']} {s['model_name']}", int(s["id"])) for s in self.subs(bench)]
+        return [(f"{s['id']}: {s['model_name']}", int(s["id"])) for s in self.subs(bench)]
 
     def status_line(self) -> str:
+        """Gold fingerprints and counts for the About tab (no server paths: this goes to every visitor)."""
         parts = []
         for bench in ("triad", "ark"):
             fp = self.fingerprint(bench)
-            path = self.settings.triad_dir if bench == "triad" else self.settings.ark_dir
-            parts.append(f"{bench.upper()} gold: {path} ({fp[:12] if fp else 'not found'})"
-                         + (f", {len(self.subs(bench))} visible submissions" if fp else ""))
+            parts.append(f"{bench.upper()} gold: " + (f"dataset {fp[:12]}, {len(self.subs(bench))} visible submissions"
+                                                       if fp else "not served"))
         return "\n".join(parts + [mirror.status()])
+
+    def who(self, request: gr.Request | None, profile: Any = None) -> str:
+        """The identity key of a request: the Hub user when logged in, else the (hashed) client address."""
+        username = getattr(profile, "username", None) if profile is not None else None
+        return identity.request_key(request, self.secret, self.guards.trusted_proxies, username)
+
+    def admin_locked(self, who: str) -> bool:
+        limit, window = self.guards.admin_failures
+        return self.db.count_attempts(who, time.time() - window, action="admin", failed_only=True) >= limit
 
 
 def build_app(settings: Settings | None = None) -> gr.Blocks:
@@ -167,7 +171,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         if sa["id"] == sb["id"]:
             return pd.DataFrame(), "Pick two different submissions."
         table = views.paired_comparison(sa, sb, lb.db.query_scores)
-        note = (f"A = #{sa['id']} {sa['model_name']}\nB = #{sb['id']} {sb['model_name']}\n"
+        note = (f"A = id {sa['id']}: {sa['model_name']}\nB = id {sb['id']}: {sb['model_name']}\n"
                 "ΔmAP = mean over shared queries of AP(A) − AP(B); 95% paired bootstrap interval (3,000 resamples); "
                 "two-sided Wilcoxon signed-rank p, Holm-adjusted over the subsets shown.")
         return views.for_display(table), note
@@ -190,17 +194,40 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             *ark_tables(), lb.status_line(),
         )
 
-    def submit(files: list[str] | None, model_name: str, model_link: str, family: str, params: str,
-               request: gr.Request) -> str:
-        """Submit a run's rankings/*.parquet and results.json (or a zip of the run folder); returns the status."""
+    def run_submission(files: list[str] | None, model_name: str, model_link: str, family: str, params: str,
+                       request: gr.Request | None, profile: Any) -> str:
         paths = [f if isinstance(f, str) else getattr(f, "name", str(f)) for f in (files or [])]
-        outcome = submit_files(lb.db, lb.golds, paths, model_name=model_name, model_link=model_link, family=family,
-                               params=params, submitter=_submitter(request), limits=lb.limits)
+        try:
+            if lb.settings.oauth and profile is None:
+                return "Rejected: log in with Hugging Face (the button at the top) to submit. Nothing was stored."
+            outcome = submit_files(lb.db, lb.golds, paths, model_name=model_name, model_link=model_link,
+                                   family=family, params=params, submitter=lb.who(request, profile), limits=lb.limits)
+        finally:
+            for p in paths:  # read once; never kept on the server's disk
+                remove_upload(p)
         if outcome.accepted and outcome.submission_id is not None:
             stored = next((s for s in lb.db.submissions(include_hidden=True) if s["id"] == outcome.submission_id), None)
             if stored is not None:
                 mirror.mirror(stored)
         return outcome.message
+
+    if lb.settings.oauth:
+        def submit(files: list[str] | None, model_name: str, model_link: str, family: str, params: str,
+                   request: gr.Request, profile: gr.OAuthProfile | None) -> str:
+            """Submit a run's rankings/*.parquet and results.json (or a zip of the run folder); returns the status."""
+            return run_submission(files, model_name, model_link, family, params, request, profile)
+    else:
+        def submit(files: list[str] | None, model_name: str, model_link: str, family: str, params: str,
+                   request: gr.Request) -> str:
+            """Submit a run's rankings/*.parquet and results.json (or a zip of the run folder); returns the status."""
+            return run_submission(files, model_name, model_link, family, params, request, None)
+
+    def submission(submission_id: int) -> dict[str, Any]:
+        """One visible submission: metadata, per-config metrics with 95% intervals, diagnostics, results.json check."""
+        sub = lb.by_id(submission_id, "triad") or lb.by_id(submission_id, "ark")
+        if sub is None:
+            raise gr.Error(f"no visible submission with id {str(submission_id)[:20]}")
+        return views.submission_record(sub)
 
     def leaderboard(benchmark: str = "triad") -> list[dict[str, Any]]:
         """The current leaderboard as rows (one dict per visible submission; TRIAD mAP per subset, or ARK R@1)."""
@@ -213,16 +240,26 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         return [{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
                 for row in df.to_dict(orient="records")]
 
-    def admin(token: str, sid: Any, action: str) -> tuple[str, pd.DataFrame]:
+    def admin(token: str, sid: Any, action: str, request: gr.Request) -> tuple[str, pd.DataFrame]:
+        who = lb.who(request)
+        if lb.settings.admin_token and lb.admin_locked(who):
+            limit, window = lb.guards.admin_failures
+            return (f"Too many wrong admin tokens from this client ({limit} in {window:.0f} s); try again later.",
+                    pd.DataFrame())
         msg = moderation.apply(lb.db, lb.settings.admin_token, token, sid, action)
-        if not moderation.authorized(lb.settings.admin_token, token):
+        ok = moderation.authorized(lb.settings.admin_token, token)
+        if lb.settings.admin_token:
+            lb.db.record_attempt(who, accepted=ok, action="admin")
+        if not ok:
             return msg, pd.DataFrame()
         return msg, views.admin_table(lb.db.submissions(include_hidden=True))
 
     # --- layout -----------------------------------------------------------------------------------------
-    # uploaded files are only read during their request; Gradio's cache of them is purged hourly
-    with gr.Blocks(title="TRIAD leaderboard", analytics_enabled=False, delete_cache=(3600, 3600)) as demo:
+    # uploaded files are deleted once their submission is read; the rest (uploads never submitted) within minutes
+    with gr.Blocks(title="TRIAD leaderboard", analytics_enabled=False, delete_cache=UPLOAD_CACHE) as demo:
         gr.Markdown(INTRO)
+        if lb.settings.oauth:
+            gr.LoginButton()
         with gr.Tabs():
             with gr.Tab("TRIAD", id="triad"):
                 with gr.Row():
@@ -276,7 +313,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             with gr.Tab("Submit", id="submit"):
                 gr.Markdown(SUBMIT_HELP)
                 files = gr.File(label="rankings/*.parquet + results.json, or a zip of the run folder",
-                                file_count="multiple", file_types=[".parquet", ".json", ".zip"], type="filepath",
+                                file_count="multiple", file_types=list(UPLOAD_SUFFIXES), type="filepath",
                                 elem_id="upload")
                 with gr.Row():
                     f_name = gr.Textbox(label="Model name", max_lines=1)
@@ -290,7 +327,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             with gr.Tab("Admin", id="admin"):
                 with gr.Row():
                     a_token = gr.Textbox(label="Admin token", type="password", max_lines=1)
-                    a_id = gr.Number(label="Submission #", precision=0)
+                    a_id = gr.Number(label="Submission id", precision=0)
                     a_action = gr.Radio(list(ADMIN_ACTIONS), value=ADMIN_ACTIONS[0], label="Action")
                 a_btn = gr.Button("Apply")
                 a_msg = gr.Textbox(label="Result", interactive=False)
@@ -316,15 +353,25 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                                                    ).then(rank_range, family, [rr_plot, rr_table, tau_table], **private)
         a_btn.click(admin, [a_token, a_id, a_action], [a_msg, a_table], **private)
         gr.api(leaderboard, api_name="leaderboard")
+        gr.api(submission, api_name="submission")
     return demo
 
 
-def launch(settings: Settings | None = None, **kwargs: Any) -> None:
+def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
+    """Build and serve the app; refuses to start without any gold folder. ``kwargs`` go to ``Blocks.launch``."""
     settings = settings or Settings.from_env()
+    require_gold({"triad": settings.triad_dir, "ark": settings.ark_dir})
+    # the client address is the TCP peer unless TRIAD_SPACE_TRUSTED_PROXIES says otherwise (spaces_app/identity.py):
+    # uvicorn must not rewrite it from X-Forwarded-For on its own
+    os.environ["FORWARDED_ALLOW_IPS"] = ""
     demo = build_app(settings)
+    lb_db = Database(settings.db_path)
+    limits = Limits.from_env()
+    guard = Middleware(UploadGuard, guards=Guards.from_env(), secret=lb_db.secret(), max_request_bytes=limits.max_file_bytes)
     demo.queue(default_concurrency_limit=4)
-    demo.launch(server_name=settings.host, server_port=settings.port, max_file_size=Limits.from_env().max_file_bytes,
-                css=CSS, footer_links=["api"], **kwargs)
+    demo.launch(server_name=settings.host, server_port=settings.port, max_file_size=limits.max_file_bytes,
+                css=CSS, footer_links=["api"], app_kwargs={"middleware": [guard]}, **kwargs)
+    return demo
 
 
 def main() -> int:

@@ -50,6 +50,9 @@ def _handle(args: argparse.Namespace) -> int:
                                  params=args.params, submitter="cli")
         print(outcome.message)
         return 0
+    from spaces_app.gold import require_gold
+
+    require_gold({"triad": settings.triad_dir, "ark": settings.ark_dir})  # before Gradio is even imported
     from spaces_app.app import launch
 
     launch(settings)

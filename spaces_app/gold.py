@@ -12,6 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ark_dataset import names as ark_names
+from spaces_app.pools import PoolIndex
+from spaces_app.validation import Bound
 from triad_dataset import folder
 from triad_dataset import names as triad_names
 from triad_dataset.errors import TriadError
@@ -29,6 +31,7 @@ class Gold:
     fingerprint: str
     rows: dict[str, list[dict[str, Any]]]
     galleries: dict[str, frozenset[str]] = field(default_factory=dict)  # ARK subtype -> gallery ids
+    indexes: dict[str, PoolIndex] = field(default_factory=dict)  # TRIAD config -> pools as arrays
     _pools: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
     @property
@@ -40,6 +43,12 @@ class Gold:
         if config not in self._pools:
             self._pools[config] = {r["query_id"]: list(r["candidate_ids"]) for r in self.rows[config]}
         return self._pools[config]
+
+    def bounds(self) -> dict[str, Bound]:
+        """Per config, the most a ranking file may hold: one row per query, at most a pool / gallery of ids each."""
+        if self.benchmark == "triad":
+            return {c: Bound.of(len(idx.query_ids), idx.pool_size) for c, idx in self.indexes.items()}
+        return {s: Bound.of(len(self.rows[s]), len(self.galleries[s])) for s in self.rows}
 
     def query_ids(self, config: str) -> list[str]:
         return [r["query_id"] for r in self.rows[config]]
@@ -90,7 +99,8 @@ def load_gold(path: str | Path) -> Gold:
     if bench == "triad":
         configs = [c for c in triad_names.TASK_CONFIGS if c in present]
         rows = {c: _share_strings(folder.read_rows(path, c, columns=_text_columns(path, c))) for c in configs}
-        return Gold(bench, path, folder.fingerprint(path), rows)
+        indexes = {c: PoolIndex.build(c, rows[c]) for c in configs}
+        return Gold(bench, path, folder.fingerprint(path), rows, indexes=indexes)
     subtypes = [s for s in ark_names.SUBTYPES if s in present and s + ark_names.GALLERY_SUFFIX in present]
     rows = {s: folder.read_rows(path, s, columns=_text_columns(path, s)) for s in subtypes}
     galleries = {
@@ -125,6 +135,13 @@ class GoldStore:
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[tuple, Gold]] = {}
 
+    def configured(self) -> dict[str, Path]:
+        return dict(self._dirs)
+
+    def bounds(self) -> dict[str, Bound]:
+        """Per config of every available benchmark, the most a submitted ranking file may decode to."""
+        return {c: b for bench in self.available() for c, b in self.get(bench).bounds().items()}
+
     def available(self) -> dict[str, Path]:
         """Benchmarks whose folder exists (an absent ARK folder simply disables ARK)."""
         return {b: p for b, p in self._dirs.items() if (p / folder.AUDIT_NAME).is_file()}
@@ -142,3 +159,14 @@ class GoldStore:
 
     def known_configs(self) -> dict[str, list[str]]:
         return {b: self.get(b).configs for b in self.available()}
+
+
+def require_gold(data_dirs: Mapping[str, str | Path]) -> GoldStore:
+    """The gold store of the configured folders; a TriadError naming --data when none of them exists (a server or a
+    command-line submission without gold would only serve an empty board or refuse everything)."""
+    store = GoldStore(data_dirs)
+    if not store.available():
+        looked = ", ".join(f"{b.upper()}: {p}" for b, p in store.configured().items())
+        raise TriadError(f"no gold dataset folder found ({looked}); give the TRIAD gold folder with --data (or "
+                         "TRIAD_SPACE_DATA) and ARK's with --ark-data")
+    return store

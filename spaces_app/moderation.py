@@ -24,8 +24,8 @@ def apply(db: Database, expected: str | None, token: Any, submission_id: Any, ac
     try:
         sid = int(submission_id)
     except (TypeError, ValueError):
-        return "Give a submission number."
+        return "Give a submission id."
     if action not in ACTIONS:
         return f"Unknown action {action!r}; one of {', '.join(ACTIONS)}."
     ok = db.delete(sid) if action == "delete" else db.set_hidden(sid, action == "hide")
-    return f"Submission #{sid}: {action} done." if ok else f"Submission #{sid} does not exist."
+    return f"Submission id {sid}: {action} done." if ok else f"Submission id {sid} does not exist."

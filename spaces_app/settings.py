@@ -15,7 +15,8 @@ DEFAULT_HOST = "127.0.0.1"
 
 @dataclass(frozen=True)
 class Settings:
-    """TRIAD_SPACE_DATA, TRIAD_SPACE_ARK_DATA, TRIAD_SPACE_DB, TRIAD_SPACE_ADMIN_TOKEN, GRADIO_SERVER_PORT/NAME."""
+    """TRIAD_SPACE_DATA, TRIAD_SPACE_ARK_DATA, TRIAD_SPACE_DB, TRIAD_SPACE_ADMIN_TOKEN, GRADIO_SERVER_PORT/NAME,
+    OAUTH_CLIENT_ID (set by Hugging Face on a Space with login enabled)."""
 
     triad_dir: Path
     ark_dir: Path
@@ -23,6 +24,7 @@ class Settings:
     admin_token: str | None
     port: int
     host: str
+    oauth: bool = False  # Hugging Face login: a Space (SPACE_ID) with `hf_oauth: true` (OAUTH_CLIENT_ID)
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -34,4 +36,5 @@ class Settings:
             admin_token=env.get("TRIAD_SPACE_ADMIN_TOKEN") or None,
             port=int(env.get("GRADIO_SERVER_PORT") or DEFAULT_PORT),
             host=env.get("GRADIO_SERVER_NAME") or DEFAULT_HOST,
+            oauth=bool(env.get("OAUTH_CLIENT_ID") and env.get("SPACE_ID")),
         )

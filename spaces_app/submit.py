@@ -10,15 +10,20 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
 import time
+import traceback
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ark_dataset import names as ark_names
 from spaces_app import gold as gold_mod
+from spaces_app import identity, pools
 from spaces_app import validation as v
 from spaces_app.db import Database, DuplicateSubmission, NewSubmission, ScoreRow
 from triad_dataset import names as triad_names
@@ -30,6 +35,7 @@ MISMATCH_TOL = 1e-6
 MAX_NAME = 80
 MAX_LINK = 300
 MAX_FAMILY = 40
+MAX_PARAMS = 10**15  # far above any model, far below SQLite's 64-bit integers
 FAMILIES = ("dual-tower", "VLM embedder", "reasoning embedder", "text-only", "lexical", "baseline", "other")
 
 
@@ -100,12 +106,16 @@ def parse_params(value: Any) -> int | None:
     if isinstance(value, int | float):
         if not math.isfinite(value) or value < 0:
             raise v.SubmissionError(f"parameter count {value!r} is not a positive number")
-        return int(value)
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMbBtT]?)\s*", str(value))
-    if m is None:
-        raise v.SubmissionError(f"parameter count {str(value)[:40]!r}: use a number such as 86000000, 86M or 1.5B")
-    scale = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}[m.group(2).lower()]
-    return round(float(m.group(1)) * scale)
+        count = value
+    else:
+        m = re.fullmatch(r"\s*(\d{1,20}(?:\.\d{1,20})?)\s*([kKmMbBtT]?)\s*", str(value))
+        if m is None:
+            raise v.SubmissionError(f"parameter count {str(value)[:40]!r}: use a number such as 86000000, 86M or 1.5B")
+        count = float(m.group(1)) * {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}[m.group(2).lower()]
+    if count > MAX_PARAMS:
+        raise v.SubmissionError(f"parameter count {str(value)[:40]}: more than {MAX_PARAMS:.0e}; give the model's "
+                                "real size")
+    return round(count)
 
 
 def check_meta(model_name: Any, model_link: Any, family: Any, params: Any, submitter: Any) -> Meta:
@@ -120,6 +130,19 @@ def check_meta(model_name: Any, model_link: Any, family: Any, params: Any, submi
 
 
 # --- scoring -------------------------------------------------------------------------------------------------
+def score_triad_positions(gold: gold_mod.Gold, positions: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """The one call from the Space into ``metrics.scoring`` for TRIAD (CONTRACTS §4).
+
+    ``positions[config][q, r]`` is the pool position of the candidate ranked ``r + 1`` for the gold's ``q``-th query
+    (already checked to be a permutation per query). Today's ``score_triad`` takes id lists, so they are built here
+    from the gold's own id strings (no id is copied); an array entry point can take ``positions`` directly.
+    """
+    from metrics import scoring
+
+    rankings = {c: pools.ranked_ids(gold.indexes[c], pos) for c, pos in positions.items()}
+    return scoring.score_triad({c: gold.rows[c] for c in positions}, rankings)
+
+
 def _score(benchmark: str, gold: gold_mod.Gold, parsed: v.ParsedSubmission) -> dict[str, Any]:
     """Check the rankings against the gold, then score them with the shared metrics core (CONTRACTS §4)."""
     from metrics import scoring
@@ -130,16 +153,10 @@ def _score(benchmark: str, gold: gold_mod.Gold, parsed: v.ParsedSubmission) -> d
         if missing:
             shown = ", ".join(f"{c} ({triad_names.DISPLAY_NAMES[c]})" for c in missing)
             raise v.SubmissionError(f"missing main subset(s): {shown}; all six are needed (paper Table 2)")
-        rankings = {}
-        for c in configs:
-            r = parsed.rankings[c]
-            v.check_query_ids(c, r.query_ids, gold.query_ids(c))
-            rankings[c] = dict(zip(r.query_ids, r.candidate_ids, strict=True))
-        try:  # score_triad itself refuses any ranking that is not a permutation of its pool (CONTRACTS §4) ...
-            return scoring.score_triad({c: gold.rows[c] for c in configs}, rankings)
-        except ValueError as exc:  # ... and the detailed check says which ids are unknown, missing or repeated
-            for c in configs:
-                v.check_triad_rankings(c, parsed.rankings[c], gold.pools(c))
+        positions = {c: pools.pool_positions(c, parsed.rankings[c], gold.indexes[c]) for c in configs}
+        try:
+            return score_triad_positions(gold, positions)
+        except ValueError as exc:  # checked above, so this is the server's fault, not the submitter's
             raise TriadError(f"the server could not score these rankings ({exc}); please report this") from exc
     missing = [s for s in gold.rows if s not in parsed.rankings]
     if missing:
@@ -237,52 +254,114 @@ def _headline(benchmark: str, rows: Sequence[ScoreRow]) -> str:
     return ("mAP: " if benchmark == "triad" else "R@1: ") + ", ".join(parts)
 
 
+# --- ownership, run identity ---------------------------------------------------------------------------------
+def name_key(name: str) -> str:
+    """Names compared for ownership: NFKC, case-folded, inner whitespace collapsed ("My  Model" == "my model")."""
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
+def check_name_owner(db: Database, meta: Meta) -> None:
+    """A model name belongs to whoever first submitted it; another submitter must pick another name."""
+    key = name_key(meta.model_name)
+    for sid, name, owner in db.names():
+        if name_key(name) == key and owner != meta.submitter:
+            raise v.SubmissionError(
+                f"model name {meta.model_name!r} is already used by another submitter (submission id {sid}); choose a distinct "
+                "name" + ("" if meta.submitter.startswith(identity.USER_PREFIX) else
+                          ", or log in with the account that submitted it")
+            )
+
+
+MODEL_KEYS = ("name", "revision", "source", "source_kind")  # what a results.json says produced the rankings
+
+
+def run_info(results: Mapping[str, Any] | None, mismatches: Sequence[str]) -> dict[str, Any]:
+    """What the run says about itself (shown in Details, never used for scores) and how its numbers compared."""
+    if results is None:
+        return {"results_json": "absent"}
+    model = results.get("model") if isinstance(results.get("model"), Mapping) else {}
+    theirs = results.get("configs") if isinstance(results.get("configs"), Mapping) else {}
+    has_numbers = any(isinstance(c, Mapping) and c.get("metrics") for c in theirs.values())
+    info: dict[str, Any] = {"results_json": "differs" if mismatches else "matches" if has_numbers else "no numbers"}
+    for key in MODEL_KEYS:
+        val = model.get(key)
+        if isinstance(val, str | int | float) and not isinstance(val, bool):
+            info[f"model_{key}"] = str(val)[:300]
+    for key in ("variant", "complete"):
+        if isinstance(results.get(key), str | bool):
+            info[key] = results[key]
+    return info
+
+
+def _rejected(reason: Any) -> Outcome:
+    return Outcome(False, f"Rejected: {reason}. Nothing was stored.")
+
+
 # --- the flow ------------------------------------------------------------------------------------------------
 def submit_files(db: Database, golds: gold_mod.GoldStore, paths: Sequence[str | Path], *, model_name: Any,
                  model_link: Any = "", family: Any = "", params: Any = None, submitter: Any = "anonymous",
-                 limits: v.Limits | None = None, rate_limit: RateLimit | None = None) -> Outcome:
-    """Validate, rescore and store one submission; every failure is an Outcome(accepted=False) with the reason."""
-    limits = limits or v.Limits.from_env()
-    rate_limit = rate_limit or RateLimit.from_env()
+                 limits: v.Limits | None = None, rate_limit: RateLimit | None = None,
+                 rate_limited: bool = True) -> Outcome:
+    """Validate, rescore and store one submission; every failure is an Outcome(accepted=False) with the reason.
+
+    ``submitter`` is the identity key (``spaces_app.identity``); ``rate_limited=False`` (the operator's command line)
+    skips the per-submitter limit and writes nothing before a submission is accepted.
+    """
     try:
-        meta = check_meta(model_name, model_link, family, params, submitter)
-    except v.SubmissionError as exc:
-        return Outcome(False, f"Rejected: {exc}. Nothing was stored.")
-    since = time.time() - rate_limit.window_s
-    if db.count_attempts(meta.submitter, since) >= rate_limit.attempts:
-        return Outcome(False, f"Rejected: rate limit reached ({rate_limit.attempts} submissions per "
-                              f"{rate_limit.window_s:.0f} s per submitter); try again later. Nothing was stored.")
-    db.record_attempt(meta.submitter, accepted=False)
-    try:
-        known = golds.known_configs()
-        if not known:
-            raise v.SubmissionError("this server holds no gold data (set TRIAD_SPACE_DATA / TRIAD_SPACE_ARK_DATA)")
-        uploads = v.read_uploads(paths, limits)
-        parsed = v.parse_uploads(uploads, limits, known)
-        benchmark = parsed.benchmark()
-        gold = golds.get(benchmark)
-        digest = parsed.digest()
-        scored = _score(benchmark, gold, parsed)
+        return _submit(db, golds, paths, model_name, model_link, family, params, submitter,
+                       limits or v.Limits.from_env(), rate_limit or RateLimit.from_env(), rate_limited)
     except (v.SubmissionError, TriadError) as exc:
-        return Outcome(False, f"Rejected: {exc}. Nothing was stored.")
-    except ValueError as exc:  # metrics.scoring names config and query when a ranking is not a permutation
-        return Outcome(False, f"Rejected: {exc}. Nothing was stored.")
+        return _rejected(exc)
+    except Exception as exc:  # a bug must not reach the client as Gradio's generic error, nor leak server details
+        traceback.print_exc(file=sys.stderr)
+        return _rejected(f"the server failed while checking this submission ({type(exc).__name__}); please report "
+                         "this")
+
+
+def _submit(db: Database, golds: gold_mod.GoldStore, paths: Sequence[str | Path], model_name: Any, model_link: Any,
+            family: Any, params: Any, submitter: Any, limits: v.Limits, rate_limit: RateLimit,
+            rate_limited: bool) -> Outcome:
+    meta = check_meta(model_name, model_link, family, params, submitter)
+    attempt = None
+    if rate_limited:
+        since = time.time() - rate_limit.window_s
+        if db.count_attempts(meta.submitter, since) >= rate_limit.attempts:
+            return _rejected(f"rate limit reached ({rate_limit.attempts} submissions per {rate_limit.window_s:.0f} s "
+                             "per submitter); try again later")
+        attempt = db.record_attempt(meta.submitter, accepted=False)
+    known = golds.known_configs()
+    if not known:
+        raise v.SubmissionError("this server holds no gold data (set TRIAD_SPACE_DATA / TRIAD_SPACE_ARK_DATA)")
+    check_name_owner(db, meta)
+    uploads = v.read_uploads(paths, limits)
+    parsed = v.parse_uploads(uploads, limits, known, golds.bounds())
+    del uploads  # the raw bytes are not needed past parsing
+    benchmark = parsed.benchmark()
+    gold = golds.get(benchmark)
+    # duplicates are the same main-subset rankings, whatever optional reference configs come along
+    digest = parsed.digest(triad_names.MAIN_CONFIGS if benchmark == "triad" else None)
+    dup = db.find_digest(benchmark, digest)
+    if dup is not None:
+        return _rejected(f"these rankings were already submitted as submission id {dup[0]} ({dup[1]})")
+    scored = _score(benchmark, gold, parsed)
     configs = sorted(parsed.rankings)
     rows, per_query, summary = _rows_for_db(benchmark, scored, configs)
     mismatches, notes = compare_results(scored, parsed.results, configs, gold.fingerprint)
     try:
         sid = db.insert(NewSubmission(
             benchmark, meta.model_name, meta.model_link, meta.family, meta.params, meta.submitter,
-            gold.fingerprint, digest, summary, mismatches, rows, per_query,
+            gold.fingerprint, digest, summary, mismatches, rows, per_query, run=run_info(parsed.results, mismatches),
         ))
     except DuplicateSubmission as exc:
-        return Outcome(False, f"Rejected: these rankings were already submitted as #{exc.existing_id}"
-                              f" ({exc.model_name}). Nothing was stored.")
-    lines = [f"Accepted: submission #{sid} ({benchmark.upper()}, {len(configs)} configs), scored on the server.",
+        return _rejected(f"these rankings were already submitted as submission id {exc.existing_id} "
+                         f"({exc.model_name})")
+    if attempt is not None:
+        db.mark_accepted(attempt)
+    lines = [f"Accepted: submission id {sid} ({benchmark.upper()}, {len(configs)} configs), scored on the server.",
              _headline(benchmark, rows)]
     if mismatches:
         lines.append(f"{len(mismatches)} number(s) in your results.json differ from the server's (the leaderboard "
-                     "shows the server's):")
+                     "shows the server's and marks the row):")
         lines += [f"  - {m}" for m in mismatches[:20]]
     lines += parsed.notes + notes
     return Outcome(True, "\n".join(lines), sid, benchmark, tuple(mismatches))
@@ -307,10 +386,10 @@ def submit_run_dir(db_path: str | Path, data_dirs: Mapping[str, str | Path] | Se
     a duplicate of an already stored run is not an error (the demo can be re-run on the same database).
     """
     run_dir = Path(run_dir)
-    outcome = submit_files(
-        Database(db_path), gold_mod.GoldStore(data_dirs), _run_files(run_dir), model_name=model_name,
-        model_link=model_link, family=family, params=params, submitter=submitter,
-        rate_limit=RateLimit(attempts=10**9, window_s=1.0),
+    golds = gold_mod.require_gold(data_dirs) if isinstance(data_dirs, Mapping) else gold_mod.GoldStore(data_dirs)
+    outcome = submit_files(  # the database file is created only when the run is accepted
+        Database(db_path, create=False), golds, _run_files(run_dir), model_name=model_name,
+        model_link=model_link, family=family, params=params, submitter=submitter, rate_limited=False,
     )
     if not outcome.accepted and "already submitted" not in outcome.message:
         raise TriadError(f"{run_dir}: {outcome.message}")

@@ -16,8 +16,10 @@ import json
 import math
 import os
 import posixpath
+import re
 import stat
 import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +28,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ark_dataset import names as ark_names
@@ -49,14 +52,22 @@ class SubmissionError(TriadError):
 
 @dataclass(frozen=True)
 class Limits:
-    """Size and count limits for one submission (env: TRIAD_SPACE_MAX_FILE_MB, TRIAD_SPACE_MAX_TOTAL_MB)."""
+    """Size and count limits for one submission (env: TRIAD_SPACE_MAX_FILE_MB, TRIAD_SPACE_MAX_TOTAL_MB).
+
+    Every limit applies to what is *decoded*, checked before it is materialized: parquet footers (rows, values per
+    column chunk, uncompressed bytes) before any column is read, zip members while they are inflated, JSON size and
+    nesting before ``json.loads``.
+    """
 
     max_file_bytes: int = 64 * 2**20  # one uploaded file or one zip member
     max_total_bytes: int = 256 * 2**20  # all files together, after unzipping
     max_files: int = 64  # uploaded files plus zip members
     max_zip_ratio: float = 100.0  # uncompressed / compressed per member (zip bombs)
     max_rows: int = 20_000  # queries per config
-    max_parquet_bytes: int = 512 * 2**20  # uncompressed column data per parquet file
+    max_parquet_bytes: int = 128 * 2**20  # uncompressed column data per parquet file
+    max_json_bytes: int = 16 * 2**20  # results.json
+    max_json_depth: int = 32  # nesting of objects / arrays in results.json (the runner's is about 8 deep)
+    max_list_length: int = 100_000  # ids in one ranking when the gold gives no tighter bound
 
     @classmethod
     def from_env(cls) -> Limits:
@@ -69,6 +80,19 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class Bound:
+    """What the gold allows one config's ranking file to hold: queries, ids per query and ids in all."""
+
+    rows: int
+    per_row: int
+    total: int
+
+    @classmethod
+    def of(cls, n_queries: int, per_row: int) -> Bound:
+        return cls(n_queries, per_row, n_queries * per_row)
+
+
+@dataclass(frozen=True)
 class Upload:
     """One file of a submission: its name (relative path inside a zip, else the file name) and bytes."""
 
@@ -78,12 +102,23 @@ class Upload:
 
 @dataclass
 class ParsedRanking:
-    """The rankings of one config as read from its parquet file."""
+    """The rankings of one config as read from its parquet file (ids stay an Arrow list array: no per-id objects)."""
 
     query_ids: list[str]
-    candidate_ids: list[list[str]]
+    candidate_ids: Any  # pa.ListArray of strings (from a file) or a list of id lists (tests)
     positive_rank: list[int] | None = None  # ARK only
     digest: str = ""  # sha256 of the canonical (query_id-sorted) ids, see `canonical_digest`
+
+    def ranked(self, i: int) -> list[str]:
+        """Query ``i``'s ranked ids as Python strings (one query at a time: for error messages and ARK)."""
+        ids = self.candidate_ids
+        return ids[i].as_py() if isinstance(ids, pa.Array) else list(ids[i])
+
+    def lengths(self) -> np.ndarray:
+        ids = self.candidate_ids
+        if isinstance(ids, pa.Array):
+            return pc.list_value_length(ids).to_numpy(zero_copy_only=False).astype(np.int64)
+        return np.array([len(x) for x in ids], dtype=np.int64)
 
 
 @dataclass
@@ -114,10 +149,11 @@ class ParsedSubmission:
             raise SubmissionError(f"{RESULTS_FILE} says benchmark {declared!r} but the rankings are {found!r} configs")
         return found
 
-    def digest(self) -> str:
-        """sha256 over the canonical rankings of every config: independent of packaging, file and row order."""
+    def digest(self, configs: Iterable[str] | None = None) -> str:
+        """sha256 over the canonical rankings of ``configs`` (default: every config): independent of packaging, file
+        and row order, and of the optional configs sent along when only the main ones are digested."""
         h = hashlib.sha256()
-        for config in sorted(self.rankings):
+        for config in sorted(self.rankings if configs is None else set(configs) & set(self.rankings)):
             h.update(b"\x00" + config.encode() + b"\x00" + self.rankings[config].digest.encode())
         return h.hexdigest()
 
@@ -133,12 +169,46 @@ def _check_member_name(name: str, where: str) -> str:
     return posixpath.normpath(name)
 
 
+ZIP_CHUNK = 1 << 20
+ZIP_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)  # what `zipfile` in a run folder's zip uses
+
+
+def _inflate(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, cap: int, ratio: float) -> bytes:
+    """A member's bytes, inflated in chunks and stopped at ``cap`` bytes or ``ratio`` x its compressed size,
+    whatever its header declares; CRC, truncation and corrupt streams are named errors."""
+    member = repr(info.filename)
+    if info.compress_type not in ZIP_METHODS:
+        raise SubmissionError(f"{where}: {member} uses compression method {info.compress_type}; only stored or "
+                              "deflated members are accepted")
+    ratio_cap = int(max(info.compress_size, 1) * ratio)
+    parts: list[bytes] = []
+    size = 0
+    try:
+        with zf.open(info) as fh:
+            while chunk := fh.read(ZIP_CHUNK):
+                size += len(chunk)
+                if size > cap:
+                    raise SubmissionError(f"{where}: {member} inflates to more than {cap} bytes (the per-file or "
+                                          "total limit); refusing it")
+                if size > ratio_cap:
+                    raise SubmissionError(f"{where}: {member} expands more than {ratio:.0f}x its compressed size; "
+                                          "refusing a possible zip bomb")
+                parts.append(chunk)
+    except SubmissionError:
+        raise
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, ValueError) as exc:
+        raise SubmissionError(f"{where}: {member} is corrupt ({type(exc).__name__}: {exc})") from None
+    if size != info.file_size:
+        raise SubmissionError(f"{where}: {member} holds {size} bytes but its header says {info.file_size}")
+    return b"".join(parts)
+
+
 def _read_zip(data: bytes, where: str, limits: Limits, budget: list[int]) -> list[Upload]:
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
+        members = zf.infolist()
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, ValueError) as exc:
         raise SubmissionError(f"{where}: not a readable zip file ({exc})") from None
-    members = zf.infolist()
     out: list[Upload] = []
     with zf:
         if len(members) > limits.max_files:
@@ -152,7 +222,7 @@ def _read_zip(data: bytes, where: str, limits: Limits, budget: list[int]) -> lis
                 continue
             if info.flag_bits & 0x1:
                 raise SubmissionError(f"{where}: {info.filename!r} is encrypted")
-            if info.file_size > limits.max_file_bytes:
+            if info.file_size > limits.max_file_bytes:  # a cheap early refusal; the inflation below is the bound
                 raise SubmissionError(
                     f"{where}: {info.filename!r} is {info.file_size} bytes uncompressed, over the per-file limit of"
                     f" {limits.max_file_bytes} bytes"
@@ -162,13 +232,10 @@ def _read_zip(data: bytes, where: str, limits: Limits, budget: list[int]) -> lis
                     f"{where}: {info.filename!r} expands {info.file_size / info.compress_size:.0f}x (limit"
                     f" {limits.max_zip_ratio:.0f}x); refusing a possible zip bomb"
                 )
-            budget[0] -= info.file_size
-            if budget[0] < 0:
+            if budget[0] - info.file_size < 0:
                 raise SubmissionError(f"{where}: the files add up to more than {limits.max_total_bytes} bytes")
-            with zf.open(info) as fh:
-                blob = fh.read(info.file_size + 1)  # a lying header cannot make us read more than this
-            if len(blob) != info.file_size:
-                raise SubmissionError(f"{where}: {info.filename!r} does not match its declared size")
+            blob = _inflate(zf, info, where, min(limits.max_file_bytes, budget[0]), limits.max_zip_ratio)
+            budget[0] -= len(blob)
             if blob[:4] == ZIP_MAGIC or name.lower().endswith(".zip"):
                 raise SubmissionError(f"{where}: {info.filename!r} is a zip inside the zip; nested archives are refused")
             out.append(Upload(name, blob))
@@ -202,19 +269,58 @@ def read_uploads(paths: Iterable[str | Path], limits: Limits) -> list[Upload]:
     return uploads
 
 
-def _read_results(up: Upload) -> dict[str, Any]:
+_JSON_ESCAPE = re.compile(rb"\\.", re.DOTALL)
+_JSON_STRING = re.compile(rb'"[^"]*"')
+_OPEN, _CLOSE = np.frombuffer(b"[{", np.uint8), np.frombuffer(b"]}", np.uint8)
+
+
+def json_depth(data: bytes) -> int:
+    """Deepest nesting of arrays / objects in JSON text (brackets inside strings do not count), without parsing it.
+
+    >>> json_depth(b'{"a": [1, {"b": "]]]"}]}'), json_depth(b'[[[[]]]]'), json_depth(b'1')
+    (3, 4, 0)
+    """
+    text = _JSON_STRING.sub(b'""', _JSON_ESCAPE.sub(b"", data))  # two linear passes: escapes, then strings
+    arr = np.frombuffer(text, np.uint8)
+    step = np.isin(arr, _OPEN).astype(np.int32) - np.isin(arr, _CLOSE).astype(np.int32)
+    return int(np.cumsum(step).max(initial=0))
+
+
+def _read_results(up: Upload, limits: Limits) -> dict[str, Any]:
     def no_constants(token: str) -> float:
         raise SubmissionError(f"{up.name}: non-finite number {token} in JSON")
 
+    if len(up.data) > limits.max_json_bytes:
+        raise SubmissionError(f"{up.name}: {len(up.data)} bytes, over the limit of {limits.max_json_bytes} for JSON")
+    depth = json_depth(up.data)
+    if depth > limits.max_json_depth:
+        raise SubmissionError(f"{up.name}: JSON nested {depth} levels deep, more than the limit of "
+                              f"{limits.max_json_depth}")
     try:
         obj = json.loads(up.data.decode("utf-8"), parse_constant=no_constants)
     except UnicodeDecodeError:
         raise SubmissionError(f"{up.name}: not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise SubmissionError(f"{up.name}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except (RecursionError, ValueError) as exc:  # e.g. an integer with more digits than Python converts
+        raise SubmissionError(f"{up.name}: not acceptable JSON ({type(exc).__name__}: {str(exc)[:120]})") from None
     if not isinstance(obj, dict):
         raise SubmissionError(f"{up.name}: expected a JSON object, got {type(obj).__name__}")
+    check_complete_run(up.name, obj)
     return obj
+
+
+def check_complete_run(name: str, results: Mapping[str, Any]) -> None:
+    """Only a complete run is submittable: the runner writes ``"complete": false`` for a ``--limit`` run, and older
+    results.json files record the limit in ``run.limit``."""
+    if results.get("complete") is False:
+        raise SubmissionError(f"{name}: this is a partial run (\"complete\": false, e.g. made with --limit); only a "
+                              "complete run over every query is submittable")
+    run = results.get("run")
+    limit = run.get("limit") if isinstance(run, Mapping) else None
+    if limit is not None:
+        raise SubmissionError(f"{name}: this is a partial run (run.limit = {str(limit)[:20]}); only a complete run "
+                              "over every query is submittable")
 
 
 def _is_string(t: pa.DataType) -> bool:
@@ -225,8 +331,9 @@ def _is_list_of(t: pa.DataType, pred: Any) -> bool:
     return (pa.types.is_list(t) or pa.types.is_large_list(t)) and pred(t.value_type)
 
 
-def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool) -> ParsedRanking:
-    """Parse one rankings parquet file into python lists, checking columns, types, nulls and finite scores."""
+def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool, bound: Bound | None = None) -> ParsedRanking:
+    """Parse one rankings parquet file into Arrow / numpy columns, checking columns, types, nulls, finite scores and
+    that nothing decodes to more than ``bound`` allows (checked on the footer before any column is read)."""
     where = f"{up.name} (config {config})"
     if up.data[:4] != PARQUET_MAGIC or up.data[-4:] != PARQUET_MAGIC:
         raise SubmissionError(f"{where}: not a parquet file (missing PAR1 magic bytes)")
@@ -250,11 +357,8 @@ def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool) -> Parse
             raise SubmissionError(f"{where}: missing column {col!r} (have: {', '.join(schema.names)})")
         if not ok(schema.field(col).type):
             raise SubmissionError(f"{where}: column {col!r} has type {schema.field(col).type}")
-    if meta.num_rows > limits.max_rows:
-        raise SubmissionError(f"{where}: {meta.num_rows} rows, more than the limit of {limits.max_rows}")
-    raw = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    if raw > limits.max_parquet_bytes:
-        raise SubmissionError(f"{where}: {raw} bytes of column data, over the limit of {limits.max_parquet_bytes}")
+    bound = bound or Bound(limits.max_rows, limits.max_list_length, limits.max_rows * limits.max_list_length)
+    _check_footer(where, meta, list(need), limits, bound)
     try:
         table = pf.read(columns=list(need))
     except Exception as exc:
@@ -264,12 +368,13 @@ def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool) -> Parse
             raise SubmissionError(f"{where}: column {col!r} has null values")
     cand = table.column("candidate_ids").combine_chunks()
     scores = table.column("scores").combine_chunks()
+    cand_lengths = pc.list_value_length(cand).to_numpy(zero_copy_only=False).astype(np.int64)
+    _check_lengths(where, cand_lengths, bound)  # the decoded lengths, whatever the footer said
     if cand.flatten().null_count:
         raise SubmissionError(f"{where}: null candidate id inside a ranking")
     qids = table.column("query_id").to_pylist()
     flat = scores.flatten().to_numpy(zero_copy_only=False).astype(np.float64)
-    lengths = np.diff(scores.offsets.to_numpy())
-    cand_lengths = np.diff(cand.offsets.to_numpy())
+    lengths = pc.list_value_length(scores).to_numpy(zero_copy_only=False).astype(np.int64)
     bad = np.flatnonzero(lengths != cand_lengths)
     if bad.size:
         i = int(bad[0])
@@ -287,7 +392,45 @@ def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool) -> Parse
     else:
         _check_best_first(where, qids, flat, starts)
     ranks = table.column("positive_rank").to_pylist() if ark else None
-    return ParsedRanking(qids, cand.to_pylist(), ranks, canonical_digest(table))
+    return ParsedRanking(qids, cand.to_pylist() if ark else cand, ranks, canonical_digest(table))
+
+
+def _tighter(bound: Bound | None, limits: Limits) -> Bound:
+    rows = min(bound.rows, limits.max_rows) if bound else limits.max_rows
+    per_row = min(bound.per_row, limits.max_list_length) if bound else limits.max_list_length
+    return Bound.of(rows, per_row)
+
+
+def _check_footer(where: str, meta: pq.FileMetaData, columns: list[str], limits: Limits, bound: Bound) -> None:
+    """Rows, values per list column and uncompressed bytes from the parquet footer, before anything is decoded:
+    a few KB of dictionary-encoded ids can otherwise declare millions of strings."""
+    if meta.num_rows > bound.rows:
+        raise SubmissionError(f"{where}: {meta.num_rows} rows, more than the limit of {bound.rows} (each of the "
+                              "config's queries once)")
+    values: Counter[str] = Counter()
+    raw = 0
+    for i in range(meta.num_row_groups):
+        group = meta.row_group(i)
+        for j in range(group.num_columns):
+            chunk = group.column(j)
+            top = chunk.path_in_schema.split(".")[0]
+            if top in columns:
+                values[top] += max(int(chunk.num_values), 0)
+                raw += max(int(chunk.total_uncompressed_size), 0)
+    if raw > limits.max_parquet_bytes:
+        raise SubmissionError(f"{where}: {raw} bytes of column data, over the limit of {limits.max_parquet_bytes}")
+    for col, n in values.items():
+        if col != "query_id" and n > bound.total + meta.num_rows:  # an empty or null list still counts one value
+            raise SubmissionError(f"{where}: column {col!r} declares {n} values; at most {bound.total} are possible "
+                                  f"({bound.rows} queries x {bound.per_row} ids)")
+
+
+def _check_lengths(where: str, lengths: np.ndarray, bound: Bound) -> None:
+    if lengths.size and int(lengths.max()) > bound.per_row:
+        i = int(np.argmax(lengths))
+        raise SubmissionError(f"{where}: row {i} lists {int(lengths[i])} ids; a ranking holds at most {bound.per_row}")
+    if int(lengths.sum()) > bound.total:
+        raise SubmissionError(f"{where}: {int(lengths.sum())} ids in all, more than the {bound.total} possible")
 
 
 def canonical_digest(table: pa.Table) -> str:
@@ -353,10 +496,12 @@ def _config_of(name: str) -> str | None:
     return base[: -len(".parquet")]
 
 
-def parse_uploads(uploads: Sequence[Upload], limits: Limits, known_configs: Mapping[str, Sequence[str]]) -> ParsedSubmission:
+def parse_uploads(uploads: Sequence[Upload], limits: Limits, known_configs: Mapping[str, Sequence[str]],
+                  bounds: Mapping[str, Bound] | None = None) -> ParsedSubmission:
     """Sort uploads into ranking files and results.json; anything but parquet and JSON is refused.
 
-    ``known_configs`` maps benchmark ('triad' / 'ark') to the configs its gold folder holds.
+    ``known_configs`` maps benchmark ('triad' / 'ark') to the configs its gold folder holds; ``bounds`` gives per
+    config the most a ranking file may decode to (from the gold: queries, pool or gallery size).
     """
     notes: list[str] = []
     rank_files: dict[str, Upload] = {}
@@ -388,11 +533,12 @@ def parse_uploads(uploads: Sequence[Upload], limits: Limits, known_configs: Mapp
         if config not in known:
             allowed = ", ".join(c for cs in known_configs.values() for c in cs)
             raise SubmissionError(f"{rank_files[config].name}: unknown config {config!r}; known configs: {allowed}")
-    results_obj = _read_results(results[0]) if results else None
+    results_obj = _read_results(results[0], limits) if results else None
     if results_obj is None:
         notes.append(f"no {RESULTS_FILE}: nothing to compare the server's numbers with")
     rankings = {
-        c: read_ranking(up, c, limits, ark=known[c] == "ark") for c, up in sorted(rank_files.items())
+        c: read_ranking(up, c, limits, ark=known[c] == "ark", bound=_tighter((bounds or {}).get(c), limits))
+        for c, up in sorted(rank_files.items())
     }
     return ParsedSubmission(rankings, results_obj, notes)
 
@@ -422,24 +568,32 @@ def check_query_ids(config: str, submitted: Sequence[str], gold_ids: Iterable[st
 
 
 def check_triad_rankings(config: str, ranking: ParsedRanking, pools: Mapping[str, Sequence[str]]) -> None:
-    """Each ranking is a permutation of exactly that query's pool (docs/protocol.md §1: candidate pools are per query and fixed)."""
+    """Each ranking is a permutation of exactly that query's pool (docs/protocol.md §1: candidate pools are per query and fixed).
+
+    The per-query reference check; the server's hot path is the array check ``spaces_app.pools.pool_positions``,
+    which calls ``explain_ranking`` on the first query it refuses.
+    """
     check_query_ids(config, ranking.query_ids, pools)
-    for qid, ranked in zip(ranking.query_ids, ranking.candidate_ids, strict=True):
-        pool = pools[qid]
-        if len(ranked) == len(pool) and set(ranked) == set(pool):
-            continue
-        seen = Counter(ranked)
-        dups = [c for c, n in seen.items() if n > 1]
-        if dups:
-            raise SubmissionError(f"config {config}, query {qid!r}: candidate {_examples(dups)} ranked twice")
-        unknown = seen.keys() - set(pool)
-        if unknown:
-            raise SubmissionError(f"config {config}, query {qid!r}: candidate {_examples(unknown)} is not in this query's pool")
-        missing = set(pool) - seen.keys()
-        raise SubmissionError(
-            f"config {config}, query {qid!r}: {len(missing)} of the {len(pool)} pool candidates missing, e.g. "
-            f"{_examples(missing)}"
-        )
+    for i, qid in enumerate(ranking.query_ids):
+        explain_ranking(config, qid, ranking.ranked(i), pools[qid])
+
+
+def explain_ranking(config: str, qid: str, ranked: Sequence[str], pool: Sequence[str]) -> None:
+    """Refuse one query's ranking that is not a permutation of its pool, naming repeated, unknown or missing ids."""
+    if len(ranked) == len(pool) and set(ranked) == set(pool):
+        return
+    seen = Counter(ranked)
+    dups = [c for c, n in seen.items() if n > 1]
+    if dups:
+        raise SubmissionError(f"config {config}, query {qid!r}: candidate {_examples(dups)} ranked twice")
+    unknown = seen.keys() - set(pool)
+    if unknown:
+        raise SubmissionError(f"config {config}, query {qid!r}: candidate {_examples(unknown)} is not in this query's pool")
+    missing = set(pool) - seen.keys()
+    raise SubmissionError(
+        f"config {config}, query {qid!r}: {len(missing)} of the {len(pool)} pool candidates missing, e.g. "
+        f"{_examples(missing)}"
+    )
 
 
 def check_ark_rankings(
@@ -452,7 +606,8 @@ def check_ark_rankings(
     check_query_ids(config, ranking.query_ids, positives)
     depth = min(ARK_MIN_DEPTH, len(gallery))
     ranks: list[int] = []
-    for qid, ranked, rank in zip(ranking.query_ids, ranking.candidate_ids, ranking.positive_rank or [], strict=True):
+    for i, (qid, rank) in enumerate(zip(ranking.query_ids, ranking.positive_rank or [], strict=True)):
+        ranked = ranking.ranked(i)
         if len(ranked) < depth:
             raise SubmissionError(f"config {config}, query {qid!r}: {len(ranked)} ranked ids, at least {depth} needed")
         seen = Counter(ranked)

@@ -18,7 +18,10 @@ from ark_dataset import names as ark_names
 from triad_dataset import names as triad_names
 
 DECIMALS = 3  # paper Table 2 reports mAP to three decimals
-ID_COL, MODEL_COL, FAMILY_COL, PARAMS_COL, DATE_COL = "#", "Model", "Family", "Params", "Submitted"
+ID_COL, MODEL_COL, FAMILY_COL, PARAMS_COL, DATE_COL = "id", "Model", "Family", "Params", "Submitted"
+SUBMITTER_COL, CHECK_COL = "Submitter", "results.json"
+CHECK_TEXT = {"matches": "matches", "differs": "DIFFERS from server", "absent": "not sent",
+              "no numbers": "no numbers to compare"}
 ALL_FAMILIES = "All families"
 
 
@@ -84,8 +87,9 @@ def score_table(subs: Sequence[Mapping[str, Any]], configs: Sequence[str], *, so
         for c in configs:
             sc = s["scores"].get(c)
             row[labels[c]] = _round(sc.value) if sc is not None else None
+        row[SUBMITTER_COL], row[CHECK_COL] = submitter_text(s), check_text(s)
         rows.append(row)
-    cols = [ID_COL, MODEL_COL, FAMILY_COL, PARAMS_COL, *(labels[c] for c in configs)]
+    cols = [ID_COL, MODEL_COL, FAMILY_COL, PARAMS_COL, *(labels[c] for c in configs), SUBMITTER_COL, CHECK_COL]
     df = pd.DataFrame(rows, columns=cols)
     if sort_by and sort_by in df.columns and len(df):
         df = df.sort_values(sort_by, ascending=sort_by in (MODEL_COL, FAMILY_COL), na_position="last", kind="stable")
@@ -111,16 +115,53 @@ def detail_table(sub: Mapping[str, Any], configs: Sequence[str]) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
+def submitter_text(sub: Mapping[str, Any]) -> str:
+    """The Hub user who submitted, else "anonymous" — never an address (spaces_app.identity.shown)."""
+    from spaces_app.identity import shown
+
+    return shown(str(sub.get("submitter") or ""))
+
+
+def check_text(sub: Mapping[str, Any]) -> str:
+    """How the submitter's results.json compared with the server's rescoring (the main table marks a difference)."""
+    status = (sub.get("run") or {}).get("results_json")
+    if status is None:  # stored before this was recorded: only a difference is known
+        status = "differs" if sub.get("mismatches") else None
+    return CHECK_TEXT.get(status, "–")
+
+
+RUN_FIELDS = (("model_name", "Model (results.json)"), ("model_revision", "Revision (results.json)"),
+              ("model_source", "Source (results.json)"), ("model_source_kind", "Source kind (results.json)"),
+              ("variant", "Variant (results.json)"))
+
+
 def metadata_table(sub: Mapping[str, Any]) -> pd.DataFrame:
     """Submission metadata as (field, value) text rows — links are shown as text, never rendered."""
+    run = sub.get("run") or {}
     items = [
-        ("Submission", f"#{sub['id']}"), ("Model", sub["model_name"]), ("Link", sub["model_link"]),
-        ("Family", sub["family"]), ("Parameters", fmt_params(sub["params"])), ("Submitter", sub["submitter"]),
+        ("Submission id", sub["id"]), ("Model", sub["model_name"]), ("Link", sub["model_link"]),
+        ("Family", sub["family"]), ("Parameters", fmt_params(sub["params"])), ("Submitter", submitter_text(sub)),
         ("Submitted (UTC)", _date(sub["created_at"], time_of_day=True)), ("Dataset fingerprint", sub["dataset_fingerprint"][:16]),
         ("Rankings digest", sub["file_digest"][:16]),
+        *((label, run[key]) for key, label in RUN_FIELDS if key in run),
+        ("results.json", check_text(sub)),
         ("results.json mismatches", "; ".join(sub["mismatches"]) or "none"),
     ]
     return pd.DataFrame([{"Field": k, "Value": str(val)} for k, val in items])
+
+
+def submission_record(sub: Mapping[str, Any]) -> dict[str, Any]:
+    """One submission for the ``/submission`` API: everything the server computed, no address or server path."""
+    return {
+        "id": int(sub["id"]), "benchmark": sub["benchmark"], "model": str(sub["model_name"]),
+        "link": str(sub["model_link"]), "family": str(sub["family"]), "params": sub["params"],
+        "submitter": submitter_text(sub), "submitted_utc": _date(sub["created_at"], time_of_day=True),
+        "dataset_fingerprint": sub["dataset_fingerprint"], "run": dict(sub.get("run") or {}),
+        "results_json": check_text(sub), "mismatches": list(sub["mismatches"]),
+        "scores": {c: {"metric": sc.metric, "value": sc.value, "interval": [sc.lo, sc.hi], "n_queries": sc.n_queries}
+                   for c, sc in sub["scores"].items()},
+        "summary": sub["summary"],  # per config: metrics, intervals, diagnostics (per-query values omitted)
+    }
 
 
 def _figure(width: float, height: float):
@@ -136,7 +177,7 @@ def subset_ranks(subs: Sequence[Mapping[str, Any]], configs: Sequence[str]) -> p
     """Rank of each model on each subset (1 = best; average ranks for ties, on unrounded scores, as in Figure 2)."""
     from scipy.stats import rankdata
 
-    names = [f"#{s['id']} {s['model_name']}" for s in subs]
+    names = [f"{s['id']}: {s['model_name']}" for s in subs]
     out = pd.DataFrame(index=names)
     for c in configs:
         vals = np.array([s["scores"][c].value if c in s["scores"] else np.nan for s in subs], dtype=float)
@@ -222,7 +263,7 @@ def entry_rate_figure(sub: Mapping[str, Any]):
                 ax.text(j, i, f"{vals[i, j]:.2f}", ha="center", va="center", fontsize=7,
                         color="white" if vals[i, j] < 0.5 * np.nanmax(vals) else "black")
     fig.colorbar(im, ax=ax, fraction=0.04)
-    ax.set_title(plain(f"Top-10 entry rate by candidate role — #{sub['id']} {sub['model_name']}"), fontsize=9)
+    ax.set_title(plain(f"Top-10 entry rate by candidate role — id {sub['id']}: {sub['model_name']}"), fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -414,6 +455,6 @@ def dialogue_cost_table(sub: Mapping[str, Any]) -> pd.DataFrame:
 
 def admin_table(subs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     rows = [{ID_COL: int(s["id"]), "Benchmark": s["benchmark"], MODEL_COL: str(s["model_name"]),
-             "Submitter": str(s["submitter"]), "Hidden": "yes" if s["hidden"] else "no", DATE_COL: _date(s["created_at"]),
+             "Submitter": str(s["submitter"]),  # admin only: a Hub user, or a hashed address "Hidden": "yes" if s["hidden"] else "no", DATE_COL: _date(s["created_at"]),
              "Dataset": s["dataset_fingerprint"][:12]} for s in subs]
     return pd.DataFrame(rows)

@@ -1,8 +1,12 @@
 """End to end: the Gradio app on 127.0.0.1, a `triad run` output submitted with gradio_client, read back from
-/leaderboard; 20 parallel API submissions; a restart; a Chromium browser check that user strings stay text."""
+/leaderboard and /submission; 50 parallel API submissions; a restart; every handler called over the queue route
+without the admin token (no address, no server path comes back); forged X-Forwarded-For; the upload guard and the
+admin-token throttle; a Chromium browser check that user strings stay text."""
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 import json
 import os
 import socket
@@ -11,6 +15,7 @@ import sys
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -25,7 +30,7 @@ MARKDOWN_NAME = "form **md** [x](https://example.org/x)"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-N_PARALLEL = 20
+N_PARALLEL = 50
 TOKEN = "test-admin-token"
 
 
@@ -36,12 +41,9 @@ def free_port() -> int:
 
 
 def start(settings: Settings):
-    from spaces_app.app import CSS, build_app
+    from spaces_app.app import launch
 
-    demo = build_app(settings)
-    demo.queue(default_concurrency_limit=4)
-    demo.launch(server_name="127.0.0.1", server_port=settings.port, prevent_thread_lock=True, quiet=True, css=CSS)
-    return demo
+    return launch(settings, prevent_thread_lock=True, quiet=True)  # with the upload guard, as served
 
 
 def run_files(run: Path) -> list[Path]:
@@ -53,7 +55,8 @@ def space(tmp_path_factory: pytest.TempPathFactory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("GRADIO_ANALYTICS_ENABLED", "False")
         mp.setenv("HF_HUB_OFFLINE", "1")
-        mp.setenv("TRIAD_SPACE_RATE_LIMIT", "100/3600")  # every client here is 127.0.0.1
+        mp.setenv("TRIAD_SPACE_RATE_LIMIT", "200/3600")  # every client here is 127.0.0.1
+        mp.setenv("TRIAD_SPACE_UPLOAD_LIMIT", "5000/3600")
         yield from _space(tmp_path_factory)
 
 
@@ -72,7 +75,7 @@ def _space(tmp_path_factory: pytest.TempPathFactory):
     demo = start(settings)
     from gradio_client import Client
 
-    client = Client(f"http://127.0.0.1:{settings.port}/", verbose=False)
+    client = Client(f"http://127.0.0.1:{settings.port}/", verbose=False, httpx_kwargs={"timeout": 300})
     yield {"root": root, "tables": tables, "ark": ark, "settings": settings, "client": client, "demo": demo}
     demo.close()
 
@@ -92,7 +95,7 @@ def row_of(rows: list[dict], name: str) -> dict:
 def test_submit_triad_run_and_read_back(space: dict) -> None:
     client, run = space["client"], space["root"] / "run"
     msg = submit(client, run_files(run), "tiny-random-clip (test)", link="https://example.org/tiny", params="2M")
-    assert msg.startswith("Accepted: submission #1 (TRIAD, 6 configs), scored on the server."), msg
+    assert msg.startswith("Accepted: submission id 1 (TRIAD, 6 configs), scored on the server."), msg
     assert "results.json: " in msg and "numbers match the server's" in msg and "differ" not in msg
     rows = client.predict(api_name="/leaderboard")
     row = row_of(rows, "tiny-random-clip (test)")
@@ -107,12 +110,12 @@ def test_submit_triad_run_and_read_back(space: dict) -> None:
         for f in run_files(run):
             zf.write(f, "run/" + str(f.relative_to(run)))
     assert submit(client, [archive], "again") == (
-        "Rejected: these rankings were already submitted as #1 (tiny-random-clip (test)). Nothing was stored.")
+        "Rejected: these rankings were already submitted as submission id 1 (tiny-random-clip (test)). Nothing was stored.")
 
 
-def test_only_the_two_public_endpoints(space: dict) -> None:
+def test_only_the_three_public_endpoints(space: dict) -> None:
     api = space["client"].view_api(return_format="dict", print_info=False)
-    assert set(api["named_endpoints"]) == {"/submit", "/leaderboard"}
+    assert set(api["named_endpoints"]) == {"/submit", "/leaderboard", "/submission"}
     assert api["unnamed_endpoints"] == {}
 
 
@@ -127,7 +130,7 @@ def test_ark_submission_and_table(space: dict) -> None:
     ark = space["ark"]
     run = T.write_run(space["root"] / "ark_run", ark, T.ark_random_rankings(ark, seed=1), benchmark="ark")
     msg = submit(space["client"], run_files(run), "ark model")
-    assert msg.startswith("Accepted: submission #") and "(ARK, 2 configs)" in msg, msg
+    assert msg.startswith("Accepted: submission id ") and "(ARK, 2 configs)" in msg, msg
     rows = space["client"].predict("ark", api_name="/leaderboard")
     assert [r["Model"] for r in rows] == ["ark model"]
     assert set(rows[0]) >= {"R@1 macro", "Visual Cognition"}
@@ -136,12 +139,13 @@ def test_ark_submission_and_table(space: dict) -> None:
 def test_parallel_api_submissions(space: dict) -> None:
     tables, root, client = space["tables"], space["root"], space["client"]
     runs = [T.write_run(root / f"p{i}", tables, T.random_rankings(tables, seed=500 + i)) for i in range(N_PARALLEL)]
-    before = {r["#"] for r in client.predict(api_name="/leaderboard")}
+    before = {r["id"] for r in client.predict(api_name="/leaderboard")}
     with ThreadPoolExecutor(N_PARALLEL) as pool:
         messages = list(pool.map(lambda i: submit(client, run_files(runs[i]), f"parallel {i}"), range(N_PARALLEL)))
     assert all(m.startswith("Accepted") for m in messages), [m for m in messages if not m.startswith("Accepted")]
     rows = client.predict(api_name="/leaderboard")
-    assert {r["Model"] for r in rows if r["#"] not in before} == {f"parallel {i}" for i in range(N_PARALLEL)}
+    new = [r["Model"] for r in rows if r["id"] not in before]
+    assert sorted(new) == sorted(f"parallel {i}" for i in range(N_PARALLEL))  # 50 accepted, 50 stored, 0 lost
     from spaces_app.db import Database
 
     assert Database(space["settings"].db_path).integrity_ok()
@@ -179,6 +183,9 @@ def test_browser_shows_user_strings_as_text(space: dict) -> None:
             dialogs: list[str] = []
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             page.goto(url)
+            search = page.get_by_role("textbox", name="Search model name")
+            search.fill("onerror")  # the table holds 50+ models by now: show the hostile row by searching for it
+            search.press("Enter")
             table = page.locator("#main-table")
             table.get_by_text(XSS, exact=True).filter(visible=True).first.wait_for(timeout=30_000)  # verbatim text
             assert table.get_by_text(XSS_FAMILY, exact=True).filter(visible=True).count() >= 1
@@ -200,8 +207,10 @@ def test_browser_shows_user_strings_as_text(space: dict) -> None:
             page.get_by_role("button", name="Submit", exact=True).click()
             status = page.locator("#status textarea")
             page.wait_for_function("document.querySelector('#status textarea').value.length > 0", timeout=30_000)
-            assert status.input_value().startswith("Accepted: submission #"), status.input_value()
+            assert status.input_value().startswith("Accepted: submission id "), status.input_value()
             page.get_by_role("tab", name="TRIAD").click()
+            search.fill("form **md**")
+            search.press("Enter")
             form_cell = page.locator("#main-table").get_by_text(MARKDOWN_NAME, exact=True)  # Markdown not rendered
             form_cell.filter(visible=True).first.wait_for(timeout=15_000)
             assert page.locator('a[href="https://example.org/x"]').count() == 0
@@ -210,3 +219,119 @@ def test_browser_shows_user_strings_as_text(space: dict) -> None:
             assert dialogs == []  # no alert() ever ran
         finally:
             browser.close()
+
+
+# --- hostile callers ---------------------------------------------------------------------------------------------
+FORGED = "203.0.113.9"
+
+
+def call_over_queue(port: int, fn_index: int, data: list, headers: dict | None = None) -> dict:
+    """What a browser (or anyone) gets calling one event handler through Gradio's queue, by its index."""
+    import uuid
+
+    import httpx
+
+    session = uuid.uuid4().hex[:12]
+    base = f"http://127.0.0.1:{port}/gradio_api"
+    joined = httpx.post(f"{base}/queue/join", json={"data": data, "fn_index": fn_index, "session_hash": session,
+                                                    "event_data": None, "trigger_id": None},
+                        headers=headers or {}, timeout=30)
+    joined.raise_for_status()
+    with httpx.stream("GET", f"{base}/queue/data", params={"session_hash": session}, timeout=60) as resp:
+        for line in resp.iter_lines():
+            if line.startswith("data:"):
+                msg = json.loads(line[5:])
+                if msg.get("msg") == "process_completed":
+                    return msg
+    raise AssertionError(f"fn {fn_index}: no result")
+
+
+def gradio_upload_path(name: str, data: bytes) -> Path:
+    """Where Gradio keeps an upload: <upload dir>/<salted sha256 of its bytes>/<name> (gradio.route_utils)."""
+    from gradio import processing_utils
+
+    from spaces_app.guard import upload_dir
+
+    return upload_dir() / hashlib.sha256(processing_utils.hash_seed + data).hexdigest() / name
+
+
+def test_forged_forwarded_for_is_ignored(space: dict) -> None:
+    from gradio_client import Client
+
+    from spaces_app.db import Database
+    from spaces_app.identity import address_key
+
+    tables = space["tables"]
+    run = T.write_run(space["root"] / "forged", tables, T.random_rankings(tables, seed=4242))
+    client = Client(f"http://127.0.0.1:{space['settings'].port}/", verbose=False,
+                    headers={"X-Forwarded-For": FORGED})
+    msg = submit(client, run_files(run), "forged header")
+    assert msg.startswith("Accepted"), msg
+    stored_as = [gradio_upload_path(f.name, f.read_bytes()) for f in run_files(run)]
+    assert [p for p in stored_as if p.exists()] == []  # deleted once the submission had read them
+    db = Database(space["settings"].db_path)
+    stored = next(s for s in db.submissions(include_hidden=True) if s["model_name"] == "forged header")
+    assert stored["submitter"] == address_key("127.0.0.1", db.secret())  # the TCP peer, not the header
+
+
+def test_no_handler_returns_addresses_or_paths(space: dict) -> None:
+    settings, root = space["settings"], space["root"]
+    rows = space["client"].predict(api_name="/leaderboard")
+    sid = rows[0]["id"]
+    sid2 = rows[-1]["id"]
+    demo = space["demo"]
+    args = {
+        "refresh": ["", "All families", "I2C"], "triad_table": ["", "All families", "I2C"],
+        "reference_table": ["", "All families"], "detail": [sid], "diagnostics": [sid],
+        "rank_range": ["All families"], "compare": [sid, sid2], "submit": [None, "x", "", "other", ""],
+        "admin": ["not the token", sid, "hide"], "leaderboard": ["triad"], "submission": [sid],
+    }
+    assert {fn.name for fn in demo.fns.values()} == set(args)  # every handler of the app is called below
+    forbidden = ["127.0.0.1", FORGED, str(root), str(settings.db_path), "ip:"]
+    request = SimpleNamespace(client=SimpleNamespace(host="127.0.0.1"), headers={"x-forwarded-for": FORGED},
+                              username=None)
+    for index, fn in demo.fns.items():
+        # over the queue route, as any visitor can (dropdown values outside the page's choices are refused there) ...
+        result = call_over_queue(settings.port, index, args[fn.name], headers={"X-Forwarded-For": FORGED})
+        text = json.dumps(result)
+        # ... and the handler itself, as if the page had offered those values
+        params = inspect.signature(fn.fn).parameters
+        direct = fn.fn(*args[fn.name], *([request] if "request" in params else []))
+        text += repr([x.to_json() if hasattr(x, "to_json") else x for x in
+                      (direct if isinstance(direct, tuple) else (direct,))])
+        for bad in forbidden:
+            assert bad not in text, (fn.name, bad)
+    record = space["client"].predict(sid, api_name="/submission")
+    assert record["id"] == sid and record["submitter"] == "anonymous"
+    first = n.MAIN_CONFIGS[0]
+    assert len(record["scores"][first]["interval"]) == 2 and "metrics" in record["summary"][first]
+
+
+def test_upload_guard_and_admin_throttle(space: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    import httpx
+
+    from spaces_app.guard import upload_dir
+
+    monkeypatch.setenv("TRIAD_SPACE_UPLOAD_LIMIT", "3/3600")
+    monkeypatch.setenv("TRIAD_SPACE_ADMIN_LIMIT", "5/900")
+    settings = Settings(**{**space["settings"].__dict__, "port": free_port(),
+                           "db_path": space["root"] / "guarded.sqlite"})
+    demo = start(settings)
+    try:
+        url = f"http://127.0.0.1:{settings.port}/gradio_api/upload"
+        before = set(upload_dir().rglob("payload.exe"))
+        refused = httpx.post(url, files={"files": ("payload.exe", b"MZ" * 1000)})
+        assert refused.status_code == 415 and "only .parquet, .json, .zip" in refused.text
+        assert set(upload_dir().rglob("payload.exe")) == before  # deleted at once, not kept for an hour
+        answers = [httpx.post(url, files={"files": ("results.json", b"{}")}) for _ in range(3)]
+        assert [a.status_code for a in answers] == [200, 200, 429]  # the refused one counted: 3 per hour per client
+        # where Gradio keeps an upload (what test_forged_forwarded_for_is_ignored checks is gone after a submission)
+        assert Path(answers[0].json()[0]) == gradio_upload_path("results.json", b"{}")
+        admin = next(i for i, fn in demo.fns.items() if fn.name == "admin")
+        for _ in range(5):
+            out = call_over_queue(settings.port, admin, ["wrong", 1, "hide"])
+            assert out["output"]["data"][0] == "Wrong admin token."
+        out = call_over_queue(settings.port, admin, [TOKEN, 1, "hide"])
+        assert out["output"]["data"][0].startswith("Too many wrong admin tokens from this client")
+    finally:
+        demo.close()

@@ -77,7 +77,7 @@ def test_parallel_duplicates_store_exactly_one(runs: dict, tmp_path: Path) -> No
     for t in threads:
         t.join()
     assert sum(o.accepted for o in outcomes) == 1
-    assert all("already submitted as #1" in o.message for o in outcomes if not o.accepted)
+    assert all("already submitted as submission id 1" in o.message for o in outcomes if not o.accepted)
     assert db.counts()["submissions"] == 1 and db.integrity_ok()
 
 
@@ -120,7 +120,7 @@ def test_fingerprint_filter_and_schema_guard(tmp_path: Path) -> None:
     assert db.submissions("triad", fingerprint="other") == []
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-    with pytest.raises(ValueError, match="schema version '99', this code expects '1'"):
+    with pytest.raises(ValueError, match="schema version '99', this code expects '2'"):
         Database(path)
 
 
@@ -134,13 +134,13 @@ def test_admin_actions_need_the_token(tmp_path: Path) -> None:
     assert moderation.apply(db, "secret", "guess", sid, "delete") == "Wrong admin token."
     assert moderation.apply(db, "secret", "", sid, "delete") == "Wrong admin token."
     assert len(db.submissions()) == 1
-    assert moderation.apply(db, "secret", "secret", sid, "hide") == f"Submission #{sid}: hide done."
+    assert moderation.apply(db, "secret", "secret", sid, "hide") == f"Submission id {sid}: hide done."
     assert db.submissions() == []
-    assert moderation.apply(db, "secret", "secret", float(sid), "unhide") == f"Submission #{sid}: unhide done."
-    assert moderation.apply(db, "secret", "secret", "x", "hide") == "Give a submission number."
+    assert moderation.apply(db, "secret", "secret", float(sid), "unhide") == f"Submission id {sid}: unhide done."
+    assert moderation.apply(db, "secret", "secret", "x", "hide") == "Give a submission id."
     assert moderation.apply(db, "secret", "secret", sid, "drop") == "Unknown action 'drop'; one of hide, unhide, delete."
-    assert moderation.apply(db, "secret", "secret", sid, "delete") == f"Submission #{sid}: delete done."
-    assert moderation.apply(db, "secret", "secret", sid, "delete") == f"Submission #{sid} does not exist."
+    assert moderation.apply(db, "secret", "secret", sid, "delete") == f"Submission id {sid}: delete done."
+    assert moderation.apply(db, "secret", "secret", sid, "delete") == f"Submission id {sid} does not exist."
 
 
 def test_mirror_status_lines(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -146,8 +146,9 @@ def test_table_has_no_aggregate_and_sorts_and_filters() -> None:
     subs[2]["family"] = "g"
     subs[1]["model_name"] = "<b>Bold</b>"
     table = views.score_table(subs, [c1, c2], sort_by=n.DISPLAY_NAMES[c2])
-    assert list(table.columns) == ["#", "Model", "Family", "Params", n.DISPLAY_NAMES[c1], n.DISPLAY_NAMES[c2]]
-    assert table["#"].tolist() == [1, 2, 3]  # missing values last
+    assert list(table.columns) == ["id", "Model", "Family", "Params", n.DISPLAY_NAMES[c1], n.DISPLAY_NAMES[c2],
+                                   "Submitter", "results.json"]
+    assert table["id"].tolist() == [1, 2, 3]  # missing values last
     shown = views.for_display(table)
     assert shown[n.DISPLAY_NAMES[c1]].tolist() == ["0.123", "0.500", "0.300"]
     assert shown[n.DISPLAY_NAMES[c2]].tolist() == ["0.900", "0.200", "–"]

@@ -86,7 +86,7 @@ def ranking(world: dict, config: str) -> dict[str, list[str]]:
 # --- rankings against the gold ------------------------------------------------------------------------------
 def test_valid_run_is_accepted(db: Database, world: dict) -> None:
     msg = submit(db, world, run_files(world["run"]))
-    assert msg.startswith("Accepted: submission #1 (TRIAD, 6 configs)"), msg
+    assert msg.startswith("Accepted: submission id 1 (TRIAD, 6 configs)"), msg
     assert "results.json: " in msg and " numbers match the server's" in msg
     assert db.counts()["submissions"] == 1
 
@@ -112,6 +112,9 @@ def test_duplicate_query(db: Database, world: dict, tmp_path: Path) -> None:
     table = pa.concat_tables([table, table.slice(0, 1)])
     qid = table.column("query_id")[0].as_py()
     rejected(db, submit(db, world, with_replaced(tmp_path, world["run"], I2C, table)),
+             "5 rows, more than the limit of 4 (each of the config's queries once)")
+    swapped = pa.concat_tables([table.slice(0, 1), table.slice(0, 3)])  # as many rows as queries, one repeated
+    rejected(db, submit(db, world, with_replaced(tmp_path, world["run"], I2C, swapped)),
              f"config {I2C}: query {qid!r} appears more than once")
 
 
@@ -284,9 +287,9 @@ def _run_members(run: Path, prefix: str = "run/") -> dict[str, bytes]:
 def test_zip_of_run_folder_is_accepted_and_duplicate_detected(db: Database, world: dict, tmp_path: Path) -> None:
     archive = _zip(tmp_path / "run.zip", _run_members(world["run"]))
     msg = submit(db, world, [archive])
-    assert msg.startswith("Accepted: submission #1"), msg
+    assert msg.startswith("Accepted: submission id 1"), msg
     again = submit(db, world, run_files(world["run"]), name="same rankings, loose files")
-    assert again == "Rejected: these rankings were already submitted as #1 (model). Nothing was stored."
+    assert again == "Rejected: these rankings were already submitted as submission id 1 (model). Nothing was stored."
     assert db.counts()["submissions"] == 1
 
 
@@ -337,7 +340,7 @@ def test_size_and_count_limits(db: Database, world: dict) -> None:
 # --- ARK ------------------------------------------------------------------------------------------------------
 def test_ark_run_accepted(db: Database, world: dict) -> None:
     msg = submit(db, world, run_files(world["ark_run"]))
-    assert msg.startswith("Accepted: submission #1 (ARK, 2 configs)"), msg
+    assert msg.startswith("Accepted: submission id 1 (ARK, 2 configs)"), msg
 
 
 def _ark_table(world: dict, subtype: str, edit) -> pa.Table:
