@@ -15,6 +15,7 @@ from ark_dataset import names as ark_names
 from triad_dataset import folder
 from triad_dataset import names as triad_names
 from triad_dataset.errors import TriadError
+from triad_dataset.strata import with_reference_categories
 
 BENCHMARKS = ("triad", "ark")
 ITEM_ID = "item_id"
@@ -90,6 +91,7 @@ def load_gold(path: str | Path) -> Gold:
     if bench == "triad":
         configs = [c for c in triad_names.TASK_CONFIGS if c in present]
         rows = {c: _share_strings(folder.read_rows(path, c, columns=_text_columns(path, c))) for c in configs}
+        rows = with_reference_categories(path, rows)  # paper C.3 strata (triad_dataset/strata.py)
         return Gold(bench, path, folder.fingerprint(path), rows)
     subtypes = [s for s in ark_names.SUBTYPES if s in present and s + ark_names.GALLERY_SUFFIX in present]
     rows = {s: folder.read_rows(path, s, columns=_text_columns(path, s)) for s in subtypes}
