@@ -196,12 +196,16 @@ def main() -> int:
     codes = [np.asarray([[code[r] for r in row] for row in m[2]], dtype=np.int16) for m in mats]
     t_six, _ = timed(lambda: [core_arrays(s, y, c) for (s, y, _), c in zip(mats, codes, strict=True)], args.repeats)
     gold, rankings = six_subset_rankings()
-    t_glue, _ = timed(lambda: scoring.score_triad(gold, rankings), 1)
+    t_glue, scored = timed(lambda: scoring.score_triad(gold, rankings), 1)
+    from metrics.paper_scoring import paper_diagnostics
+
+    t_paper, _ = timed(lambda: paper_diagnostics(gold, rankings, {c: scored[c] for c in rankings}), 1)
     print("\n| six-subset TRIAD scoring (6 × 10⁶ scores) | time (s) |")
     print("|---|---:|")
     print(f"| metrics.core on six score matrices (map, top1_hit, mrr, entry rates) | {t_six:.3f} |")
     print(f"| metrics.scoring.score_triad on six subsets of ranked id lists (all metrics, diagnostics, "
-          f"intervals, dialogue cost) | {t_glue:.3f} |")
+          f"intervals, dialogue cost, paper diagnostics) | {t_glue:.3f} |")
+    print(f"| of which the paper's C.3 / C.4 / Fig. 9 / D.3 diagnostics (metrics.paper_scoring) | {t_paper:.3f} |")
     return 0
 
 
