@@ -138,3 +138,15 @@ def test_random_ap_is_the_expected_ap_of_an_all_tied_ranking(pool: int, positive
     labels[0, :positives] = 1
     expected = average_precision(rank_scores(np.zeros((1, pool)), labels, ties="expected"))[0]
     assert random_ap(pool, positives) == pytest.approx(float(expected), abs=1e-12)
+
+
+def test_build_full_schema_flag_reads_the_file_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from triad_dataset import cli
+
+    bad = tmp_path / "roles.json"
+    bad.write_text(json.dumps({"cars": {"attributes": [{"name": "colour"}]}}), encoding="utf-8")
+    code = cli.main(["build", "full", "--cars-table", str(tmp_path / "cars.csv"), "--schema", str(bad),
+                     "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "roles.json: cars: every attribute needs at least 'name' and 'role'" in err
+    assert not (tmp_path / "out").exists()
