@@ -105,6 +105,9 @@ def main() -> int:
     print("\n| gate per query over the whole catalog | ms | ratio |\n|---|---:|---:|")
     print(f"| vectorised numpy (constraints_gate.statuses) | {vectorised * 1e3:.2f} | 1.0 |")
     print(f"| per-candidate Python loop (RuleChecker) | {python * 1e3:.1f} | {python / vectorised:.0f}x |")
+    from triad_dataset.audit import summarize_config
+    chance = {c: summarize_config(c, r)["random_map"] for c, r in ((f"constraints_{args.domain}", c_rows), (f"state_{args.domain}", s_rows))}
+    print(f"\nrandom-ranking mAP (exact): {chance}")
     print(f"\naudit: constraints mean positives {c_audit['mean_positives']}, gate violations "
           f"{c_audit['gate_violations']}; state gate violations {s_audit['gate_violations']}, trap violations "
           f"{s_audit['trap_violations']}, traps {s_audit['traps']}, coverage {s_audit['trap_coverage']['share']}, "

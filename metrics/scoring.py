@@ -28,12 +28,14 @@ from metrics.core.ark import ndcg_at_rank, recall_at_rank
 from metrics.core.diagnostics import group_indices, has_hop, hop_ap
 from metrics.core.ranking import Ranked, rank_from_order
 from metrics.core.registry import compute, compute_ark
+from metrics.paper_scoring import paper_diagnostics
 from triad_dataset import names
 
 TOP_K = 10  # paper B.1: top-10 entry rates
 TRIAD_METRICS: tuple[str, ...] = ("map", "top1_hit", "mrr", "recall@1", "recall@5", "recall@10", "ndcg@10")
 ARK_METRICS: tuple[str, ...] = ("recall@1", "recall@5", "recall@10", "ndcg@5", "ndcg@10", "ndcg@20")
 DIALOGUE_COST = "dialogue_cost"  # run-level key next to the config names in score_triad's output
+PAPER_DIAGNOSTICS = "paper_diagnostics"  # run-level key: paper C.3, C.4, Fig. 9, D.3 (metrics/paper_scoring.py)
 ARK_SUMMARY_KEYS: tuple[str, ...] = ("macro", "by_domain", "by_cognitive_demand", "by_reasoning_skill")
 
 
@@ -310,6 +312,7 @@ def score_triad(
         if c_cfg in out and s_cfg in out:
             costs[domain] = dialogue_cost(out[s_cfg], out[c_cfg], gold[s_cfg], seed=seed)
     out[DIALOGUE_COST] = costs
+    out[PAPER_DIAGNOSTICS] = paper_diagnostics(gold, rankings, {c: out[c] for c in rankings}, seed=seed)
     return out
 
 
@@ -414,6 +417,7 @@ def score_ark(
 
 # Re-exported for callers that score a single positive rank array without gold rows.
 __all__ = [
-    "ARK_METRICS", "ARK_SUMMARY_KEYS", "DIALOGUE_COST", "TRIAD_METRICS", "dialogue_cost", "ndcg_at_rank",
+    "ARK_METRICS", "ARK_SUMMARY_KEYS", "DIALOGUE_COST", "PAPER_DIAGNOSTICS", "TRIAD_METRICS", "dialogue_cost",
+    "ndcg_at_rank",
     "recall_at_rank", "score_ark", "score_ark_subtype", "score_triad", "score_triad_config",
 ]

@@ -353,11 +353,16 @@ def ark_rankings(plan: Plan, vectors: dict, reranker: Any, top_k: int, rerank_ba
 
 
 # --- scoring ------------------------------------------------------------------------------------------------
-def score(plan: Plan, rankings: dict[str, list[dict]], seed: int) -> dict[str, Any]:
-    """Score the rankings through the one metrics path (CONTRACTS §4)."""
+def score(plan: Plan, rankings: dict[str, list[dict]], seed: int, data: str | None = None) -> dict[str, Any]:
+    """Score the rankings through the one metrics path (CONTRACTS §4); `data` (the folder) adds the reference
+    categories the paper's C.3 strata need."""
     from metrics import scoring
 
     gold = {cp.config: cp.rows for cp in plan.configs}
+    if data is not None and plan.benchmark == "triad":
+        from triad_dataset.strata import with_reference_categories
+
+        gold = with_reference_categories(data, gold)
     if plan.benchmark == "ark":
         ranks = {c: {r["query_id"]: {"positive_rank": r["positive_rank"]} for r in rows} for c, rows in rankings.items()}
         return scoring.score_ark(gold, ranks, seed=seed)
@@ -466,7 +471,7 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
 
     tick = time.perf_counter()
     try:
-        scored = score(plan, final, cfg.seed)
+        scored = score(plan, final, cfg.seed, data=cfg.data)
     except ValueError as exc:
         raise TriadError(f"scoring failed: {exc}") from exc
     timings["score"] = time.perf_counter() - tick

@@ -154,9 +154,9 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         sub = lb.by_id(sid)
         if sub is None:
             empty = pd.DataFrame()
-            return None, empty, empty, empty, empty, empty
+            return None, empty, empty, empty, empty, empty, empty
         tables = (views.trap_table(sub), views.hop_table(sub), views.depth_table(sub), views.profile_table(sub),
-                  views.dialogue_cost_table(sub))
+                  views.dialogue_cost_table(sub), views.paper_diagnostics_table(sub))
         return (views.entry_rate_figure(sub), *(views.for_display(t) for t in tables))
 
     def rank_range(family: str = views.ALL_FAMILIES):
@@ -290,6 +290,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                 with gr.Row():
                     profile_df = gr.Dataframe(label="mAP by profile D1–D7", interactive=False)
                     cost_df = gr.Dataframe(label="Dialogue cost: AP(state) − AP(constraints)", interactive=False)
+                paper_df = gr.Dataframe(label="Paper C.3 / Fig. 9 / C.4 / D.3 diagnostics", interactive=False)
             with gr.Tab("Rank range", id="rank-range"):
                 rr_plot = gr.Plot(label="Best and worst rank over the six subsets (paper Figure 2)")
                 rr_table = gr.Dataframe(label="Rank per subset (average ranks for ties)", interactive=False,
@@ -344,7 +345,8 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             trigger(triad_table, [search, family, sort_by], main_table, **private)
             trigger(reference_table, [search, family], ref_table, **private)
         detail_pick.change(detail, detail_pick, [meta_df, detail_df], **private)
-        diag_pick.change(diagnostics, diag_pick, [heatmap, trap_df, hop_df, depth_df, profile_df, cost_df], **private)
+        diag_pick.change(diagnostics, diag_pick, [heatmap, trap_df, hop_df, depth_df, profile_df, cost_df, paper_df],
+                        **private)
         family.change(rank_range, family, [rr_plot, rr_table, tau_table], **private)
         demo.load(rank_range, family, [rr_plot, rr_table, tau_table], **private)
         cmp_btn.click(compare, [pick_a, pick_b], [cmp_table, cmp_note], **private)

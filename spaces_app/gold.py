@@ -17,6 +17,7 @@ from spaces_app.validation import Bound
 from triad_dataset import folder
 from triad_dataset import names as triad_names
 from triad_dataset.errors import TriadError
+from triad_dataset.strata import with_reference_categories
 
 BENCHMARKS = ("triad", "ark")
 ITEM_ID = "item_id"
@@ -99,6 +100,7 @@ def load_gold(path: str | Path) -> Gold:
     if bench == "triad":
         configs = [c for c in triad_names.TASK_CONFIGS if c in present]
         rows = {c: _share_strings(folder.read_rows(path, c, columns=_text_columns(path, c))) for c in configs}
+        rows = with_reference_categories(path, rows)  # paper C.3 strata (triad_dataset/strata.py)
         indexes = {c: PoolIndex.build(c, rows[c]) for c in configs}
         return Gold(bench, path, folder.fingerprint(path), rows, indexes=indexes)
     subtypes = [s for s in ark_names.SUBTYPES if s in present and s + ark_names.GALLERY_SUFFIX in present]

@@ -453,6 +453,39 @@ def dialogue_cost_table(sub: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def paper_diagnostics_table(sub: Mapping[str, Any]) -> pd.DataFrame:
+    """The paper's C.3 matched comparisons, Fig. 9 trap strata, C.4 shared-pool change and D.3 resolution as one
+    long table (results.json "paper_diagnostics", metrics/paper_scoring.py)."""
+    from metrics.scoring import PAPER_DIAGNOSTICS
+
+    node = sub["summary"].get(PAPER_DIAGNOSTICS) or {}
+    rows: list[dict[str, Any]] = []
+
+    def add(diagnostic: str, where: str, group: str, value: Any, queries: Any) -> None:
+        rows.append({"Diagnostic": diagnostic, "Subset": where, "Group": group, "Value": _round(value),
+                     "Queries": queries})
+
+    for config, pairs in (node.get("matched_comparisons") or {}).items():
+        for p in pairs:
+            pair = f"{p['right']} − {p['left']}"
+            add("C.3 ΔmAP (complete)", display(config), pair, p.get("difference"), f"{p['n_left']}/{p['n_right']}")
+            add("C.3 ΔmAP (standardized)", display(config), pair, p.get("standardized"), p.get("weight"))
+    for domain, strata in (node.get("trap_stratified") or {}).items():
+        for key, label in (("trap_in_top10", "trap in top 10"), ("trap_free", "no trap in top 10")):
+            cell = strata.get(key) or {}
+            add("Fig. 9 ΔAP (conflict, trap-built)", domain, label, cell.get("mean"), cell.get("n_queries"))
+    for domain, shared in (node.get("shared_pool") or {}).items():
+        if shared:
+            add("C.4 ΔAP on the shared pool", domain, "all", shared.get("delta"), shared.get("n_pairs"))
+            for session, turns in (shared.get("by_session") or {}).items():
+                for k, cell in turns.items():
+                    add("C.4 ΔAP on the shared pool", domain, f"{session}/{k}", cell.get("delta"), cell.get("n_queries"))
+    for config, curve in (node.get("resolution") or {}).items():
+        for n_queries, half in curve.items():
+            add("D.3 95% half-width of mAP", display(config), f"n = {n_queries}", half, n_queries)
+    return pd.DataFrame(rows)
+
+
 def admin_table(subs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     rows = [{ID_COL: int(s["id"]), "Benchmark": s["benchmark"], MODEL_COL: str(s["model_name"]),
              "Submitter": str(s["submitter"]),  # admin only: a Hub user, or a hashed address "Hidden": "yes" if s["hidden"] else "no", DATE_COL: _date(s["created_at"]),

@@ -30,8 +30,8 @@ def _table(tmp_path: Path, rows: list[str], header: str = HEADER) -> Path:
 
 
 GOOD = [
-    "i1,p1,img/a.png,Dresses,Women,Navy Blue,floral,long,maxi,Casual,Aurora,2012,Summer",
-    "i2,p1,img/b.png,Skirts,Women,Red,solid,long,mini,Party,Birch,2013,Winter",
+    "i1,p1,img/a.png,Dresses,Women,Aurora,v-neck,Navy Blue,floral,long,maxi,Casual,2012,Summer",
+    "i2,p1,img/b.png,Skirts,Women,Birch,round,Red,solid,long,mini,Party,2013,Winter",
 ]
 
 
@@ -39,7 +39,7 @@ def test_attribute_table_reads_items(tmp_path: Path) -> None:
     catalog = read_attribute_table(_table(tmp_path, GOOD), "fashion")
     first, second = catalog.items
     assert (first.item_id, first.product_id, first.attributes["colour"]) == ("i1", "p1", "Navy Blue")
-    assert second.attributes["sleeve_length"] == ""  # sleeves do not apply to skirts
+    assert second.attributes["sleeve_length"] == second.attributes["neckline"] == ""  # tops only: not skirts
     assert catalog.image_bytes(0)[:4] == b"\x89PNG"
 
 
@@ -89,7 +89,7 @@ def test_fashion_styles_reader_maps_columns(tmp_path: Path) -> None:
     shirt, twin, dress = catalog.items
     assert shirt.attributes == {"category": "Shirts", "gender": "Men", "colour": "Navy Blue", "season": "Fall",
                                 "year": "2011", "usage": "Casual", "brand": "Turtle", "pattern": "checked",
-                                "sleeve_length": "long", "length": ""}
+                                "sleeve_length": "long", "length": "", "neckline": ""}
     assert twin.attributes["pattern"] == ""  # not annotated: never a condition
     assert shirt.product_id == twin.product_id != dress.product_id  # same product, two photographs
     assert dress.attributes["length"] == "midi"

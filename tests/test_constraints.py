@@ -44,7 +44,7 @@ TYPED = {
     "ref": {},
     "mate": {},  # another image of the reference product: red and striped -> violates P and N
     "pos1": {"colour": "Green", "pattern": "floral"},
-    "pos2": {"colour": "Green", "pattern": "polka dot", "brand": "Birch", "season": "Winter"},  # modifiable: free
+    "pos2": {"colour": "Green", "pattern": "polka dot", "season": "Winter"},  # one modifiable change: within budget
     "amb_pattern": {"colour": "Green", "pattern": "pinstriped"},  # stripes family: near-synonym of the excluded value
     "amb_colour": {"colour": "Olive", "pattern": "floral"},  # green family: near-synonym of the target
     "nv": {"colour": "Green"},  # still striped
@@ -53,6 +53,8 @@ TYPED = {
     "imp_sleeve": {"colour": "Green", "pattern": "floral", "sleeve_length": "short"},
     "imp_gender": {"colour": "Green", "pattern": "floral", "gender": "Girls"},
     "imp_category": {"colour": "Green", "pattern": "floral", "category": "Skirts", "sleeve_length": ""},
+    "imp_brand": {"colour": "Green", "pattern": "floral", "brand": "Birch"},  # brand is preserved (paper D.4)
+    "imp_budget": {"colour": "Green", "pattern": "floral", "season": "Winter", "year": "2015"},  # 2 > budget 1
     "other": {"colour": "Blue", "pattern": "floral", "sleeve_length": "short"},  # P and preserved violated
     **{f"fill{i}": {"category": "Tshirts", "gender": "Men", "length": "", "colour": c, "pattern": "solid"}
        for i, c in enumerate(["Black", "White", "Grey", "Yellow", "Brown", "Beige"])},
@@ -93,7 +95,7 @@ def test_positive_rule_gate_and_typed_roles(typed_catalog: Catalog) -> None:
         n.P_VIOLATION: {"pv"},
         n.N_VIOLATION: {"nv"},
         n.PN_VIOLATION: {"pnv", "ref", "mate"},
-        n.IMPLICIT_VIOLATION: {"imp_sleeve", "imp_gender", "imp_category"},
+        n.IMPLICIT_VIOLATION: {"imp_sleeve", "imp_gender", "imp_category", "imp_brand", "imp_budget"},
     }
 
 
@@ -258,7 +260,9 @@ def test_planner_never_discloses_the_reference_value() -> None:
 
 
 def test_cars_year_is_never_a_negative_condition() -> None:
-    catalog = cars({"ref": {}, "newer": {"year": "2012"}, **{f"x{i}": {"body_type": "Van"} for i in range(3)}})
+    # fillers differ in two constraint attributes (body type is requestable too, paper A.4.1), so no 1-change target
+    catalog = cars({"ref": {}, "newer": {"year": "2012"},
+                    **{f"x{i}": {"body_type": "Van", "colour": "blue"} for i in range(3)}})
     planner = Planner(catalog, pool_size=2, rng=np.random.default_rng(0))
     planner.references = np.array([0, 1])
     with pytest.raises(ValueError, match="no reference/target pair"):

@@ -1,14 +1,18 @@
 """The build audit (issue 2 item 5): figures computed from the written rows, and the table printed after a build.
 
 `summarize(tables)` derives, per task config, the figures a user compares with the paper: queries, mean positives,
-mean count per role (paper Table 7), profile mix (A.2), session mix and conflict-trap coverage (A.3), and for
-abstraction the mean positives/siblings per query (A.1: 1.77 positives and 9.05 siblings for I2C, 5 and 150.87 for
-C2I). `format_audit(audit)` renders these with the builders' gate-violation counts (paper A.2: must be 0).
+mean count per role (paper Table 7), the exact random-ranking mAP (`random_ap`), profile mix (A.2), conditions per
+attribute and polarity (A.4.1), session mix and conflict-trap coverage (A.3), and for abstraction the mean
+positives/siblings per query (A.1: 1.77 positives and 9.05 siblings for I2C, 5 and 150.87 for C2I).
+`format_audit(audit)` renders these next to the paper's figures, with the attribute schema the folder was built with
+(audit.json "schema", schema.py) and the builders' gate-violation counts (paper A.2: must be 0).
 
 >>> rows = [{"candidate_roles": ["positive", "sibling", "random"], "candidate_trap": [False] * 3,
 ...          "positive_ids": ["a"], "profile": None, "session_type": None, "num_turns": None}]
 >>> summarize({"abstraction_i2c": rows})["abstraction_i2c"]["mean_per_role"]
 {'positive': 1.0, 'sibling': 1.0, 'random': 1.0}
+>>> random_ap(3, 1), random_ap(2, 2)  # (1 + 1/2 + 1/3) / 3; every ordering is perfect
+(0.611111111111111, 1.0)
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 
 from triad_dataset import folder
 from triad_dataset import names as n
+from triad_dataset.schema import DomainSchema, schemas_from_audit
 
 # Paper figures (A.1, Table 7) shown next to the abstraction means.
 PAPER_MEANS = {
@@ -34,7 +39,28 @@ ROLE_HEADERS = {  # paper Table 7 abbreviations
     n.IMPLICIT_VIOLATION: "Imp-V", n.VISUAL: "Vis", n.RANDOM: "Rand", n.CONFLICT_TRAP: "Trap",
 }
 SUMMARY_COLUMNS = ("query_id", "candidate_roles", "candidate_trap", "positive_ids", "profile", "session_type",
-                   "num_turns")
+                   "num_turns", "conditions")
+# Chance level of the six main subsets: random-ranking mAP 0.008-0.011 with 1,000-candidate pools (issue 13, from
+# the paper's pool shapes; docs/metrics.md "chance level").
+PAPER_RANDOM_MAP = (0.008, 0.011)
+# paper A.4.1: each domain has 1,950 explicit conditions per 1,000 queries, 1,050 positive and 900 negative
+PAPER_CONDITIONS_PER_1000 = {"P": 1050, "N": 900}
+# paper A.2: Same has 2.042 (Fashion) and 5.156 (Cars) positives per query; A.3: 2,249 / 3,342 trap flags
+PAPER_SAME_POSITIVES = {c: v for c, v in zip(n.SAME_CONFIGS, (2.042, 5.156), strict=True)}
+PAPER_TRAP_FLAGS_PER_QUERY = {c: v for c, v in zip(n.STATE_CONFIGS, (2.249, 3.342), strict=True)}
+SCHEMA_ROLE_HEADERS = {"constraint": "constraint", "modifiable": "modifiable", "non_constraint_hard": "preserved"}
+
+
+def random_ap(n_candidates: int, n_positives: int) -> float:
+    """Exact expected AP of a uniformly random ranking of `n_candidates` with `n_positives` (paper eq. 2 with one
+    tie group): (1/n) * sum_j (1 + (j-1)(m-1)/(n-1)) / j = (H_n + (m-1)(n-H_n)/(n-1)) / n."""
+    n_c, m = int(n_candidates), int(n_positives)
+    if m < 1 or n_c < m:
+        raise ValueError(f"random_ap needs 1 <= positives <= candidates, got {m} of {n_c}")
+    if n_c == 1:
+        return 1.0
+    harmonic = float(sum(1.0 / j for j in range(1, n_c + 1)))
+    return (harmonic + (m - 1) * (n_c - harmonic) / (n_c - 1)) / n_c
 
 
 def _mean(total: float, count: int) -> float:
@@ -54,10 +80,18 @@ def summarize_config(config: str, rows: Sequence[Mapping[str, Any]]) -> dict[str
         "mean_positives": _mean(sum(len(r["positive_ids"] or []) for r in rows), count),
         "mean_per_role": {role: _mean(roles[role], count) for role in n.ROLES if roles[role]},
         "pool_size": {"min": min(pool_sizes, default=0), "max": max(pool_sizes, default=0)},
+        "random_map": round(sum(random_ap(len(r["candidate_roles"]), len(r["positive_ids"])) for r in rows
+                                if r["positive_ids"]) / count, 6) if count else 0.0,
     }
     if config in n.CONSTRAINTS_CONFIGS + n.STATE_CONFIGS:
         profiles = Counter(r["profile"] for r in rows)
         out["profile_mix"] = {p: profiles[p] for p in n.PROFILES}
+        conditions: dict[str, dict[str, int]] = {}
+        for row in rows:
+            for c in row.get("conditions") or []:
+                counts = conditions.setdefault(c["attribute"], dict.fromkeys(n.POLARITIES, 0))
+                counts[c["polarity"]] += 1
+        out["conditions_per_attribute"] = dict(sorted(conditions.items()))
     if config in n.STATE_CONFIGS:
         sessions = Counter(f"{r['session_type']}/{r['num_turns']}" for r in rows)
         out["session_mix"] = {f"{t}/{k}": sessions[f"{t}/{k}"] for t, k, _ in n.SESSION_MIX_PER_1000}
@@ -112,6 +146,12 @@ def format_audit(audit: Mapping[str, Any], summary: Mapping[str, Mapping[str, An
             for c, s in summary.items()]
     lines += ["mean count per query by candidate role (paper Table 7 labels)", ""]
     lines += _table(["config", "queries", "mean pos", *(ROLE_HEADERS[r] for r in roles), "pool"], rows)
+    chance = [[n.DISPLAY_NAMES.get(c, c), s["mean_positives"], s.get("random_map", 0.0),
+               "{:.3f}-{:.3f}".format(*PAPER_RANDOM_MAP) if c in n.MAIN_CONFIGS else
+               (f"pos {PAPER_SAME_POSITIVES[c]}" if c in PAPER_SAME_POSITIVES else "")]
+              for c, s in summary.items()]
+    lines += ["", "random-ranking mAP (exact expectation over uniform orderings of each pool)", ""]
+    lines += _table(["config", "mean pos", "random mAP", "paper"], [[a, b, f"{m:.4f}", p] for a, b, m, p in chance])
     paper = [[n.DISPLAY_NAMES[c], summary[c]["mean_positives"], p["mean_positives"],
               summary[c]["mean_per_role"].get(n.SIBLING, 0.0), p["mean_siblings"]]
              for c, p in PAPER_MEANS.items() if c in summary]
@@ -120,13 +160,15 @@ def format_audit(audit: Mapping[str, Any], summary: Mapping[str, Mapping[str, An
     profiles = [[n.DISPLAY_NAMES[c], *s["profile_mix"].values()] for c, s in summary.items() if "profile_mix" in s]
     if profiles:
         lines += ["", *_table(["profile mix", *n.PROFILES], profiles)]
+    lines += _conditions_lines(summary, schemas_from_audit(audit))
     sessions = [[n.DISPLAY_NAMES[c], *s["session_mix"].values(), f"{s['traps']['conflict_queries_with_trap']}/"
                  f"{s['traps']['conflict_queries']}", s["traps"]["flags"],
-                 "{}/{}".format(*PAPER_TRAP_COVERAGE[c])]
+                 "{}/{}".format(*PAPER_TRAP_COVERAGE[c]), _mean(s["traps"]["flags"], s["queries"]),
+                 PAPER_TRAP_FLAGS_PER_QUERY[c]]
                 for c, s in summary.items() if "session_mix" in s]
     if sessions:
         header = ["session mix", *next(s["session_mix"] for s in summary.values() if "session_mix" in s),
-                  "trap coverage", "trap flags", "paper coverage"]
+                  "trap coverage", "trap flags", "paper coverage", "flags/query", "paper"]
         lines += ["", *_table(header, sessions)]
     gates = list(gate_violations(audit))
     bad = [f"{where} = {count}" for where, count in gates if count not in (0, None)]
@@ -135,6 +177,27 @@ def format_audit(audit: Mapping[str, Any], summary: Mapping[str, Mapping[str, An
     if skipped:
         lines += ["skipped inputs: " + "; ".join(f"{where} = {count}" for where, count in skipped)]
     return "\n".join(lines)
+
+
+def _conditions_lines(summary: Mapping[str, Mapping[str, Any]], schemas: Mapping[str, DomainSchema]) -> list[str]:
+    """The schema's roles per attribute next to the condition counts of the constraints subsets (paper A.2, A.4.1)."""
+    lines: list[str] = []
+    for domain, config in zip(n.DOMAINS, n.CONSTRAINTS_CONFIGS, strict=True):
+        if config not in summary:
+            continue
+        schema, counts = schemas[domain], summary[config].get("conditions_per_attribute", {})
+        rows = [[a.name, SCHEMA_ROLE_HEADERS[a.role], counts.get(a.name, {}).get("P", 0),
+                 counts.get(a.name, {}).get("N", 0)] for a in schema.attributes]
+        rows += [[name, "NOT IN SCHEMA", c["P"], c["N"]] for name, c in counts.items() if name not in schema.names]
+        queries = max(summary[config]["queries"], 1)
+        total = {p: sum(c.get(p, 0) for c in counts.values()) for p in n.POLARITIES}
+        rows.append(["all (per 1,000 queries)", "", round(1000 * total["P"] / queries),
+                     round(1000 * total["N"] / queries)])
+        rows.append(["paper A.4.1 (per 1,000)", "", *PAPER_CONDITIONS_PER_1000.values()])
+        lines += ["", f"{n.DISPLAY_NAMES[config]} conditions per attribute (schema roles; modifiable budget "
+                      f"{schema.modifiable_budget})", ""]
+        lines += _table(["attribute", "role", "P", "N"], rows)
+    return lines
 
 
 def _skips(audit: Mapping[str, Any], path: str = "") -> Iterator[tuple[str, Any]]:

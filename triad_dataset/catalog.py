@@ -55,13 +55,17 @@ class Catalog:
     source: str = "<memory>"
     skipped: int = 0  # rows a reader skipped on request (counted in the audit)
     renderer: Callable[[str, Mapping[str, str], int], bytes] | None = field(default=None, repr=False)
+    attribute_schema: DomainSchema | None = field(default=None, repr=False)  # None: the default schema_for(domain)
 
     def __post_init__(self) -> None:
+        if self.attribute_schema is not None and self.attribute_schema.domain != self.domain:
+            raise ValueError(f"{self.source}: a {self.attribute_schema.domain} schema for a {self.domain} catalog")
         validate_items(self.schema, self.items, self.source)
 
     @property
     def schema(self) -> DomainSchema:
-        return schema_for(self.domain)
+        """The attribute schema every rule of this catalog's build reads (schema.py)."""
+        return self.attribute_schema if self.attribute_schema is not None else schema_for(self.domain)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -221,13 +225,14 @@ def _applicable(schema: DomainSchema, attributes: dict[str, str]) -> dict[str, s
 TABLE_ID_COLUMNS = ("item_id", "product_id", "image")
 
 
-def read_attribute_table(path: str | os.PathLike, domain: str, *, images_dir: str | os.PathLike | None = None) -> Catalog:
+def read_attribute_table(path: str | os.PathLike, domain: str, *, images_dir: str | os.PathLike | None = None,
+                         schema: DomainSchema | None = None) -> Catalog:
     """Read the documented attribute-table CSV (`item_id, product_id, image, <schema attributes>`).
 
     `image` is a path relative to `images_dir` (default: the CSV's folder). An empty cell means "not applicable".
     """
     path = Path(path)
-    schema = schema_for(domain)
+    schema = schema if schema is not None else schema_for(domain)
     root = Path(images_dir) if images_dir is not None else path.parent
     allowed = TABLE_ID_COLUMNS + schema.names
     items = []
@@ -238,32 +243,43 @@ def read_attribute_table(path: str | os.PathLike, domain: str, *, images_dir: st
             raise TriadError(f"{where}: empty item_id or product_id")
         image = _image(root, row["image"], where)
         items.append(Item(row["item_id"], row["product_id"], _applicable(schema, attributes), image_path=image))
-    return Catalog(domain, items, source=str(path))
+    return Catalog(domain, items, source=str(path), attribute_schema=schema)
 
 
 # ------------------------------------------------------------------------------------ Fashion Product Images
 
 STYLES_COLUMNS = ("id", "gender", "masterCategory", "subCategory", "articleType", "baseColour", "season", "year",
                   "usage", "productDisplayName")
-FASHION_ANNOTATION_COLUMNS = ("id", "pattern", "sleeve_length", "length")
+STYLES_ATTRIBUTES = ("category", "gender", "colour", "season", "year", "usage", "brand")  # read from styles.csv
+
+
+def annotation_columns(schema: DomainSchema) -> tuple[str, ...]:
+    """Columns of the visual-annotation CSV: `id` and every schema attribute styles.csv does not give.
+
+    >>> annotation_columns(schema_for("fashion"))
+    ('id', 'neckline', 'pattern', 'sleeve_length', 'length')
+    """
+    return ("id", *(a for a in schema.names if a not in STYLES_ATTRIBUTES))
 
 
 def read_fashion_styles(styles_csv: str | os.PathLike, images_dir: str | os.PathLike, *,
-                        annotations: str | os.PathLike | None = None, skip_unsupported: bool = False) -> Catalog:
+                        annotations: str | os.PathLike | None = None, skip_unsupported: bool = False,
+                        schema: DomainSchema | None = None) -> Catalog:
     """Fashion Product Images (`styles.csv` + `images/<id>.jpg`) plus optional visual annotations.
 
     Mapping: articleType -> category, baseColour -> colour, gender, season, year, usage; brand = first word of
     productDisplayName; product_id = lower-cased productDisplayName + baseColour (the source photographs one
-    product under several ids). Without annotations, pattern / sleeve_length / length are "not applicable" and
-    never become conditions. An articleType outside the schema is an error, or skipped (and counted) with
+    product under several ids). The annotations give every other schema attribute (`annotation_columns`: neckline,
+    pattern, sleeve_length, length by default); without them those are "not applicable" and never become
+    conditions. An articleType outside the schema is an error, or skipped (and counted) with
     `skip_unsupported=True`.
     """
     styles_csv, images_dir = Path(styles_csv), Path(images_dir)
-    schema = schema_for(FASHION)
+    schema = schema if schema is not None else schema_for(FASHION)
     visual: dict[str, dict[str, str]] = {}
     if annotations is not None:
         ann_path = Path(annotations)
-        for number, row in _rows(ann_path, FASHION_ANNOTATION_COLUMNS, ("id",)):
+        for number, row in _rows(ann_path, annotation_columns(schema), ("id",)):
             where = f"{ann_path}, row {number}"
             visual[row["id"]] = {k: _check_value(schema, k, v, where) for k, v in row.items() if k != "id"}
     items, skipped = [], 0
@@ -280,13 +296,13 @@ def read_fashion_styles(styles_csv: str | os.PathLike, images_dir: str | os.Path
             "year": _year(row["year"]),
             "usage": _check_value(schema, "usage", row["usage"], where),
             "brand": row["productDisplayName"].split(" ")[0] if row["productDisplayName"] else NOT_APPLICABLE,
-            "pattern": NOT_APPLICABLE, "sleeve_length": NOT_APPLICABLE, "length": NOT_APPLICABLE,
+            **dict.fromkeys(annotation_columns(schema)[1:], NOT_APPLICABLE),
         }
         attributes.update(visual.get(row["id"], {}))
         image = _image(images_dir, f"{row['id']}.jpg", where)
         product = f"{row['productDisplayName'].lower()}|{row['baseColour']}"
         items.append(Item(row["id"], product, _applicable(schema, attributes), image_path=image))
-    return Catalog(FASHION, items, source=str(styles_csv), skipped=skipped)
+    return Catalog(FASHION, items, source=str(styles_csv), skipped=skipped, attribute_schema=schema)
 
 
 # ------------------------------------------------------------------------------------------------ Stanford Cars
@@ -319,14 +335,15 @@ def parse_car_class(name: str) -> tuple[str, str, str | None, str]:
     return " ".join(make_words), " ".join(rest), body, year
 
 
-def read_stanford_cars(table: str | os.PathLike, images_dir: str | os.PathLike) -> Catalog:
+def read_stanford_cars(table: str | os.PathLike, images_dir: str | os.PathLike, *,
+                       schema: DomainSchema | None = None) -> Catalog:
     """Stanford Cars images listed in a CSV `image, class_name, colour, view, setting[, body_type][, product_id]`.
 
     make, model, year and body type come from the class name; a `body_type` cell overrides it and is required
     where the class name names none ("Chevrolet Corvette ZR1 2012"). product_id defaults to class + colour.
     """
     table, images_dir = Path(table), Path(images_dir)
-    schema = schema_for(CARS)
+    schema = schema if schema is not None else schema_for(CARS)
     items = []
     for number, row in _rows(table, CARS_COLUMNS, ("image", "class_name", "colour", "view", "setting")):
         where = f"{table}, row {number}"
@@ -347,4 +364,4 @@ def read_stanford_cars(table: str | os.PathLike, images_dir: str | os.PathLike) 
         image = _image(images_dir, row["image"], where)
         product = row.get("product_id") or f"{row['class_name']}|{row['colour']}"
         items.append(Item(Path(row["image"]).stem, product, attributes, image_path=image))
-    return Catalog(CARS, items, source=str(table))
+    return Catalog(CARS, items, source=str(table), attribute_schema=schema)

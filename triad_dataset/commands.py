@@ -53,7 +53,8 @@ def _register_build(subparsers: Any) -> None:
     g = p.add_argument_group("fashion")
     g.add_argument("--fashion-styles", type=Path, help="Fashion Product Images styles.csv")
     g.add_argument("--fashion-images", type=Path, help="folder with <id>.jpg (or the images of --fashion-table)")
-    g.add_argument("--fashion-annotations", type=Path, help="CSV id,pattern,sleeve_length,length")
+    g.add_argument("--fashion-annotations", type=Path,
+                   help="CSV id + the schema's visual attributes (default: neckline,pattern,sleeve_length,length)")
     g.add_argument("--fashion-table", type=Path, help="complete attribute table (instead of --fashion-styles)")
     g.add_argument("--skip-unsupported", action="store_true",
                    help="skip (and count) styles.csv rows whose articleType is outside the schema")
@@ -62,6 +63,8 @@ def _register_build(subparsers: Any) -> None:
                    help="CSV image,class_name,colour,view,setting[,body_type][,product_id]")
     g.add_argument("--cars-images", type=Path, help="Stanford Cars image folder")
     g.add_argument("--cars-table", type=Path, help="complete attribute table (instead of --cars-annotations)")
+    p.add_argument("--schema", type=Path, help="attribute schema JSON {fashion: ..., cars: ...} replacing the default "
+                   "roles, values and budgets (docs/constraints.md; `python -m triad_dataset.schema` prints the default)")
     g = p.add_argument_group("sizes")
     g.add_argument("--queries", type=int, default=1000, help="queries per main subset and Self direction (1000)")
     g.add_argument("--same-queries", type=int, default=500, help="Same queries per domain (500)")
@@ -110,7 +113,7 @@ def _build_full(args: argparse.Namespace) -> int:
         imagenet=args.imagenet, wordnet=args.wordnet, fashion_styles=args.fashion_styles,
         fashion_images=args.fashion_images, fashion_annotations=args.fashion_annotations,
         fashion_table=args.fashion_table, cars_annotations=args.cars_annotations, cars_images=args.cars_images,
-        cars_table=args.cars_table,
+        cars_table=args.cars_table, schema=args.schema,
     )
     build_full(args.out, sources, n_queries=args.queries, same_queries=args.same_queries, pool_size=args.pool_size,
                seed=args.seed, overwrite=args.overwrite, skip_unsupported=args.skip_unsupported)

@@ -23,11 +23,11 @@ from triad_dataset import names
 from triad_dataset.catalog import Catalog
 from triad_dataset.constraints_gate import VIOL, Condition, RuleChecker, Statuses, statuses, visual_similarity
 from triad_dataset.records import BuildResult
-from triad_dataset.schema import CONSTRAINT, HARD, NEG, POS
+from triad_dataset.schema import CONSTRAINT, HARD, MODIFIABLE, NEG, POS, schema_to_json
 from triad_dataset.serialize import candidate_text, constraints_query_text, phrase, request_text, reveals_reference
 
 VISUAL_QUOTA = 50  # visually similar negatives per pool (paper A.2 fills "visually similar, then random")
-MAX_POSITIVES = 50  # a planned query with more positives is redrawn (keeps pools informative)
+MAX_POSITIVES = 20  # a planned query with more positives is redrawn (keeps pools informative; paper silent)
 TARGETS_PER_REFERENCE = 8  # targets tried per reference before moving to the next reference
 MINI_QUERIES = 120  # mini edition: >= 100 queries per config
 MINI_SAME_QUERIES = 120
@@ -72,9 +72,11 @@ class Planner:
         self.catalog, self.pool_size, self.rng = catalog, pool_size, rng
         schema = catalog.schema
         self.hard = [j for j, a in enumerate(schema.attributes) if a.role == HARD]
-        self.constraint = np.array([j for j, a in enumerate(schema.attributes) if a.role == CONSTRAINT])
+        self.constraint = np.array(schema.columns(CONSTRAINT))
+        self.modifiable = np.array(schema.columns(MODIFIABLE), dtype=np.int64)
         values = catalog.codes.values
-        _, group = np.unique(values[:, self.hard], axis=0, return_inverse=True)
+        hard = values[:, self.hard] if self.hard else np.zeros((len(catalog), 1), dtype=np.int32)
+        _, group = np.unique(hard, axis=0, return_inverse=True)
         self.group = group.reshape(-1)
         order = np.argsort(self.group, kind="stable")
         bounds = np.flatnonzero(np.diff(self.group[order])) + 1
@@ -85,7 +87,8 @@ class Planner:
 
     def _targets(self, reference: int, k: int) -> np.ndarray:
         """Items of the reference's hard group differing from it in exactly k constraint attributes, each change
-        a clear one (different family, both applicable) and every other constraint attribute identical."""
+        a clear one (different family, both applicable), every other constraint attribute identical and the
+        modifiable changes within the schema's budget."""
         codes = self.catalog.codes
         members = self.members[int(self.group[reference])]
         cols = self.constraint
@@ -94,6 +97,13 @@ class Planner:
         diff = values != ref_values
         clear = diff & (families != ref_families) & (values >= 0) & (ref_values >= 0)
         ok = (diff.sum(axis=1) == k) & (diff == clear).all(axis=1)
+        schema = self.catalog.schema
+        changed = codes.values[np.ix_(members, self.modifiable)] != codes.values[reference, self.modifiable]
+        for m, j in enumerate(self.modifiable):  # free_with: a named (changed) attribute frees this one
+            frees = [k for k, c in enumerate(cols) if schema.names[c] in schema.attributes[j].free_with]
+            if frees:
+                changed[:, m] &= ~diff[:, frees].any(axis=1)
+        ok &= changed.sum(axis=1) <= schema.modifiable_budget  # the target itself is a positive
         return members[ok]
 
     def _conditions(self, reference: int, target: int, n_pos: int, n_neg: int) -> tuple[Condition, ...] | None:
@@ -361,7 +371,8 @@ def build_domain(domain: str, catalog: Catalog, *, n_queries: int, same_queries:
         f"state_{domain}": state_audit,
         f"same_{domain}": same_audit,
         corpus_config: {"items": len(catalog), "products": len({i.product_id for i in catalog.items}),
-                        "skipped_rows": catalog.skipped, "source": catalog.source},
+                        "skipped_rows": catalog.skipped, "source": catalog.source,
+                        "schema": schema_to_json(catalog.schema)},
     }
     tables = {c_config: constraints, f"state_{domain}": state, f"same_{domain}": same, corpus_config: corpus}
     return BuildResult(tables, audit)

@@ -7,7 +7,12 @@ colour/pattern family but a different fine value — neither a positive nor allo
 - P condition, ordered comparative ("longer"): SAT if the item's rank is above the reference's ("shorter": below);
 - N condition excluding x: VIOL if the item has x, AMB if another value of x's family, else SAT;
 - preserved attributes (every `non_constraint_hard` attribute and every `constraint` attribute the query does not
-  name): SAT if equal to the reference, AMB if same family, else VIOL. `modifiable` attributes are free.
+  name): SAT if equal to the reference, AMB if same family, else VIOL;
+- `modifiable` attributes (paper A.2 "may vary within a fixed budget"): VIOL when the item differs from the reference
+  in more than the schema's `modifiable_budget` of them (those the query's named attributes do not free,
+  `DomainSchema.budgeted`), else SAT. The budget counts towards the preserved part.
+
+Every role and budget comes from the catalog's schema (schema.py), the one place that declares them.
 
 Positive: everything SAT. Potential positive: nothing VIOL (excluded from pools). Every negative therefore fails
 the complete positive rule (the gate). Typed roles: `p_violation` (only P conditions VIOL, the rest SAT),
@@ -82,17 +87,26 @@ def condition_status(catalog: Catalog, reference: int, condition: Condition) -> 
     return status
 
 
+def budget_status(catalog: Catalog, reference: int, conditions: Sequence[Condition]) -> np.ndarray:
+    """VIOL where an item changes more budgeted modifiable attributes than the schema's budget allows, else SAT."""
+    columns = catalog.schema.budgeted(c.attribute for c in conditions)
+    values = catalog.codes.values[:, columns]
+    over = (values != values[reference]).sum(axis=1) > catalog.schema.modifiable_budget
+    return np.where(over, VIOL, SAT).astype(np.int8)
+
+
 def preserved_status(catalog: Catalog, reference: int, conditions: Sequence[Condition]) -> np.ndarray:
-    """Worst status over the preserved attributes (SAT equal, AMB same family, VIOL otherwise)."""
+    """Worst status over the preserved attributes (SAT equal, AMB same family, VIOL otherwise) and the budget."""
     columns = preserved_columns(catalog.schema, conditions)
     codes = catalog.codes
+    budget = budget_status(catalog, reference, conditions)
     if not columns:
-        return np.zeros(len(catalog), dtype=np.int8)
+        return budget
     values, families = codes.values[:, columns], codes.families[:, columns]
     equal = values == values[reference]
     same_family = families == families[reference]
     status = np.where(equal, SAT, np.where(same_family, AMB, VIOL)).astype(np.int8)
-    return status.max(axis=1)
+    return np.maximum(status.max(axis=1), budget)
 
 
 @dataclass
@@ -172,19 +186,36 @@ class RuleChecker:
                             reference.get(c.attribute, NOT_APPLICABLE)) for c in conditions]
         self.preserved = [(schema.attributes[j], reference.get(schema.attributes[j].name, NOT_APPLICABLE))
                           for j in preserved_columns(schema, conditions)]
+        budgeted = schema.budgeted(c.attribute for c in conditions)
+        self.modifiable = [(schema.names[j], reference.get(schema.names[j], NOT_APPLICABLE)) for j in budgeted]
+        self.budget = schema.modifiable_budget
 
-    def __call__(self, item: Mapping[str, str]) -> int:
-        worst = SAT
+    def parts(self, item: Mapping[str, str]) -> tuple[int, int, int]:
+        """Worst status of the P conditions, the N conditions and the preserved part (attributes + budget)."""
+        worst = {POS: SAT, NEG: SAT}
         for a, polarity, value, reference_value in self.conditions:
-            worst = max(worst, _value_status(a, polarity, value, item.get(a.name, NOT_APPLICABLE), reference_value))
+            status = _value_status(a, polarity, value, item.get(a.name, NOT_APPLICABLE), reference_value)
+            worst[polarity] = max(worst[polarity], status)
+        preserved = SAT
         for a, theirs in self.preserved:
             mine = item.get(a.name, NOT_APPLICABLE)
             if mine != theirs:
                 near = NOT_APPLICABLE not in (mine, theirs) and a.family(mine) == a.family(theirs)
-                worst = max(worst, AMB if near else VIOL)
-                if worst == VIOL:
-                    break
-        return worst
+                preserved = max(preserved, AMB if near else VIOL)
+        changed = sum(item.get(name, NOT_APPLICABLE) != theirs for name, theirs in self.modifiable)
+        if changed > self.budget:
+            preserved = VIOL
+        return worst[POS], worst[NEG], preserved
+
+    def __call__(self, item: Mapping[str, str]) -> int:
+        return max(self.parts(item))
+
+
+def typed_role(p: int, n: int, h: int) -> str | None:
+    """The typed-negative role of the statuses (P, N, preserved), None when none applies (mirrors `Statuses.typed`)."""
+    roles = {(VIOL, SAT, SAT): names.P_VIOLATION, (SAT, VIOL, SAT): names.N_VIOLATION,
+             (VIOL, VIOL, SAT): names.PN_VIOLATION, (SAT, SAT, VIOL): names.IMPLICIT_VIOLATION}
+    return roles.get((p, n, h))
 
 
 def rule_status(schema: DomainSchema, reference: Mapping[str, str], item: Mapping[str, str],

@@ -11,6 +11,8 @@ Each track is built when its sources are given (at least one track is required):
 * cars: `--cars-annotations CSV --cars-images DIR` (Stanford Cars images listed as
   `image, class_name, colour, view, setting[, body_type][, product_id]`; make, model, year and body type come from
   the class name); or a complete `--cars-table CSV` in the attribute-table format.
+* `--schema FILE`: another attribute schema (roles, values, budgets; schema.py `load_schema_file`) for the domains it
+  names, e.g. the authors' own 28-field Fashion schema; the folder records the schema it was built with.
 
 Paper sizes are the defaults: 1,000 queries per main subset and per Self direction, 500 Same queries, 1,000-candidate
 pools. The folder is validated before it is moved into place.
@@ -47,6 +49,7 @@ class FullSources:
     cars_annotations: Path | None = None
     cars_images: Path | None = None
     cars_table: Path | None = None
+    schema: Path | None = None  # attribute schema JSON (schema.py); None = the default schemas
 
     def tracks(self) -> list[str]:
         """Which tracks these sources can build (TriadError for a half-given domain)."""
@@ -73,15 +76,18 @@ class FullSources:
 def read_catalog(domain: str, sources: FullSources, *, skip_unsupported: bool = False) -> Any:
     """The domain's catalog from a complete attribute table or from the public source's own metadata."""
     from triad_dataset import catalog
+    from triad_dataset.schema import load_schema_file
 
+    schema = load_schema_file(sources.schema).get(domain) if sources.schema is not None else None
     if domain == FASHION:
         if sources.fashion_table is not None:
-            return catalog.read_attribute_table(sources.fashion_table, FASHION, images_dir=sources.fashion_images)
-        return catalog.read_fashion_styles(sources.fashion_styles, sources.fashion_images,
+            return catalog.read_attribute_table(sources.fashion_table, FASHION, images_dir=sources.fashion_images,
+                                                schema=schema)
+        return catalog.read_fashion_styles(sources.fashion_styles, sources.fashion_images, schema=schema,
                                            annotations=sources.fashion_annotations, skip_unsupported=skip_unsupported)
     if sources.cars_table is not None:
-        return catalog.read_attribute_table(sources.cars_table, CARS, images_dir=sources.cars_images)
-    return catalog.read_stanford_cars(sources.cars_annotations, sources.cars_images)
+        return catalog.read_attribute_table(sources.cars_table, CARS, images_dir=sources.cars_images, schema=schema)
+    return catalog.read_stanford_cars(sources.cars_annotations, sources.cars_images, schema=schema)
 
 
 def _abstraction(sources: FullSources, n_queries: int, pool_size: int, seed: int) -> BuildResult:
@@ -104,6 +110,10 @@ def build_full(out_dir: str | os.PathLike, sources: FullSources, *, n_queries: i
     from triad_dataset.mini import write_validated
 
     tracks = sources.tracks()
+    if sources.schema is not None:  # a bad schema file fails before anything is read or written
+        from triad_dataset.schema import load_schema_file
+
+        load_schema_file(sources.schema)
     check_output_dir(out_dir, overwrite)
     steps: list[tuple[str, Callable[[], BuildResult]]] = []
     if "abstraction" in tracks:

@@ -23,10 +23,13 @@ def assemble(result: BuildResult, *, edition: str, seed: int, extra: Mapping[str
              ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
     """Tables in `names.ALL_CONFIGS` order and the folder audit (builders' figures + the row summary)."""
     from triad_dataset.audit import summarize
-
     tables = {c: result.tables[c] for c in n.ALL_CONFIGS if c in result.tables}
+    # the attribute schema each domain was built with (validate.py and audit.py read it back; schema.py)
+    schemas = {d: result.audit[n.DOMAIN_CORPUS[d]]["schema"] for d in n.DOMAINS
+               if "schema" in result.audit.get(n.DOMAIN_CORPUS[d], {})}
     audit: dict[str, Any] = {"benchmark": "triad", "edition": edition, "pool_size": n.POOL_SIZE, "seed": seed,
-                             **(extra or {}), "summary": summarize(tables), "builders": result.audit}
+                             **(extra or {}), "schema": schemas, "summary": summarize(tables),
+                             "builders": result.audit}
     return tables, audit
 
 

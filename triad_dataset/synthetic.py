@@ -20,7 +20,17 @@ import numpy as np
 from triad_dataset import names
 from triad_dataset.catalog import Catalog, Item
 from triad_dataset.render import render_item
-from triad_dataset.schema import CARS, FASHION, LENGTHED, LENGTHS, NOT_APPLICABLE, SLEEVES, TOPS, schema_for
+from triad_dataset.schema import (
+    CARS,
+    FASHION,
+    LENGTHED,
+    LENGTHS,
+    NECKLINES,
+    NOT_APPLICABLE,
+    SLEEVES,
+    TOPS,
+    schema_for,
+)
 
 MINI_SIZES = {FASHION: 1800, CARS: 1400}  # >= 1,500 / 1,000 items (issue 2); large enough for 1,000 pools
 FASHION_COLOURS = (
@@ -63,14 +73,15 @@ def _fashion_design(rng: np.random.Generator) -> dict[str, str]:
         "pattern": _pick(rng, tuple(schema.attribute("pattern").values)),
         "sleeve_length": _pick(rng, SLEEVES) if category in TOPS else NOT_APPLICABLE,
         "length": _pick(rng, LENGTHS) if category in LENGTHED else NOT_APPLICABLE,
+        "neckline": _pick(rng, NECKLINES) if category in TOPS else NOT_APPLICABLE,
     }
 
 
 def _mutate(rng: np.random.Generator, design: dict[str, str]) -> dict[str, str]:
-    """A sibling design differing in one to three of pattern / sleeve_length / length (when applicable)."""
+    """A sibling design differing in one to three of pattern / sleeve_length / length / neckline (when applicable)."""
     schema = schema_for(FASHION)
     out = dict(design)
-    options = ["pattern"] + [a for a in ("sleeve_length", "length") if design[a] != NOT_APPLICABLE]
+    options = ["pattern"] + [a for a in ("sleeve_length", "length", "neckline") if design[a] != NOT_APPLICABLE]
     count = min(len(options), int(rng.choice([1, 2, 3], p=[0.6, 0.3, 0.1])))  # mostly one-attribute siblings
     for name in _pick(rng, options, count):
         values = [v for v in schema.attribute(name).values if v != design[name]]
@@ -78,8 +89,35 @@ def _mutate(rng: np.random.Generator, design: dict[str, str]) -> dict[str, str]:
     return out
 
 
+FASHION_SEASONS = ("Summer", "Winter", "Spring", "Fall")
+FASHION_USAGES = ("Casual", "Formal", "Sports", "Party")
+# how many of year / season / usage a colourway changes from its collection (the schema's budget allows one)
+COLLECTION_CHANGES = (0, 1, 2)
+COLLECTION_CHANGE_P = (0.3, 0.4, 0.3)
+
+
+def _collection(rng: np.random.Generator) -> dict[str, str]:
+    return {"year": str(int(rng.integers(2010, 2019))), "season": _pick(rng, FASHION_SEASONS),
+            "usage": _pick(rng, FASHION_USAGES)}
+
+
+def _vary(rng: np.random.Generator, collection: dict[str, str]) -> dict[str, str]:
+    """A colourway's year / season / usage: its collection's, with 0-2 of them changed."""
+    out = dict(collection)
+    fresh = _collection(rng)
+    for name in _pick(rng, tuple(out), int(rng.choice(COLLECTION_CHANGES, p=COLLECTION_CHANGE_P))):
+        while fresh[name] == out[name]:
+            fresh = _collection(rng)
+        out[name] = fresh[name]
+    return out
+
+
 def synthetic_fashion(n_items: int, seed: int = 0) -> Catalog:
-    """At least `n_items` fashion images (trimmed to exactly n_items), 1-5 images per product."""
+    """At least `n_items` fashion images (trimmed to exactly n_items), 1-5 images per product.
+
+    A cluster of sibling designs is one brand's collection (shared brand, mostly shared year / season / usage),
+    so the schema's preserved brand and modifiable budget leave positives to find.
+    """
     rng = np.random.default_rng([seed, 11])
     items: list[Item] = []
     product = 0
@@ -87,14 +125,10 @@ def synthetic_fashion(n_items: int, seed: int = 0) -> Catalog:
         base = _fashion_design(rng)
         palette = _pick(rng, FASHION_COLOURS, int(rng.integers(3, 6)))
         cluster = [base] + [_mutate(rng, base) for _ in range(int(rng.integers(2, 5)))]
+        brand, collection = _pick(rng, FASHION_BRANDS), _collection(rng)
         for design in cluster:
             for colour in _pick(rng, palette, int(rng.integers(2, 5))):
-                visible = {
-                    "brand": _pick(rng, FASHION_BRANDS), "year": str(int(rng.integers(2010, 2019))),
-                    "season": _pick(rng, ("Summer", "Winter", "Spring", "Fall")),
-                    "usage": _pick(rng, ("Casual", "Formal", "Sports", "Party")),
-                }
-                attributes = {**design, "colour": colour, **visible}
+                attributes = {**design, "colour": colour, "brand": brand, **_vary(rng, collection)}
                 for image in range(int(rng.integers(1, 6))):
                     items.append(Item(f"fashion-{len(items):05d}", f"fashion-p{product:05d}", dict(attributes),
                                       variant=product * 8 + image))
@@ -104,8 +138,8 @@ def synthetic_fashion(n_items: int, seed: int = 0) -> Catalog:
 
 def synthetic_cars(n_items: int, seed: int = 0) -> Catalog:
     """At least `n_items` car images (trimmed), each product (model, year, colour) photographed 4-7 times
-    from the model's six (view, setting) set-ups — 3 views x 2 settings or 2 views x 3 settings — with repeats
-    allowed, as in a photo shoot."""
+    from its own six (view, setting) set-ups — 3 views x 2 settings or 2 views x 3 settings — with repeats
+    allowed, as in a photo shoot (one shoot per product, so other products of the model rarely share a set-up)."""
     rng = np.random.default_rng([seed, 13])
     schema = schema_for(CARS)
     views, settings = schema.attribute("view").values, schema.attribute("setting").values
@@ -113,13 +147,13 @@ def synthetic_cars(n_items: int, seed: int = 0) -> Catalog:
     product = 0
     while len(items) < n_items:
         make, model, body = CAR_MODELS[int(rng.integers(len(CAR_MODELS)))]
-        first = int(rng.integers(2005, 2012))
+        first = int(rng.integers(1998, 2012))  # model years 1998-2012 (Stanford Cars spans 1991-2012)
         years = [str(y) for y in range(first, min(2012, first + int(rng.integers(1, 4))) + 1)]
         palette = _pick(rng, CAR_COLOURS, int(rng.integers(4, 7)))
-        n_views = int(rng.choice([2, 3]))
-        shoot = [(v, s) for v in _pick(rng, views, n_views) for s in _pick(rng, settings, 6 // n_views)]
         for year in years:
             for colour in _pick(rng, palette, int(rng.integers(3, 6))):
+                n_views = int(rng.choice([2, 3]))
+                shoot = [(v, s) for v in _pick(rng, views, n_views) for s in _pick(rng, settings, 6 // n_views)]
                 for image, k in enumerate(rng.choice(len(shoot), size=int(rng.integers(4, 8)), replace=True)):
                     view, setting = shoot[int(k)]
                     attributes = {"body_type": body, "colour": colour, "view": view, "setting": setting,

@@ -28,6 +28,10 @@ Checks on a TRIAD folder:
   unless it is itself a value named by one of the query's conditions; values are matched as whole words,
   case-insensitively, with ``_``/``-`` read as spaces, and values shorter than 3 characters are not checked;
   (c) Self concept text (Self C2I queries and Self I2C candidates) is the definition alone, never the name.
+* schema (paper A.2, `validate_rules.py`): with the attribute schema recorded in audit.json, every condition names
+  a `constraint` attribute, every positive satisfies the complete rule and every typed negative has its role's
+  statuses, re-evaluated from the corpus attributes. Every built folder records its schema; a folder without one
+  (hand-made) skips this check.
 * reference tasks: a Self positive is of the query's own class (`wnid`); Same positives are exactly the pool's other
   pictures of the reference product (same `product_id`).
   Target values, excluded values of negative conditions and superseded values in conflict dialogues may be named.
@@ -49,7 +53,9 @@ from triad_dataset import folder
 from triad_dataset import names as n
 from triad_dataset.errors import TriadError
 from triad_dataset.features import features_for
+from triad_dataset.schema import DomainSchema, schemas_from_audit
 from triad_dataset.serialize import mentions, normalized_words
+from triad_dataset.validate_rules import check_rule
 
 ALL = "*"
 MIN_LEAK_VALUE_LENGTH = 3
@@ -430,6 +436,11 @@ def validate_triad(directory: Path, audit: Mapping[str, Any]) -> list[str]:
     if pool_size is not None and not isinstance(pool_size, int):
         out.append(_line("audit.json", "pool_size", f"{pool_size!r} is not an integer or null"))
         pool_size = None
+    schemas: dict[str, DomainSchema] = {}
+    try:
+        schemas = schemas_from_audit(audit, defaults=False)
+    except (ValueError, TypeError, KeyError) as exc:
+        out.append(_line("audit.json", "schema", f"unreadable attribute schema ({exc})"))
     query_rows: dict[str, list[dict[str, Any]]] = {}
     for config in n.TASK_CONFIGS:
         if config not in readable:
@@ -442,7 +453,7 @@ def validate_triad(directory: Path, audit: Mapping[str, Any]) -> list[str]:
         slim: list[dict[str, Any]] = []  # only what pairing needs, so memory stays near one batch of rows
         for batch in _iter_batches(directory, config, columns):
             rows = [dict(zip(batch, values, strict=True)) for values in zip(*batch.values(), strict=True)]
-            _check_queries(config, rows, pool_size, corpora, out, seen)
+            _check_queries(config, rows, pool_size, corpora, out, seen, schemas)
             if config in n.CONSTRAINTS_CONFIGS + n.STATE_CONFIGS:
                 slim.extend({k: row[k] for k in PAIRING_FIELDS} for row in rows)
         query_rows[config] = slim
@@ -457,7 +468,8 @@ def validate_triad(directory: Path, audit: Mapping[str, Any]) -> list[str]:
 
 
 def _check_queries(config: str, rows: Sequence[Mapping[str, Any]], pool_size: int | None,
-                   corpora: Mapping[str, Corpus], out: list[str], seen: set[str]) -> None:
+                   corpora: Mapping[str, Corpus], out: list[str], seen: set[str],
+                   schemas: Mapping[str, DomainSchema] | None = None) -> None:
     for row in rows:
         qid = row["query_id"]
         if not qid or qid in seen:
@@ -469,6 +481,8 @@ def _check_queries(config: str, rows: Sequence[Mapping[str, Any]], pool_size: in
         _check_task_fields(config, row, out)
         if config in CONFIG_DOMAIN:
             check_leakage(config, row, corpora, out)
+        if config in n.CONSTRAINTS_CONFIGS + n.STATE_CONFIGS and schemas and CONFIG_DOMAIN[config] in schemas:
+            check_rule(config, row, schemas[CONFIG_DOMAIN[config]], corpora.get(n.CANDIDATE_CORPUS[config]), out)
         if config in n.SELF_CONFIGS:
             check_self_text(config, row, corpora.get(n.CONCEPTS_CORPUS), out)
         if config in n.SELF_CONFIGS + n.SAME_CONFIGS:
