@@ -31,6 +31,17 @@ def shard(items: Sequence[T], rank: int, world: int) -> list[T]:
     return list(items[rank::world])
 
 
+def split(items: Sequence[T], rank: int, world: int) -> list[T]:
+    """Contiguous slice of `items` for process `rank` of `world` (sizes differ by at most one).
+
+    >>> split(list("abcde"), 0, 2), split(list("abcde"), 1, 2)
+    (['a', 'b', 'c'], ['d', 'e'])
+    """
+    base, extra = divmod(len(items), world)
+    start = rank * base + min(rank, extra)
+    return list(items[start:start + base + (rank < extra)])
+
+
 @dataclass
 class Context:
     rank: int = 0

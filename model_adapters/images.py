@@ -1,0 +1,101 @@
+"""Image bytes streamed from a dataset folder's parquet shards, never held for a whole config.
+
+The plan keeps item references (config, row index); `ImageReader` reads the bytes of a few rows at a time from the
+image column (`image` of a corpus, `query_image` of a query config) in small record batches of one row group, so a
+process holds at most one read batch of images besides the batch it is encoding. `image_hashes` streams a whole
+column once to hash every image (the plan's input keys) without keeping any bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from model_adapters.inputs import image_bytes
+
+READ_ROWS: Final = 16  # rows per record batch when streaming an image column
+NO_IMAGE: Final = b""  # the hash of a row without an image
+
+
+def _shards(data: str, config: str) -> list[Path]:
+    from triad_dataset.folder import shard_paths
+
+    return shard_paths(data, config)
+
+
+def image_hashes(data: str, config: str, column: str, *, limit: int | None = None) -> list[bytes]:
+    """sha256 digest of every row's image in `column` (b"" where a row has none), streaming READ_ROWS at a time;
+    the first `limit` rows only when given."""
+    import pyarrow.parquet as pq
+
+    out: list[bytes] = []
+    for shard in _shards(data, config):
+        for batch in pq.ParquetFile(shard).iter_batches(batch_size=READ_ROWS, columns=[column]):
+            for value in batch.column(0).to_pylist():
+                data_bytes = image_bytes(value)
+                out.append(NO_IMAGE if data_bytes is None else hashlib.sha256(data_bytes).digest())
+            if limit is not None and len(out) >= limit:
+                return out[:limit]
+    return out
+
+
+def file_stamp(paths: Sequence[Path]) -> str:
+    """Names, sizes and modification times of files: changes whenever a shard is rewritten (the shard names carry
+    their content hash, so a rebuilt folder changes the names too)."""
+    parts = []
+    for path in paths:
+        st = os.stat(path)
+        parts.append(f"{path.name}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+class ImageReader:
+    """Bytes of single rows of one image column, read a record batch at a time (rows requested in increasing
+    order stream through the file once). Counts the images it returned (`images_read`)."""
+
+    def __init__(self, data: str, config: str, column: str) -> None:
+        self.paths = _shards(data, config)
+        self.column = column
+        self._files: list[Any] = []
+        self._starts: list[np.ndarray] = []  # per shard: first row of each row group (global row numbers)
+        offset = 0
+        import pyarrow.parquet as pq
+
+        for path in self.paths:
+            pf = pq.ParquetFile(path)
+            sizes = [pf.metadata.row_group(i).num_rows for i in range(pf.metadata.num_row_groups)]
+            self._files.append(pf)
+            self._starts.append(offset + np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64))
+            offset += sum(sizes)
+        self._stream: Any = None  # (shard, group, iterator, first row of the current batch, current batch values)
+        self.images_read = 0
+
+    def __getstate__(self) -> dict[str, Any]:
+        raise TypeError("ImageReader is not picklable: it holds open files")
+
+    def _locate(self, row: int) -> tuple[int, int, int]:
+        for shard, starts in enumerate(self._starts):
+            end = starts[0] + self._files[shard].metadata.num_rows
+            if starts[0] <= row < end:
+                group = int(np.searchsorted(starts, row, side="right") - 1)
+                return shard, group, int(starts[group])
+        raise IndexError(f"row {row} is beyond the end of the image column {self.column}")
+
+    def read(self, row: int) -> bytes | None:
+        shard, group, group_start = self._locate(row)
+        stream = self._stream
+        if stream is None or stream[0] != shard or stream[1] != group or row < stream[3]:
+            batches = self._files[shard].iter_batches(batch_size=READ_ROWS, row_groups=[group], columns=[self.column])
+            stream = [shard, group, batches, group_start, []]
+        while row >= stream[3] + len(stream[4]):
+            stream[3] += len(stream[4])
+            stream[4] = next(stream[2]).column(0)
+        self._stream = stream
+        value = stream[4][row - stream[3]].as_py()
+        self.images_read += 1
+        return image_bytes(value)
