@@ -8,6 +8,7 @@ column once to hash every image (the plan's input keys) without keeping any byte
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from collections.abc import Sequence
@@ -22,10 +23,20 @@ READ_ROWS: Final = 16  # rows per record batch when streaming an image column
 NO_IMAGE: Final = b""  # the hash of a row without an image
 
 
-def _shards(data: str, config: str) -> list[Path]:
+def shards(data: str, config: str) -> list[Path]:
+    """The parquet files of one config (`triad_dataset.folder.shard_paths`, remembered per process: the card is
+    parsed once, not once per read)."""
+    root = Path(data).resolve()
+    card = root / "README.md"
+    stamp = (card.stat().st_mtime_ns, card.stat().st_size) if card.exists() else None  # the card names the shards
+    return list(_shards(str(root), config, stamp))
+
+
+@functools.lru_cache(maxsize=256)
+def _shards(data: str, config: str, stamp: Any) -> tuple[Path, ...]:
     from triad_dataset.folder import shard_paths
 
-    return shard_paths(data, config)
+    return tuple(shard_paths(data, config))
 
 
 def image_hashes(data: str, config: str, column: str, *, limit: int | None = None) -> list[bytes]:
@@ -34,7 +45,7 @@ def image_hashes(data: str, config: str, column: str, *, limit: int | None = Non
     import pyarrow.parquet as pq
 
     out: list[bytes] = []
-    for shard in _shards(data, config):
+    for shard in shards(data, config):
         for batch in pq.ParquetFile(shard).iter_batches(batch_size=READ_ROWS, columns=[column]):
             for value in batch.column(0).to_pylist():
                 data_bytes = image_bytes(value)
@@ -59,7 +70,7 @@ class ImageReader:
     order stream through the file once). Counts the images it returned (`images_read`)."""
 
     def __init__(self, data: str, config: str, column: str) -> None:
-        self.paths = _shards(data, config)
+        self.paths = shards(data, config)
         self.column = column
         self._files: list[Any] = []
         self._starts: list[np.ndarray] = []  # per shard: first row of each row group (global row numbers)

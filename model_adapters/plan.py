@@ -192,17 +192,23 @@ class Plan:
 def _column_names(data: str, config: str) -> list[str]:
     import pyarrow.parquet as pq
 
-    from triad_dataset.folder import shard_paths
-
-    return list(pq.read_schema(shard_paths(data, config)[0]).names)
+    return list(pq.read_schema(images.shards(data, config)[0]).names)
 
 
 def _read(data: str, config: str, columns: Sequence[str] | None = None) -> Any:
-    from triad_dataset.folder import read_table
+    """Non-image columns of one config as an Arrow table (`pyarrow.parquet.ParquetFile`: no dataset machinery)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     names = _column_names(data, config)
     wanted = [c for c in names if c not in IMAGE_COLUMNS] if columns is None else [c for c in columns if c in names]
-    return read_table(data, config, wanted)
+    tables = []
+    for shard in images.shards(data, config):
+        try:
+            tables.append(pq.ParquetFile(shard).read(columns=wanted))
+        except (pa.ArrowInvalid, OSError, KeyError) as exc:
+            raise TriadError(f"{shard}: cannot read parquet ({exc})") from exc
+    return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
 
 
 def _image_column(data: str, config: str, column: str, sees_images: bool) -> str | None:

@@ -25,6 +25,7 @@ from model_adapters.encoding import encode_items
 from model_adapters.plan import Plan, load_rewrites, plan_ark, plan_triad
 from model_adapters.rank_plan import ark_rankings, rankings_table, score, triad_rankings, two_stage
 from model_adapters.registry import ADAPTER_VERSION, ModelEntry, get_entry, load_encoder, load_reranker, text_limit
+from model_adapters.run_state import RunState
 from triad_dataset.errors import TriadError
 
 TRIAD_RERANK_TOP = 30  # paper D.2: the reranker reorders the first-stage top 30
@@ -176,12 +177,29 @@ def count_truncation(plan: Plan, entry: ModelEntry, cfg: RunConfig, ctx: distrib
                      ) -> dict[str, dict[str, int]] | None:
     """Inputs cut by the encoder's text limit, per config (`truncation.count_truncated`); {} when the encoder does
     not truncate, None when the tokenizer could not be loaded (said on stderr). Only the tokenizer is loaded."""
+    state = _run_state(cfg) if cfg.encoder is None else RunState(None)  # a given object may change: count afresh
+    key = {}
+    if state.dir is not None:
+        key = state.truncation_key(cfg.data, identity(entry, cfg, cfg.dtype or entry.dtype),
+                                   [cp.config for cp in plan.configs], cfg.variant, cfg.limit, plan.sees_images)
+        key["rewrites"] = _file_digest(cfg.rewrites)
+        known = state.get("truncation", key)
+        if known is not None:  # the same inputs and model as a finished run: no tokenizer to load
+            return known
     try:
         limit = _text_limit(entry, cfg)
     except (OSError, ValueError, ImportError) as exc:
         _log(ctx, cfg, f"warning: could not load {entry.name}'s tokenizer to count truncated inputs ({exc})")
         return None
-    return {} if limit is None else truncation.count_truncated(plan, limit)
+    counts = {} if limit is None else truncation.count_truncated(plan, limit)
+    state.put("truncation", key, counts)
+    return counts
+
+
+def _file_digest(path: str | None) -> str | None:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else None
 
 
 def _text_limit(entry: ModelEntry, cfg: RunConfig) -> truncation.TextLimit | None:
@@ -218,6 +236,22 @@ def _shared_plan(cfg: RunConfig, ctx: distributed.Context, benchmark: str, confi
     return plan if plan is not None else Plan(benchmark, [], items, sees_images=sees_images)
 
 
+def _run_state(cfg: RunConfig) -> RunState:
+    return RunState(None if cfg.no_cache else (cfg.cache_dir or default_cache_dir()))
+
+
+def _validate_once(cfg: RunConfig, benchmark: str) -> list[str]:
+    """`validate_folder`, skipped when this folder (same files, sizes, times) already passed this validator."""
+    state = _run_state(cfg)
+    key = state.validation_key(cfg.data, benchmark) if state.dir is not None else {}
+    if state.get("validated", key):
+        return []
+    problems = validate_folder(cfg.data, benchmark)
+    if not problems:
+        state.put("validated", key, True)
+    return problems
+
+
 def _prepare(cfg: RunConfig, ctx: distributed.Context) -> tuple[str, list[str]]:
     benchmark = cfg.benchmark or detect_benchmark(cfg.data)
     if benchmark not in ("triad", "ark"):
@@ -226,7 +260,7 @@ def _prepare(cfg: RunConfig, ctx: distributed.Context) -> tuple[str, list[str]]:
         if value is not None and value < 1:
             raise TriadError(f"{flag} must be at least 1, got {value}")
     configs = select_configs(cfg.data, benchmark, cfg.configs)
-    problems = validate_folder(cfg.data, benchmark) if cfg.validate and ctx.is_main else []
+    problems = _validate_once(cfg, benchmark) if cfg.validate and ctx.is_main else []
     problems = ctx.broadcast(problems)
     if problems:
         shown = "\n  - ".join(problems[:10])
