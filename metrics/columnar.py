@@ -28,6 +28,7 @@ from triad_dataset import names
 POOL_COLUMNS: tuple[str, ...] = ("candidate_ids", "candidate_roles", "candidate_trap", "positive_ids", "positive_hops")
 IMAGE_COLUMNS: tuple[str, ...] = ("query_image", "image")
 ROLE_CODE: dict[str, int] = {role: i for i, role in enumerate(names.ROLES)}
+DENSE_LOOKUP = 1 << 25  # query x distinct-id tables up to 128 MiB (int32) map ids to pool slots without sorting
 
 
 @dataclass
@@ -116,7 +117,13 @@ def _positions(pool_offsets: np.ndarray, pool_codes: np.ndarray, query: np.ndarr
                ) -> np.ndarray:
     """Pool position of each (query, code) pair; -1 where the code is not in that query's pool."""
     n_codes = int(max(pool_codes.max(initial=0), codes.max(initial=0))) + 1
-    pool_query = np.repeat(np.arange(pool_offsets.size - 1), np.diff(pool_offsets))
+    n_queries = pool_offsets.size - 1
+    pool_query = np.repeat(np.arange(n_queries), np.diff(pool_offsets))
+    pool_slot = np.arange(pool_codes.size) - np.repeat(pool_offsets[:-1], np.diff(pool_offsets))
+    if n_queries * n_codes <= DENSE_LOOKUP:  # a (query, code) -> slot table: no sort
+        table = np.full((n_queries, n_codes), -1, dtype=np.int32)
+        table[pool_query, pool_codes] = pool_slot
+        return table[query, codes].astype(np.int64)
     pool_keys = pool_query * n_codes + pool_codes
     sort = np.argsort(pool_keys, kind="stable")
     sorted_keys = pool_keys[sort]

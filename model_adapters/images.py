@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -53,16 +51,6 @@ def image_hashes(data: str, config: str, column: str, *, limit: int | None = Non
             if limit is not None and len(out) >= limit:
                 return out[:limit]
     return out
-
-
-def file_stamp(paths: Sequence[Path]) -> str:
-    """Names, sizes and modification times of files: changes whenever a shard is rewritten (the shard names carry
-    their content hash, so a rebuilt folder changes the names too)."""
-    parts = []
-    for path in paths:
-        st = os.stat(path)
-        parts.append(f"{path.name}:{st.st_size}:{st.st_mtime_ns}")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 class ImageReader:

@@ -13,7 +13,6 @@ from the parquet shards when a batch is encoded (`model_adapters.images`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -183,9 +182,6 @@ class Plan:
     items: ItemTable
     sees_images: bool = True  # False for text-only models: their inputs (and keys) carry no image
     corpora: dict[str, Any] = field(default_factory=dict)  # corpus -> its rows as model inputs (`_CorpusRows`)
-
-    def keys_of(self, indices: np.ndarray) -> list[str]:
-        return [self.items.keys[i] for i in np.asarray(indices).tolist()]
 
 
 # --- reading ------------------------------------------------------------------------------------------------
@@ -391,13 +387,3 @@ def plan_ark(data: str, subtypes: Sequence[str], *, variant: str, limit: int | N
         raise TriadError(f"rewrites name {len(unused)} query ids that are not in the selected subtypes "
                          f"(first: {unused[0]!r})")
     return plan
-
-
-def plan_digest(plan: Plan) -> str:
-    """sha256 over every distinct key and every config's pool arrays (equal plans, equal digests)."""
-    digest = hashlib.sha256()
-    for key in plan.items.keys:
-        digest.update(key.encode())
-    for cp in plan.configs:
-        digest.update(cp.config.encode() + cp.query_items.tobytes() + cp.pool_items.tobytes())
-    return digest.hexdigest()
