@@ -1,10 +1,12 @@
-"""What a re-run on an unchanged dataset folder need not compute again: the folder's validation and the counts of
-truncated inputs (which would otherwise load the model's tokenizer).
+"""What a re-run on an unchanged dataset folder need not compute again: the folder's validation, the counts of
+truncated inputs (which would otherwise load the model's tokenizer) and the scoring of rankings identical to a
+previous run's (which would otherwise import scipy.stats and redo the bootstrap intervals).
 
 Both are stored as small JSON files under `<cache root>/_runs/`, keyed by the folder's stamp (relative path, size
 and modification time of every file of the folder — a rebuilt folder also changes its shard names, which carry
 their content hash) plus what else decides the value (the validator's source code; the model identity, configs,
-variant and limit). A changed folder, model or setting computes afresh.
+variant and limit; for the scores, a digest of the rankings themselves, the seed and the metrics code). A changed
+folder, model, setting or ranking computes afresh.
 """
 
 from __future__ import annotations
@@ -37,6 +39,13 @@ def _source_digest(module_name: str) -> str:
     return hashlib.sha256(Path(origin).read_bytes()).hexdigest() if origin else "none"
 
 
+def _plain(value: Any) -> Any:
+    """numpy scalars as Python numbers; anything else JSON cannot hold is refused."""
+    if hasattr(value, "item") and callable(value.item):
+        return value.item()
+    raise TypeError(f"cannot store {type(value).__name__} in a run record")
+
+
 class RunState:
     """Small JSON records under `root/_runs/`, or nothing at all when `root` is None (`--no-cache`)."""
 
@@ -66,9 +75,10 @@ class RunState:
 
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(path, json.dumps({"key": key, "value": value}, default=str).encode("utf-8"))
-        except OSError:
-            pass  # a read-only cache only costs the next run the time to recompute
+            text = json.dumps({"key": key, "value": value}, default=_plain)  # NaN kept (JSON extension)
+            _atomic_write(path, text.encode("utf-8"))
+        except (OSError, TypeError):
+            pass  # a read-only cache (or a value JSON cannot hold) only costs the next run the time to recompute
 
     # --- the two records --------------------------------------------------------------------------------------
     @staticmethod
@@ -82,3 +92,13 @@ class RunState:
         return {"folder": folder_stamp(data), "identity": dict(identity), "configs": list(configs),
                 "variant": variant, "limit": limit, "sees_images": sees_images,
                 "counter": _source_digest("model_adapters.truncation")}
+
+    @staticmethod
+    def scores_key(data: str, configs: list[str], seed: int, rankings_digest: str) -> dict[str, Any]:
+        import metrics
+
+        code = hashlib.sha256()
+        for path in sorted(Path(metrics.__file__).parent.rglob("*.py")):
+            code.update(path.read_bytes())
+        return {"folder": folder_stamp(data), "configs": list(configs), "seed": seed, "rankings": rankings_digest,
+                "metrics_code": code.hexdigest()}

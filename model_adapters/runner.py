@@ -252,6 +252,29 @@ def _validate_once(cfg: RunConfig, benchmark: str) -> list[str]:
     return problems
 
 
+def _score_once(cfg: RunConfig, plan: Plan, final: dict) -> dict[str, Any]:
+    """`score`, or the stored scores of identical rankings of the same folder (same seed and metrics code)."""
+    import hashlib
+
+    state = _run_state(cfg)
+    if state.dir is None:
+        return score(plan, final, cfg.seed)
+    digest = hashlib.sha256()
+    for cp in plan.configs:
+        result = final[cp.config]
+        digest.update(cp.config.encode() + result.order.astype(np.int64).tobytes())
+        if result.positive_rank is not None:
+            digest.update(result.positive_rank.astype(np.int64).tobytes())
+        digest.update("\0".join(cp.query_ids).encode())
+    key = state.scores_key(cfg.data, [cp.config for cp in plan.configs], cfg.seed, digest.hexdigest())
+    known = state.get("scores", key)
+    if known is not None:
+        return known
+    scored = score(plan, final, cfg.seed)
+    state.put("scores", key, scored)
+    return scored
+
+
 def _prepare(cfg: RunConfig, ctx: distributed.Context) -> tuple[str, list[str]]:
     benchmark = cfg.benchmark or detect_benchmark(cfg.data)
     if benchmark not in ("triad", "ark"):
@@ -315,7 +338,7 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
 
     tick = time.perf_counter()
     try:
-        scored = score(plan, final, cfg.seed)
+        scored = _score_once(cfg, plan, final)
     except ValueError as exc:
         raise TriadError(f"scoring failed: {exc}") from exc
     timings["score"] = time.perf_counter() - tick

@@ -32,3 +32,28 @@ def test_rankings_and_metrics_match_the_row_dict_runner(kind, tmp_path):
         assert {r["query_id"]: r["candidate_ids"] for r in rows} == golden[config]["rankings"]
         assert {r["query_id"]: r.get("positive_rank") for r in rows} == golden[config]["positive_rank"]
         assert result["metrics"] == golden[config]["metrics"]
+
+
+def test_a_rerun_reuses_validation_and_scores_and_writes_the_same_results(tmp_path, monkeypatch):
+    from model_adapters import runner
+
+    data = str(write_tiny_triad(tmp_path / "triad"))
+    cache = tmp_path / "cache"
+
+    def once(out: str) -> dict:
+        run(RunConfig(model="tiny-random-clip", data=data, out=str(tmp_path / out), encoder=HashedEncoder(),
+                      cache_dir=str(cache), quiet=True))
+        return json.loads((tmp_path / out / "results.json").read_text())
+
+    first = once("a")
+
+    def fail(*args, **kwargs):
+        raise AssertionError("recomputed on an unchanged folder with identical rankings")
+
+    monkeypatch.setattr(runner, "validate_folder", fail)
+    monkeypatch.setattr(runner, "score", fail)
+    second = once("b")
+    records = sorted(p.name.split("-")[0] for p in (cache / "_runs").iterdir())
+    assert records == ["scores", "validated"]  # a given encoder object: truncation is always counted afresh
+    assert second["configs"] == first["configs"] and second["summary"] == first["summary"]
+    assert second["run"]["cache_hits"] == second["run"]["distinct_items"]
