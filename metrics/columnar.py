@@ -52,6 +52,8 @@ class TriadGold:
     has_hops: bool = False
     pool_ids: Any = None
     query_index: dict[str, int] = field(default_factory=dict)
+    id_dictionary: Any = None  # the distinct candidate ids (Arrow), and each pool slot's code into it
+    pool_codes: np.ndarray | None = None
 
     @property
     def query_ids(self) -> list[str]:
@@ -100,8 +102,9 @@ def _list_parts(column: Any) -> tuple[np.ndarray, Any]:
     return offsets - offsets[0], column.flatten()
 
 
-def _codes(*arrays: Any) -> list[np.ndarray]:
-    """Integer codes of Arrow string arrays over one shared dictionary (equal strings, equal codes)."""
+def _codes(*arrays: Any) -> list[Any]:
+    """Integer codes of Arrow string arrays over one shared dictionary (equal strings, equal codes); the dictionary
+    itself comes last."""
     import pyarrow as pa
 
     joined = pa.chunked_array([a.cast(pa.string()) for a in arrays]).combine_chunks().dictionary_encode()
@@ -110,7 +113,7 @@ def _codes(*arrays: Any) -> list[np.ndarray]:
     for a in arrays:
         out.append(codes[start:start + len(a)])
         start += len(a)
-    return out
+    return [*out, joined.dictionary]
 
 
 def _positions(pool_offsets: np.ndarray, pool_codes: np.ndarray, query: np.ndarray, codes: np.ndarray
@@ -120,10 +123,13 @@ def _positions(pool_offsets: np.ndarray, pool_codes: np.ndarray, query: np.ndarr
     n_queries = pool_offsets.size - 1
     pool_query = np.repeat(np.arange(n_queries), np.diff(pool_offsets))
     pool_slot = np.arange(pool_codes.size) - np.repeat(pool_offsets[:-1], np.diff(pool_offsets))
+    known = codes >= 0  # -1: an id found in no pool
+    codes = np.where(known, codes, 0)
     if n_queries * n_codes <= DENSE_LOOKUP:  # a (query, code) -> slot table: no sort
-        table = np.full((n_queries, n_codes), -1, dtype=np.int32)
+        table = np.full((n_queries, n_codes), -1, dtype=np.int16 if pool_slot.size and pool_slot.max() < 32767
+                        else np.int32)
         table[pool_query, pool_codes] = pool_slot
-        return table[query, codes].astype(np.int64)
+        return np.where(known, table[query, codes], -1).astype(np.int64)
     pool_keys = pool_query * n_codes + pool_codes
     sort = np.argsort(pool_keys, kind="stable")
     sorted_keys = pool_keys[sort]
@@ -131,7 +137,7 @@ def _positions(pool_offsets: np.ndarray, pool_codes: np.ndarray, query: np.ndarr
     at = np.minimum(np.searchsorted(sorted_keys, keys), max(0, sorted_keys.size - 1))
     found = sorted_keys[at] == keys if sorted_keys.size else np.zeros(keys.size, dtype=bool)
     slot = sort[at] - pool_offsets[query]
-    return np.where(found, slot, -1)
+    return np.where(found & known, slot, -1)
 
 
 def gold_from_table(config: str, table: Any) -> TriadGold:
@@ -146,7 +152,7 @@ def gold_from_table(config: str, table: Any) -> TriadGold:
     width = int(lengths.max(initial=0))
     mask = _padded(offsets, np.ones(pool_flat.__len__(), dtype=bool), width, False, bool)
     pos_offsets, pos_flat = _list_parts(table.column("positive_ids"))
-    pool_codes, pos_codes = _codes(pool_flat, pos_flat)
+    pool_codes, pos_codes, dictionary = _codes(pool_flat, pos_flat)
     pool_query = np.repeat(np.arange(n), lengths)
     dup = _duplicates_in_pools(pool_query, pool_codes)
     if dup is not None:
@@ -185,7 +191,8 @@ def gold_from_table(config: str, table: Any) -> TriadGold:
         keep = np.repeat(given, np.diff(pos_offsets))
         hops[pos_query[keep], pos_slot[keep]] = np.asarray(h_flat, dtype=np.int16)
     gold = TriadGold(config, rows, labels, mask, role_code, trap, hops, has_hops,
-                     pool_ids=pa.chunked_array([table.column("candidate_ids").combine_chunks()]))
+                     pool_ids=pa.chunked_array([table.column("candidate_ids").combine_chunks()]),
+                     id_dictionary=dictionary, pool_codes=pool_codes.astype(np.int32))
     check_roles(gold)
     gold.query_index = {row["query_id"]: q for q, row in enumerate(rows)}
     return gold
@@ -265,7 +272,14 @@ def order_from_ids(gold: TriadGold, query_ids: Any, candidate_ids: Any) -> np.nd
         i = int(bad[0])
         raise ValueError(f"config {config}, query_id {qids[i]!r}: ranking is not a permutation of the pool "
                          f"({int(r_len[i])} ids for a pool of {int(pool_len[where[i]])})")
-    pool_codes, r_codes = _codes(pool_flat, r_flat)
+    if gold.pool_codes is not None:  # codes of the pools were computed with the gold: look the ranked ids up
+        import pyarrow.compute as pc
+
+        found = pc.index_in(r_flat.cast(pa.string()), value_set=gold.id_dictionary)
+        pool_codes = gold.pool_codes
+        r_codes = np.asarray(found.fill_null(-1), dtype=np.int64)
+    else:
+        pool_codes, r_codes, _ = _codes(pool_flat, r_flat)
     r_query = np.repeat(where, r_len)
     slot = _positions(pool_offsets, pool_codes, r_query, r_codes)
     if (slot < 0).any():
