@@ -301,6 +301,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1,3,paper,10", help="multiples of the mini edition, or 'paper'")
     parser.add_argument("--image-kb", type=float, default=2.0)
     parser.add_argument("--baseline", help="a checkout of the code before the columnar plan (the alternative)")
+    parser.add_argument("--no-legacy", action="store_true", help="skip score_triad on row dicts (slow)")
     parser.add_argument("--measure", nargs=2, metavar=("DATA", "OUT"), help=argparse.SUPPRESS)
     parser.add_argument("--legacy-space", nargs=2, metavar=("DATA", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -320,7 +321,8 @@ def main() -> None:
             print(f"[{size}] folder: {slots:,} slots, built in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
             result = _child("measure", str(data), str(Path(tmp) / f"out-{size}"))
             result["size"] = size
-            result["legacy_space"] = _child("legacy-space", str(data), str(Path(tmp) / f"out-{size}"))
+            if not args.no_legacy:
+                result["legacy_space"] = _child("legacy-space", str(data), str(Path(tmp) / f"out-{size}"))
             result["whole_new"] = whole_run(ROOT, str(data), str(Path(tmp) / f"whole-new-{size}"))
             if args.baseline:
                 result["whole_old"] = whole_run(Path(args.baseline), str(data), str(Path(tmp) / f"whole-old-{size}"))
@@ -339,7 +341,7 @@ def report(rows: list[dict]) -> None:
     print("|---" * (len(phases) + 5) + "|")
     for r in rows:
         cells = [f"{r['phases'][p]['s']:.2f} / {r['phases'][p]['peak_over_base'] / MIB:.0f}" for p in phases]
-        sp, lg = r["space"], r["legacy_space"]
+        sp, lg = r["space"], r.get("legacy_space", {"s": float("nan"), "peak_over_base": float("nan")})
         print(f"| {r['size']}x | {r['slots']:,} | {r['distinct']:,} | " + " | ".join(cells)
               + f" | {r['run_peak'] / MIB:.0f} ({r['run_peak'] / r['slots']:.1f}) | {sp['s']:.2f} / "
               f"{sp['peak_over_base'] / MIB:.0f} ({lg['s']:.2f} / {lg['peak_over_base'] / MIB:.0f}) |")

@@ -38,8 +38,10 @@ class TriadGold:
     ``labels`` 1 marks a positive; ``mask`` the real pool slots; ``role_code`` indexes ``names.ROLES`` (-1: no
     role); ``trap`` the conflict-trap flags; ``hops`` the hop count of each positive (0 elsewhere; I2C).
     ``rows`` holds one dict per query with the per-query columns only (query_id, depth, profile, conditions,
-    session_type, num_turns, ...; never the pool-aligned lists). ``pool_ids`` (optional) is the Arrow
-    ``candidate_ids`` column, needed only to read rankings given as ids (`order_from_ids`).
+    session_type, num_turns, ...; never the pool-aligned lists). To read rankings given as ids (`order_from_ids`)
+    it keeps ``pool_offsets`` (where each query's pool starts in the flat candidate list), ``id_dictionary`` (the
+    distinct candidate ids, Arrow) and ``pool_codes`` (int32: each pool slot's index into it) — 4 bytes per slot;
+    built with ``ids=False`` (the runner, whose rankings are already positions) it keeps none of them.
     """
 
     config: str
@@ -50,7 +52,7 @@ class TriadGold:
     trap: np.ndarray
     hops: np.ndarray
     has_hops: bool = False
-    pool_ids: Any = None
+    pool_offsets: np.ndarray | None = None
     query_index: dict[str, int] = field(default_factory=dict)
     id_dictionary: Any = None  # the distinct candidate ids (Arrow), and each pool slot's code into it
     pool_codes: np.ndarray | None = None
@@ -140,10 +142,9 @@ def _positions(pool_offsets: np.ndarray, pool_codes: np.ndarray, query: np.ndarr
     return np.where(found & known, slot, -1)
 
 
-def gold_from_table(config: str, table: Any) -> TriadGold:
-    """Columnar gold from an Arrow table of a config's query rows (SPEC §1 columns; images are ignored)."""
-    import pyarrow as pa
-
+def gold_from_table(config: str, table: Any, *, ids: bool = True) -> TriadGold:
+    """Columnar gold from an Arrow table of a config's query rows (SPEC §1 columns; images are ignored); `ids=False`
+    drops what only `order_from_ids` needs."""
     drop = [c for c in (*POOL_COLUMNS, *IMAGE_COLUMNS) if c in table.column_names]
     rows = table.drop_columns(drop).to_pylist()
     _check_rows(config, rows)
@@ -190,9 +191,9 @@ def gold_from_table(config: str, table: Any) -> TriadGold:
                              f"{int(np.diff(pos_offsets)[q])} positive_ids")
         keep = np.repeat(given, np.diff(pos_offsets))
         hops[pos_query[keep], pos_slot[keep]] = np.asarray(h_flat, dtype=np.int16)
-    gold = TriadGold(config, rows, labels, mask, role_code, trap, hops, has_hops,
-                     pool_ids=pa.chunked_array([table.column("candidate_ids").combine_chunks()]),
-                     id_dictionary=dictionary, pool_codes=pool_codes.astype(np.int32))
+    gold = TriadGold(config, rows, labels, mask, role_code, trap, hops, has_hops)
+    if ids:
+        gold.pool_offsets, gold.id_dictionary, gold.pool_codes = offsets, dictionary, pool_codes.astype(np.int32)
     check_roles(gold)
     gold.query_index = {row["query_id"]: q for q, row in enumerate(rows)}
     return gold
@@ -263,8 +264,10 @@ def order_from_ids(gold: TriadGold, query_ids: Any, candidate_ids: Any) -> np.nd
         missing = int(np.flatnonzero(~seen)[0])
         raise ValueError(f"config {config}, query_id {rows[missing]['query_id']!r}: no ranking "
                          f"({int((~seen).sum())} gold queries missing)")
+    if gold.pool_codes is None:
+        raise ValueError(f"config {config}: gold built with ids=False cannot read rankings given as ids")
     r_offsets, r_flat = _list_parts(candidate_ids)
-    pool_offsets, pool_flat = _list_parts(gold.pool_ids)
+    pool_offsets = gold.pool_offsets
     n, width = gold.mask.shape
     r_len, pool_len = np.diff(r_offsets), np.diff(pool_offsets)
     bad = np.flatnonzero(r_len != pool_len[where])
@@ -272,14 +275,12 @@ def order_from_ids(gold: TriadGold, query_ids: Any, candidate_ids: Any) -> np.nd
         i = int(bad[0])
         raise ValueError(f"config {config}, query_id {qids[i]!r}: ranking is not a permutation of the pool "
                          f"({int(r_len[i])} ids for a pool of {int(pool_len[where[i]])})")
-    if gold.pool_codes is not None:  # codes of the pools were computed with the gold: look the ranked ids up
-        import pyarrow.compute as pc
+    import pyarrow.compute as pc
 
-        found = pc.index_in(r_flat.cast(pa.string()), value_set=gold.id_dictionary)
-        pool_codes = gold.pool_codes
-        r_codes = np.asarray(found.fill_null(-1), dtype=np.int64)
-    else:
-        pool_codes, r_codes, _ = _codes(pool_flat, r_flat)
+    # the pools' id codes were computed with the gold: only the ranked ids are looked up (hash), -1 = no pool's id
+    found = pc.index_in(r_flat.cast(pa.string()), value_set=gold.id_dictionary)
+    pool_codes = gold.pool_codes
+    r_codes = np.asarray(found.fill_null(-1), dtype=np.int64)
     r_query = np.repeat(where, r_len)
     slot = _positions(pool_offsets, pool_codes, r_query, r_codes)
     if (slot < 0).any():

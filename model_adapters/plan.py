@@ -324,7 +324,7 @@ def plan_triad(data: str, configs: Sequence[str], *, variant: str, limit: int | 
         corpus_items = _referenced(plan, corpus_rows, pool_rows.ravel())
         pool_items = np.where(pool_rows >= 0, corpus_items[np.maximum(pool_rows, 0)], -1).astype(np.int32)
         try:
-            gold = gold_from_table(config, table)
+            gold = gold_from_table(config, table, ids=False)  # rankings are positions: no id lookup needed
         except ValueError as exc:
             raise TriadError(f"{data}: {exc}") from exc
         plan.configs.append(ConfigPlan(config, gold.rows, query_items, pool_items, pool_rows, corpus_rows.ids,
