@@ -1,8 +1,8 @@
 """The paper's C.3, C.4, Fig. 9 and D.3 diagnostics from gold rows, rankings and per-query AP (results.json
 "paper_diagnostics"; kernels in `metrics.core.paper_diagnostics`).
 
-``paper_diagnostics(gold, rankings, scored)`` is called once by `metrics.scoring.score_triad` with its own per-config
-output and returns::
+``paper_diagnostics(gold, orders, scored)`` (columnar gold, rankings as pool positions) is called once by
+`metrics.scoring.score_triad_arrays` (and so by `score_triad`) with its own per-config output and returns::
 
     {"matched_comparisons": {constraints config: [C.3 comparison per (left, right) profile pair]},
      "trap_stratified": {domain: Fig. 9 strata of the paired AP change},
@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from metrics.columnar import TriadGold
 from metrics.core import paper_diagnostics as pdg
 from metrics.core import stats
 from triad_dataset import names
@@ -43,51 +44,65 @@ def matched_comparisons(rows: Sequence[Mapping[str, Any]], ap: Mapping[str, floa
     return [pdg.matched_comparison(values, profiles, strata, left, right) for left, right in pdg.MATCHED_PAIRS]
 
 
-def _ranked(ids: Sequence[str], positives: set[str], keep: set[str], width: int) -> tuple[np.ndarray, np.ndarray]:
-    rel, kept = np.zeros(width, dtype=bool), np.zeros(width, dtype=bool)
-    rel[: len(ids)] = [i in positives for i in ids]
-    kept[: len(ids)] = [i in keep for i in ids]
-    return rel, kept
+def _common_codes(s: TriadGold, c: TriadGold) -> tuple[np.ndarray, np.ndarray]:
+    """Each pool slot's candidate as an int code shared by the two configs (their id dictionaries differ)."""
+    codes: dict[str, int] = {}
+    out = []
+    for g in (s, c):
+        if g.id_dictionary is None or g.pool_codes is None:
+            raise ValueError(f"config {g.config}: gold built without candidate ids (ids=False); C.4 needs them")
+        table = np.asarray([codes.setdefault(i, len(codes)) for i in g.id_dictionary.to_pylist()], dtype=np.int64)
+        out.append(table[np.asarray(g.pool_codes)])
+    return out[0], out[1]
 
 
-def state_pairs(state_rows: Sequence[Mapping[str, Any]], constraints_rows: Sequence[Mapping[str, Any]],
-                state_ranking: Mapping[str, Sequence[str]], constraints_ranking: Mapping[str, Sequence[str]],
+def _slots(g: TriadGold, flat: np.ndarray, q: int) -> np.ndarray:
+    """Query q's candidates (common codes) in pool order."""
+    return flat[int(g.pool_offsets[q]):int(g.pool_offsets[q + 1])]
+
+
+def state_pairs(state: TriadGold, constraints: TriadGold, state_order: np.ndarray, constraints_order: np.ndarray,
                 state_ap: Mapping[str, float], constraints_ap: Mapping[str, float], *, seed: int = 0
                 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(Fig. 9 trap strata, C.4 shared-pool rescoring) of one domain, over the state queries with a paired
-    constraints query."""
-    source = {r["query_id"]: r for r in constraints_rows}
-    paired = [r for r in state_rows if r["query_id"] in source and r["query_id"] in constraints_ap]
+    constraints query. Gold as `metrics.columnar.TriadGold` (with candidate ids), rankings as pool positions."""
+    paired = [q for q, r in enumerate(state.rows)
+              if r["query_id"] in constraints.query_index and r["query_id"] in constraints_ap]
     if not paired:
         return {}, {}
-    delta = np.asarray([state_ap[r["query_id"]] - constraints_ap[r["query_id"]] for r in paired])
-    conflict = np.asarray([r.get("session_type") == names.SESSION_TYPES[1] for r in paired])
-    has_trap = np.asarray([any(r.get("candidate_trap") or []) for r in paired])
-    top = []
-    for r in paired:
-        traps = {c for c, t in zip(r["candidate_ids"], r.get("candidate_trap") or [], strict=False) if t}
-        top.append(any(c in traps for c in state_ranking[r["query_id"]][:TOP_K]))
-    strata = pdg.trap_stratified_delta(delta, np.asarray(top), conflict & has_trap)
-    width = max(max(len(r["candidate_ids"]), len(source[r["query_id"]]["candidate_ids"])) for r in paired)
+    qids = [state.rows[q]["query_id"] for q in paired]
+    delta = np.asarray([state_ap[i] - constraints_ap[i] for i in qids])
+    conflict = np.asarray([state.rows[q].get("session_type") == names.SESSION_TYPES[1] for q in paired])
+    idx = np.asarray(paired)
+    has_trap = state.trap[idx].any(axis=1)
+    top = np.take_along_axis(state.trap[idx], state_order[idx, :TOP_K], axis=1).any(axis=1)
+    strata = pdg.trap_stratified_delta(delta, top, conflict & has_trap)
+    s_flat, c_flat = _common_codes(state, constraints)
+    width = max(state.mask.shape[1], constraints.mask.shape[1])
     single, multi, shared_sizes, used = [], [], [], []
-    for r in paired:
-        qid = r["query_id"]
-        shared = set(r["candidate_ids"]) & set(source[qid]["candidate_ids"])
-        positives = set(r["positive_ids"]) & shared
-        if not positives:  # no positive in both pools (never in a built folder: positives are identical)
+    for q, qid in zip(paired, qids, strict=True):
+        p = constraints.query_index[qid]
+        s_ids, c_ids = _slots(state, s_flat, q), _slots(constraints, c_flat, p)
+        shared = np.intersect1d(s_ids, c_ids)
+        positives = np.intersect1d(s_ids[state.labels[q, :s_ids.size] == 1], shared)
+        if not positives.size:  # no positive in both pools (never in a built folder: positives are identical)
             continue
-        single.append(_ranked(constraints_ranking[qid], positives, shared, width))
-        multi.append(_ranked(state_ranking[qid], positives, shared, width))
-        shared_sizes.append(len(shared))
-        used.append(r)
+        for out, ids, order in ((single, c_ids, constraints_order[p]), (multi, s_ids, state_order[q])):
+            ranked = ids[order[:ids.size]]
+            rel, kept = np.zeros(width, dtype=bool), np.zeros(width, dtype=bool)
+            rel[:ids.size], kept[:ids.size] = np.isin(ranked, positives), np.isin(ranked, shared)
+            out.append((rel, kept))
+        shared_sizes.append(shared.size)
+        used.append(q)
     if not used:
         return strata, {"n_pairs": 0, "n_skipped": len(paired)}
     ap_single = pdg.restricted_ap(np.stack([s[0] for s in single]), np.stack([s[1] for s in single]))
     ap_multi = pdg.restricted_ap(np.stack([m[0] for m in multi]), np.stack([m[1] for m in multi]))
     diff = ap_multi - ap_single
     by: dict[str, dict[str, Any]] = {}
-    for i, r in enumerate(used):
-        by.setdefault(str(r.get("session_type")), {}).setdefault(str(r.get("num_turns")), []).append(i)
+    for i, q in enumerate(used):
+        row = state.rows[q]
+        by.setdefault(str(row.get("session_type")), {}).setdefault(str(row.get("num_turns")), []).append(i)
     shared_pool = {
         "n_pairs": len(used), "n_skipped": len(paired) - len(used), "mean_shared_candidates": float(np.mean(shared_sizes)),
         "single_turn_map": float(ap_single.mean()), "multi_turn_map": float(ap_multi.mean()),
@@ -98,18 +113,19 @@ def state_pairs(state_rows: Sequence[Mapping[str, Any]], constraints_rows: Seque
     return strata, shared_pool
 
 
-def paper_diagnostics(gold: Mapping[str, Sequence[Mapping[str, Any]]],
-                      rankings: Mapping[str, Mapping[str, Sequence[str]]], scored: Mapping[str, Any], *,
+def paper_diagnostics(gold: Mapping[str, TriadGold], orders: Mapping[str, np.ndarray], scored: Mapping[str, Any], *,
                       seed: int = 0) -> dict[str, Any]:
-    """C.3, Fig. 9, C.4 and D.3 for every config (pair) present in ``scored`` (score_triad_config outputs)."""
+    """C.3, Fig. 9, C.4 and D.3 for every config (pair) present in ``scored`` (score_triad_config outputs); gold as
+    `metrics.columnar.TriadGold`, rankings as pool positions best first (`metrics.scoring.score_triad_arrays`)."""
     out: dict[str, Any] = {"matched_comparisons": {}, "trap_stratified": {}, "shared_pool": {}, "resolution": {}}
     for config in names.CONSTRAINTS_CONFIGS:
         if config in scored:
-            out["matched_comparisons"][config] = matched_comparisons(gold[config], scored[config]["per_query_ap"])
+            out["matched_comparisons"][config] = matched_comparisons(gold[config].rows, scored[config]["per_query_ap"])
     for domain, c_cfg, s_cfg in zip(names.DOMAINS, names.CONSTRAINTS_CONFIGS, names.STATE_CONFIGS, strict=True):
         if c_cfg in scored and s_cfg in scored:
-            strata, shared = state_pairs(gold[s_cfg], gold[c_cfg], rankings[s_cfg], rankings[c_cfg],
-                                         scored[s_cfg]["per_query_ap"], scored[c_cfg]["per_query_ap"], seed=seed)
+            strata, shared = state_pairs(gold[s_cfg], gold[c_cfg], np.asarray(orders[s_cfg]),
+                                         np.asarray(orders[c_cfg]), scored[s_cfg]["per_query_ap"],
+                                         scored[c_cfg]["per_query_ap"], seed=seed)
             out["trap_stratified"][domain], out["shared_pool"][domain] = strata, shared
     for config in names.MAIN_CONFIGS:
         if config in scored:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ark_dataset import names as ark_names
+from metrics.columnar import TriadGold, gold_from_rows
 from metrics.core import kernels, stats
 from metrics.core.ark import ndcg_at_rank, recall_at_rank
 from metrics.core.diagnostics import group_indices, has_hop, hop_ap
@@ -91,70 +92,30 @@ def _queries_match(config: str, rows: Sequence[Mapping[str, Any]], ranking: Mapp
 
 
 class _Config:
-    """Pool-aligned arrays of one TRIAD config, padded to the largest pool (mask marks real candidates)."""
+    """One TRIAD config ready to score: its columnar gold (`metrics.columnar.TriadGold`) and the ranking as pool
+    positions best first. Built from row dicts and id lists (`from_rows`) or given as arrays (`score_triad_arrays`)."""
 
-    def __init__(self, config: str, rows: Sequence[Mapping[str, Any]], ranking: Mapping[str, Sequence[str]]):
+    def __init__(self, gold: TriadGold, order: np.ndarray) -> None:
+        self.config, self.rows, self.gold = gold.config, gold.rows, gold
+        self.role_code, self.trap, self.hops, self.has_hops = gold.role_code, gold.trap, gold.hops, gold.has_hops
+        self.query_ids = [row["query_id"] for row in gold.rows]
+        self.order = order
+        self.ranked: Ranked = rank_from_order(order, gold.labels, gold.mask)
+
+    @classmethod
+    def from_rows(cls, config: str, rows: Sequence[Mapping[str, Any]], ranking: Mapping[str, Sequence[str]]
+                  ) -> _Config:
         rows = _gold_rows(config, rows)
         _queries_match(config, rows, ranking)
-        width = max(len(row["candidate_ids"]) for row in rows)
-        n = len(rows)
-        order = np.tile(np.arange(width, dtype=np.int64), (n, 1))
-        labels = np.zeros((n, width), dtype=np.int8)
-        mask = np.zeros((n, width), dtype=bool)
-        role_code = np.full((n, width), -1, dtype=np.int16)
-        trap = np.zeros((n, width), dtype=bool)
-        hops = np.zeros((n, width), dtype=np.int16)
-        code = {role: i for i, role in enumerate(names.ROLES)}
-        has_roles = np.zeros(n, dtype=bool)
-        self.has_hops = False
+        gold = gold_from_rows(config, rows)
+        width = gold.mask.shape[1]
+        order = np.tile(np.arange(width, dtype=np.int64), (len(rows), 1))
         for q, row in enumerate(rows):
-            qid, pool = row["query_id"], row["candidate_ids"]
-            where = f"config {config}, query_id {qid!r}"
-            size = len(pool)
-            index = dict(zip(pool, range(size), strict=True))
-            if len(index) != size:
-                raise ValueError(f"{where}: gold candidate_ids contain duplicates")
-            order[q, :size] = _ranking_order(config, qid, index, ranking[qid])
-            mask[q, :size] = True
-            positives = list(row.get("positive_ids") or [])
-            if not positives:
-                raise ValueError(f"{where}: has no positive (AP is undefined)")
-            try:
-                pos_idx = list(map(index.__getitem__, positives))
-            except KeyError as err:
-                raise ValueError(f"{where}: positive id {err.args[0]!r} is not in candidate_ids") from None
-            labels[q, pos_idx] = 1
-            roles = row.get("candidate_roles")
-            if roles is not None:
-                if len(roles) != size:
-                    raise ValueError(f"{where}: {len(roles)} candidate_roles for {size} candidate_ids")
-                try:
-                    role_code[q, :size] = list(map(code.__getitem__, roles))
-                except (KeyError, TypeError):
-                    bad = next(r for r in roles if r not in code)
-                    raise ValueError(f"{where}: unknown role {bad!r}; valid: {', '.join(names.ROLES)}") from None
-                has_roles[q] = True
-            flags = row.get("candidate_trap")
-            if flags is not None:
-                if len(flags) != size:
-                    raise ValueError(f"{where}: {len(flags)} candidate_trap flags for {size} candidate_ids")
-                trap[q, :size] = flags
-            hop_list = row.get("positive_hops")
-            if hop_list is not None:
-                if len(hop_list) != len(positives):
-                    raise ValueError(f"{where}: {len(hop_list)} positive_hops for {len(positives)} positive_ids")
-                hops[q, pos_idx] = hop_list
-                self.has_hops = True
+            pool = row["candidate_ids"]
+            index = dict(zip(pool, range(len(pool)), strict=True))
+            order[q, :len(pool)] = _ranking_order(config, row["query_id"], index, ranking[row["query_id"]])
         _check_permutations(config, rows, ranking, order)
-        mismatch = has_roles & ((role_code == code[names.POSITIVE]) != (labels == 1)).any(axis=1)
-        if mismatch.any():
-            qid = rows[int(np.flatnonzero(mismatch)[0])]["query_id"]
-            raise ValueError(
-                f"config {config}, query_id {qid!r}: candidates with role {names.POSITIVE!r} differ from positive_ids"
-            )
-        self.config, self.rows, self.role_code, self.trap, self.hops = config, rows, role_code, trap, hops
-        self.query_ids = [row["query_id"] for row in rows]
-        self.ranked: Ranked = rank_from_order(order, labels, mask)
+        return cls(gold, order)
 
 
 # --- TRIAD ----------------------------------------------------------------------------------------------------
@@ -240,7 +201,11 @@ def score_triad_config(
     """Score one TRIAD config: metrics, the mAP interval, diagnostics and per-query AP (CONTRACTS §4)."""
     if config not in names.TASK_CONFIGS:
         raise ValueError(f"config {config!r} is not a TRIAD task config; valid: {', '.join(names.TASK_CONFIGS)}")
-    cfg = _Config(config, rows, ranking)
+    return _score_config(_Config.from_rows(config, rows, ranking), seed)
+
+
+def _score_config(cfg: _Config, seed: int) -> dict[str, Any]:
+    config = cfg.config
     per_query = compute(cfg.ranked, TRIAD_METRICS)
     ap = per_query["map"]
     metrics: dict[str, Any] = {name: float(values.mean()) for name, values in per_query.items()}
@@ -306,14 +271,59 @@ def score_triad(
     unknown = [c for c in rankings if c not in gold]
     if unknown:
         raise ValueError(f"config {unknown[0]}: ranked but not in the gold data (gold: {', '.join(gold)})")
-    out: dict[str, Any] = {c: score_triad_config(c, gold[c], rankings[c], seed=seed) for c in rankings}
+    bad = [c for c in rankings if c not in names.TASK_CONFIGS]
+    if bad:
+        raise ValueError(f"config {bad[0]!r} is not a TRIAD task config; valid: {', '.join(names.TASK_CONFIGS)}")
+    configs = {c: _Config.from_rows(c, gold[c], rankings[c]) for c in rankings}
+    out: dict[str, Any] = {c: _score_config(cfg, seed) for c, cfg in configs.items()}
+    out[DIALOGUE_COST] = _dialogue_costs(out, gold, seed)
+    out[PAPER_DIAGNOSTICS] = paper_diagnostics({c: cfg.gold for c, cfg in configs.items()},
+                                               {c: cfg.order for c, cfg in configs.items()}, out, seed=seed)
+    return out
+
+
+def score_triad_arrays(
+    gold: Mapping[str, TriadGold], orders: Mapping[str, np.ndarray], *, seed: int = 0
+) -> dict[str, Any]:
+    """`score_triad` from arrays (CONTRACTS §4): the array-native entry of the runner and the Space.
+
+    ``gold[config]`` is a `metrics.columnar.TriadGold` (from `metrics.columnar.gold_from_table(config, table)`,
+    the gold parquet read with pyarrow, or `gold_from_rows`); ``orders[config]`` is an int array of shape
+    ``gold[config].mask.shape``: row q lists query q's pool positions best first (gold query order; padding slots
+    after the real ones). Rankings given as ids become orders with `metrics.columnar.order_from_ids(gold[config],
+    query_id_column, candidate_ids_column)`, which raises ValueError naming config and query_id when a ranking is not
+    a permutation of its pool. Returns exactly what `score_triad` returns for the same rankings.
+    """
+    unknown = [c for c in orders if c not in gold]
+    if unknown:
+        raise ValueError(f"config {unknown[0]}: ranked but not in the gold data (gold: {', '.join(gold)})")
+    out: dict[str, Any] = {}
+    for config, order in orders.items():
+        if config not in names.TASK_CONFIGS:
+            raise ValueError(f"config {config!r} is not a TRIAD task config; valid: {', '.join(names.TASK_CONFIGS)}")
+        g = gold[config]
+        order = np.asarray(order, dtype=np.int64)
+        if order.shape != g.mask.shape:
+            raise ValueError(f"config {config}: order of shape {order.shape} for gold pools of shape {g.mask.shape}")
+        hit = np.zeros(order.shape, dtype=bool)
+        np.put_along_axis(hit, order, True, axis=1)
+        bad = np.flatnonzero(~hit.all(axis=1))
+        if bad.size:
+            raise ValueError(f"config {config}, query_id {g.rows[int(bad[0])]['query_id']!r}: ranking is not a "
+                             "permutation of the pool")
+        out[config] = _score_config(_Config(g, order), seed)
+    out[DIALOGUE_COST] = _dialogue_costs(out, {c: g.rows for c, g in gold.items()}, seed)
+    out[PAPER_DIAGNOSTICS] = paper_diagnostics(gold, orders, {c: out[c] for c in orders}, seed=seed)
+    return out
+
+
+def _dialogue_costs(out: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[str, Any]]], seed: int
+                    ) -> dict[str, Any]:
     costs: dict[str, Any] = {}
     for domain, c_cfg, s_cfg in zip(names.DOMAINS, names.CONSTRAINTS_CONFIGS, names.STATE_CONFIGS, strict=True):
         if c_cfg in out and s_cfg in out:
-            costs[domain] = dialogue_cost(out[s_cfg], out[c_cfg], gold[s_cfg], seed=seed)
-    out[DIALOGUE_COST] = costs
-    out[PAPER_DIAGNOSTICS] = paper_diagnostics(gold, rankings, {c: out[c] for c in rankings}, seed=seed)
-    return out
+            costs[domain] = dialogue_cost(out[s_cfg], out[c_cfg], rows[s_cfg], seed=seed)
+    return costs
 
 
 # --- ARK ------------------------------------------------------------------------------------------------------
@@ -417,7 +427,6 @@ def score_ark(
 
 # Re-exported for callers that score a single positive rank array without gold rows.
 __all__ = [
-    "ARK_METRICS", "ARK_SUMMARY_KEYS", "DIALOGUE_COST", "PAPER_DIAGNOSTICS", "TRIAD_METRICS", "dialogue_cost",
-    "ndcg_at_rank",
-    "recall_at_rank", "score_ark", "score_ark_subtype", "score_triad", "score_triad_config",
+    "ARK_METRICS", "ARK_SUMMARY_KEYS", "DIALOGUE_COST", "PAPER_DIAGNOSTICS", "TRIAD_METRICS", "dialogue_cost", "ndcg_at_rank",
+    "recall_at_rank", "score_ark", "score_ark_subtype", "score_triad", "score_triad_arrays", "score_triad_config",
 ]

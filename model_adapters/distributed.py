@@ -31,12 +31,31 @@ def shard(items: Sequence[T], rank: int, world: int) -> list[T]:
     return list(items[rank::world])
 
 
+def split(items: Sequence[T], rank: int, world: int) -> list[T]:
+    """Contiguous slice of `items` for process `rank` of `world` (sizes differ by at most one).
+
+    >>> split(list("abcde"), 0, 2), split(list("abcde"), 1, 2)
+    (['a', 'b', 'c'], ['d', 'e'])
+    """
+    base, extra = divmod(len(items), world)
+    start = rank * base + min(rank, extra)
+    return list(items[start:start + base + (rank < extra)])
+
+
 @dataclass
 class Context:
     rank: int = 0
     world: int = 1
-    device: str = "cpu"
+    requested_device: str | None = None  # None: CUDA when available, decided on first use of `device`
     state: Any = None
+
+    @property
+    def device(self) -> str:
+        """The device to load models on; importing torch to ask for CUDA is deferred until a model is loaded
+        (a cached re-run never imports torch)."""
+        if self.requested_device is None:
+            self.requested_device = _default_device()
+        return self.requested_device
 
     @property
     def is_main(self) -> bool:
@@ -79,12 +98,13 @@ class Context:
 def init(device: str | None = None) -> Context:
     """One process (plain run) or the launched group: CUDA + NCCL when available, else CPU + gloo."""
     if not launched_distributed():
-        return Context(device=device or _default_device())
+        return Context(requested_device=device)
     import torch
     from accelerate import PartialState
 
     state = PartialState(cpu=not torch.cuda.is_available() or device == "cpu")
-    return Context(rank=state.process_index, world=state.num_processes, device=str(state.device), state=state)
+    return Context(rank=state.process_index, world=state.num_processes, requested_device=str(state.device),
+                   state=state)
 
 
 def _default_device() -> str:

@@ -63,14 +63,18 @@ def encode_items(encoder: Any, keys: Sequence[str], items: dict[str, Item], *, m
     out: dict[str, np.ndarray] = {}
     dim = checks.encoder_dim(encoder, model)
     # Group by role, then by text length so batches pad little; the order depends only on the inputs.
-    ordered = sorted(keys, key=lambda k: (items[k].role, len(items[k].model_input.text), k))
+    # A plan's item table orders items with images by where they are stored (their images stream from the parquet
+    # shards, see model_adapters.images) without reading any image to sort.
+    order_key = getattr(items, "encode_order_key", None) or (lambda k: (items[k].role, len(items[k].model_input.text), k))
+    ordered = sorted(keys, key=order_key)
+    role_of = getattr(items, "role", None) or (lambda k: items[k].role)
     bar = tqdm(total=len(ordered), desc="encode", unit="item", disable=not show_progress, dynamic_ncols=True)
     start, size = 0, max(1, batch_size)
     try:
         while start < len(ordered):
-            role = items[ordered[start]].role
-            chunk = [k for k in ordered[start:start + size] if items[k].role == role]
-            batch = [items[k] for k in chunk]
+            role = role_of(ordered[start])
+            chunk = [k for k in ordered[start:start + size] if role_of(k) == role]
+            batch = [items[k] for k in chunk]  # an item table reads these images now, once
             model_inputs = [b.model_input for b in batch]
             no_cache: set[int] = set()
             fn = encoder.encode_queries if role == inputs.QUERY else encoder.encode_candidates

@@ -150,5 +150,14 @@ def input_key(role: str, item: ModelInput) -> str:
     False
     """
     image_hash = hashlib.sha256(item.image).hexdigest() if item.image is not None else None
-    payload = json.dumps([role, item.text, image_hash, item.instruction], ensure_ascii=False, separators=(",", ":"))
+    return key_from_parts(role, item.text, image_hash, item.instruction)
+
+
+def key_from_parts(role: str, text: str, image_hash: str | None, instruction: str | None) -> str:
+    """`input_key` from the image's sha256 hex instead of its bytes (the plan hashes images while streaming them).
+
+    >>> key_from_parts("query", "a", None, None) == input_key("query", ModelInput("a"))
+    True
+    """
+    payload = json.dumps([role, text, image_hash, instruction], ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()

@@ -7,6 +7,7 @@ first-stage rank inside a reranked top-k (paper D.2) — by stable sorts.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -15,19 +16,54 @@ import numpy as np
 BLOCK_ELEMENTS = 1 << 24
 
 
+def unique_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(indices of the distinct rows, inverse): `matrix[first][inverse]` equals `matrix` bit for bit.
+
+    Rows are compared by their bytes, so only bit-identical rows are merged.
+
+    >>> first, inverse = unique_rows(np.array([[1, 2], [3, 4], [1, 2]], dtype=np.float32))
+    >>> first.tolist(), inverse.tolist()
+    ([0, 1], [0, 1, 0])
+    """
+    matrix = np.ascontiguousarray(matrix)
+    if matrix.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    rows = matrix.view(np.dtype((np.void, matrix.dtype.itemsize * matrix.shape[1]))).ravel()
+    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # distinct rows in first-seen order
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return first[order].astype(np.int64), rank[inverse.ravel()].astype(np.int64)
+
+
 def normalize(vectors: np.ndarray) -> np.ndarray:
-    """Row-wise L2 normalization in float32 (docs/protocol.md §3); zero rows stay zero."""
+    """Row-wise L2 normalization in float32 (docs/protocol.md §3); zero rows stay zero.
+
+    Each distinct row is normalized once and copied to its duplicates, so identical vectors stay bit-identical
+    whatever their position (SIMD paths can depend on a row's memory alignment).
+    """
     vectors = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms == 0, np.float32(1), norms)
+    if vectors.ndim != 2 or vectors.shape[0] == 0:
+        return vectors.copy()
+    first, inverse = unique_rows(vectors)
+    distinct = vectors[first]
+    norms = np.linalg.norm(distinct, axis=1, keepdims=True)
+    return (distinct / np.where(norms == 0, np.float32(1), norms))[inverse]
+
+
+def _product(queries: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """queries @ items.T (float32): the one place the scores are computed (tests swap it for an adversarial
+    product whose last bit depends on the column, as BLAS kernels' tiles do on some CPUs)."""
+    return queries @ items.T
 
 
 def pool_scores(queries: np.ndarray, items: np.ndarray, pools: np.ndarray) -> np.ndarray:
     """Cosine of each query with each of its pool's items: (n_queries, pool_len), -inf where `pools` is -1.
 
     `queries` and `items` must be normalized; `pools[q, j]` is the row of `items` at pool position j.
-    The path (one product with all items, then a gather; or a gather, then a batched product) depends only on the
-    shapes, so the same inputs always give bit-identical scores.
+    Scores are computed once per (query, distinct item vector) and gathered into the pools, so bit-identical item
+    vectors get bit-identical scores wherever they sit in the pools or the item matrix, on any CPU and BLAS kernel
+    (issue 9 item 7: ties must not depend on where a vector lands in a matrix product's tiles).
 
     >>> q = np.array([[1.0, 0.0]], dtype=np.float32); c = np.array([[0, 1], [1, 0]], dtype=np.float32)
     >>> pool_scores(q, c, np.array([[0, 1, -1]])).tolist()
@@ -35,20 +71,23 @@ def pool_scores(queries: np.ndarray, items: np.ndarray, pools: np.ndarray) -> np
     """
     n_q, pool_len = pools.shape
     out = np.empty((n_q, pool_len), dtype=np.float32)
-    safe = np.where(pools < 0, 0, pools)
-    # One product with every item, then a gather, is far faster than gathering pool vectors (memory-bound) unless
-    # the corpus dwarfs the pools (measured in benchmarks/bench_runner.py).
-    full_product = items.shape[0] <= 64 * pool_len
-    if full_product:
-        step = max(1, BLOCK_ELEMENTS // max(1, items.shape[0]))
-        for start in range(0, n_q, step):
-            block = queries[start:start + step] @ items.T
-            out[start:start + step] = np.take_along_axis(block, safe[start:start + step], axis=1)
-    else:
-        step = max(1, BLOCK_ELEMENTS // max(1, pool_len * items.shape[1]))
-        for start in range(0, n_q, step):
-            gathered = items[safe[start:start + step]]  # (b, pool_len, d)
-            out[start:start + step] = np.einsum("bkd,bd->bk", gathered, queries[start:start + step])
+    first, inverse = unique_rows(items)
+    distinct = items[first]
+    slots = inverse[np.where(pools < 0, 0, pools)] if items.shape[0] else np.zeros_like(pools)
+    # One product with every distinct item, then a gather, is far faster than per-pool work (memory-bound) unless
+    # the corpus dwarfs the pools; then each block of queries multiplies only the distinct items its pools use.
+    # The block size keeps (queries in the block) x (items multiplied) <= BLOCK_ELEMENTS.
+    n_distinct = max(1, distinct.shape[0])
+    step = max(1, BLOCK_ELEMENTS // n_distinct, math.isqrt(BLOCK_ELEMENTS // max(1, pool_len)))
+    for start in range(0, n_q, step):
+        block = slots[start:start + step]
+        if n_distinct <= block.size:
+            scores = _product(queries[start:start + step], distinct)
+            out[start:start + step] = np.take_along_axis(scores, block, axis=1)
+        else:
+            used, local = np.unique(block, return_inverse=True)
+            scores = _product(queries[start:start + step], distinct[used])
+            out[start:start + step] = np.take_along_axis(scores, local.reshape(block.shape), axis=1)
     out[pools < 0] = -np.inf
     return out
 
@@ -69,7 +108,8 @@ def rank_pools(queries: np.ndarray, items: np.ndarray, pools: np.ndarray) -> tup
 def rank_gallery(queries: np.ndarray, gallery: np.ndarray, positives: np.ndarray, *, top: int = 100
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rank a whole gallery per query (ARK): top-`top` gallery rows and scores, and the 1-based rank of each
-    query's positive row in the complete ranking (ties broken by gallery position).
+    query's positive row in the complete ranking (ties broken by gallery position). Like `pool_scores`, each
+    distinct gallery vector is scored once per query, so identical vectors tie exactly on any CPU.
 
     >>> g = np.array([[1, 0], [0, 1], [1, 0]], dtype=np.float32); q = np.array([[1, 0]], dtype=np.float32)
     >>> idx, s, r = rank_gallery(q, g, np.array([2]), top=2)
@@ -81,10 +121,12 @@ def rank_gallery(queries: np.ndarray, gallery: np.ndarray, positives: np.ndarray
     top_idx = np.empty((n_q, top), dtype=np.int64)
     top_scores = np.empty((n_q, top), dtype=np.float64)
     ranks = np.empty(n_q, dtype=np.int64)
+    first, inverse = unique_rows(gallery)
+    distinct = gallery[first]
     step = max(1, BLOCK_ELEMENTS // max(1, n_g))
     positions = np.arange(n_g)
     for start in range(0, n_q, step):
-        block = queries[start:start + step] @ gallery.T  # (b, n_g)
+        block = _product(queries[start:start + step], distinct)[:, inverse]  # (b, n_g)
         order = np.argsort(-block, axis=1, kind="stable")[:, :top]
         top_idx[start:start + step] = order
         top_scores[start:start + step] = np.take_along_axis(block, order, axis=1)

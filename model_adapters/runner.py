@@ -19,15 +19,16 @@ from typing import Any
 
 import numpy as np
 
-from model_adapters import checks, distributed, inputs, output, ranking, truncation
+from model_adapters import checks, distributed, inputs, output, truncation
 from model_adapters.cache import EmbeddingCache
 from model_adapters.encoding import encode_items
-from model_adapters.plan import ConfigPlan, Plan, load_rewrites, plan_ark, plan_triad
+from model_adapters.plan import Plan, load_rewrites, plan_ark, plan_triad
+from model_adapters.rank_plan import ark_rankings, rankings_table, score, triad_rankings, two_stage
 from model_adapters.resolve import ResolvedModel, from_name, from_python
+from model_adapters.run_state import RunState
 from triad_dataset.errors import TriadError
 
 TRIAD_RERANK_TOP = 30  # paper D.2: the reranker reorders the first-stage top 30
-ARK_TOP = 100  # ARK rankings keep the top 100 ids and scores (CONTRACTS §3)
 RANDOM_WARNING = "randomly initialised test model: these numbers are noise, not results"
 
 
@@ -215,7 +216,8 @@ def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distribut
             check["changed"] = True
             found, missing = {}, keys
     missing = ctx.broadcast(missing)  # rank 0 decides what is missing, whatever each node's disk holds
-    mine = distributed.shard(missing, ctx.rank, ctx.world)
+    # contiguous slices in storage order: each process reads the images of its own items only
+    mine = distributed.split(plan.items.storage_order(missing), ctx.rank, ctx.world)
     vectors: dict[str, np.ndarray] = {}
     stats = None
     if mine:
@@ -246,157 +248,31 @@ def count_truncation(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: dist
                      ) -> dict[str, dict[str, int]] | None:
     """Inputs cut by the encoder's text limit, per config (`truncation.count_truncated`); {} when the encoder does
     not truncate, None when the tokenizer could not be loaded (said on stderr). Only the tokenizer is loaded."""
+    state = _run_state(cfg) if cfg.encoder is None else RunState(None)  # a given object may change: count afresh
+    key = {}
+    if state.dir is not None:
+        key = state.truncation_key(cfg.data, model.identity.cache_fields(),
+                                   [cp.config for cp in plan.configs], cfg.variant, cfg.limit, plan.sees_images)
+        key["rewrites"] = _file_digest(cfg.rewrites)
+        known = state.get("truncation", key)
+        if known is not None:  # the same inputs and model as a finished run: no tokenizer to load
+            return known
     try:
         limit = model.text_limit()
     except (OSError, ValueError, ImportError) as exc:
         _log(ctx, cfg, f"warning: could not load {model.identity.name}'s tokenizer to count truncated inputs ({exc})")
         return None
-    return {} if limit is None else truncation.count_truncated(plan, limit)
+    counts = {} if limit is None else truncation.count_truncated(plan, limit)
+    state.put("truncation", key, counts)
+    return counts
 
 
-# --- ranking ------------------------------------------------------------------------------------------------
-def _matrix(keys: Sequence[str], vectors: dict[str, np.ndarray]) -> np.ndarray:
-    return ranking.normalize(np.stack([vectors[k] for k in keys])) if keys else np.zeros((0, 1), np.float32)
+def _file_digest(path: str | None) -> str | None:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else None
 
 
-def rank_triad_config(cp: ConfigPlan, vectors: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Pool positions best first and their scores for every query of one config."""
-    cand_keys = list(dict.fromkeys(k for keys in cp.pool_keys for k in keys))
-    row_of = {k: i for i, k in enumerate(cand_keys)}
-    width = max(len(p) for p in cp.pool_keys)
-    pools = np.full((len(cp.pool_keys), width), -1, dtype=np.int64)
-    for q, keys in enumerate(cp.pool_keys):
-        pools[q, :len(keys)] = [row_of[k] for k in keys]
-    return ranking.rank_pools(_matrix(cp.query_keys, vectors), _matrix(cand_keys, vectors), pools)
-
-
-def _rerank_scores(reranker: Any, query: Any, candidates: Sequence[Any], batch: int) -> list[float]:
-    scores: list[float] = []
-    for start in range(0, len(candidates), batch):
-        chunk = candidates[start:start + batch]
-        values = np.asarray(reranker.score_pairs([query] * len(chunk), chunk), dtype=np.float64)
-        if values.shape != (len(chunk),) or not np.isfinite(values).all():
-            raise TriadError(f"reranker returned invalid scores (shape {values.shape}, NaN/inf or wrong length)")
-        scores.extend(values.tolist())
-    return scores
-
-
-def triad_rankings(plan: Plan, vectors: dict, reranker: Any, top_k: int, rerank_batch: int, show: bool,
-                   rerank_plan: Plan | None = None) -> tuple[dict[str, list[dict]], dict[str, list[dict]]]:
-    """`rerank_plan` (same configs, rows and pools as `plan`) supplies the reranker's inputs when they differ from
-    the first stage's (a text-only first stage: the reranker still sees the images, paper D.2)."""
-    from tqdm.auto import tqdm
-
-    final: dict[str, list[dict]] = {}
-    first: dict[str, list[dict]] = {}
-    rerank_plan = rerank_plan or plan
-    for cp, rcp in tqdm(list(zip(plan.configs, rerank_plan.configs, strict=True)), desc="rank", unit="config",
-                        disable=not show):
-        order, scores = rank_triad_config(cp, vectors)
-        rows, first_rows = [], []
-        for q, row in enumerate(cp.rows):
-            n = len(cp.pools[q])
-            ids = [cp.pools[q][i] for i in order[q, :n]]
-            sc = scores[q, :n].tolist()
-            entry = {"query_id": row["query_id"], "candidate_ids": ids, "scores": sc}
-            if reranker is not None:
-                first_rows.append(dict(entry))
-                k = min(top_k, n)
-                query = rerank_plan.items[rcp.query_keys[q]].model_input
-                corpus_inputs = [rerank_plan.items[rcp.pool_keys[q][i]].model_input for i in order[q, :k]]
-                rs = _rerank_scores(reranker, query, corpus_inputs, rerank_batch)
-                new = ranking.splice_order(rs, n)
-                entry = {"query_id": row["query_id"], "candidate_ids": [ids[i] for i in new],
-                         "scores": [sc[i] for i in new], "rerank_scores": [rs[i] for i in new[:k]]}
-            rows.append(entry)
-        final[cp.config] = rows
-        if first_rows:
-            first[cp.config] = first_rows
-    return final, first
-
-
-def ark_rankings(plan: Plan, vectors: dict, reranker: Any, top_k: int, rerank_batch: int, show: bool,
-                 rerank_plan: Plan | None = None) -> tuple[dict[str, list[dict]], dict[str, list[dict]]]:
-    from tqdm.auto import tqdm
-
-    final: dict[str, list[dict]] = {}
-    first: dict[str, list[dict]] = {}
-    rerank_plan = rerank_plan or plan
-    for cp, rcp in tqdm(list(zip(plan.configs, rerank_plan.configs, strict=True)), desc="rank", unit="subtype",
-                        disable=not show):
-        ids = cp.pools[0]
-        idx, scores, ranks = ranking.rank_gallery(_matrix(cp.query_keys, vectors), _matrix(cp.pool_keys[0], vectors),
-                                                  np.asarray(cp.positives, dtype=np.int64), top=ARK_TOP)
-        rows, first_rows = [], []
-        for q, row in enumerate(cp.rows):
-            entry = {"query_id": row["query_id"], "candidate_ids": [ids[i] for i in idx[q]],
-                     "scores": scores[q].tolist(), "positive_rank": int(ranks[q])}
-            if reranker is not None:
-                first_rows.append(dict(entry))
-                k = min(top_k, len(entry["candidate_ids"]))
-                query = rerank_plan.items[rcp.query_keys[q]].model_input
-                gallery = [rerank_plan.items[rcp.pool_keys[0][i]].model_input for i in idx[q, :k]]
-                rs = _rerank_scores(reranker, query, gallery, rerank_batch)
-                new = ranking.splice_order(rs, len(entry["candidate_ids"]))
-                top_ids = [entry["candidate_ids"][i] for i in new]
-                rank = int(ranks[q])
-                if rank <= k:  # the positive moved inside the reranked head; ranks k+1.. are unchanged
-                    rank = top_ids.index(row["positive_id"]) + 1
-                entry = {"query_id": row["query_id"], "candidate_ids": top_ids,
-                         "scores": [entry["scores"][i] for i in new], "positive_rank": rank,
-                         "rerank_scores": [rs[i] for i in new[:k]]}
-            rows.append(entry)
-        final[cp.config] = rows
-        if first_rows:
-            first[cp.config] = first_rows
-    return final, first
-
-
-# --- scoring ------------------------------------------------------------------------------------------------
-def score(plan: Plan, rankings: dict[str, list[dict]], seed: int, data: str | None = None) -> dict[str, Any]:
-    """Score the rankings through the one metrics path (CONTRACTS §4); `data` (the folder) adds the reference
-    categories the paper's C.3 strata need."""
-    from metrics import scoring
-
-    gold = {cp.config: cp.rows for cp in plan.configs}
-    if data is not None and plan.benchmark == "triad":
-        from triad_dataset.strata import with_reference_categories
-
-        gold = with_reference_categories(data, gold)
-    if plan.benchmark == "ark":
-        ranks = {c: {r["query_id"]: {"positive_rank": r["positive_rank"]} for r in rows} for c, rows in rankings.items()}
-        return scoring.score_ark(gold, ranks, seed=seed)
-    ranked = {c: {r["query_id"]: r["candidate_ids"] for r in rows} for c, rows in rankings.items()}
-    return scoring.score_triad(gold, ranked, seed=seed)
-
-
-def two_stage(plan: Plan, first: dict[str, list[dict]], final_scores: dict, k: int, seed: int) -> dict[str, Any]:
-    """First-stage metrics, coverage@k and oracle@k next to the reranked numbers (docs/protocol.md §4 two-stage)."""
-    from metrics.core import two_stage as ts
-    from metrics.core.ranking import rank_from_order
-
-    first_scores = score(plan, first, seed)
-    out: dict[str, Any] = {}
-    for cp in plan.configs:
-        entry: dict[str, Any] = {"first_stage": first_scores[cp.config]["metrics"],
-                                 "reranked": final_scores[cp.config]["metrics"], "k": k}
-        if plan.benchmark == "triad":
-            width = max(len(p) for p in cp.pools)
-            order = np.zeros((len(cp.rows), width), dtype=np.int64)
-            labels = np.zeros((len(cp.rows), width), dtype=np.int8)
-            mask = np.zeros((len(cp.rows), width), dtype=bool)
-            for q, (row, ranked) in enumerate(zip(cp.rows, first[cp.config], strict=True)):
-                pos = {c: i for i, c in enumerate(cp.pools[q])}
-                n = len(cp.pools[q])
-                order[q, :n] = [pos[c] for c in ranked["candidate_ids"]]
-                order[q, n:] = np.arange(n, width)
-                labels[q, [pos[p] for p in row["positive_ids"]]] = 1
-                mask[q, :n] = True
-            ranked_first = rank_from_order(order, labels, mask)
-            entry[f"coverage@{k}"] = float(ts.coverage_at_k(ranked_first, k).mean())
-            entry[f"oracle@{k}"] = float(ts.oracle_ap_at_k(ranked_first, k).mean())
-        out[cp.config] = entry
-    return out
 
 
 # --- the run ------------------------------------------------------------------------------------------------
@@ -409,6 +285,62 @@ def _plan(cfg: RunConfig, benchmark: str, configs: list[str], sees_images: bool)
     return plan_triad(cfg.data, configs, variant=cfg.variant, limit=cfg.limit, sees_images=sees_images)
 
 
+def _shared_plan(cfg: RunConfig, ctx: distributed.Context, benchmark: str, configs: list[str], sees_images: bool
+                 ) -> Plan:
+    """Rank 0 plans; the other processes receive only the distinct-item table (they encode, never rank)."""
+    if ctx.world == 1:
+        return _plan(cfg, benchmark, configs, sees_images)
+    plan, message = None, None
+    if ctx.is_main:
+        try:
+            plan = _plan(cfg, benchmark, configs, sees_images)
+        except TriadError as exc:
+            message = str(exc)
+    items, message = ctx.broadcast((plan.items if plan is not None else None, message))
+    if message is not None:
+        raise TriadError(message)
+    return plan if plan is not None else Plan(benchmark, [], items, sees_images=sees_images)
+
+
+def _run_state(cfg: RunConfig) -> RunState:
+    return RunState(None if cfg.no_cache else (cfg.cache_dir or default_cache_dir()))
+
+
+def _validate_once(cfg: RunConfig, benchmark: str) -> list[str]:
+    """`validate_folder`, skipped when this folder (same files, sizes, times) already passed this validator."""
+    state = _run_state(cfg)
+    key = state.validation_key(cfg.data, benchmark) if state.dir is not None else {}
+    if state.get("validated", key):
+        return []
+    problems = validate_folder(cfg.data, benchmark)
+    if not problems:
+        state.put("validated", key, True)
+    return problems
+
+
+def _score_once(cfg: RunConfig, plan: Plan, final: dict) -> dict[str, Any]:
+    """`score`, or the stored scores of identical rankings of the same folder (same seed and metrics code)."""
+    import hashlib
+
+    state = _run_state(cfg)
+    if state.dir is None:
+        return score(plan, final, cfg.seed, data=cfg.data)
+    digest = hashlib.sha256()
+    for cp in plan.configs:
+        result = final[cp.config]
+        digest.update(cp.config.encode() + result.order.astype(np.int64).tobytes())
+        if result.positive_rank is not None:
+            digest.update(result.positive_rank.astype(np.int64).tobytes())
+        digest.update("\0".join(cp.query_ids).encode())
+    key = state.scores_key(cfg.data, [cp.config for cp in plan.configs], cfg.seed, digest.hexdigest())
+    known = state.get("scores", key)
+    if known is not None:
+        return known
+    scored = score(plan, final, cfg.seed, data=cfg.data)
+    state.put("scores", key, scored)
+    return scored
+
+
 def _prepare(cfg: RunConfig, ctx: distributed.Context) -> tuple[str, list[str]]:
     benchmark = cfg.benchmark or detect_benchmark(cfg.data)
     if benchmark not in ("triad", "ark"):
@@ -417,7 +349,7 @@ def _prepare(cfg: RunConfig, ctx: distributed.Context) -> tuple[str, list[str]]:
         if value is not None and value < 1:
             raise TriadError(f"{flag} must be at least 1, got {value}")
     configs = select_configs(cfg.data, benchmark, cfg.configs)
-    problems = validate_folder(cfg.data, benchmark) if cfg.validate and ctx.is_main else []
+    problems = _validate_once(cfg, benchmark) if cfg.validate and ctx.is_main else []
     problems = ctx.broadcast(problems)
     if problems:
         shown = "\n  - ".join(problems[:10])
@@ -448,12 +380,13 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
         raise TriadError(f"model {model.identity.label} ignores images: variant image_only would leave it empty "
                          "queries")
     benchmark, configs = _prepare(cfg, ctx)
-    plan = _plan(cfg, benchmark, configs, sees_images)
+    plan = _shared_plan(cfg, ctx, benchmark, configs, sees_images)
     truncated = count_truncation(plan, model, cfg, ctx) if ctx.is_main else None
     timings["plan"] = time.perf_counter() - tick
 
     tick = time.perf_counter()
     vectors, enc_info = encode_plan(plan, model, cfg, ctx)
+    images_read = ctx.gather(plan.items.images_read)
     timings["encode"] = time.perf_counter() - tick
     if not ctx.is_main:
         return {}
@@ -471,12 +404,13 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
 
     tick = time.perf_counter()
     try:
-        scored = score(plan, final, cfg.seed, data=cfg.data)
+        scored = _score_once(cfg, plan, final)
     except ValueError as exc:
         raise TriadError(f"scoring failed: {exc}") from exc
     timings["score"] = time.perf_counter() - tick
     results = _results(cfg, plan, model, rerank_model, scored, enc_info, timings, ctx)
     results["run"]["truncated_inputs"] = truncated
+    results["run"]["images_read_per_process"] = images_read
     if reranker is not None:
         results["two_stage"] = two_stage(plan, first, scored, top_k, cfg.seed)
         results["rerank_top"] = top_k
@@ -485,10 +419,10 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     staged = output.StagedOutput(cfg.out)
     try:
         for cp in plan.configs:
-            table = output.rankings_table(final[cp.config], ark=benchmark == "ark", reranked=reranker is not None)
+            table = rankings_table(cp, final[cp.config], ark=benchmark == "ark", reranked=reranker is not None)
             staged.write_rankings(cp.config, table)
             if cp.config in first:
-                staged.write_rankings(cp.config, output.rankings_table(first[cp.config], ark=benchmark == "ark"),
+                staged.write_rankings(cp.config, rankings_table(cp, first[cp.config], ark=benchmark == "ark"),
                                       first_stage=True)
         results["run"]["timings_s"]["write"] = time.perf_counter() - tick
         staged.write_results(results)

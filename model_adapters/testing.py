@@ -131,3 +131,25 @@ def write_tiny_ark(out_dir: str | os.PathLike[str], *, tables: dict[str, list[di
     tables = tables or tiny_ark_tables(**kwargs)
     return write_folder(out_dir, tables, features={c: features_for(c) for c in tables},
                         card="# tiny ARK test folder\n", audit={"benchmark": "ark"}, overwrite=True)
+
+
+class HashedEncoder:
+    """A model-free encoder for tests and benchmarks: each input's vector comes from blake2b of its role, text,
+    image bytes and instruction (equal inputs, equal vectors), so the runner around it is what gets measured."""
+
+    dim = 16
+
+    @staticmethod
+    def vector(role: str, text: str, image: bytes | None, instruction: str | None) -> np.ndarray:
+        import hashlib
+
+        h = hashlib.blake2b(digest_size=64)
+        for part in (role.encode(), (text or "").encode(), image or b"-", (instruction or "").encode()):
+            h.update(part)
+        return (np.frombuffer(h.digest(), dtype=np.uint32) / 2**32 - 0.5).astype(np.float32)
+
+    def encode_queries(self, batch: list) -> np.ndarray:
+        return np.stack([self.vector("q", b.text, b.image, b.instruction) for b in batch])
+
+    def encode_candidates(self, batch: list) -> np.ndarray:
+        return np.stack([self.vector("c", b.text, b.image, b.instruction) for b in batch])

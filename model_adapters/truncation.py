@@ -53,12 +53,16 @@ class TextLimit:
 
 def count_truncated(plan: Any, text_limit: TextLimit) -> dict[str, dict[str, int]]:
     """Per config: distinct query and candidate inputs whose text exceeds the limit, and the limit."""
-    over = text_limit.over_limit({key: item.model_input for key, item in plan.items.items()})
+    import numpy as np
+
+    items = plan.items
+    over_keys = text_limit.over_limit({i: items.text_input(i) for i in range(len(items))})
+    over = np.zeros(len(items), dtype=bool)
+    over[list(over_keys)] = True
     out: dict[str, dict[str, int]] = {}
     for cp in plan.configs:
-        candidates = {k for keys in cp.pool_keys for k in keys}
-        out[cp.config] = {"queries": len(set(cp.query_keys) & over), "candidates": len(candidates & over),
-                          "limit": text_limit.limit}
+        out[cp.config] = {"queries": int(over[np.unique(cp.query_items)].sum()),
+                          "candidates": int(over[cp.candidate_items()].sum()), "limit": text_limit.limit}
     return out
 
 

@@ -34,6 +34,15 @@ class Gold:
     galleries: dict[str, frozenset[str]] = field(default_factory=dict)  # ARK subtype -> gallery ids
     indexes: dict[str, PoolIndex] = field(default_factory=dict)  # TRIAD config -> pools as arrays
     _pools: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    _columnar: dict[str, Any] = field(default_factory=dict)
+
+    def columnar(self, config: str) -> Any:
+        """The config's gold as `metrics.columnar.TriadGold` (pool-aligned arrays; built once per server)."""
+        if config not in self._columnar:
+            from metrics.columnar import gold_from_rows
+
+            self._columnar[config] = gold_from_rows(config, self.rows[config])
+        return self._columnar[config]
 
     @property
     def configs(self) -> list[str]:

@@ -95,9 +95,3 @@ def pool_positions(config: str, ranking: ParsedRanking, index: PoolIndex) -> np.
     out = np.empty((len(index.query_ids), size), dtype=np.int32)
     out[rowq] = pos
     return out
-
-
-def ranked_ids(index: PoolIndex, positions: np.ndarray) -> dict[str, list[str]]:
-    """query_id -> ranked ids (the gold's own string objects, so no id is copied) for list-based scoring."""
-    rows = index.ids[np.arange(positions.shape[0])[:, None], positions]
-    return dict(zip(index.query_ids, rows.tolist(), strict=True))

@@ -134,13 +134,12 @@ def score_triad_positions(gold: gold_mod.Gold, positions: Mapping[str, np.ndarra
     """The one call from the Space into ``metrics.scoring`` for TRIAD (CONTRACTS §4).
 
     ``positions[config][q, r]`` is the pool position of the candidate ranked ``r + 1`` for the gold's ``q``-th query
-    (already checked to be a permutation per query). Today's ``score_triad`` takes id lists, so they are built here
-    from the gold's own id strings (no id is copied); an array entry point can take ``positions`` directly.
+    (already checked to be a permutation per query): exactly the orders `metrics.scoring.score_triad_arrays` takes,
+    scored against the gold's columnar arrays (built once per server), with no Python object per candidate.
     """
     from metrics import scoring
 
-    rankings = {c: pools.ranked_ids(gold.indexes[c], pos) for c, pos in positions.items()}
-    return scoring.score_triad({c: gold.rows[c] for c in positions}, rankings)
+    return scoring.score_triad_arrays({c: gold.columnar(c) for c in positions}, positions)
 
 
 def _score(benchmark: str, gold: gold_mod.Gold, parsed: v.ParsedSubmission) -> dict[str, Any]:

@@ -48,3 +48,8 @@ def test_two_processes_match_one(tmp_path):
         np.testing.assert_allclose([r["scores"] for r in a], [r["scores"] for r in b], atol=1e-6)
         assert two["configs"][config]["metrics"]["map"] == one["configs"][config]["metrics"]["map"]
     assert sorted(p.name for p in (tmp_path / "two").iterdir()) == ["rankings", "results.json"]  # rank 0 only
+    # images are read from the parquet shards per encoding batch, each by the one process that encodes it: the two
+    # processes together read every image exactly as often as one process does (once), and both read some
+    (alone,) = one["run"]["images_read_per_process"]
+    both = two["run"]["images_read_per_process"]
+    assert alone == sum(both) and len(both) == 2 and min(both) > 0

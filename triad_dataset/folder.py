@@ -43,7 +43,6 @@ from tqdm.auto import tqdm
 
 from triad_dataset import names
 from triad_dataset.errors import TriadError
-from triad_dataset.features import JSON_COLUMNS
 
 CARD_NAME = "README.md"
 AUDIT_NAME = "audit.json"
@@ -107,6 +106,8 @@ def _prepare_rows(config: str, rows: Sequence[Mapping[str, Any]], features: Mapp
     """Fill missing columns with None, encode images and JSON columns; an unknown column is a ValueError."""
     columns = list(features)
     known = set(columns)
+    from triad_dataset.features import JSON_COLUMNS  # imports `datasets` (seconds): only when writing
+
     images = set(_image_columns(features))
     prepared = []
     for index, row in enumerate(rows):

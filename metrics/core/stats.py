@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats as _st
 
 N_RESAMPLES = 3000  # paper D.3: 3,000 query-bootstrap resamples
 CONFIDENCE = 0.95
@@ -89,6 +88,8 @@ def wilcoxon(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -
 
     Returns 1.0 when every difference is zero (no evidence of a difference) instead of scipy's NaN/error.
     """
+    from scipy import stats as _st  # imported when used: scipy.stats takes seconds to import
+
     x, y = _pair(a, b)
     if np.all(x == y):
         return 1.0
@@ -110,6 +111,8 @@ def holm(p_values: Sequence[float]) -> list[float]:
 
 def rank_biserial(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
     """Matched-pairs rank-biserial correlation (R+ - R-) / (R+ + R-) over nonzero differences; 0.0 if none."""
+    from scipy import stats as _st  # imported when used: scipy.stats takes seconds to import
+
     x, y = _pair(a, b)
     d = x - y
     d = d[d != 0]
@@ -131,6 +134,8 @@ def _correlation_inputs(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndar
 
 def kendall_tau_b(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
     """Kendall tau-b (ties handled) between two subsets' model scores, with its two-sided p-value."""
+    from scipy import stats as _st  # imported when used: scipy.stats takes seconds to import
+
     x, y = _correlation_inputs(a, b)
     res = _st.kendalltau(x, y, variant="b")
     return float(res.statistic), float(res.pvalue)
@@ -138,6 +143,8 @@ def kendall_tau_b(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]
 
 def spearman(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
     """Spearman rho (average ranks for ties) between two subsets' model scores, with its two-sided p-value."""
+    from scipy import stats as _st  # imported when used: scipy.stats takes seconds to import
+
     x, y = _correlation_inputs(a, b)
     res = _st.spearmanr(x, y)
     return float(res.statistic), float(res.pvalue)
