@@ -248,7 +248,7 @@ def count_truncation(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: dist
                      ) -> dict[str, dict[str, int]] | None:
     """Inputs cut by the encoder's text limit, per config (`truncation.count_truncated`); {} when the encoder does
     not truncate, None when the tokenizer could not be loaded (said on stderr). Only the tokenizer is loaded."""
-    state = _run_state(cfg) if cfg.encoder is None else RunState(None)  # a given object may change: count afresh
+    state = _run_state(cfg, model) if cfg.encoder is None else RunState(None)  # a given object may change: count afresh
     key = {}
     if state.dir is not None:
         key = state.truncation_key(cfg.data, model.identity.cache_fields(),
@@ -302,13 +302,16 @@ def _shared_plan(cfg: RunConfig, ctx: distributed.Context, benchmark: str, confi
     return plan if plan is not None else Plan(benchmark, [], items, sees_images=sees_images)
 
 
-def _run_state(cfg: RunConfig) -> RunState:
+def _run_state(cfg: RunConfig, model: ResolvedModel) -> RunState:
+    """Records of finished runs beside the embedding cache; none for a model that is not cached (no revision)."""
+    if not model.identity.cacheable:
+        return RunState(None)
     return RunState(None if cfg.no_cache else (cfg.cache_dir or default_cache_dir()))
 
 
-def _validate_once(cfg: RunConfig, benchmark: str) -> list[str]:
+def _validate_once(cfg: RunConfig, benchmark: str, model: ResolvedModel) -> list[str]:
     """`validate_folder`, skipped when this folder (same files, sizes, times) already passed this validator."""
-    state = _run_state(cfg)
+    state = _run_state(cfg, model)
     key = state.validation_key(cfg.data, benchmark) if state.dir is not None else {}
     if state.get("validated", key):
         return []
@@ -318,11 +321,11 @@ def _validate_once(cfg: RunConfig, benchmark: str) -> list[str]:
     return problems
 
 
-def _score_once(cfg: RunConfig, plan: Plan, final: dict) -> dict[str, Any]:
+def _score_once(cfg: RunConfig, plan: Plan, final: dict, model: ResolvedModel) -> dict[str, Any]:
     """`score`, or the stored scores of identical rankings of the same folder (same seed and metrics code)."""
     import hashlib
 
-    state = _run_state(cfg)
+    state = _run_state(cfg, model)
     if state.dir is None:
         return score(plan, final, cfg.seed, data=cfg.data)
     digest = hashlib.sha256()
@@ -341,7 +344,7 @@ def _score_once(cfg: RunConfig, plan: Plan, final: dict) -> dict[str, Any]:
     return scored
 
 
-def _prepare(cfg: RunConfig, ctx: distributed.Context) -> tuple[str, list[str]]:
+def _prepare(cfg: RunConfig, ctx: distributed.Context, model: ResolvedModel) -> tuple[str, list[str]]:
     benchmark = cfg.benchmark or detect_benchmark(cfg.data)
     if benchmark not in ("triad", "ark"):
         raise TriadError(f"unknown benchmark {benchmark!r}; valid: triad, ark")
@@ -349,7 +352,7 @@ def _prepare(cfg: RunConfig, ctx: distributed.Context) -> tuple[str, list[str]]:
         if value is not None and value < 1:
             raise TriadError(f"{flag} must be at least 1, got {value}")
     configs = select_configs(cfg.data, benchmark, cfg.configs)
-    problems = _validate_once(cfg, benchmark) if cfg.validate and ctx.is_main else []
+    problems = _validate_once(cfg, benchmark, model) if cfg.validate and ctx.is_main else []
     problems = ctx.broadcast(problems)
     if problems:
         shown = "\n  - ".join(problems[:10])
@@ -379,7 +382,7 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     if cfg.variant == inputs.IMAGE_ONLY and not sees_images:
         raise TriadError(f"model {model.identity.label} ignores images: variant image_only would leave it empty "
                          "queries")
-    benchmark, configs = _prepare(cfg, ctx)
+    benchmark, configs = _prepare(cfg, ctx, model)
     plan = _shared_plan(cfg, ctx, benchmark, configs, sees_images)
     truncated = count_truncation(plan, model, cfg, ctx) if ctx.is_main else None
     timings["plan"] = time.perf_counter() - tick
@@ -404,7 +407,7 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
 
     tick = time.perf_counter()
     try:
-        scored = _score_once(cfg, plan, final)
+        scored = _score_once(cfg, plan, final, model)
     except ValueError as exc:
         raise TriadError(f"scoring failed: {exc}") from exc
     timings["score"] = time.perf_counter() - tick
