@@ -188,7 +188,8 @@ def test_browser_shows_user_strings_as_text(space: dict) -> None:
             search.press("Enter")
             table = page.locator("#main-table")
             table.get_by_text(XSS, exact=True).filter(visible=True).first.wait_for(timeout=30_000)  # verbatim text
-            assert table.get_by_text(XSS_FAMILY, exact=True).filter(visible=True).count() >= 1
+            # the table may re-render after the search: wait for the family cell too (verbatim text, never markup)
+            table.get_by_text(XSS_FAMILY, exact=True).filter(visible=True).first.wait_for(timeout=30_000)
             for tab in ("Reference tasks", "Diagnostics", "Rank range", "Compare", "ARK", "Submit", "TRIAD"):
                 page.get_by_role("tab", name=tab).click()
                 page.wait_for_timeout(300)
