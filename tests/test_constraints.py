@@ -13,11 +13,11 @@ from triad_dataset.catalog import Catalog, Item
 from triad_dataset.constraints import (
     Planner,
     assemble_pool,
-    build_domain,
     constraints_audit,
     scaled_counts,
 )
 from triad_dataset.constraints_gate import AMB, SAT, VIOL, Condition, condition_status, rule_status, statuses
+from triad_dataset.domain import build_domain
 from triad_dataset.features import features_for
 from triad_dataset.render import render_item
 from triad_dataset.schema import schema_for

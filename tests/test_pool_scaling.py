@@ -8,8 +8,8 @@ import pytest
 
 from triad_dataset import folder
 from triad_dataset import names as n
-from triad_dataset.constraints import build_domain
 from triad_dataset.constraints_gate import VIOL, Condition, rule_status
+from triad_dataset.domain import build_domain
 from triad_dataset.errors import TriadError
 from triad_dataset.features import features_for
 from triad_dataset.pool_scaling import catalog_from_corpus, scale_folder, scale_rows

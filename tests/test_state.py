@@ -7,8 +7,9 @@ import pytest
 
 from tests.test_constraints import fashion
 from triad_dataset import names as n
-from triad_dataset.constraints import QueryPlan, build_domain
+from triad_dataset.constraints import QueryPlan
 from triad_dataset.constraints_gate import Condition
+from triad_dataset.domain import build_domain
 from triad_dataset.serialize import phrase
 from triad_dataset.state import Session, assign_sessions, trap_pool
 from triad_dataset.synthetic import synthetic_catalog

@@ -150,11 +150,26 @@ def _build_ark_mini(args: argparse.Namespace) -> int:
     return _report_validation(path)
 
 
-def _report_validation(path: Path) -> int:
-    """Validate a folder another builder just wrote (issue 2: use the validator on every build)."""
+def validate_any(path: str | Path) -> list[str]:
+    """Every violation of a TRIAD or ARK folder, by the validator of the benchmark its audit.json names (this
+    dispatch sits above both benchmarks, so neither validator imports the other)."""
+    from triad_dataset import folder
     from triad_dataset.validate import validate_folder
 
-    violations = validate_folder(path)
+    try:
+        benchmark = folder.read_audit(Path(path)).get("benchmark")
+    except TriadError:
+        benchmark = None  # the TRIAD validator reports the unreadable audit.json
+    if benchmark == "ark":
+        from ark_dataset.validate import validate_folder as validate_ark
+
+        return list(validate_ark(path))
+    return validate_folder(path)
+
+
+def _report_validation(path: Path) -> int:
+    """Validate a folder another builder just wrote (issue 2: use the validator on every build)."""
+    violations = validate_any(path)
     for line in violations:
         print(line, file=sys.stderr)
     print(f"wrote {path} ({len(violations)} validation violations)")
@@ -162,9 +177,7 @@ def _report_validation(path: Path) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from triad_dataset.validate import validate_folder
-
-    violations = validate_folder(args.dir)
+    violations = validate_any(args.dir)
     for line in violations:
         print(line)
     if violations:
@@ -187,5 +200,6 @@ def _audit(args: argparse.Namespace) -> int:
 def _publish(args: argparse.Namespace) -> int:
     from triad_dataset.publish import publish
 
-    print(publish(args.dir, args.repo, dry_run=args.dry_run, private=args.private, commit_message=args.message))
+    print(publish(args.dir, args.repo, dry_run=args.dry_run, private=args.private, commit_message=args.message,
+                  validate=validate_any))
     return 0

@@ -105,7 +105,7 @@ def build_full(out_dir: str | os.PathLike, sources: FullSources, *, n_queries: i
                overwrite: bool = False, skip_unsupported: bool = False, quiet: bool = False) -> Path:
     """Build every track the sources allow, validate, write `out_dir` and print the audit table."""
     from triad_dataset.audit import format_audit
-    from triad_dataset.constraints import build_domain
+    from triad_dataset.domain import build_domain
     from triad_dataset.folder import check_output_dir
     from triad_dataset.mini import write_validated
 

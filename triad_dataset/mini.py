@@ -61,7 +61,7 @@ def write_validated(out_dir: str | os.PathLike, result: BuildResult, *, edition:
 
 def _steps(seed: int) -> list[tuple[str, Callable[[], BuildResult]]]:
     from triad_dataset.abstraction import build_mini_abstraction
-    from triad_dataset.constraints import build_mini_domain
+    from triad_dataset.domain import build_mini_domain
 
     return [
         ("abstraction", lambda: build_mini_abstraction(seed=seed)),
