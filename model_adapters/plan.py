@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from model_adapters import inputs
+from model_adapters.captioners.textspace import apply_caption
 from model_adapters.protocol import ModelInput
 from triad_dataset.errors import TriadError
 
@@ -52,6 +53,7 @@ class Plan:
     candidate_inputs: dict[str, dict[str, ModelInput]] = field(default_factory=dict)  # corpus -> id -> input
     sees_images: bool = True  # False for text-only models: their inputs (and keys) carry no image
     candidate_keys: dict[str, dict[str, str]] = field(default_factory=dict)  # corpus -> id -> input key
+    captions: Any = None  # ARK text-space runs: a captioners.textspace.Captions applied to every row's input
 
     def add(self, role: str, model_input: ModelInput, label: str) -> str:
         if not self.sees_images and model_input.image is not None:
@@ -86,7 +88,8 @@ def _column_names(data: str, config: str) -> list[str]:
 def _corpus(plan: Plan, data: str, corpus: str) -> dict[str, ModelInput]:
     if corpus not in plan.candidate_inputs:
         rows = _read_rows(data, corpus, images=plan.sees_images)
-        plan.candidate_inputs[corpus] = {row["item_id"]: inputs.candidate_input(row) for row in rows}
+        plan.candidate_inputs[corpus] = {
+            row["item_id"]: apply_caption(plan.captions, corpus, row, inputs.candidate_input(row)) for row in rows}
     return plan.candidate_inputs[corpus]
 
 
@@ -152,11 +155,11 @@ def load_rewrites(path: str | None) -> dict[str, str]:
 
 
 def plan_ark(data: str, subtypes: Sequence[str], *, variant: str, limit: int | None,
-             rewrites: Mapping[str, str] | None = None, sees_images: bool = True) -> Plan:
+             rewrites: Mapping[str, str] | None = None, sees_images: bool = True, captions: Any = None) -> Plan:
     from ark_dataset.names import GALLERY_SUFFIX
 
     rewrites = dict(rewrites or {})
-    plan = Plan("ark", [], {}, sees_images=sees_images)
+    plan = Plan("ark", [], {}, sees_images=sees_images, captions=captions)
     used: set[str] = set()
     for subtype in subtypes:
         rows = _read_rows(data, subtype, images=sees_images)[:limit]
@@ -174,8 +177,8 @@ def plan_ark(data: str, subtypes: Sequence[str], *, variant: str, limit: int | N
             positives.append(position[row["positive_id"]])
             text = rewrites.get(qid)
             used.update([qid] if text is not None else [])
-            query_keys.append(plan.add(inputs.QUERY, inputs.query_input(row, variant, text=text),
-                                       f"{subtype} query {qid}"))
+            query = apply_caption(plan.captions if variant == inputs.FULL else None, subtype, row, inputs.query_input(row, variant, text=text))
+            query_keys.append(plan.add(inputs.QUERY, query, f"{subtype} query {qid}"))
         plan.configs.append(ConfigPlan(subtype, rows, query_keys, [ids], [keys], positives))
     unused = sorted(set(rewrites) - used)
     if unused and limit is None:

@@ -21,6 +21,7 @@ import numpy as np
 
 from model_adapters import distributed, inputs, output, ranking, truncation
 from model_adapters.cache import EmbeddingCache
+from model_adapters.captioners import textspace
 from model_adapters.encoding import encode_items
 from model_adapters.plan import ConfigPlan, Plan, load_rewrites, plan_ark, plan_triad
 from model_adapters.registry import ADAPTER_VERSION, ModelEntry, get_entry, load_encoder, load_reranker, text_limit
@@ -52,6 +53,7 @@ class RunConfig:
     validate: bool = True
     skip_bad_images: bool = False
     rewrites: str | None = None  # ARK: JSON Lines of rewritten queries
+    captions: str | None = None  # ARK text-space run: a `triad caption` folder (captioners.textspace)
     seed: int = 0  # bootstrap seed
     quiet: bool = False
     encoder: Any = None  # an Encoder object to use instead of loading the entry (tests, notebooks)
@@ -127,7 +129,8 @@ def identity(entry: ModelEntry, cfg: RunConfig, dtype: str) -> dict[str, Any]:
     model_id = os.path.abspath(cfg.model_path) if cfg.model_path else entry.hub_id
     # the entry's options (max_length, padding, ...) change what the model sees, so they are part of the identity
     return {"name": entry.name, "model_id": model_id, "revision": entry.revision, "dtype": dtype,
-            "adapter_version": ADAPTER_VERSION, "options": dict(sorted(entry.options.items()))}
+            "adapter_version": ADAPTER_VERSION, "options": dict(sorted(entry.options.items())),
+            **textspace.identity_part(cfg.captions)}
 
 
 def _log(ctx: distributed.Context, cfg: RunConfig, msg: str) -> None:
@@ -334,9 +337,9 @@ def two_stage(plan: Plan, first: dict[str, list[dict]], final_scores: dict, k: i
 def _plan(cfg: RunConfig, benchmark: str, configs: list[str], sees_images: bool) -> Plan:
     if benchmark == "ark":
         return plan_ark(cfg.data, configs, variant=cfg.variant, limit=cfg.limit, rewrites=load_rewrites(cfg.rewrites),
-                        sees_images=sees_images)
-    if cfg.rewrites:
-        raise TriadError("--rewrites applies to ARK runs only")
+                        sees_images=sees_images, captions=textspace.load_captions(None if sees_images else cfg.captions))
+    if cfg.rewrites or cfg.captions:
+        raise TriadError("--rewrites and --captions apply to ARK runs only")
     return plan_triad(cfg.data, configs, variant=cfg.variant, limit=cfg.limit, sees_images=sees_images)
 
 
@@ -376,6 +379,7 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
         raise TriadError(f"unknown input variant {cfg.variant!r}; valid: {', '.join(inputs.VARIANTS)}")
     if cfg.variant == inputs.IMAGE_ONLY and not entry.sees_images:
         raise TriadError(f"model {entry.name} ignores images: variant image_only would leave it empty queries")
+    textspace.check_model(cfg.captions, entry)
     benchmark, configs = _prepare(cfg, ctx)
     plan = _plan(cfg, benchmark, configs, entry.sees_images)
     truncated = count_truncation(plan, entry, cfg, ctx) if ctx.is_main else None
@@ -465,6 +469,8 @@ def _results(cfg: RunConfig, plan: Plan, entry: ModelEntry, rerank_entry: ModelE
     }
     if cfg.rewrites:
         results["rewrites"] = str(Path(cfg.rewrites).resolve())
+    if plan.captions is not None:
+        results["captioner"] = plan.captions.summary()
     if rerank_entry is not None:
         results["reranker"] = rerank_entry.to_json()
     if entry.random_init or (rerank_entry is not None and rerank_entry.random_init):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ark_dataset import names as ark_names
+from spaces_app import captioner
 from spaces_app import gold as gold_mod
 from spaces_app import validation as v
 from spaces_app.db import Database, DuplicateSubmission, NewSubmission, ScoreRow
@@ -269,6 +270,8 @@ def submit_files(db: Database, golds: gold_mod.GoldStore, paths: Sequence[str | 
         return Outcome(False, f"Rejected: {exc}. Nothing was stored.")
     configs = sorted(parsed.rankings)
     rows, per_query, summary = _rows_for_db(benchmark, scored, configs)
+    if captioner.label_from_results(parsed.results):  # ARK text-space runs: the captioner is part of the row
+        summary[captioner.SUMMARY_KEY] = captioner.label_from_results(parsed.results)
     mismatches, notes = compare_results(scored, parsed.results, configs, gold.fingerprint)
     try:
         sid = db.insert(NewSubmission(
