@@ -92,7 +92,7 @@ def test_space_groups_a_model_over_captioners_and_shows_rho():
     subs.append({"id": 99, "model_name": "m3", "family": "other", "params": None, "summary": {
         "macro": {"metrics": {"recall@1": 0.5}}}, "scores": {}})  # the same model seeing the images itself
     df = views.ark_table(subs)
-    assert list(zip(df["Model"], df["Captioner"]))[:5] == [("m3", ""), ("m3", "A"), ("m3", "B"), ("m3", "C"),
+    assert list(zip(df["Model"], df["Captioner"], strict=True))[:5] == [("m3", ""), ("m3", "A"), ("m3", "B"), ("m3", "C"),
                                                          ("m1", "A")]
     rob = views.ark_robustness(subs)
     got = {(r["Axis"], r["Captioner A"], r["Captioner B"]): r["Spearman ρ"] for r in rob.to_dict("records")}
