@@ -191,3 +191,19 @@ def test_registry_settings_change_the_identity():
         registry.with_options(ocr, ["oops"])
     with pytest.raises(TriadError, match="unknown rewriter"):
         registry.get_entry("ocr", registry.REWRITER)
+
+
+def test_compaction_keeps_a_concurrent_runs_shards(tmp_path, monkeypatch):
+    from model_adapters.captioners import cache as cache_mod
+
+    monkeypatch.setattr(cache_mod, "COMPACT_ABOVE", 2)
+    ident = {"name": "x"}
+    mine = cache_mod.CaptionCache(tmp_path, ident)
+    for i in range(3):
+        mine.put({f"k{i}": f"c{i}"})
+    other = cache_mod.CaptionCache(tmp_path, ident)
+    other.put({"late": "written after `mine` loaded"})
+    mine.compact()
+    fresh = cache_mod.CaptionCache(tmp_path, ident)
+    assert fresh.load() == 4 and fresh.captions["late"] == "written after `mine` loaded"
+    assert len(list((tmp_path / mine.key / "shards").iterdir())) == 2

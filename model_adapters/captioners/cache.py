@@ -47,6 +47,7 @@ class CaptionCache:
         self.dir = Path(root) / self.key
         self.stats = CaptionCacheStats()
         self.captions: dict[str, str] = {}
+        self._mine: set[Path] = set()  # shards whose captions this object holds (the only ones compact removes)
         meta = self.dir / META
         if meta.exists():
             try:
@@ -83,6 +84,7 @@ class CaptionCache:
             if obj.get("captioner_key") != self.key:
                 raise TriadError(f"{path}: caption shard of another captioner; use another --cache-dir")
             self.captions.update(obj["captions"])
+            self._mine.add(path)
         self.stats.loaded = len(self.captions)
         return len(self.captions)
 
@@ -94,7 +96,7 @@ class CaptionCache:
             (self.dir / SHARDS).mkdir(parents=True, exist_ok=True)
             meta = {"captioner_key": self.key, "identity": self.identity}
             _atomic_write(self.dir / META, json.dumps(meta, indent=2).encode("utf-8"))
-        self._write_shard(dict(captions))
+        self._mine.add(self._write_shard(dict(captions)))
         self.captions.update(captions)
         self.stats.written += len(captions)
 
@@ -106,11 +108,11 @@ class CaptionCache:
         return path
 
     def compact(self) -> None:
-        """Merge many small shards into one (the new shard is written before the old ones are removed)."""
-        paths = self._shards()
-        if len(paths) <= COMPACT_ABOVE:
+        """Merge many small shards into one (the new shard is written before the old ones are removed). Only
+        shards this object read or wrote are removed: a concurrent run's new shards stay."""
+        if len(self._shards()) <= COMPACT_ABOVE:
             return
         merged = self._write_shard(dict(self.captions))
-        for path in paths:
-            if path != merged:
-                path.unlink(missing_ok=True)
+        for path in self._mine - {merged}:
+            path.unlink(missing_ok=True)
+        self._mine = {merged}
