@@ -55,6 +55,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--skip-bad-images", action="store_true",
                    help="encode items whose image does not decode without it (counted in the summary)")
     p.add_argument("--rewrites", default=None, help="ARK: JSON Lines of {query_id, query_text} rewritten queries")
+    p.add_argument("--captions", default=None,
+                   help="ARK, text-only models: a `triad caption` folder; each image is seen through its caption")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--cache-check", type=int, default=None, metavar="N",
                    help="cached items re-encoded to detect a changed model (default 8; 0: no check)")
@@ -72,7 +74,7 @@ def _handle(args: argparse.Namespace) -> int:
                     variant=args.variant, rerank=args.rerank, rerank_top=args.rerank_top, batch_size=args.batch_size,
                     limit=args.limit, cache_dir=args.cache_dir, no_cache=args.no_cache, model_path=args.model_path,
                     rerank_model_path=args.rerank_model_path, device=args.device, dtype=args.dtype,
-                    validate=not args.no_validate, skip_bad_images=args.skip_bad_images, rewrites=args.rewrites,
+                    validate=not args.no_validate, skip_bad_images=args.skip_bad_images, rewrites=args.rewrites, captions=args.captions,
                     seed=args.seed, quiet=args.quiet)
     run(cfg)
     return 0

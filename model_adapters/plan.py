@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from model_adapters import images, inputs
+from model_adapters.captioners.textspace import apply_caption
 from model_adapters.protocol import ModelInput
 from triad_dataset.errors import TriadError
 
@@ -182,6 +183,7 @@ class Plan:
     items: ItemTable
     sees_images: bool = True  # False for text-only models: their inputs (and keys) carry no image
     corpora: dict[str, Any] = field(default_factory=dict)  # corpus -> its rows as model inputs (`_CorpusRows`)
+    captions: Any = None  # ARK text-space runs: a captioners.textspace.Captions applied to every row's input
 
 
 # --- reading ------------------------------------------------------------------------------------------------
@@ -244,8 +246,12 @@ def _corpus(plan: Plan, corpus: str) -> _CorpusRows:
     """A corpus's rows as model inputs. This is the one place where a corpus row becomes a model input: its
     serialized `text` and its `image` (paper B.3), never an instruction."""
     if corpus not in plan.corpora:
-        table = _read(plan.items.data, corpus, ["item_id", "text"])
+        table = _read(plan.items.data, corpus, ["item_id", "text", "modality"])
         texts = [t or "" for t in table.column("text").to_pylist()]
+        if plan.captions is not None:  # caption-then-embed (ARK text space; captioners.textspace)
+            rows = table.select([c for c in ("item_id", "modality") if c in table.column_names]).to_pylist()
+            texts = [apply_caption(plan.captions, corpus, row, ModelInput(text)).text
+                     for row, text in zip(rows, texts, strict=True)]
         column = _image_column(plan.items.data, corpus, "image", plan.sees_images)
         hashes = _hashes(plan.items.data, corpus, column, len(texts))
         keys = _keys(inputs.CANDIDATE, texts, hashes, [None] * len(texts))
@@ -279,6 +285,8 @@ def _queries(plan: Plan, config: str, rows: list[dict[str, Any]], variant: str, 
         marker = {"query_image": b"image" if hashes is not None and hashes[q] else None}
         text = (rewrites or {}).get(row["query_id"])
         mi = inputs.query_input({**row, **marker}, variant, text=text)
+        if variant == inputs.FULL:  # image queries are captioned too (ARK text space)
+            mi = apply_caption(plan.captions, config, row, mi)
         texts.append(mi.text)
         instructions.append(mi.instruction)
         has_image.append(mi.image is not None)
@@ -359,11 +367,11 @@ def load_rewrites(path: str | None) -> dict[str, str]:
 
 
 def plan_ark(data: str, subtypes: Sequence[str], *, variant: str, limit: int | None,
-             rewrites: Mapping[str, str] | None = None, sees_images: bool = True) -> Plan:
+             rewrites: Mapping[str, str] | None = None, sees_images: bool = True, captions: Any = None) -> Plan:
     from ark_dataset.names import GALLERY_SUFFIX
 
     rewrites = dict(rewrites or {})
-    plan = Plan("ark", [], ItemTable(data), sees_images=sees_images)
+    plan = Plan("ark", [], ItemTable(data), sees_images=sees_images, captions=captions)
     used: set[str] = set()
     for subtype in subtypes:
         rows = _read(data, subtype).to_pylist()[:limit]

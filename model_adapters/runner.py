@@ -21,6 +21,8 @@ import numpy as np
 
 from model_adapters import checks, distributed, inputs, output, truncation
 from model_adapters.cache import EmbeddingCache
+from model_adapters.captioners import textspace
+from model_adapters.configs import select_configs
 from model_adapters.encoding import encode_items
 from model_adapters.plan import Plan, load_rewrites, plan_ark, plan_triad
 from model_adapters.rank_plan import ark_rankings, rankings_table, score, triad_rankings, two_stage
@@ -56,6 +58,7 @@ class RunConfig:
     validate: bool = True
     skip_bad_images: bool = False
     rewrites: str | None = None  # ARK: JSON Lines of rewritten queries
+    captions: str | None = None  # ARK text-space run: a `triad caption` folder (captioners.textspace)
     seed: int = 0  # bootstrap seed
     quiet: bool = False
     encoder: Any = None  # your own Encoder object or "module:factory" (then `model` is None)
@@ -108,29 +111,6 @@ def validate_folder(data: str, benchmark: str) -> list[str]:
     return list(module.validate_folder(data))
 
 
-def select_configs(data: str, benchmark: str, requested: str | Sequence[str]) -> list[str]:
-    """The task configs (TRIAD) or subtypes (ARK) to run; unknown or absent names list the valid ones."""
-    from triad_dataset.folder import list_configs
-
-    if benchmark == "ark":
-        from ark_dataset.names import SUBTYPES as known
-    else:
-        from triad_dataset.names import TASK_CONFIGS as known
-    present = [c for c in known if c in set(list_configs(data))]
-    names = [requested] if isinstance(requested, str) else list(requested)
-    names = [n.strip() for part in names for n in part.split(",") if n.strip()]
-    if not names or names == ["all"]:
-        if not present:
-            raise TriadError(f"{data}: no {benchmark} task configs in this folder")
-        return present
-    for name in names:
-        if name not in known:
-            raise TriadError(f"unknown {benchmark} config {name!r}; valid: all, {', '.join(present or known)}")
-        if name not in present:
-            raise TriadError(f"{data}: config {name!r} is not in this folder; present: {', '.join(present)}")
-    return list(dict.fromkeys(names))
-
-
 # --- the model ----------------------------------------------------------------------------------------------
 def resolve_model(cfg: RunConfig) -> ResolvedModel:
     """The model of the run and its identity (`model_adapters.resolve`)."""
@@ -171,7 +151,9 @@ def _open_cache(model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context) 
         _log(ctx, cfg, f"note: {model.identity.label} declares no revision: its vectors are not cached (give it "
                        "a revision, --revision / revision=..., to cache them)")
         return None
-    cache = EmbeddingCache(cfg.cache_dir or default_cache_dir(), model.identity.cache_fields())
+    # a run over one captioner's captions keeps its vectors apart from another's (ARK text space)
+    cache = EmbeddingCache(cfg.cache_dir or default_cache_dir(),
+                           {**model.identity.cache_fields(), **textspace.identity_part(cfg.captions)})
     cache.load()
     return cache
 
@@ -251,7 +233,7 @@ def count_truncation(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: dist
     state = _run_state(cfg, model) if cfg.encoder is None else RunState(None)  # a given object may change: count afresh
     key = {}
     if state.dir is not None:
-        key = state.truncation_key(cfg.data, model.identity.cache_fields(),
+        key = state.truncation_key(cfg.data, {**model.identity.cache_fields(), **textspace.identity_part(cfg.captions)},
                                    [cp.config for cp in plan.configs], cfg.variant, cfg.limit, plan.sees_images)
         key["rewrites"] = _file_digest(cfg.rewrites)
         known = state.get("truncation", key)
@@ -279,9 +261,9 @@ def _file_digest(path: str | None) -> str | None:
 def _plan(cfg: RunConfig, benchmark: str, configs: list[str], sees_images: bool) -> Plan:
     if benchmark == "ark":
         return plan_ark(cfg.data, configs, variant=cfg.variant, limit=cfg.limit, rewrites=load_rewrites(cfg.rewrites),
-                        sees_images=sees_images)
-    if cfg.rewrites:
-        raise TriadError("--rewrites applies to ARK runs only")
+                        sees_images=sees_images, captions=textspace.load_captions(None if sees_images else cfg.captions))
+    if cfg.rewrites or cfg.captions:
+        raise TriadError("--rewrites and --captions apply to ARK runs only")
     return plan_triad(cfg.data, configs, variant=cfg.variant, limit=cfg.limit, sees_images=sees_images)
 
 
@@ -382,6 +364,7 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     if cfg.variant == inputs.IMAGE_ONLY and not sees_images:
         raise TriadError(f"model {model.identity.label} ignores images: variant image_only would leave it empty "
                          "queries")
+    textspace.check_model(cfg.captions, model.identity)
     benchmark, configs = _prepare(cfg, ctx, model)
     plan = _shared_plan(cfg, ctx, benchmark, configs, sees_images)
     truncated = count_truncation(plan, model, cfg, ctx) if ctx.is_main else None
@@ -476,6 +459,8 @@ def _results(cfg: RunConfig, plan: Plan, model: ResolvedModel, rerank_model: Res
     }
     if cfg.rewrites:
         results["rewrites"] = str(Path(cfg.rewrites).resolve())
+    if plan.captions is not None:
+        results["captioner"] = plan.captions.summary()
     if rerank_model is not None:
         results["reranker"] = _model_json(rerank_model, cfg.dtype)
     if model.random_init or (rerank_model is not None and rerank_model.random_init):

@@ -176,9 +176,10 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                 "two-sided Wilcoxon signed-rank p, Holm-adjusted over the subsets shown.")
         return views.for_display(table), note
 
-    def ark_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    def ark_tables() -> tuple[pd.DataFrame, ...]:
         subs = lb.subs("ark")
-        return tuple(views.for_display(views.ark_table(subs, axis)) for axis in ARK_AXES)
+        tables = tuple(views.for_display(views.ark_table(subs, axis)) for axis in ARK_AXES)
+        return (*tables, views.for_display(views.ark_robustness(subs)))
 
     def refresh(search: str, family: str, sort_by: str):
         t_choices = lb.choices("triad")
@@ -311,6 +312,9 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                                       elem_id="ark-table")
                 ark_skill_df = gr.Dataframe(label="R@1 by reasoning skill", interactive=False, datatype="str")
                 ark_sub_df = gr.Dataframe(label="R@1 per subtype", interactive=False, datatype="str")
+                ark_rob_df = gr.Dataframe(label="Captioner robustness of text-space rows (paper H.1): Spearman ρ of "
+                                          "model rankings between captioners (≥ 3 models)", interactive=False,
+                                          datatype="str")
             with gr.Tab("Submit", id="submit"):
                 gr.Markdown(SUBMIT_HELP)
                 files = gr.File(label="rankings/*.parquet + results.json, or a zip of the run folder",
@@ -338,7 +342,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                 about_status = gr.Textbox(label="Server status", interactive=False, lines=3)
 
         refresh_outputs = [main_table, family, ref_table, detail_pick, diag_pick, pick_a, pick_b, ark_df,
-                           ark_skill_df, ark_sub_df, about_status]
+                           ark_skill_df, ark_sub_df, ark_rob_df, about_status]
         private = {"api_visibility": "private"}
         demo.load(refresh, [search, family, sort_by], refresh_outputs, **private)
         for trigger in (search.submit, family.change, sort_by.change):

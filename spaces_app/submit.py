@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from ark_dataset import names as ark_names
+from spaces_app import captioner, identity, pools
 from spaces_app import gold as gold_mod
-from spaces_app import identity, pools
 from spaces_app import validation as v
 from spaces_app.db import Database, DuplicateSubmission, NewSubmission, ScoreRow
 from triad_dataset import names as triad_names
@@ -345,6 +345,8 @@ def _submit(db: Database, golds: gold_mod.GoldStore, paths: Sequence[str | Path]
     scored = _score(benchmark, gold, parsed)
     configs = sorted(parsed.rankings)
     rows, per_query, summary = _rows_for_db(benchmark, scored, configs)
+    if captioner.label_from_results(parsed.results):  # ARK text-space runs: the captioner is part of the row
+        summary[captioner.SUMMARY_KEY] = captioner.label_from_results(parsed.results)
     mismatches, notes = compare_results(scored, parsed.results, configs, gold.fingerprint)
     try:
         sid = db.insert(NewSubmission(

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ark_dataset import names as ark_names
+from spaces_app import captioner
 from triad_dataset import names as triad_names
 
 DECIMALS = 3  # paper Table 2 reports mAP to three decimals
@@ -320,6 +321,7 @@ def paired_comparison(a: Mapping[str, Any], b: Mapping[str, Any], per_query: Any
 
 # --- ARK ----------------------------------------------------------------------------------------------------
 ARK_MACRO = "R@1 macro"
+CAPTIONER_COL = "Captioner"  # text-space runs (`triad run --captions`); empty when the model saw the images
 # Short column labels for the ARK tables (display only; the data keys come from ark_dataset/names.py).
 ARK_DOMAIN_LABELS = {
     "visual_cognition": "Visual Cognition", "natural_science": "Natural Science", "formal_science": "Formal Science",
@@ -332,15 +334,17 @@ def _label(key: str) -> str:
 
 
 def _ark_base(s: Mapping[str, Any]) -> dict[str, Any]:
-    return {ID_COL: int(s["id"]), MODEL_COL: str(s["model_name"]), FAMILY_COL: str(s["family"]),
-            PARAMS_COL: fmt_params(s["params"]), ARK_MACRO: _round(ark_macro(s))}
+    return {ID_COL: int(s["id"]), MODEL_COL: str(s["model_name"]), CAPTIONER_COL: captioner.label(s),
+            FAMILY_COL: str(s["family"]), PARAMS_COL: fmt_params(s["params"]), ARK_MACRO: _round(ark_macro(s))}
 
 
 def _ark_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    df = pd.DataFrame(rows)
-    if len(df):
-        df = df.sort_values(ARK_MACRO, ascending=False, na_position="last", kind="stable").reset_index(drop=True)
-    return df
+    return captioner.group_rows(pd.DataFrame(rows), MODEL_COL, ARK_MACRO)
+
+
+def ark_robustness(subs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Captioner robustness of text-space rows (paper H.1): Spearman ρ between captioners, per axis."""
+    return captioner.robustness_table(subs, ark_macro, lambda s: _breakdown(s["summary"], "reasoning_skill"))
 
 
 def ark_table(subs: Sequence[Mapping[str, Any]], axis: str = "domain") -> pd.DataFrame:

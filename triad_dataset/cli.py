@@ -18,6 +18,7 @@ from triad_dataset.errors import TriadError
 COMMAND_MODULES: tuple[str, ...] = (
     "triad_dataset.commands",
     "model_adapters.commands",
+    "model_adapters.captioners.commands",
     "spaces_app.commands",
 )
 

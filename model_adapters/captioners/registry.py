@@ -1,0 +1,153 @@
+"""Captioners and rewriters: one declarative entry each (the model registry's style); loading is lazy.
+
+The ARK paper captions gallery images for its text retrievers with Qwen3-VL-8B-Instruct (paper §4.1, prompt in its
+Table 26) and checks robustness with Kimi-VL-A3B-Instruct and GLM-4.6V-Flash (H.1); it rewrites queries with GPT-5.2
+(§4.3, prompt in its Table 27). Our copy of the paper gives the titles of Tables 26/27 but not their text, so the
+prompts below are ours, written from the paper's description (documented in docs/ark.md). Kimi-VL needs the Hub's
+remote code (transformers has no Kimi-VL class), so it has no entry; GPT-5.2 is API-only, so the rewriter entry is
+an open LLM through transformers. `ocr` is the offline captioner that runs on any CPU (rapidocr's ONNX weights ship
+inside its wheel). The `tiny-random-*` entries are randomly initialised, for tests only: never results.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Final
+
+from triad_dataset.errors import TriadError
+
+# Bump when a captioner/rewriter changes what it feeds a model or how it turns the output into text.
+CAPTIONER_VERSION: Final = "1"
+
+CAPTIONER: Final = "captioner"
+REWRITER: Final = "rewriter"
+OCR: Final = "ocr"
+VLM: Final = "vlm"
+LLM: Final = "llm"
+TINY: Final = "tiny"
+FAMILY_MODULES: Final = {OCR: "ocr", VLM: "generation", LLM: "generation", TINY: "generation"}
+
+# Our caption prompt (paper Table 26's text is not in our copy; see the module docstring).
+CAPTION_PROMPT: Final = (
+    "Describe this image in detail so that it can be found by a text search. Transcribe all visible text, numbers, "
+    "labels and symbols exactly, then describe the objects, diagrams, charts, layout and the relations between "
+    "elements. Output only the description.")
+# Our rewrite prompt, from paper §4.3: "a semantically equivalent but more explicit form that highlights reasoning
+# cues" (paper Table 27's text is not in our copy).
+REWRITE_PROMPT: Final = (
+    "Rewrite the following retrieval query into a semantically equivalent but more explicit form that highlights "
+    "the reasoning cues needed to find the target: state implicit rules, constraints and background knowledge "
+    "explicitly, keep every condition, and do not answer the query. Output only the rewritten query.\n\n"
+    "Query: {query}")
+
+# rapidocr settings: "Det.limit_type": "max" keeps small images at their size (the default "min" upscales every
+# image to a 736-pixel short side: slow, and no better on rendered text); "Global.use_cls": False skips the
+# text-orientation classifier (ARK's rendered text is upright; on the mini calendar pages the classifier turned
+# "Tu" into "n"); the other values are rapidocr's defaults, written out so they are part of the identity.
+OCR_OPTIONS: Final = {"Det.limit_type": "max", "Det.limit_side_len": 736, "Global.text_score": 0.5,
+                      "Global.use_cls": False, "joiner": " "}
+
+
+@dataclass(frozen=True)
+class GeneratorEntry:
+    """One captioner or rewriter. `hub_id` may be a Hub repo id or a local directory; `revision` pins it."""
+
+    name: str
+    kind: str  # CAPTIONER | REWRITER
+    family: str  # OCR | VLM | LLM | TINY
+    hub_id: str
+    revision: str = "main"
+    dtype: str = "float32"
+    prompt: str = ""
+    max_new_tokens: int = 512
+    max_batch: int = 8
+    options: dict[str, Any] = field(default_factory=dict)
+    random_init: bool = False
+    description: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+ENTRIES: Final[tuple[GeneratorEntry, ...]] = (
+    GeneratorEntry("ocr", CAPTIONER, OCR, "package:rapidocr", revision="installed", max_batch=8,
+                   options=dict(OCR_OPTIONS),
+                   description="rapidocr PP-OCR detection + recognition on onnxruntime (CPU, offline): the "
+                   "recognised lines joined in reading order; text only, no description of the picture"),
+    GeneratorEntry("qwen3-vl-8b-instruct", CAPTIONER, VLM, "Qwen/Qwen3-VL-8B-Instruct", dtype="bfloat16",
+                   prompt=CAPTION_PROMPT, max_batch=4, description="the paper's captioner (§4.1), greedy decoding"),
+    GeneratorEntry("glm-4.6v-flash", CAPTIONER, VLM, "zai-org/GLM-4.6V-Flash", dtype="bfloat16",
+                   prompt=CAPTION_PROMPT, max_batch=4, description="the paper's H.1 non-Qwen captioner, greedy"),
+    GeneratorEntry("tiny-random-captioner", CAPTIONER, TINY, "tiny:qwen2-vl", revision="seed0", prompt=CAPTION_PROMPT,
+                   max_new_tokens=8, random_init=True,
+                   description="random tiny Qwen2-VL generating 8 tokens (tests; captions are noise)"),
+    GeneratorEntry("qwen3-8b", REWRITER, LLM, "Qwen/Qwen3-8B", dtype="bfloat16", prompt=REWRITE_PROMPT,
+                   max_new_tokens=256, max_batch=8, options={"enable_thinking": False},
+                   description="open stand-in for the paper's GPT-5.2 rewriter (§4.3), greedy, thinking off"),
+    GeneratorEntry("tiny-random-rewriter", REWRITER, TINY, "tiny:qwen2", revision="seed0", prompt=REWRITE_PROMPT,
+                   max_new_tokens=8, random_init=True,
+                   description="random tiny Qwen2 LM generating 8 tokens (tests; rewrites are noise)"),
+)
+REGISTRY: Final[dict[str, GeneratorEntry]] = {e.name: e for e in ENTRIES}
+
+
+def get_entry(name: str, kind: str = CAPTIONER) -> GeneratorEntry:
+    """The entry named `name` of `kind`; an unknown name lists the valid ones.
+
+    >>> get_entry("ocr").options["Det.limit_type"]
+    'max'
+    """
+    entry = REGISTRY.get(name)
+    if entry is None or entry.kind != kind:
+        valid = sorted(n for n, e in REGISTRY.items() if e.kind == kind)
+        raise TriadError(f"unknown {kind} {name!r}; valid: {', '.join(valid)}")
+    return entry
+
+
+def with_options(entry: GeneratorEntry, settings: list[str] | None) -> GeneratorEntry:
+    """The entry with `KEY=VALUE` overrides (values parsed as JSON when they parse, else kept as strings);
+    `max_new_tokens` and `prompt` override the fields of the same name, other keys go into `options`.
+
+    >>> with_options(get_entry("ocr"), ["Global.text_score=0.8"]).options["Global.text_score"]
+    0.8
+    """
+    import json
+
+    options = dict(entry.options)
+    fields: dict[str, Any] = {}
+    for setting in settings or []:
+        key, sep, raw = setting.partition("=")
+        if not sep or not key:
+            raise TriadError(f"--set {setting!r}: expected KEY=VALUE")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        if key in ("max_new_tokens", "prompt", "max_batch"):
+            fields[key] = value
+        else:
+            options[key] = value
+    return replace(entry, options=options, **fields)
+
+
+def identity(entry: GeneratorEntry, model_path: str | None = None) -> dict[str, Any]:
+    """Everything that changes a caption/rewrite: a changed setting is a different captioner (and cache)."""
+    import os
+
+    out = {"name": entry.name, "kind": entry.kind, "family": entry.family,
+           "model_id": os.path.abspath(model_path) if model_path else entry.hub_id, "revision": entry.revision,
+           "dtype": entry.dtype, "prompt": entry.prompt, "max_new_tokens": entry.max_new_tokens,
+           "options": dict(sorted(entry.options.items())), "version": CAPTIONER_VERSION}
+    if entry.family == OCR:
+        from importlib.metadata import version
+
+        out["revision"] = f"rapidocr=={version('rapidocr')},onnxruntime=={version('onnxruntime')}"
+        out["max_new_tokens"] = None
+    return out
+
+
+def load(entry: GeneratorEntry, *, model_path: str | None = None, device: str = "cpu") -> Any:
+    """Instantiate the entry's captioner (a `Captioner`) or rewriter (a `Rewriter`)."""
+    module = importlib.import_module(f"model_adapters.captioners.{FAMILY_MODULES[entry.family]}")
+    return module.load(entry, model_path or entry.hub_id, device=device)

@@ -1,0 +1,76 @@
+"""`triad rewrite`: rewrite every ARK query with an LLM (paper §4.3) into the JSON Lines `triad run --rewrites`
+reads: one {"query_id", "query_text"} object per line, plus OUT.meta.json with the rewriter's identity.
+
+The rewriter sees `query_text` only (the paper's rewriter is text-only; image queries keep their image and get
+their text rewritten). Written to a temporary name and renamed: never a half-written file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from model_adapters.captioners import registry
+from triad_dataset.errors import TriadError
+
+
+@dataclass
+class RewriteConfig:
+    rewriter: str
+    data: str
+    out: str
+    subtypes: str | Sequence[str] = "all"
+    settings: list[str] = field(default_factory=list)
+    model_path: str | None = None
+    device: str | None = None
+    limit: int | None = None
+    quiet: bool = False
+    rewriter_obj: Any = None  # a Rewriter object to use instead of loading the entry (tests)
+
+
+def run_rewrite(cfg: RewriteConfig) -> list[dict[str, str]]:
+    from tqdm.auto import tqdm
+
+    from model_adapters.distributed import _default_device
+    from model_adapters.runner import select_configs
+    from triad_dataset.folder import read_rows
+
+    if cfg.limit is not None and cfg.limit < 1:
+        raise TriadError(f"--limit must be at least 1, got {cfg.limit}")
+    entry = registry.with_options(registry.get_entry(cfg.rewriter, registry.REWRITER), cfg.settings)
+    queries = [(row["query_id"], row["query_text"] or "")
+               for subtype in select_configs(cfg.data, "ark", cfg.subtypes)
+               for row in read_rows(cfg.data, subtype, ["query_id", "query_text"])[:cfg.limit]]
+    rewriter = cfg.rewriter_obj or registry.load(entry, model_path=cfg.model_path,
+                                                 device=cfg.device or _default_device())
+    out: list[dict[str, str]] = []
+    for start in tqdm(range(0, len(queries), entry.max_batch), desc="rewrite", unit="batch", disable=cfg.quiet):
+        chunk = queries[start:start + entry.max_batch]
+        texts = rewriter.rewrite([text for _, text in chunk])
+        if len(texts) != len(chunk):
+            raise TriadError(f"rewriter {entry.name} returned {len(texts)} texts for {len(chunk)} queries")
+        out.extend({"query_id": qid, "query_text": text} for (qid, _), text in zip(chunk, texts, strict=True))
+    ident = registry.identity(entry, cfg.model_path)
+    if cfg.rewriter_obj is not None:
+        ident["object"] = f"{type(cfg.rewriter_obj).__module__}.{type(cfg.rewriter_obj).__qualname__}"
+    _write(cfg.out, out, {"rewriter": ident, "random_init": entry.random_init,
+                          "data": str(Path(cfg.data).resolve()), "queries": len(out)})
+    if not cfg.quiet:
+        print(f"rewrote {len(out)} queries; wrote {cfg.out}", file=sys.stderr)
+    return out
+
+
+def _write(path: str, rows: list[dict[str, str]], meta: dict[str, Any]) -> None:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    meta_tmp = target.with_name(f".{target.name}.meta.tmp")
+    meta_tmp.write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, target)
+    os.replace(meta_tmp, target.with_name(target.name + ".meta.json"))
