@@ -135,8 +135,9 @@ def test_caption_then_embed(words_dir, tmp_path):
     run_caption(CaptionConfig("ocr", words_dir, str(tmp_path / "caps"), no_cache=True, quiet=True,
                               captioner_obj=SizeCaptioner()))
     enc = RecordingEncoder()
-    res = run(RunConfig(model="minilm", data=words_dir, out=str(tmp_path / "run"), cache_dir=str(tmp_path / "emb"),
-                        quiet=True, validate=False, encoder=enc, captions=str(tmp_path / "caps")))
+    res = run(RunConfig(model=None, name="recording", revision="test", sees_images=False, data=words_dir,
+                        out=str(tmp_path / "run"), cache_dir=str(tmp_path / "emb"), quiet=True, validate=False,
+                        encoder=enc, captions=str(tmp_path / "caps")))
     gallery = {r["item_id"]: r for r in read_rows(words_dir, "calendar_gallery")}
     queries = {r["query_id"]: r for r in read_rows(words_dir, "calendar")}
     expected = {gallery["calendar-g000"]["text"] + "\n220x64", gallery["calendar-g002"]["text"] + "\n220x64",
@@ -147,9 +148,10 @@ def test_caption_then_embed(words_dir, tmp_path):
     saved = json.loads((tmp_path / "run" / "results.json").read_text())
     assert saved["captioner"]["key"] == res["captioner"]["key"]
     # the run identity (embedding cache folder) differs from the raw text-only run's
-    run(RunConfig(model="minilm", data=words_dir, out=str(tmp_path / "raw"), cache_dir=str(tmp_path / "emb"),
-                  quiet=True, validate=False, encoder=RecordingEncoder()))
-    assert len(list((tmp_path / "emb").iterdir())) == 2
+    run(RunConfig(model=None, name="recording", revision="test", sees_images=False, data=words_dir,
+                  out=str(tmp_path / "raw"), cache_dir=str(tmp_path / "emb"), quiet=True, validate=False,
+                  encoder=RecordingEncoder()))
+    assert len([p for p in (tmp_path / "emb").iterdir() if p.name != "_runs"]) == 2  # _runs: run-state records
 
 
 def test_captions_are_refused_where_they_do_not_apply(words_dir, tmp_path):

@@ -77,18 +77,16 @@ class TinyVlmProcessor:
     the ChatML template renders the turn and `families.vlm.QwenStyleInputs` (the tiny embedders' input builder)
     expands each image to its vision tokens, as the Qwen processors do."""
 
-    def __init__(self) -> None:
-        from model_adapters.families import tiny
+    def __init__(self, tokenizer: Any, image_processor: Any) -> None:
         from model_adapters.families.vlm import QwenStyleInputs
 
-        self.tokenizer = tiny.build_tokenizer(add_bos_eos=False)
-        self.tokenizer.chat_template = CHATML_TEMPLATE
-        self._inputs = functools.partial(QwenStyleInputs, self.tokenizer, tiny._qwen2vl_processor())
+        self.tokenizer = tokenizer  # shared with the tiny model's other users: its own template is left as it is
+        self._inputs = functools.partial(QwenStyleInputs, self.tokenizer, image_processor)
 
     def apply_chat_template(self, turn: Any, **kwargs: Any) -> str:
         from model_adapters.families.vlm import IMAGE_PAD, IMAGE_SLOT, VISION_END, VISION_START
 
-        text = self.tokenizer.apply_chat_template(turn, **kwargs)
+        text = self.tokenizer.apply_chat_template(turn, chat_template=CHATML_TEMPLATE, **kwargs)
         return text.replace(VISION_START + IMAGE_PAD + VISION_END, IMAGE_SLOT)
 
     def bind(self, model: Any) -> TinyVlmProcessor:
@@ -131,8 +129,9 @@ def load(entry: Any, path: str, *, device: str = "cpu") -> Any:
         from model_adapters.families import tiny
 
         if entry.kind == CAPTIONER:
-            model = tiny.tiny_reranker(_seed(entry))[0]  # the tiny Qwen2VLForConditionalGeneration
-            return VlmCaptioner(model.to(device), TinyVlmProcessor().bind(model), entry.prompt, entry.max_new_tokens)
+            model, tok, image_processor = tiny.tiny_qwen2_vl(_seed(entry))  # a tiny Qwen2VLForConditionalGeneration
+            processor = TinyVlmProcessor(tok, image_processor).bind(model)
+            return VlmCaptioner(model.to(device), processor, entry.prompt, entry.max_new_tokens)
         model, tok = tiny_llm(_seed(entry))
         return LlmRewriter(model.to(device), tok, entry.prompt, entry.max_new_tokens)
     import transformers
