@@ -443,7 +443,8 @@ def _results(cfg: RunConfig, plan: Plan, model: ResolvedModel, rerank_model: Res
         "distinct_items": len(plan.items), "pool_slots": sum(v["pool_slots"] for v in per_config.values()),
         "per_config": per_config, **enc_info, "timings_s": dict(timings),
         "limit": cfg.limit, "batch_size": cfg.batch_size or model.max_batch,
-        "device": str(ctx.device), "processes": ctx.world,
+        # the device a model ran on; null when none ran (every vector came from the cache: torch is never imported)
+        "device": ctx.requested_device, "processes": ctx.world,
     }
     results: dict[str, Any] = {
         "benchmark": plan.benchmark,

@@ -203,13 +203,13 @@ def test_a_copied_model_folder_is_named_after_the_folder_not_minilm(triad_dir, t
     assert saved["model"]["name"] == "my-model" and saved["model"]["source"] == str(tmp_path / "my-model")
     assert saved["model"]["source_kind"] == "local" and saved["model"]["family"] == "sentence_transformer"
     assert saved["model"]["sees_images"] is False
-    # `--model minilm --model-path ./my-model`: minilm's settings, the folder's name; the same identity as above,
-    # so its vectors come from the same cache (verified by the re-encoded sample)
+    # `--model minilm --model-path ./my-model`: minilm's settings, the folder's name; the same identity as above
+    # (the same content digest), so its vectors come from the same cache with no re-encoded sample
     code, _, _ = _cli(capsys, "--model", "minilm", "--model-path", "my-model", "--data", triad_dir, "--config",
                       "state_cars", "--out", "Y", "--cache-dir", "cache")
     copy = json.loads((tmp_path / "Y" / "results.json").read_text())
     assert code == 0 and (copy["model"]["name"], copy["model"]["recipe"]) == ("my-model", "minilm")
-    assert copy["run"]["cache_hits"] == copy["run"]["distinct_items"] and not copy["run"]["cache_check"]["changed"]
+    assert copy["run"]["cache_hits"] == copy["run"]["distinct_items"] and copy["run"]["cache_check"] is None
     # the same weights through the registry entry give the same numbers (the folder is loaded the same way)
     ref = run(RunConfig(model="minilm", data=triad_dir, out=str(tmp_path / "ref"), configs="state_cars",
                         cache_dir=str(tmp_path / "cache"), quiet=True, validate=False))
@@ -469,3 +469,23 @@ def test_a_hub_id_loads_from_the_local_cache_pinned_to_its_commit(triad_dir, tmp
                         no_cache=True, quiet=True, validate=False))
     assert saved["configs"]["constraints_cars"]["metrics"]["map"] == pytest.approx(
         ref["configs"]["constraints_cars"]["metrics"]["map"], abs=1e-9)
+
+
+def test_a_local_folder_is_keyed_by_its_content(tmp_path):
+    """Any changed byte changes the key, even with the same size and modification time (so its cached vectors need
+    no re-encoded sample check); a Python encoder's code is not in its key, so its cache is still checked."""
+    import os
+
+    from model_adapters.identity import folder_signature
+
+    (tmp_path / "m").mkdir()
+    weights = tmp_path / "m" / "model.safetensors"
+    weights.write_bytes(b"\x00" * 64)
+    (tmp_path / "m" / "config.json").write_text("{}")
+    before, stat = folder_signature(str(tmp_path / "m")), weights.stat()
+    weights.write_bytes(b"\x00" * 63 + b"\x01")
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert folder_signature(str(tmp_path / "m")) != before
+    local = ModelIdentity("m", "local", str(tmp_path / "m"), signature=before, versions={"torch": "1"})
+    assert not local.may_change
+    assert ModelIdentity("m", "python", "pkg:build", revision="v1").may_change
