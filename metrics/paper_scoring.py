@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from metrics.columnar import TriadGold
+from metrics.columnar import TriadGold, _padded
 from metrics.core import paper_diagnostics as pdg
 from metrics.core import stats
 from triad_dataset import names
@@ -44,28 +44,39 @@ def matched_comparisons(rows: Sequence[Mapping[str, Any]], ap: Mapping[str, floa
     return [pdg.matched_comparison(values, profiles, strata, left, right) for left, right in pdg.MATCHED_PAIRS]
 
 
-def _common_codes(s: TriadGold, c: TriadGold) -> tuple[np.ndarray, np.ndarray]:
-    """Each pool slot's candidate as an int code shared by the two configs (their id dictionaries differ)."""
+def _common_codes(s: TriadGold, c: TriadGold) -> tuple[np.ndarray, np.ndarray, int]:
+    """Each pool slot's candidate as a code shared by the two configs (their id dictionaries differ), padded to the
+    pools' width with -1; and the number of codes."""
     codes: dict[str, int] = {}
     out = []
     for g in (s, c):
-        if g.id_dictionary is None or g.pool_codes is None:
+        if g.id_dictionary is None or g.pool_codes is None or g.pool_offsets is None:
             raise ValueError(f"config {g.config}: gold built without candidate ids (ids=False); C.4 needs them")
         table = np.asarray([codes.setdefault(i, len(codes)) for i in g.id_dictionary.to_pylist()], dtype=np.int64)
-        out.append(table[np.asarray(g.pool_codes)])
-    return out[0], out[1]
+        flat = table[np.asarray(g.pool_codes)]
+        out.append(_padded(np.asarray(g.pool_offsets, dtype=np.int64), flat, g.mask.shape[1], -1, np.int64))
+    return out[0], out[1], len(codes)
 
 
-def _slots(g: TriadGold, flat: np.ndarray, q: int) -> np.ndarray:
-    """Query q's candidates (common codes) in pool order."""
-    return flat[int(g.pool_offsets[q]):int(g.pool_offsets[q + 1])]
+def _members(codes: np.ndarray, n_codes: int, select: np.ndarray | None = None) -> np.ndarray:
+    """(n_queries, n_codes + 1) membership of each row's codes (column 0: the padding code -1, never a member)."""
+    member = np.zeros((codes.shape[0], n_codes + 1), dtype=bool)
+    rows = np.repeat(np.arange(codes.shape[0]), codes.shape[1]).reshape(codes.shape)
+    keep = codes >= 0 if select is None else (codes >= 0) & select
+    member[rows[keep], codes[keep] + 1] = True
+    return member
+
+
+def _lookup(member: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    return np.take_along_axis(member, codes + 1, axis=1)
 
 
 def state_pairs(state: TriadGold, constraints: TriadGold, state_order: np.ndarray, constraints_order: np.ndarray,
                 state_ap: Mapping[str, float], constraints_ap: Mapping[str, float], *, seed: int = 0
                 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(Fig. 9 trap strata, C.4 shared-pool rescoring) of one domain, over the state queries with a paired
-    constraints query. Gold as `metrics.columnar.TriadGold` (with candidate ids), rankings as pool positions."""
+    constraints query. Gold as `metrics.columnar.TriadGold` (with candidate ids), rankings as pool positions; every
+    step is an array operation over all paired queries at once."""
     paired = [q for q, r in enumerate(state.rows)
               if r["query_id"] in constraints.query_index and r["query_id"] in constraints_ap]
     if not paired:
@@ -73,38 +84,37 @@ def state_pairs(state: TriadGold, constraints: TriadGold, state_order: np.ndarra
     qids = [state.rows[q]["query_id"] for q in paired]
     delta = np.asarray([state_ap[i] - constraints_ap[i] for i in qids])
     conflict = np.asarray([state.rows[q].get("session_type") == names.SESSION_TYPES[1] for q in paired])
-    idx = np.asarray(paired)
-    has_trap = state.trap[idx].any(axis=1)
-    top = np.take_along_axis(state.trap[idx], state_order[idx, :TOP_K], axis=1).any(axis=1)
+    sq = np.asarray(paired)
+    cq = np.asarray([constraints.query_index[i] for i in qids])
+    has_trap = state.trap[sq].any(axis=1)
+    top = np.take_along_axis(state.trap[sq], state_order[sq, :TOP_K], axis=1).any(axis=1)
     strata = pdg.trap_stratified_delta(delta, top, conflict & has_trap)
-    s_flat, c_flat = _common_codes(state, constraints)
-    width = max(state.mask.shape[1], constraints.mask.shape[1])
-    single, multi, shared_sizes, used = [], [], [], []
-    for q, qid in zip(paired, qids, strict=True):
-        p = constraints.query_index[qid]
-        s_ids, c_ids = _slots(state, s_flat, q), _slots(constraints, c_flat, p)
-        shared = np.intersect1d(s_ids, c_ids)
-        positives = np.intersect1d(s_ids[state.labels[q, :s_ids.size] == 1], shared)
-        if not positives.size:  # no positive in both pools (never in a built folder: positives are identical)
-            continue
-        for out, ids, order in ((single, c_ids, constraints_order[p]), (multi, s_ids, state_order[q])):
-            ranked = ids[order[:ids.size]]
-            rel, kept = np.zeros(width, dtype=bool), np.zeros(width, dtype=bool)
-            rel[:ids.size], kept[:ids.size] = np.isin(ranked, positives), np.isin(ranked, shared)
-            out.append((rel, kept))
-        shared_sizes.append(shared.size)
-        used.append(q)
-    if not used:
+    s_all, c_all, n_codes = _common_codes(state, constraints)
+    s_codes, c_codes = s_all[sq], c_all[cq]
+    in_state, in_constraints = _members(s_codes, n_codes), _members(c_codes, n_codes)
+    shared_in_state = _lookup(in_constraints, s_codes)  # state pool slots whose candidate both pools contain
+    positive = _members(s_codes, n_codes, select=(state.labels[sq] == 1) & shared_in_state)
+    width = max(s_codes.shape[1], c_codes.shape[1])
+    ranked = []
+    for codes, order in ((c_codes, constraints_order[cq]), (s_codes, state_order[sq])):
+        in_order = np.take_along_axis(codes, order[:, :codes.shape[1]], axis=1)
+        rel, kept = np.zeros((len(paired), width), bool), np.zeros((len(paired), width), bool)
+        rel[:, :codes.shape[1]] = _lookup(positive, in_order)
+        kept[:, :codes.shape[1]] = _lookup(in_state, in_order) & _lookup(in_constraints, in_order)
+        ranked.append((rel, kept))
+    used = np.flatnonzero(ranked[0][0].any(axis=1))  # a positive in both pools (always, in a built folder)
+    if not used.size:
         return strata, {"n_pairs": 0, "n_skipped": len(paired)}
-    ap_single = pdg.restricted_ap(np.stack([s[0] for s in single]), np.stack([s[1] for s in single]))
-    ap_multi = pdg.restricted_ap(np.stack([m[0] for m in multi]), np.stack([m[1] for m in multi]))
+    ap_single = pdg.restricted_ap(ranked[0][0][used], ranked[0][1][used])
+    ap_multi = pdg.restricted_ap(ranked[1][0][used], ranked[1][1][used])
     diff = ap_multi - ap_single
     by: dict[str, dict[str, Any]] = {}
-    for i, q in enumerate(used):
+    for i, q in enumerate(sq[used].tolist()):
         row = state.rows[q]
         by.setdefault(str(row.get("session_type")), {}).setdefault(str(row.get("num_turns")), []).append(i)
     shared_pool = {
-        "n_pairs": len(used), "n_skipped": len(paired) - len(used), "mean_shared_candidates": float(np.mean(shared_sizes)),
+        "n_pairs": int(used.size), "n_skipped": len(paired) - int(used.size),
+        "mean_shared_candidates": float(shared_in_state[used].sum(axis=1).mean()),
         "single_turn_map": float(ap_single.mean()), "multi_turn_map": float(ap_multi.mean()),
         "delta": float(diff.mean()), "interval": list(stats.bootstrap_ci(diff, seed=seed)),
         "by_session": {s: {t: {"delta": float(diff[idx].mean()), "n_queries": len(idx)} for t, idx in turns.items()}

@@ -111,7 +111,10 @@ def load_gold(path: str | Path) -> Gold:
         rows = {c: _share_strings(folder.read_rows(path, c, columns=_text_columns(path, c))) for c in configs}
         rows = with_reference_categories(path, rows)  # paper C.3 strata (triad_dataset/strata.py)
         indexes = {c: PoolIndex.build(c, rows[c]) for c in configs}
-        return Gold(bench, path, folder.fingerprint(path), rows, indexes=indexes)
+        gold = Gold(bench, path, folder.fingerprint(path), rows, indexes=indexes)
+        for c in configs:  # the scoring arrays, built once with the gold rather than inside a first submission
+            gold.columnar(c)
+        return gold
     subtypes = [s for s in ark_names.SUBTYPES if s in present and s + ark_names.GALLERY_SUFFIX in present]
     rows = {s: folder.read_rows(path, s, columns=_text_columns(path, s)) for s in subtypes}
     galleries = {
