@@ -290,13 +290,23 @@ def order_from_ids(gold: TriadGold, query_ids: Any, candidate_ids: Any) -> np.nd
     order = np.tile(np.arange(width, dtype=np.int64), (n, 1))
     rank = np.arange(r_flat.__len__()) - np.repeat(r_offsets[:-1], r_len)
     order[r_query, rank] = slot
-    hit = np.zeros(order.shape, dtype=bool)
-    np.put_along_axis(hit, order, True, axis=1)
-    dup = np.flatnonzero(~hit.all(axis=1))
-    if dup.size:
-        raise ValueError(f"config {config}, query_id {rows[int(dup[0])]['query_id']!r}: ranking is not a "
+    dup = first_non_permutation(order)
+    if dup is not None:
+        raise ValueError(f"config {config}, query_id {rows[dup]['query_id']!r}: ranking is not a "
                          "permutation of the pool (an id appears twice)")
     return order
+
+
+def first_non_permutation(order: np.ndarray) -> int | None:
+    """The first row of ``order`` that is not a permutation of its columns' positions, or None.
+
+    >>> first_non_permutation(np.array([[1, 0], [0, 0]]))
+    1
+    """
+    hit = np.zeros(order.shape, dtype=bool)
+    np.put_along_axis(hit, order, True, axis=1)
+    bad = np.flatnonzero(~hit.all(axis=1))
+    return int(bad[0]) if bad.size else None
 
 
 def gold_from_rows(config: str, rows: Sequence[Mapping[str, Any]]) -> TriadGold:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ark_dataset import names as ark_names
-from metrics.columnar import TriadGold, gold_from_rows
+from metrics.columnar import TriadGold, first_non_permutation, gold_from_rows
 from metrics.core import kernels, stats
 from metrics.core.ark import ndcg_at_rank, recall_at_rank
 from metrics.core.diagnostics import group_indices, has_hop, hop_ap
@@ -305,11 +305,9 @@ def score_triad_arrays(
         order = np.asarray(order, dtype=np.int64)
         if order.shape != g.mask.shape:
             raise ValueError(f"config {config}: order of shape {order.shape} for gold pools of shape {g.mask.shape}")
-        hit = np.zeros(order.shape, dtype=bool)
-        np.put_along_axis(hit, order, True, axis=1)
-        bad = np.flatnonzero(~hit.all(axis=1))
-        if bad.size:
-            raise ValueError(f"config {config}, query_id {g.rows[int(bad[0])]['query_id']!r}: ranking is not a "
+        bad = first_non_permutation(order)
+        if bad is not None:
+            raise ValueError(f"config {config}, query_id {g.rows[bad]['query_id']!r}: ranking is not a "
                              "permutation of the pool")
         out[config] = _score_config(_Config(g, order), seed)
     out[DIALOGUE_COST] = _dialogue_costs(out, {c: g.rows for c, g in gold.items()}, seed)
