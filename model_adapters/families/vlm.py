@@ -49,6 +49,16 @@ def embedding_prompt(item: ModelInput) -> str:
     return chat_prompt(system, (IMAGE_SLOT if item.image is not None else "") + item.text)
 
 
+def last_attended_embedding(hidden: Any, mask: Any) -> np.ndarray:
+    """L2-normalized final hidden state of each row's last attended token (right padding), as Qwen3-VL-Embedding
+    and VLM2Vec-V2 pool."""
+    import torch
+
+    last = mask.shape[1] - 1 - mask.flip(dims=[1]).argmax(dim=1)
+    pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
+    return l2_normalize(pooled.float().cpu().numpy()).astype(np.float32)
+
+
 class QwenStyleInputs:
     """Tokenizer + image processor -> model inputs, expanding each image slot to its vision tokens."""
 
@@ -156,10 +166,7 @@ class Qwen3VLEmbedder:
         inputs = {k: v.to(self.device) for k, v in self.tokenize(batch).items()}
         with torch.inference_mode():
             hidden = self.model(**inputs).last_hidden_state
-        mask = inputs["attention_mask"]
-        last = mask.shape[1] - 1 - mask.flip(dims=[1]).argmax(dim=1)  # last attended token (right padding)
-        pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
-        return l2_normalize(pooled.float().cpu().numpy()).astype(np.float32)
+        return last_attended_embedding(hidden, inputs["attention_mask"])
 
     def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
         return self.encode(batch)
@@ -250,9 +257,7 @@ class VLM2VecEncoder:
         inputs = {k: v.to(self.device) for k, v in self.tokenize(batch).items()}
         with torch.inference_mode():
             hidden = self.model(**inputs).last_hidden_state
-        last = inputs["attention_mask"].sum(dim=1) - 1  # right padding: the last attended token
-        pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
-        return l2_normalize(pooled.float().cpu().numpy()).astype(np.float32)
+        return last_attended_embedding(hidden, inputs["attention_mask"])
 
     def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
         return self.encode(batch)
