@@ -69,6 +69,19 @@ def _table(out) -> dict:
     return {(r["config"], r["item_id"]): r for r in pq.read_table(Path(out) / TABLE).to_pylist()}
 
 
+def test_ocr_text_is_nfkc_normalized_and_a_bad_form_is_refused():
+    from types import SimpleNamespace
+
+    from model_adapters.captioners import ocr
+
+    lines = ["00\uff11\uff1100", " ", "A \u22651 B", "", " Y "]  # full-width "1"s as PP-OCR returns them; gate symbol kept
+    assert ocr.OcrCaptioner.text_of(SimpleNamespace(normalize="NFKC", joiner=" "), lines) == "001100 A \u22651 B Y"
+    assert ocr.OcrCaptioner.text_of(SimpleNamespace(normalize="", joiner="|"), lines) == "00\uff11\uff1100|A \u22651 B|Y"
+    assert registry.OCR_OPTIONS["normalize"] == "NFKC"
+    with pytest.raises(TriadError, match="normalize='NFKX'"):
+        ocr.OcrCaptioner({"normalize": "NFKX"})
+
+
 @pytest.mark.slow
 def test_ocr_captions_are_cached_and_a_changed_setting_recaptions(words_dir, tmp_path, monkeypatch):
     cfg = dict(data=words_dir, cache_dir=str(tmp_path / "cache"), quiet=True)

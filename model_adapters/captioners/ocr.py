@@ -1,18 +1,24 @@
 """The OCR captioner: rapidocr (PP-OCR detection, orientation, recognition) on onnxruntime, CPU, offline.
 
 A caption is the recognised text lines joined with `options["joiner"]` in rapidocr's reading order (top to
-bottom, left to right); an image without text gets "". Settings are the entry's options (registry.OCR_OPTIONS).
+bottom, left to right), Unicode-normalized with `options["normalize"]` (NFKC: PP-OCR's recogniser, trained largely on
+Chinese text, sometimes returns full-width digits such as "１" for "1"); an image without text gets "". Settings are
+the entry's options (registry.OCR_OPTIONS).
 """
 
 from __future__ import annotations
 
 import logging
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from model_adapters.families._common import decode_image
+from triad_dataset.errors import TriadError
+
+NORMAL_FORMS = ("", "NFC", "NFKC", "NFD", "NFKD")  # "" keeps the recogniser's text as it is
 
 
 class OcrCaptioner:
@@ -21,15 +27,22 @@ class OcrCaptioner:
 
         logging.getLogger("RapidOCR").setLevel(logging.WARNING)
         self.joiner = str(options.get("joiner", " "))
+        self.normalize = str(options.get("normalize", ""))
+        if self.normalize not in NORMAL_FORMS:
+            raise TriadError(f"ocr captioner: normalize={self.normalize!r} is not one of {', '.join(map(repr, NORMAL_FORMS))}")
         params = {k: v for k, v in options.items() if "." in k}
         self.engine = RapidOCR(params=params)
         logging.getLogger("RapidOCR").setLevel(logging.WARNING)
 
     def caption_one(self, data: bytes) -> str:
         image = np.asarray(decode_image(data))[:, :, ::-1].copy()  # RGB -> BGR, rapidocr's (OpenCV) order
-        result = self.engine(image)
-        texts = [t.strip() for t in (result.txts or ()) if t and t.strip()]
-        return self.joiner.join(texts)
+        return self.text_of(self.engine(image).txts or ())
+
+    def text_of(self, lines: Sequence[str]) -> str:
+        """The caption of one image from its recognised lines."""
+        if self.normalize:
+            lines = [unicodedata.normalize(self.normalize, t) for t in lines]
+        return self.joiner.join(t.strip() for t in lines if t and t.strip())
 
     def caption(self, images: Sequence[bytes]) -> list[str]:
         return [self.caption_one(b) for b in images]

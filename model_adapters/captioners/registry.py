@@ -44,9 +44,11 @@ REWRITE_PROMPT: Final = (
 # rapidocr settings: "Det.limit_type": "max" keeps small images at their size (the default "min" upscales every
 # image to a 736-pixel short side: slow, and no better on rendered text); "Global.use_cls": False skips the
 # text-orientation classifier (ARK's rendered text is upright; on the mini calendar pages the classifier turned
-# "Tu" into "n"); the other values are rapidocr's defaults, written out so they are part of the identity.
+# "Tu" into "n"); "normalize": "NFKC" turns the full-width digits the recogniser sometimes returns ("１") into ASCII
+# (seen on 260 of the 520 mini electronics images); the other values are rapidocr's defaults, written out so they are
+# part of the identity.
 OCR_OPTIONS: Final = {"Det.limit_type": "max", "Det.limit_side_len": 736, "Global.text_score": 0.5,
-                      "Global.use_cls": False, "joiner": " "}
+                      "Global.use_cls": False, "joiner": " ", "normalize": "NFKC"}
 
 
 @dataclass(frozen=True)
