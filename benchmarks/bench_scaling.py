@@ -68,7 +68,8 @@ def build_folder(out: Path, n_queries: int, image_kb: float, seed: int = 0) -> i
         ids = pa.array([f"{corpus[:4]}{i:06d}" for i in range(size)])
         corpus_ids[corpus] = ids
         texts = pa.array([f"Product info: item {i}, colour {i % 17}, kind {i % 101}" for i in range(size)])
-        write(corpus, pa.table({"item_id": ids, "text": texts, "image": images(size)}))
+        attributes = pa.array([json.dumps({"category": f"cat{i % 7}"}) for i in range(size)])  # C.3 strata
+        write(corpus, pa.table({"item_id": ids, "text": texts, "attributes": attributes, "image": images(size)}))
     slots = 0
     negatives = [r for r in n.ROLES if r != n.POSITIVE]
     for config in n.TASK_CONFIGS:
@@ -146,8 +147,7 @@ def measure(data: str, out: str) -> dict:
     from metrics import columnar, scoring
     from model_adapters import distributed, rank_plan
     from model_adapters.plan import plan_triad
-    from model_adapters.registry import get_entry
-    from model_adapters.runner import RunConfig, encode_plan
+    from model_adapters.runner import RunConfig, encode_plan, resolve_model
     from model_adapters.testing import HashedEncoder
     from triad_dataset import names as n
 
@@ -156,7 +156,7 @@ def measure(data: str, out: str) -> dict:
     # warm-up on 2 queries per config: the first call of each code path loads library pages and allocator arenas
     # (~130 MiB, once per process); the baseline is taken after it, so the figures are what the data costs
     warm = plan_triad(data, list(n.TASK_CONFIGS), variant="full", limit=2, sees_images=True)
-    warm_vectors, _ = encode_plan(warm, get_entry("tiny-random-clip"), cfg, distributed.Context())
+    warm_vectors, _ = encode_plan(warm, resolve_model(cfg), cfg, distributed.Context())
     warm_final, _ = rank_plan.triad_rankings(warm, warm_vectors, None, 30, 8, False)
     rank_plan.score(warm, warm_final, 0)
     for cp in warm.configs:
@@ -176,7 +176,7 @@ def measure(data: str, out: str) -> dict:
     done("plan", t0)
     slots = sum(cp.pool_slots + len(cp.rows) for cp in plan.configs)
     t0 = time.perf_counter()
-    vectors, _ = encode_plan(plan, get_entry("tiny-random-clip"), cfg, distributed.Context())
+    vectors, _ = encode_plan(plan, resolve_model(cfg), cfg, distributed.Context())
     done("encode", t0)
     t0 = time.perf_counter()
     final, _ = rank_plan.triad_rankings(plan, vectors, None, 30, 8, False)
