@@ -458,17 +458,38 @@ def _check_lengths(where: str, lengths: np.ndarray, bound: Bound) -> None:
         raise SubmissionError(f"{where}: {int(lengths.sum())} ids in all, more than the {bound.total} possible")
 
 
+class _HashSink:
+    """A write-only file that hashes what is written (the Arrow IPC stream is never assembled in memory)."""
+
+    def __init__(self) -> None:
+        self.hash = hashlib.sha256()
+        self.closed = False
+
+    def write(self, data: Any) -> int:
+        self.hash.update(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+
+
 def canonical_digest(table: pa.Table) -> str:
     """sha256 of (query_id, candidate_ids) sorted by query_id, cast to fixed types and serialized as Arrow IPC."""
     import pyarrow.compute as pc
 
     schema = pa.schema([("query_id", pa.string()), ("candidate_ids", pa.list_(pa.string()))])
-    t = table.select(["query_id", "candidate_ids"]).cast(schema)
-    t = t.take(pc.sort_indices(t, [("query_id", "ascending")])).combine_chunks()
-    sink = pa.BufferOutputStream()
+    t = table.select(["query_id", "candidate_ids"])
+    order = pc.sort_indices(t.column("query_id"))
+    if not np.array_equal(np.asarray(order), np.arange(len(order))):  # rows already sorted need no copy
+        t = t.take(order)  # before the cast: dictionary-encoded ids move as indices
+    t = t.cast(schema).combine_chunks()
+    sink = _HashSink()
     with pa.ipc.new_stream(sink, schema) as writer:
         writer.write_table(t)
-    return hashlib.sha256(sink.getvalue()).hexdigest()
+    return sink.hash.hexdigest()
 
 
 def _check_best_first(where: str, qids: list[str], flat: np.ndarray, starts: np.ndarray) -> None:
