@@ -7,8 +7,10 @@ rescoring of the six main subsets through `metrics.scoring` (gold loaded once, n
 rankings parquet read with pyarrow, turned into pool positions and scored). Each size runs in a fresh process;
 memory is the peak resident size during each phase minus the resident size after importing the stack.
 
-The named alternative, measured in the same run: the code before the columnar plan (`--baseline DIR`, a checkout
-of commit c849dac) doing the whole `run()` in a fresh process, and `metrics.scoring.score_triad` on row dicts.
+The named alternative, measured in the same run: earlier code (`--baseline DIR`, a checkout of an earlier commit:
+c849dac, before the columnar plan; 54cf1a6, before image columns were hashed one row group at a time) doing the
+whole `run()` in a fresh process (peak: the process's own VmHWM over its imports), and `metrics.scoring.score_triad`
+on row dicts.
 
     python benchmarks/bench_scaling.py [--sizes 1,3,paper,10] [--image-kb 2] [--baseline /tmp/scale_base]
 """
@@ -365,7 +367,7 @@ def report(rows: list[dict]) -> None:
         line = f"  {r['size']}x: columnar {new['s']:.1f} s, {(new['maxrss'] - new['import_rss']) / MIB:.0f} MiB"
         if "whole_old" in r:
             old = r["whole_old"]
-            line += (f"; before (row dicts) {old['s']:.1f} s, {(old['maxrss'] - old['import_rss']) / MIB:.0f} MiB"
+            line += (f"; --baseline code {old['s']:.1f} s, {(old['maxrss'] - old['import_rss']) / MIB:.0f} MiB"
                      f" -> {old['s'] / new['s']:.1f}x faster, "
                      f"{(old['maxrss'] - old['import_rss']) / max(1, new['maxrss'] - new['import_rss']):.1f}x less memory")
         print(line)
