@@ -7,8 +7,10 @@ rescoring of the six main subsets through `metrics.scoring` (gold loaded once, n
 rankings parquet read with pyarrow, turned into pool positions and scored). Each size runs in a fresh process;
 memory is the peak resident size during each phase minus the resident size after importing the stack.
 
-The named alternative, measured in the same run: the code before the columnar plan (`--baseline DIR`, a checkout
-of commit c849dac) doing the whole `run()` in a fresh process, and `metrics.scoring.score_triad` on row dicts.
+The named alternative, measured in the same run: earlier code (`--baseline DIR`, a checkout of an earlier commit:
+c849dac, before the columnar plan; 54cf1a6, before image columns were hashed one row group at a time) doing the
+whole `run()` in a fresh process (peak: the process's own VmHWM over its imports), and `metrics.scoring.score_triad`
+on row dicts.
 
     python benchmarks/bench_scaling.py [--sizes 1,3,paper,10] [--image-kb 2] [--baseline /tmp/scale_base]
 """
@@ -68,7 +70,8 @@ def build_folder(out: Path, n_queries: int, image_kb: float, seed: int = 0) -> i
         ids = pa.array([f"{corpus[:4]}{i:06d}" for i in range(size)])
         corpus_ids[corpus] = ids
         texts = pa.array([f"Product info: item {i}, colour {i % 17}, kind {i % 101}" for i in range(size)])
-        write(corpus, pa.table({"item_id": ids, "text": texts, "image": images(size)}))
+        attributes = pa.array([json.dumps({"category": f"cat{i % 7}"}) for i in range(size)])  # C.3 strata
+        write(corpus, pa.table({"item_id": ids, "text": texts, "attributes": attributes, "image": images(size)}))
     slots = 0
     negatives = [r for r in n.ROLES if r != n.POSITIVE]
     for config in n.TASK_CONFIGS:
@@ -146,8 +149,7 @@ def measure(data: str, out: str) -> dict:
     from metrics import columnar, scoring
     from model_adapters import distributed, rank_plan
     from model_adapters.plan import plan_triad
-    from model_adapters.registry import get_entry
-    from model_adapters.runner import RunConfig, encode_plan
+    from model_adapters.runner import RunConfig, encode_plan, resolve_model
     from model_adapters.testing import HashedEncoder
     from triad_dataset import names as n
 
@@ -156,7 +158,7 @@ def measure(data: str, out: str) -> dict:
     # warm-up on 2 queries per config: the first call of each code path loads library pages and allocator arenas
     # (~130 MiB, once per process); the baseline is taken after it, so the figures are what the data costs
     warm = plan_triad(data, list(n.TASK_CONFIGS), variant="full", limit=2, sees_images=True)
-    warm_vectors, _ = encode_plan(warm, get_entry("tiny-random-clip"), cfg, distributed.Context())
+    warm_vectors, _ = encode_plan(warm, resolve_model(cfg), cfg, distributed.Context())
     warm_final, _ = rank_plan.triad_rankings(warm, warm_vectors, None, 30, 8, False)
     rank_plan.score(warm, warm_final, 0)
     for cp in warm.configs:
@@ -176,7 +178,7 @@ def measure(data: str, out: str) -> dict:
     done("plan", t0)
     slots = sum(cp.pool_slots + len(cp.rows) for cp in plan.configs)
     t0 = time.perf_counter()
-    vectors, _ = encode_plan(plan, get_entry("tiny-random-clip"), cfg, distributed.Context())
+    vectors, _ = encode_plan(plan, resolve_model(cfg), cfg, distributed.Context())
     done("encode", t0)
     t0 = time.perf_counter()
     final, _ = rank_plan.triad_rankings(plan, vectors, None, 30, 8, False)
@@ -263,11 +265,16 @@ class Enc:
     def encode_candidates(self, batch): return np.stack([self._v("c", b) for b in batch])
 from model_adapters.runner import RunConfig, run
 import metrics.scoring, scipy.stats, pyarrow.compute, pyarrow.parquet, tqdm.auto
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+def hwm():  # this process's own peak RSS (ru_maxrss also counts the parent's peak from before the exec)
+    try:
+        return next(int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+base = hwm()
 t0 = time.perf_counter()
 res = run(RunConfig(model=None, name="hashed", revision="test", data=sys.argv[1], out=sys.argv[2], encoder=Enc(), no_cache=True,
                     quiet=True, validate=False))
-print(json.dumps({"s": time.perf_counter() - t0, "maxrss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+print(json.dumps({"s": time.perf_counter() - t0, "maxrss": hwm(),
                   "import_rss": base, "timings": res["run"]["timings_s"]}))
 """
 
@@ -360,7 +367,7 @@ def report(rows: list[dict]) -> None:
         line = f"  {r['size']}x: columnar {new['s']:.1f} s, {(new['maxrss'] - new['import_rss']) / MIB:.0f} MiB"
         if "whole_old" in r:
             old = r["whole_old"]
-            line += (f"; before (row dicts) {old['s']:.1f} s, {(old['maxrss'] - old['import_rss']) / MIB:.0f} MiB"
+            line += (f"; --baseline code {old['s']:.1f} s, {(old['maxrss'] - old['import_rss']) / MIB:.0f} MiB"
                      f" -> {old['s'] / new['s']:.1f}x faster, "
                      f"{(old['maxrss'] - old['import_rss']) / max(1, new['maxrss'] - new['import_rss']):.1f}x less memory")
         print(line)

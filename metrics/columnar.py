@@ -56,6 +56,8 @@ class TriadGold:
     query_index: dict[str, int] = field(default_factory=dict)
     id_dictionary: Any = None  # the distinct candidate ids (Arrow), and each pool slot's code into it
     pool_codes: np.ndarray | None = None
+    # structures scoring derives from this gold alone (e.g. the C.4 pairing), kept for the next submission
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def query_ids(self) -> list[str]:

@@ -17,6 +17,7 @@ C.3 strata are the reference's category (gold key ``reference_category``, added 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -71,54 +72,91 @@ def _lookup(member: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return np.take_along_axis(member, codes + 1, axis=1)
 
 
-def state_pairs(state: TriadGold, constraints: TriadGold, state_order: np.ndarray, constraints_order: np.ndarray,
-                state_ap: Mapping[str, float], constraints_ap: Mapping[str, float], *, seed: int = 0
-                ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(Fig. 9 trap strata, C.4 shared-pool rescoring) of one domain, over the state queries with a paired
-    constraints query. Gold as `metrics.columnar.TriadGold` (with candidate ids), rankings as pool positions; every
-    step is an array operation over all paired queries at once."""
-    paired = [q for q, r in enumerate(state.rows)
-              if r["query_id"] in constraints.query_index and r["query_id"] in constraints_ap]
-    if not paired:
-        return {}, {}
+POSITIVE, KEPT = 1, 2  # pool-slot flags of the C.4 rescoring: a shared positive / a candidate both pools contain
+
+
+@dataclass(frozen=True)
+class _Pairing:
+    """What C.4 / Fig. 9 need from one domain's gold alone (built once per gold pair, kept on the state gold):
+    the paired queries' rows in both configs and every pool slot's flags (`POSITIVE`, `KEPT`), so a submission only
+    reorders the flags by its rankings."""
+
+    paired: list[int]  # state query indices with a constraints partner
+    sq: np.ndarray
+    cq: np.ndarray
+    eligible: np.ndarray  # trap-constructed conflict sessions (Fig. 9)
+    flags: tuple[np.ndarray, np.ndarray]  # (constraints, state) pool-aligned int8 flags of the paired rows
+    width: int
+    used: np.ndarray  # paired queries with a positive in both pools (always, in a built folder)
+    shared: np.ndarray  # candidates both pools contain, per used query
+    by_session: dict[str, dict[str, list[int]]]
+
+
+def _pairing(state: TriadGold, constraints: TriadGold, paired: list[int]) -> _Pairing:
     qids = [state.rows[q]["query_id"] for q in paired]
-    delta = np.asarray([state_ap[i] - constraints_ap[i] for i in qids])
     conflict = np.asarray([state.rows[q].get("session_type") == names.SESSION_TYPES[1] for q in paired])
     sq = np.asarray(paired)
     cq = np.asarray([constraints.query_index[i] for i in qids])
-    has_trap = state.trap[sq].any(axis=1)
-    top = np.take_along_axis(state.trap[sq], state_order[sq, :TOP_K], axis=1).any(axis=1)
-    strata = pdg.trap_stratified_delta(delta, top, conflict & has_trap)
     s_all, c_all, n_codes = _common_codes(state, constraints)
     s_codes, c_codes = s_all[sq], c_all[cq]
     in_state, in_constraints = _members(s_codes, n_codes), _members(c_codes, n_codes)
     shared_in_state = _lookup(in_constraints, s_codes)  # state pool slots whose candidate both pools contain
     positive = _members(s_codes, n_codes, select=(state.labels[sq] == 1) & shared_in_state)
-    width = max(s_codes.shape[1], c_codes.shape[1])
-    ranked = []
-    for codes, order in ((c_codes, constraints_order[cq]), (s_codes, state_order[sq])):
-        in_order = np.take_along_axis(codes, order[:, :codes.shape[1]], axis=1)
-        rel, kept = np.zeros((len(paired), width), bool), np.zeros((len(paired), width), bool)
-        rel[:, :codes.shape[1]] = _lookup(positive, in_order)
-        kept[:, :codes.shape[1]] = _lookup(in_state, in_order) & _lookup(in_constraints, in_order)
-        ranked.append((rel, kept))
-    used = np.flatnonzero(ranked[0][0].any(axis=1))  # a positive in both pools (always, in a built folder)
-    if not used.size:
-        return strata, {"n_pairs": 0, "n_skipped": len(paired)}
-    ap_single = pdg.restricted_ap(ranked[0][0][used], ranked[0][1][used])
-    ap_multi = pdg.restricted_ap(ranked[1][0][used], ranked[1][1][used])
-    diff = ap_multi - ap_single
-    by: dict[str, dict[str, Any]] = {}
+    def slot_flags(codes: np.ndarray) -> np.ndarray:
+        kept = _lookup(in_state, codes) & _lookup(in_constraints, codes)
+        return (_lookup(positive, codes) * POSITIVE + kept * KEPT).astype(np.int8)
+
+    flags = (slot_flags(c_codes), slot_flags(s_codes))
+    used = np.flatnonzero((flags[0] & POSITIVE).any(axis=1))
+    by: dict[str, dict[str, list[int]]] = {}
     for i, q in enumerate(sq[used].tolist()):
         row = state.rows[q]
         by.setdefault(str(row.get("session_type")), {}).setdefault(str(row.get("num_turns")), []).append(i)
+    return _Pairing(paired, sq, cq, conflict & state.trap[sq].any(axis=1), flags,
+                    max(s_codes.shape[1], c_codes.shape[1]), used, shared_in_state[used].sum(axis=1), by)
+
+
+def _cached_pairing(state: TriadGold, constraints: TriadGold, paired: list[int]) -> _Pairing:
+    key = f"pairing:{constraints.config}"
+    cached = state.derived.get(key)
+    if cached is None or cached[0] is not constraints or cached[1].paired != paired:
+        cached = state.derived[key] = (constraints, _pairing(state, constraints, paired))
+    return cached[1]
+
+
+def state_pairs(state: TriadGold, constraints: TriadGold, state_order: np.ndarray, constraints_order: np.ndarray,
+                state_ap: Mapping[str, float], constraints_ap: Mapping[str, float], *, seed: int = 0
+                ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(Fig. 9 trap strata, C.4 shared-pool rescoring) of one domain, over the state queries with a paired
+    constraints query. Gold as `metrics.columnar.TriadGold` (with candidate ids), rankings as pool positions; the
+    gold-only part (`_Pairing`) is built once per gold pair, the rest is an array operation over all paired queries."""
+    paired = [q for q, r in enumerate(state.rows)
+              if r["query_id"] in constraints.query_index and r["query_id"] in constraints_ap]
+    if not paired:
+        return {}, {}
+    pairing = _cached_pairing(state, constraints, paired)
+    sq, cq = pairing.sq, pairing.cq
+    qids = [state.rows[q]["query_id"] for q in paired]
+    delta = np.asarray([state_ap[i] - constraints_ap[i] for i in qids])
+    top = np.take_along_axis(state.trap[sq], state_order[sq, :TOP_K], axis=1).any(axis=1)
+    strata = pdg.trap_stratified_delta(delta, top, pairing.eligible)
+    used = pairing.used
+    if not used.size:
+        return strata, {"n_pairs": 0, "n_skipped": len(paired)}
+    aps = []
+    for flags, order in zip(pairing.flags, (constraints_order[cq[used]], state_order[sq[used]]), strict=True):
+        ranked = np.zeros((used.size, pairing.width), dtype=np.int8)
+        ranked[:, :flags.shape[1]] = np.take_along_axis(flags[used], order[:, :flags.shape[1]], axis=1)
+        aps.append(pdg.restricted_ap((ranked & POSITIVE).astype(bool), (ranked & KEPT).astype(bool)))
+    ap_single, ap_multi = aps
+    diff = ap_multi - ap_single
     shared_pool = {
         "n_pairs": int(used.size), "n_skipped": len(paired) - int(used.size),
-        "mean_shared_candidates": float(shared_in_state[used].sum(axis=1).mean()),
+        "mean_shared_candidates": float(pairing.shared.mean()),
         "single_turn_map": float(ap_single.mean()), "multi_turn_map": float(ap_multi.mean()),
         "delta": float(diff.mean()), "interval": list(stats.bootstrap_ci(diff, seed=seed)),
         "by_session": {s: {t: {"delta": float(diff[idx].mean()), "n_queries": len(idx)} for t, idx in turns.items()}
-                       for s, turns in by.items()},
+                       for s, turns in pairing.by_session.items()},
     }
     return strata, shared_pool
 

@@ -186,7 +186,9 @@ def _diagnostics(cfg: _Config, ap: np.ndarray, seed: int) -> dict[str, Any]:
 def _entry_rates(cfg: _Config) -> dict[str, float]:
     """Typed-negative entry rate@10 per role, pooled over queries (paper B.1)."""
     rates: dict[str, float] = {}
-    present = set(np.unique(cfg.role_code[cfg.role_code >= 0]).tolist())
+    present = cfg.gold.derived.get("roles")
+    if present is None:  # a property of the gold alone: found once per gold
+        present = cfg.gold.derived["roles"] = set(np.unique(cfg.role_code[cfg.role_code >= 0]).tolist())
     for i, role in enumerate(names.ROLES):
         if role == names.POSITIVE or i not in present:
             continue

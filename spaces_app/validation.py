@@ -360,13 +360,15 @@ def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool, bound: B
     bound = bound or Bound(limits.max_rows, limits.max_list_length, limits.max_rows * limits.max_list_length)
     _check_footer(where, meta, list(need), limits, bound)
     try:
-        table = pf.read(columns=list(need))
+        table = pf.read(columns=[c for c in need if ark or c != "candidate_ids"])
+        cand = table.column("candidate_ids").combine_chunks() if ark else _dictionary_ids(up.data, meta)
     except Exception as exc:
         raise SubmissionError(f"{where}: unreadable parquet ({type(exc).__name__}: {exc})") from None
+    if not ark:
+        table = table.append_column("candidate_ids", pa.chunked_array([cand]))
     for col in need:
         if table.column(col).null_count:
             raise SubmissionError(f"{where}: column {col!r} has null values")
-    cand = table.column("candidate_ids").combine_chunks()
     scores = table.column("scores").combine_chunks()
     cand_lengths = pc.list_value_length(cand).to_numpy(zero_copy_only=False).astype(np.int64)
     _check_lengths(where, cand_lengths, bound)  # the decoded lengths, whatever the footer said
@@ -393,6 +395,29 @@ def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool, bound: B
         _check_best_first(where, qids, flat, starts)
     ranks = table.column("positive_rank").to_pylist() if ark else None
     return ParsedRanking(qids, cand.to_pylist() if ark else cand, ranks, canonical_digest(table))
+
+
+def _dictionary_ids(data: bytes, meta: pq.FileMetaData) -> pa.Array:
+    """The ``candidate_ids`` column as list<dictionary<string>>: the file's distinct ids once plus an index per
+    ranked id (parquet stores them so: no string per ranked id is built, and pool lookups hash the distinct ids
+    only). Row groups are read one at a time (pyarrow reads nested dictionaries per row group) and joined."""
+    leaf = next(meta.schema.column(i).path for i in range(meta.num_columns)
+                if meta.schema.column(i).path.split(".")[0] == "candidate_ids")
+    pf = pq.ParquetFile(io.BytesIO(data), read_dictionary=[leaf])
+    parts = [pf.read_row_group(i, columns=["candidate_ids"]).column(0).combine_chunks()
+             for i in range(meta.num_row_groups)]
+    if len(parts) == 1 or any(part.null_count for part in parts):  # nulls: refused by the caller, as is
+        return parts[0] if len(parts) == 1 else next(part for part in parts if part.null_count)
+    offsets, indices, dictionaries, row_start, dict_start = [np.zeros(1, np.int64)], [], [], 0, 0
+    for part in parts:  # one list array over the concatenated dictionaries (repeats across row groups are fine)
+        values = part.flatten()
+        offsets.append(np.asarray(part.offsets, dtype=np.int64)[1:] - part.offsets[0].as_py() + row_start)
+        indices.append(np.asarray(values.indices, dtype=np.int64) + dict_start)
+        dictionaries.append(values.dictionary)
+        row_start, dict_start = int(offsets[-1][-1]) if len(part) else row_start, dict_start + len(values.dictionary)
+    values = pa.DictionaryArray.from_arrays(pa.array(np.concatenate(indices), pa.int32()),
+                                            pa.concat_arrays(dictionaries))
+    return pa.ListArray.from_arrays(pa.array(np.concatenate(offsets), pa.int32()), values)
 
 
 def _tighter(bound: Bound | None, limits: Limits) -> Bound:
@@ -433,17 +458,38 @@ def _check_lengths(where: str, lengths: np.ndarray, bound: Bound) -> None:
         raise SubmissionError(f"{where}: {int(lengths.sum())} ids in all, more than the {bound.total} possible")
 
 
+class _HashSink:
+    """A write-only file that hashes what is written (the Arrow IPC stream is never assembled in memory)."""
+
+    def __init__(self) -> None:
+        self.hash = hashlib.sha256()
+        self.closed = False
+
+    def write(self, data: Any) -> int:
+        self.hash.update(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+
+
 def canonical_digest(table: pa.Table) -> str:
     """sha256 of (query_id, candidate_ids) sorted by query_id, cast to fixed types and serialized as Arrow IPC."""
     import pyarrow.compute as pc
 
     schema = pa.schema([("query_id", pa.string()), ("candidate_ids", pa.list_(pa.string()))])
-    t = table.select(["query_id", "candidate_ids"]).cast(schema)
-    t = t.take(pc.sort_indices(t, [("query_id", "ascending")])).combine_chunks()
-    sink = pa.BufferOutputStream()
+    t = table.select(["query_id", "candidate_ids"])
+    order = pc.sort_indices(t.column("query_id"))
+    if not np.array_equal(np.asarray(order), np.arange(len(order))):  # rows already sorted need no copy
+        t = t.take(order)  # before the cast: dictionary-encoded ids move as indices
+    t = t.cast(schema).combine_chunks()
+    sink = _HashSink()
     with pa.ipc.new_stream(sink, schema) as writer:
         writer.write_table(t)
-    return hashlib.sha256(sink.getvalue()).hexdigest()
+    return sink.hash.hexdigest()
 
 
 def _check_best_first(where: str, qids: list[str], flat: np.ndarray, starts: np.ndarray) -> None:

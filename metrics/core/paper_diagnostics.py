@@ -27,7 +27,7 @@ import numpy as np
 from scipy import stats as _st
 
 from metrics.core.kernels import ap_from_ranked_labels
-from metrics.core.stats import N_RESAMPLES
+from metrics.core.stats import N_RESAMPLES, RESAMPLES, resample_means
 
 # paper C.3: the three count-matched polarity comparisons (left, right); differences are right minus left
 MATCHED_PAIRS: tuple[tuple[str, str], ...] = (("D1", "D2"), ("D3", "D4"), ("D3", "D5"))
@@ -98,11 +98,17 @@ def resolution_curve(ap: np.ndarray, sizes: Sequence[int] = RESOLUTION_SIZES, *,
     ap = np.asarray(ap, dtype=np.float64)
     out = {}
     for n in (s for s in sizes if 0 < s <= ap.size):
-        rng = np.random.default_rng([seed, n])
-        draws = ap[rng.integers(0, ap.size, size=(n_resamples, n))].mean(axis=1)
-        lo, hi = np.quantile(draws, [0.025, 0.975])
+        index = RESAMPLES.get(("resolution", seed, n, ap.size, n_resamples), lambda n=n: _resolution_draws(
+            seed, n, ap.size, n_resamples))
+        lo, hi = np.quantile(resample_means(ap, index), [0.025, 0.975])
         out[str(n)] = float((hi - lo) / 2)
     return out
+
+
+def _resolution_draws(seed: int, n: int, size: int, n_resamples: int) -> np.ndarray:
+    """The D.3 resample indices of n queries out of ``size`` (drawn as int64; kept as int16 when they fit)."""
+    index = np.random.default_rng([seed, n]).integers(0, size, size=(n_resamples, n))
+    return index.astype(np.int16) if size <= np.iinfo(np.int16).max else index
 
 
 def _power(diff: np.ndarray, n: int, effect: float, threshold: float, n_mc: int, seed: int) -> float:

@@ -14,12 +14,60 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 
 N_RESAMPLES = 3000  # paper D.3: 3,000 query-bootstrap resamples
 CONFIDENCE = 0.95
+DRAW_LIMIT = 4_000_000  # drawn indices held at a time (bounds memory)
+MEAN_BLOCK = 256  # resamples gathered and averaged at a time: the block stays in cache; each row's mean is its own
+
+
+class ResampleCache:
+    """Drawn resample indices kept per key (kind, seed, sizes) up to ``max_bytes``, least recently used out first.
+
+    The draws depend only on the seed and the sizes, never on the values, so a long-lived scorer (the Space, which
+    scores every submission against the same gold with the same seed) draws each size once. Off (0 bytes) unless
+    such a caller sets ``max_bytes``; cached arrays are read-only. Thread-safe.
+    """
+
+    def __init__(self, max_bytes: int = 0) -> None:
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[Hashable, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self._items.values())
+
+    def get(self, key: Hashable, draw: Callable[[], np.ndarray]) -> np.ndarray:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        arr = draw()
+        arr.flags.writeable = False
+        with self._lock:
+            if arr.nbytes <= self.max_bytes:
+                self._items[key] = arr
+                while self.nbytes > self.max_bytes:
+                    self._items.popitem(last=False)
+        return arr
+
+
+RESAMPLES = ResampleCache()
+
+
+def resample_means(values: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``values[index].mean(axis=1)``, bit for bit, in blocks of `MEAN_BLOCK` rows (faster: the block stays in
+    cache; numpy reduces each row of a C-contiguous block on its own, so blocking never changes a mean)."""
+    out = np.empty(index.shape[0], dtype=np.float64)
+    for lo in range(0, index.shape[0], MEAN_BLOCK):
+        out[lo:lo + MEAN_BLOCK] = np.take(values, index[lo:lo + MEAN_BLOCK]).mean(axis=1)
+    return out
 
 
 def _vector(values: Sequence[float] | np.ndarray, name: str) -> np.ndarray:
@@ -45,12 +93,16 @@ def bootstrap_means(
     """Means of ``n_resamples`` query-bootstrap resamples (vectorised; seeded numpy Generator)."""
     x = _vector(values, "values")
     rng = np.random.default_rng(seed)
-    out = np.empty(n_resamples, dtype=np.float64)
     index_type = np.int16 if x.size <= np.iinfo(np.int16).max else np.int64  # smaller draws are faster
-    chunk = max(1, 4_000_000 // x.size)  # bound memory: at most ~4M drawn indices at a time
+    chunk = max(1, DRAW_LIMIT // x.size)  # bound memory: at most ~4M drawn indices at a time
+    if chunk >= n_resamples:  # one draw: kept by RESAMPLES when a long-lived caller turned it on
+        index = RESAMPLES.get(("bootstrap", seed, x.size, n_resamples), lambda: rng.integers(
+            0, x.size, size=(n_resamples, x.size), dtype=index_type))
+        return resample_means(x, index)
+    out = np.empty(n_resamples, dtype=np.float64)
     for lo in range(0, n_resamples, chunk):
         hi = min(n_resamples, lo + chunk)
-        out[lo:hi] = x[rng.integers(0, x.size, size=(hi - lo, x.size), dtype=index_type)].mean(axis=1)
+        out[lo:hi] = resample_means(x, rng.integers(0, x.size, size=(hi - lo, x.size), dtype=index_type))
     return out
 
 
