@@ -37,7 +37,7 @@ def find_data(arg: str | None, tmp: str) -> tuple[str, str]:
         import contextlib
         import io
 
-        from triad_dataset.mini import build_mini
+        from triad_dataset.editions.mini import build_mini
 
         out = Path(tmp) / "triad"
         with contextlib.redirect_stdout(io.StringIO()):

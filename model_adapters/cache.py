@@ -27,7 +27,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 FORMAT_VERSION: Final = 1
 META: Final = "meta.json"

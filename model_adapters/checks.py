@@ -11,7 +11,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 SAMPLE_SIZE: Final = 8  # cached items re-encoded when a cache is reused
 MIN_COSINE: Final = 0.999  # a re-encoded sample item below this differs from its cached vector: the model changed

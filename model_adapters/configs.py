@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 
 def select_configs(data: str, benchmark: str, requested: str | Sequence[str]) -> list[str]:
     """The task configs (TRIAD) or subtypes (ARK) to run; unknown or absent names list the valid ones."""
-    from triad_dataset.folder import list_configs
+    from triad_dataset.folder.io import list_configs
 
     if benchmark == "ark":
         from ark_dataset.names import SUBTYPES as known
     else:
-        from triad_dataset.names import TASK_CONFIGS as known
+        from triad_dataset.contract.names import TASK_CONFIGS as known
     present = [c for c in known if c in set(list_configs(data))]
     names = [requested] if isinstance(requested, str) else list(requested)
     names = [n.strip() for part in names for n in part.split(",") if n.strip()]

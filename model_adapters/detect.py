@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from model_adapters.registry import DUAL_TOWER, RERANKER, SENTENCE_TRANSFORMER, VLM
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 ST_MODULES: Final = "modules.json"
 CONFIG: Final = "config.json"

@@ -13,7 +13,7 @@ import numpy as np
 from model_adapters import checks, inputs
 from model_adapters.cache import EmbeddingCache
 from model_adapters.plan import Item
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 
 @dataclass

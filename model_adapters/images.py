@@ -22,7 +22,7 @@ NO_IMAGE: Final = b""  # the hash of a row without an image
 
 
 def shards(data: str, config: str) -> list[Path]:
-    """The parquet files of one config (`triad_dataset.folder.shard_paths`, remembered per process: the card is
+    """The parquet files of one config (`triad_dataset.folder.io.shard_paths`, remembered per process: the card is
     parsed once, not once per read)."""
     root = Path(data).resolve()
     card = root / "README.md"
@@ -32,7 +32,7 @@ def shards(data: str, config: str) -> list[Path]:
 
 @functools.lru_cache(maxsize=256)
 def _shards(data: str, config: str, stamp: Any) -> tuple[Path, ...]:
-    from triad_dataset.folder import shard_paths
+    from triad_dataset.folder.io import shard_paths
 
     return tuple(shard_paths(data, config))
 

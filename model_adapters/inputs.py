@@ -34,8 +34,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from model_adapters.protocol import ModelInput
-from triad_dataset.errors import TriadError
-from triad_dataset.names import STATE_CONFIGS, STATE_QUERY_PREFIX, STATE_TURN_TEMPLATE
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.contract.names import STATE_CONFIGS, STATE_QUERY_PREFIX, STATE_TURN_TEMPLATE
 
 FULL: Final = "full"
 TEXT_ONLY: Final = "text_only"

@@ -94,7 +94,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def triad_table(configs: Mapping[str, Any]) -> str:
     """mAP [95% CI], top-1 hit and MRR per config (no aggregate over subsets, docs/protocol.md §4)."""
-    from triad_dataset.names import DISPLAY_NAMES
+    from triad_dataset.contract.names import DISPLAY_NAMES
 
     rows = []
     for config, res in configs.items():

@@ -24,7 +24,7 @@ import numpy as np
 from model_adapters import images, inputs
 from model_adapters.captioners.textspace import apply_caption
 from model_adapters.protocol import ModelInput
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 IMAGE_COLUMNS = ("image", "query_image")
 ROLE_CODES = (inputs.QUERY, inputs.CANDIDATE)
@@ -318,7 +318,7 @@ def _pool_rows(config: str, table: Any, corpus: str, corpus_ids: Any, rows: list
 def plan_triad(data: str, configs: Sequence[str], *, variant: str, limit: int | None, sees_images: bool = True
                ) -> Plan:
     from metrics.columnar import POOL_COLUMNS, gold_from_table
-    from triad_dataset.names import CANDIDATE_CORPUS, CONSTRAINTS_CONFIGS, STATE_CONFIGS
+    from triad_dataset.contract.names import CANDIDATE_CORPUS, CONSTRAINTS_CONFIGS, STATE_CONFIGS
 
     plan = Plan("triad", [], ItemTable(data), sees_images=sees_images)
     for config in configs:

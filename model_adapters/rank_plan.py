@@ -15,7 +15,7 @@ import numpy as np
 
 from model_adapters import ranking
 from model_adapters.plan import ConfigPlan, Plan
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 ARK_TOP = 100  # ARK rankings keep the top 100 ids and scores (CONTRACTS §3)
 
@@ -133,7 +133,7 @@ def ark_rankings(plan: Plan, vectors: Mapping[str, np.ndarray], reranker: Any, t
 # --- scoring ------------------------------------------------------------------------------------------------
 def score(plan: Plan, rankings: Mapping[str, ConfigRanking], seed: int, data: str | None = None) -> dict[str, Any]:
     """Score the rankings through the one metrics path (CONTRACTS §4), from arrays; `data` (the folder) adds the
-    reference categories the paper's C.3 strata need (`triad_dataset.strata`)."""
+    reference categories the paper's C.3 strata need (`triad_dataset.folder.strata`)."""
     from metrics import scoring
 
     if plan.benchmark == "ark":
@@ -145,7 +145,7 @@ def score(plan: Plan, rankings: Mapping[str, ConfigRanking], seed: int, data: st
     if data is not None:
         from dataclasses import replace
 
-        from triad_dataset.strata import with_reference_categories
+        from triad_dataset.folder.strata import with_reference_categories
 
         rows = with_reference_categories(data, {c: g.rows for c, g in gold.items()})
         gold = {c: replace(g, rows=list(rows[c])) for c, g in gold.items()}

@@ -12,7 +12,7 @@ import importlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 # Bump when an adapter changes what it feeds a model or how it pools: cached vectors of older versions are ignored.
 ADAPTER_VERSION: Final = "2"  # 2: Qwen3-VL embedder/reranker follow the official pipelines (docs/models.md)

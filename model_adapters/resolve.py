@@ -24,7 +24,7 @@ from typing import Any, Final
 from model_adapters import detect
 from model_adapters.identity import ModelIdentity, folder_signature, snapshot_of
 from model_adapters.registry import ModelEntry, entry_names, find_entry, load_encoder, load_reranker, text_limit
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 HUB_ID: Final = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 DEFAULT_PYTHON_BATCH: Final = 32

@@ -83,7 +83,7 @@ class RunState:
     # --- the two records --------------------------------------------------------------------------------------
     @staticmethod
     def validation_key(data: str, benchmark: str) -> dict[str, Any]:
-        module = "ark_dataset.validate" if benchmark == "ark" else "triad_dataset.validate"
+        module = "ark_dataset.validate" if benchmark == "ark" else "triad_dataset.folder.validate"
         return {"folder": folder_stamp(data), "benchmark": benchmark, "validator": _source_digest(module)}
 
     @staticmethod

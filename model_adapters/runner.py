@@ -28,7 +28,7 @@ from model_adapters.plan import Plan, load_rewrites, plan_ark, plan_triad
 from model_adapters.rank_plan import ark_rankings, rankings_table, score, triad_rankings, two_stage
 from model_adapters.resolve import ResolvedModel, from_name, from_python
 from model_adapters.run_state import RunState
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 TRIAD_RERANK_TOP = 30  # paper D.2: the reranker reorders the first-stage top 30
 RANDOM_WARNING = "randomly initialised test model: these numbers are noise, not results"
@@ -77,7 +77,7 @@ def default_cache_dir() -> str:
 
 # --- folder, configs ----------------------------------------------------------------------------------------
 def detect_benchmark(data: str) -> str:
-    from triad_dataset.folder import list_configs
+    from triad_dataset.folder.io import list_configs
 
     path = Path(data)
     if not path.is_dir():
@@ -101,7 +101,7 @@ def validate_folder(data: str, benchmark: str) -> list[str]:
     """Problems reported by the dataset's own validator (`triad validate`); [] when it finds none."""
     import importlib
 
-    module_name = "ark_dataset.validate" if benchmark == "ark" else "triad_dataset.validate"
+    module_name = "ark_dataset.validate" if benchmark == "ark" else "triad_dataset.folder.validate"
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -430,7 +430,7 @@ def _ark_rerank_top() -> int:
 def _results(cfg: RunConfig, plan: Plan, model: ResolvedModel, rerank_model: ResolvedModel | None,
              scored: dict[str, Any], enc_info: dict[str, Any], timings: dict[str, float],
              ctx: distributed.Context) -> dict[str, Any]:
-    from triad_dataset.folder import fingerprint
+    from triad_dataset.folder.io import fingerprint
 
     config_names = [cp.config for cp in plan.configs]
     configs = {c: scored[c] for c in config_names}

@@ -11,8 +11,8 @@ from model_adapters.families.reranker import JUDGE_SYSTEM, judge_conversation
 from model_adapters.protocol import Encoder, ModelInput, Reranker
 from model_adapters.registry import ENTRIES, FAMILIES, REGISTRY, get_entry, load_encoder, load_reranker
 from model_adapters.testing import png, tiny_triad_tables
-from triad_dataset import names
-from triad_dataset.errors import TriadError
+from triad_dataset.contract import names
+from triad_dataset.contract.errors import TriadError
 
 IMG_A = png((200, 10, 10))
 IMG_B = png((10, 10, 200))

@@ -10,7 +10,7 @@ from model_adapters.cache import EmbeddingCache, model_key
 from model_adapters.encoding import encode_items
 from model_adapters.plan import Item
 from model_adapters.protocol import ModelInput
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 IDENT = {"name": "fake", "model_id": "fake/fake", "revision": "r1", "dtype": "float32", "adapter_version": "1"}
 

@@ -22,7 +22,7 @@ from model_adapters.resolve import from_name
 from model_adapters.runner import RunConfig, run
 from model_adapters.testing import write_tiny_triad
 from triad_dataset.cli import main
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 ROOT = Path(__file__).resolve().parents[1]
 SHA = "0123456789abcdef0123456789abcdef01234567"

@@ -15,8 +15,8 @@ from metrics import scoring
 from model_adapters import inputs
 from model_adapters.runner import RunConfig, run
 from model_adapters.testing import png, tiny_ark_tables, tiny_triad_tables, write_tiny_ark, write_tiny_triad
-from triad_dataset.errors import TriadError
-from triad_dataset.folder import read_rows
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.folder.io import read_rows
 
 
 class HashEncoder:
@@ -80,7 +80,7 @@ def _rankings(out, config, folder="rankings"):
 
 
 def _expected_distinct(data, configs, variant="full"):
-    from triad_dataset.names import CANDIDATE_CORPUS
+    from triad_dataset.contract.names import CANDIDATE_CORPUS
 
     seen = set()
     for c in configs:
@@ -104,7 +104,7 @@ def test_encoder_inputs_equal_distinct_items_and_rankings_are_exact(triad_dir, t
     assert len(enc.inputs) == distinct == res["run"]["distinct_items"] == res["run"]["encoded"]
     assert res["run"]["pool_slots"] > distinct  # candidates are shared across pools and configs
     # independent ranking: python sort of per-pair cosines, ties by pool position
-    from triad_dataset.names import CANDIDATE_CORPUS
+    from triad_dataset.contract.names import CANDIDATE_CORPUS
 
     for config in configs:
         corpus = {r["item_id"]: r for r in read_rows(triad_dir, CANDIDATE_CORPUS[config])}
@@ -426,7 +426,7 @@ def _over(tokenizer, text, limit):
 
 def _independent_truncation(data, configs, limit, tokenizer):
     """Distinct query / candidate inputs whose text (instruction prepended) has more tokens than `limit`."""
-    from triad_dataset.names import CANDIDATE_CORPUS
+    from triad_dataset.contract.names import CANDIDATE_CORPUS
 
     out = {}
     for config in configs:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from model_adapters.cache import _atomic_write, model_key
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 META: Final = "meta.json"
 SHARDS: Final = "shards"

@@ -21,7 +21,7 @@ from typing import Any, Final
 from model_adapters import distributed
 from model_adapters.captioners import registry
 from model_adapters.captioners.cache import CaptionCache, image_key
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 TABLE: Final = "captions.parquet"
 META: Final = "captioner.json"
@@ -64,7 +64,7 @@ def collect_images(data: str, subtypes: Sequence[str]) -> list[ImageItem]:
     """Every gallery image and image query of the subtypes, in folder order."""
     from ark_dataset.names import GALLERY_SUFFIX
     from model_adapters.inputs import image_bytes
-    from triad_dataset.folder import read_rows
+    from triad_dataset.folder.io import read_rows
 
     items: list[ImageItem] = []
     for subtype in subtypes:

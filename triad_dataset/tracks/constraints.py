@@ -19,11 +19,17 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from triad_dataset import names
-from triad_dataset.catalog import Catalog
-from triad_dataset.constraints_gate import VIOL, Condition, RuleChecker, Statuses, statuses, visual_similarity
-from triad_dataset.schema import CONSTRAINT, HARD, MODIFIABLE, NEG, POS
-from triad_dataset.serialize import candidate_text, constraints_query_text, phrase, request_text, reveals_reference
+from triad_dataset.contract import names
+from triad_dataset.contract.schema import CONSTRAINT, HARD, MODIFIABLE, NEG, POS
+from triad_dataset.contract.serialize import (
+    candidate_text,
+    constraints_query_text,
+    phrase,
+    request_text,
+    reveals_reference,
+)
+from triad_dataset.sources.catalog import Catalog
+from triad_dataset.tracks.constraints_gate import VIOL, Condition, RuleChecker, Statuses, statuses, visual_similarity
 
 VISUAL_QUOTA = 50  # visually similar negatives per pool (paper A.2 fills "visually similar, then random")
 MAX_POSITIVES = 20  # a planned query with more positives is redrawn (keeps pools informative; paper silent)

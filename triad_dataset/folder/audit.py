@@ -23,9 +23,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from triad_dataset import folder
-from triad_dataset import names as n
-from triad_dataset.schema import DomainSchema, schemas_from_audit
+from triad_dataset.contract import names as n
+from triad_dataset.contract.schema import DomainSchema, schemas_from_audit
+from triad_dataset.folder import io as folder
 
 # Paper figures (A.1, Table 7) shown next to the abstraction means.
 PAPER_MEANS = {

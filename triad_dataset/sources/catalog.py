@@ -30,8 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from triad_dataset.errors import TriadError
-from triad_dataset.schema import CARS, FASHION, NOT_APPLICABLE, DomainSchema, schema_for
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.contract.schema import CARS, FASHION, NOT_APPLICABLE, DomainSchema, schema_for
 
 
 @dataclass

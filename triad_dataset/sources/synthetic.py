@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from triad_dataset import names
-from triad_dataset.catalog import Catalog, Item
-from triad_dataset.render import render_item
-from triad_dataset.schema import (
+from triad_dataset.contract import names
+from triad_dataset.contract.schema import (
     CARS,
     FASHION,
     LENGTHED,
@@ -31,6 +29,8 @@ from triad_dataset.schema import (
     TOPS,
     schema_for,
 )
+from triad_dataset.sources.catalog import Catalog, Item
+from triad_dataset.sources.render import render_item
 
 MINI_SIZES = {FASHION: 1800, CARS: 1400}  # >= 1,500 / 1,000 items (issue 2); large enough for 1,000 pools
 FASHION_COLOURS = (

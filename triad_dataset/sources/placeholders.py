@@ -6,7 +6,7 @@ the background colour comes from the class's grandparent (cousins share it), the
 share it), and the shape's colour, size and stripe count from the class itself (every class differs).
 Everything derives from SHA-256 of wnids, so the bytes are identical on every run.
 
->>> from triad_dataset.wordnet import NounGraph
+>>> from triad_dataset.sources.wordnet import NounGraph
 >>> g = NounGraph.from_edges({"n00000002": ["n00000001"], "n00000003": ["n00000002"], "n00000004": ["n00000002"]})
 >>> a, b = (render_placeholder(g, g.index_of(w)) for w in ("n00000003", "n00000004"))
 >>> a[:8] == b"\\x89PNG\\r\\n\\x1a\\n", a != b, render_placeholder(g, g.index_of("n00000003")) == a
@@ -21,9 +21,9 @@ from collections.abc import Iterable
 
 from PIL import Image, ImageDraw
 
-from triad_dataset.imagefolder import ImageCollection, InstanceImage
-from triad_dataset.render import png_bytes
-from triad_dataset.wordnet import NounGraph
+from triad_dataset.sources.imagefolder import ImageCollection, InstanceImage
+from triad_dataset.sources.render import png_bytes
+from triad_dataset.sources.wordnet import NounGraph
 
 SIZE = 64
 _SHAPES = ("ellipse", "square", "triangle", "diamond", "hexagon", "cross", "ring", "star")

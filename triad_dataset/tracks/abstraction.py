@@ -30,13 +30,13 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from triad_dataset import names
-from triad_dataset.errors import TriadError
-from triad_dataset.imagefolder import ImageCollection, InstanceImage
-from triad_dataset.records import BuildResult
-from triad_dataset.wordnet import NounGraph
+from triad_dataset.contract import names
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.contract.records import BuildResult
+from triad_dataset.sources.imagefolder import ImageCollection, InstanceImage
+from triad_dataset.sources.wordnet import NounGraph
 
-BLACKLIST_PATH = Path(__file__).resolve().parent / "data" / "abstraction_blacklist.tsv"
+BLACKLIST_PATH = Path(__file__).resolve().parents[1] / "data" / "abstraction_blacklist.tsv"
 MIN_CONCEPT_DEPTH = 5  # paper A.1: concepts have depth >= 5
 MIN_CONCEPT_IMAGES = 5  # paper A.1: >= 5 retained descendant images (counted 1-2 levels below, see docs)
 MAX_LEVELS = 2  # paper A.1: positives are 1 or 2 levels away
@@ -415,8 +415,8 @@ MINI_QUERIES = 100
 
 def build_mini_abstraction(seed: int = 0) -> BuildResult:
     """The mini edition's abstraction, Self and corpus configs (deterministic for a given seed)."""
-    from triad_dataset.placeholders import placeholder_images, subtree_classes
-    from triad_dataset.wordnet import load_wordnet
+    from triad_dataset.sources.placeholders import placeholder_images, subtree_classes
+    from triad_dataset.sources.wordnet import load_wordnet
 
     graph = load_wordnet()
     images = placeholder_images(graph, subtree_classes(graph, MINI_ROOTS))

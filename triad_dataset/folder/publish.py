@@ -11,8 +11,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from triad_dataset.errors import TriadError
-from triad_dataset.folder import AUDIT_NAME, CARD_NAME, DATA_DIR
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.folder.io import AUDIT_NAME, CARD_NAME, DATA_DIR
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 TOKEN_HELP = "log in with `hf auth login` or set HF_TOKEN"
@@ -66,7 +66,7 @@ def publish(directory: str | os.PathLike, repo_id: str, *, dry_run: bool = False
     root = Path(directory)
     plan = upload_plan(root)
     if validate is None:
-        from triad_dataset.validate import validate_folder as validate
+        from triad_dataset.folder.validate import validate_folder as validate
     violations = validate(root)
     if violations:
         raise TriadError(f"{root}: refusing to publish a folder with {len(violations)} validation violations "

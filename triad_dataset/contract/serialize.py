@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from triad_dataset import names
-from triad_dataset.schema import NEG, NOT_APPLICABLE, POS, schema_for
+from triad_dataset.contract import names
+from triad_dataset.contract.schema import NEG, NOT_APPLICABLE, POS, schema_for
 
 # --- product text (docs/protocol.md §3) ----------------------------------------------------------------------------------
 

@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from triad_dataset import names
-from triad_dataset.catalog import Catalog, Item
-from triad_dataset.constraints_gate import Condition, statuses
-from triad_dataset.errors import TriadError
-from triad_dataset.schema import NOT_APPLICABLE
+from triad_dataset.contract import names
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.contract.schema import NOT_APPLICABLE
+from triad_dataset.sources.catalog import Catalog, Item
+from triad_dataset.tracks.constraints_gate import Condition, statuses
 
 SCALING_SEED = 2027  # paper A.5: "the 3k pool uses deterministic sampling with seed 2027"
 DOMAIN_OF = {
@@ -104,8 +104,8 @@ def scale_folder(src_dir: str | os.PathLike, out_dir: str | os.PathLike, size: i
 
     `configs` defaults to every constraints config present plus its paired state config when present.
     """
-    from triad_dataset import folder
-    from triad_dataset.features import features_for
+    from triad_dataset.contract.features import features_for
+    from triad_dataset.folder import io as folder
 
     src_dir = Path(src_dir)
     present = folder.list_configs(src_dir)
@@ -135,8 +135,8 @@ def scale_folder(src_dir: str | os.PathLike, out_dir: str | os.PathLike, size: i
                            "mean_pool": round(float(np.mean(lengths)), 2)}
     source_audit = folder.read_audit(src_dir) if (src_dir / folder.AUDIT_NAME).is_file() else {}
     audit = _kept_figures(source_audit, set(tables))
-    if "summary" in audit:  # the folder-level row summary (triad_dataset.audit), recomputed on the new pools
-        from triad_dataset.audit import summarize
+    if "summary" in audit:  # the folder-level row summary (triad_dataset.folder.audit), recomputed on the new pools
+        from triad_dataset.folder.audit import summarize
 
         audit["summary"] = summarize(tables)
     audit.update(benchmark="triad", pool_size=size,
@@ -145,7 +145,7 @@ def scale_folder(src_dir: str | os.PathLike, out_dir: str | os.PathLike, size: i
     card_path = src_dir / folder.CARD_NAME
     body = folder.split_front_matter(card_path.read_text(encoding="utf-8"))[1] if card_path.is_file() else ""
     card = (f"# Pool-scaled TRIAD constraints subsets ({audit['pool_scaling']['size']} candidates)\n\n"
-            "Built by `triad_dataset.pool_scaling` (paper Appendix A.5): each query keeps its original 1,000 "
+            "Built by `triad_dataset.editions.pool_scaling` (paper Appendix A.5): each query keeps its original 1,000 "
             "candidates and appends products that fail the complete positive rule, in a fixed order seeded with "
             f"{seed}; pools of different sizes are nested.\n\n{body}")
     features = {c: features_for(c) for c in tables}

@@ -41,8 +41,8 @@ import pyarrow.parquet as pq
 import yaml
 from tqdm.auto import tqdm
 
-from triad_dataset import names
-from triad_dataset.errors import TriadError
+from triad_dataset.contract import names
+from triad_dataset.contract.errors import TriadError
 
 CARD_NAME = "README.md"
 AUDIT_NAME = "audit.json"
@@ -106,7 +106,7 @@ def _prepare_rows(config: str, rows: Sequence[Mapping[str, Any]], features: Mapp
     """Fill missing columns with None, encode images and JSON columns; an unknown column is a ValueError."""
     columns = list(features)
     known = set(columns)
-    from triad_dataset.features import JSON_COLUMNS  # imports `datasets` (seconds): only when writing
+    from triad_dataset.contract.features import JSON_COLUMNS  # imports `datasets` (seconds): only when writing
 
     images = set(_image_columns(features))
     prepared = []

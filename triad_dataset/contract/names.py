@@ -85,7 +85,7 @@ NEGATIVE_QUOTAS: Final = {
     "cars": {P_VIOLATION: 5, N_VIOLATION: 5, PN_VIOLATION: 3, IMPLICIT_VIOLATION: 3},
 }
 ATTRIBUTE_ROLES: Final = ("constraint", "modifiable", "non_constraint_hard")
-# Key that scoring reads for the paper's C.3 strata (added to gold rows by triad_dataset.strata; not a column).
+# Key that scoring reads for the paper's C.3 strata (added to gold rows by triad_dataset.folder.strata; not a column).
 REFERENCE_CATEGORY: Final = "reference_category"
 
 # --- state sessions (docs/protocol.md §2, paper A.3) -------------------------------------------------------------------

@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from triad_dataset import names as n
-from triad_dataset.constraints_gate import SAT, Condition, RuleChecker, typed_role
-from triad_dataset.schema import CONSTRAINT, NEG, NOT_APPLICABLE, DomainSchema
+from triad_dataset.contract import names as n
+from triad_dataset.contract.schema import CONSTRAINT, NEG, NOT_APPLICABLE, DomainSchema
+from triad_dataset.tracks.constraints_gate import SAT, Condition, RuleChecker, typed_role
 
 TYPED_ROLES = (n.P_VIOLATION, n.N_VIOLATION, n.PN_VIOLATION, n.IMPLICIT_VIOLATION)
 MAX_LISTED = 3

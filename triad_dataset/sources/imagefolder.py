@@ -8,7 +8,7 @@ copy (same SHA-256) of an image already kept. Put the image you want first (or a
 Unreadable files (not an image, truncated), too-small images and duplicates are skipped and counted in the audit;
 a missing root folder is a TriadError.
 
->>> from triad_dataset.imagefolder import InstanceImage, ImageCollection
+>>> from triad_dataset.sources.imagefolder import InstanceImage, ImageCollection
 >>> c = ImageCollection.from_images([InstanceImage.from_bytes("n02084071", "a.png", b"...", 224, 300)])
 >>> c.images[0].item_id, c.audit["retained"]
 ('n02084071/a.png', 1)
@@ -29,7 +29,7 @@ from typing import Any
 from PIL import Image, UnidentifiedImageError
 from tqdm.auto import tqdm
 
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 MIN_SHORT_SIDE = 224  # paper A.1: minimum short side of a retained image
 WNID_RE = re.compile(r"^n\d{8}$")

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 # The 45 lexicographer files of WordNet (lexnames(5WN)); nouns use numbers 3-28.
 LEXNAMES: tuple[str, ...] = (
@@ -51,7 +51,7 @@ ROOT_WNID = "n00001740"  # entity.n.01, the single noun root of WordNet 3.0
 WORDNET30_NOUN_SYNSETS = 82115  # paper A.1
 # Offsets differ between WordNet versions; these pin 3.0 (3.1 moved dog to 02086723).
 _WORDNET30_LANDMARKS = {"n00001740": "entity", "n02084071": "dog"}
-COMPACT_PATH = Path(__file__).resolve().parent / "data" / "wordnet30_nouns.json.gz"
+COMPACT_PATH = Path(__file__).resolve().parents[1] / "data" / "wordnet30_nouns.json.gz"
 COMPACT_FORMAT = "triad-wordnet-nouns/1"
 
 

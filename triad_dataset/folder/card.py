@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from triad_dataset import names as n
+from triad_dataset.contract import names as n
 
 EDITIONS = ("mini", "full")
 PAPER_TITLE = "TRIAD: Multimodal Retrieval across Abstraction, Constraints, and State"

@@ -29,9 +29,9 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from triad_dataset import names as n
-from triad_dataset.errors import TriadError
-from triad_dataset.records import BuildResult
+from triad_dataset.contract import names as n
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.contract.records import BuildResult
 
 FASHION, CARS = n.DOMAINS
 
@@ -75,8 +75,8 @@ class FullSources:
 
 def read_catalog(domain: str, sources: FullSources, *, skip_unsupported: bool = False) -> Any:
     """The domain's catalog from a complete attribute table or from the public source's own metadata."""
-    from triad_dataset import catalog
-    from triad_dataset.schema import load_schema_file
+    from triad_dataset.contract.schema import load_schema_file
+    from triad_dataset.sources import catalog
 
     schema = load_schema_file(sources.schema).get(domain) if sources.schema is not None else None
     if domain == FASHION:
@@ -91,9 +91,9 @@ def read_catalog(domain: str, sources: FullSources, *, skip_unsupported: bool = 
 
 
 def _abstraction(sources: FullSources, n_queries: int, pool_size: int, seed: int) -> BuildResult:
-    from triad_dataset.abstraction import build_abstraction
-    from triad_dataset.imagefolder import read_image_folder
-    from triad_dataset.wordnet import load_wordnet
+    from triad_dataset.sources.imagefolder import read_image_folder
+    from triad_dataset.sources.wordnet import load_wordnet
+    from triad_dataset.tracks.abstraction import build_abstraction
 
     graph = load_wordnet(sources.wordnet)
     images = read_image_folder(sources.imagenet, known_wnids=graph.wnids)
@@ -104,14 +104,14 @@ def build_full(out_dir: str | os.PathLike, sources: FullSources, *, n_queries: i
                same_queries: int = n.SAME_QUERIES, pool_size: int = n.POOL_SIZE, seed: int = 0,
                overwrite: bool = False, skip_unsupported: bool = False, quiet: bool = False) -> Path:
     """Build every track the sources allow, validate, write `out_dir` and print the audit table."""
-    from triad_dataset.audit import format_audit
-    from triad_dataset.domain import build_domain
-    from triad_dataset.folder import check_output_dir
-    from triad_dataset.mini import write_validated
+    from triad_dataset.editions.domain import build_domain
+    from triad_dataset.editions.mini import write_validated
+    from triad_dataset.folder.audit import format_audit
+    from triad_dataset.folder.io import check_output_dir
 
     tracks = sources.tracks()
     if sources.schema is not None:  # a bad schema file fails before anything is read or written
-        from triad_dataset.schema import load_schema_file
+        from triad_dataset.contract.schema import load_schema_file
 
         load_schema_file(sources.schema)
     check_output_dir(out_dir, overwrite)

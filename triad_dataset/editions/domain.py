@@ -1,14 +1,16 @@
 """One domain's constraints + state + same build (docs/CONTRACTS.md §2): the orchestration above the three tracks.
 
-`triad_dataset.constraints` holds the constraints track and the pieces state and same share; state and same import
+`triad_dataset.tracks.constraints` holds the constraints track and the pieces state and same share; state and same import
 it, and this module imports all three, so no track imports another's orchestrator (no import cycle).
 """
 
 from __future__ import annotations
 
-from triad_dataset import names
-from triad_dataset.catalog import Catalog
-from triad_dataset.constraints import (
+from triad_dataset.contract import names
+from triad_dataset.contract.records import BuildResult
+from triad_dataset.contract.schema import schema_to_json
+from triad_dataset.sources.catalog import Catalog
+from triad_dataset.tracks.constraints import (
     MINI_QUERIES,
     MINI_SAME_QUERIES,
     ImageCache,
@@ -17,10 +19,8 @@ from triad_dataset.constraints import (
     corpus_rows,
     plan_constraints,
 )
-from triad_dataset.records import BuildResult
-from triad_dataset.same import build_same
-from triad_dataset.schema import schema_to_json
-from triad_dataset.state import build_state
+from triad_dataset.tracks.same import build_same
+from triad_dataset.tracks.state import build_state
 
 
 def build_domain(domain: str, catalog: Catalog, *, n_queries: int, same_queries: int,
@@ -49,7 +49,7 @@ def build_domain(domain: str, catalog: Catalog, *, n_queries: int, same_queries:
 
 def build_mini_domain(domain: str, seed: int = 0) -> BuildResult:
     """The mini edition of one domain: synthetic catalog, 120 queries per config, full 1,000-candidate pools."""
-    from triad_dataset.synthetic import synthetic_catalog
+    from triad_dataset.sources.synthetic import synthetic_catalog
 
     catalog = synthetic_catalog(domain, seed=seed)
     return build_domain(domain, catalog, n_queries=MINI_QUERIES, same_queries=MINI_SAME_QUERIES, seed=seed)

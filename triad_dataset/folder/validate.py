@@ -50,13 +50,13 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from triad_dataset import folder
-from triad_dataset import names as n
-from triad_dataset.errors import TriadError
-from triad_dataset.features import features_for
-from triad_dataset.schema import DomainSchema, schemas_from_audit
-from triad_dataset.serialize import mentions, normalized_words
-from triad_dataset.validate_rules import check_rule
+from triad_dataset.contract import names as n
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.contract.features import features_for
+from triad_dataset.contract.schema import DomainSchema, schemas_from_audit
+from triad_dataset.contract.serialize import mentions, normalized_words
+from triad_dataset.folder import io as folder
+from triad_dataset.folder.validate_rules import check_rule
 
 ALL = "*"
 MIN_LEAK_VALUE_LENGTH = 3

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from PIL import Image, ImageDraw
 
-from triad_dataset.schema import BOTTOMS, CARS, FASHION
+from triad_dataset.contract.schema import BOTTOMS, CARS, FASHION
 
 SIZE = 128
 FASHION_RGB: dict[str, tuple[int, int, int]] = {

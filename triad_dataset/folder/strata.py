@@ -13,9 +13,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from triad_dataset import folder
-from triad_dataset import names as n
-from triad_dataset.schema import schemas_from_audit
+from triad_dataset.contract import names as n
+from triad_dataset.contract.schema import schemas_from_audit
+from triad_dataset.folder import io as folder
 
 REFERENCE_CATEGORY = n.REFERENCE_CATEGORY
 

@@ -1,4 +1,4 @@
-"""The `datasets.Features` of every TRIAD config (docs/protocol.md §1), keyed by the names in `triad_dataset/names.py`.
+"""The `datasets.Features` of every TRIAD config (docs/protocol.md §1), keyed by the names in `triad_dataset/contract/names.py`.
 
 Query configs share one schema (task metadata columns are null where they do not apply); abstraction and Self
 queries also carry `wnid`. Corpus configs share `item_id`, `image`, `text`, `attributes` and add their domain fields.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from datasets import Features, Image, List, Value
 
-from triad_dataset import names
+from triad_dataset.contract import names
 
 _STR = Value("string")
 _INT = Value("int64")

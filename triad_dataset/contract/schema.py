@@ -48,8 +48,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from triad_dataset import names
-from triad_dataset.errors import TriadError
+from triad_dataset.contract import names
+from triad_dataset.contract.errors import TriadError
 
 CONSTRAINT, MODIFIABLE, HARD = names.ATTRIBUTE_ROLES
 FASHION, CARS = names.DOMAINS

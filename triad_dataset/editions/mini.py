@@ -15,14 +15,14 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from triad_dataset import names as n
-from triad_dataset.records import BuildResult
+from triad_dataset.contract import names as n
+from triad_dataset.contract.records import BuildResult
 
 
 def assemble(result: BuildResult, *, edition: str, seed: int, extra: Mapping[str, Any] | None = None
              ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
     """Tables in `names.ALL_CONFIGS` order and the folder audit (builders' figures + the row summary)."""
-    from triad_dataset.audit import summarize
+    from triad_dataset.folder.audit import summarize
     tables = {c: result.tables[c] for c in n.ALL_CONFIGS if c in result.tables}
     # the attribute schema each domain was built with (validate.py and audit.py read it back; schema.py)
     schemas = {d: result.audit[n.DOMAIN_CORPUS[d]]["schema"] for d in n.DOMAINS
@@ -36,11 +36,11 @@ def assemble(result: BuildResult, *, edition: str, seed: int, extra: Mapping[str
 def write_validated(out_dir: str | os.PathLike, result: BuildResult, *, edition: str, seed: int, overwrite: bool,
                     extra: Mapping[str, Any] | None = None) -> tuple[Path, dict[str, Any]]:
     """Write the folder with its card and audit; abort (TriadError, nothing written) if the validator objects."""
-    from triad_dataset.card import render_card
-    from triad_dataset.errors import TriadError
-    from triad_dataset.features import features_for
-    from triad_dataset.folder import write_folder
-    from triad_dataset.validate import validate_folder
+    from triad_dataset.contract.errors import TriadError
+    from triad_dataset.contract.features import features_for
+    from triad_dataset.folder.card import render_card
+    from triad_dataset.folder.io import write_folder
+    from triad_dataset.folder.validate import validate_folder
 
     tables, audit = assemble(result, edition=edition, seed=seed, extra=extra)
     corpus_sizes = {c: len(tables[c]) for c in n.CORPUS_CONFIGS if c in tables}
@@ -60,8 +60,8 @@ def write_validated(out_dir: str | os.PathLike, result: BuildResult, *, edition:
 
 
 def _steps(seed: int) -> list[tuple[str, Callable[[], BuildResult]]]:
-    from triad_dataset.abstraction import build_mini_abstraction
-    from triad_dataset.domain import build_mini_domain
+    from triad_dataset.editions.domain import build_mini_domain
+    from triad_dataset.tracks.abstraction import build_mini_abstraction
 
     return [
         ("abstraction", lambda: build_mini_abstraction(seed=seed)),
@@ -71,8 +71,8 @@ def _steps(seed: int) -> list[tuple[str, Callable[[], BuildResult]]]:
 
 def build_mini(out_dir: str | os.PathLike, *, seed: int = 0, overwrite: bool = False, quiet: bool = False) -> Path:
     """Build, validate and write the mini edition to `out_dir`; prints the audit table and stage timings."""
-    from triad_dataset.audit import format_audit
-    from triad_dataset.folder import check_output_dir
+    from triad_dataset.folder.audit import format_audit
+    from triad_dataset.folder.io import check_output_dir
 
     check_output_dir(out_dir, overwrite)  # fail before minutes of work
     timings: dict[str, float] = {}

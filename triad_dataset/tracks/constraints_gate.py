@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from triad_dataset import names
-from triad_dataset.catalog import Catalog
-from triad_dataset.schema import CONSTRAINT, HARD, NEG, NOT_APPLICABLE, POS, Attribute, DomainSchema
+from triad_dataset.contract import names
+from triad_dataset.contract.schema import CONSTRAINT, HARD, NEG, NOT_APPLICABLE, POS, Attribute, DomainSchema
+from triad_dataset.sources.catalog import Catalog
 
 SAT, AMB, VIOL = 0, 1, 2
 
