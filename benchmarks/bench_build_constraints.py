@@ -23,16 +23,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from triad_dataset.contract import names  # noqa: E402
+from triad_dataset.contract.rule import RuleChecker  # noqa: E402
 from triad_dataset.sources.synthetic import synthetic_catalog  # noqa: E402
-from triad_dataset.tracks.constraints import (  # noqa: E402
-    ImageCache,
-    constraints_audit,
-    constraints_row,
-    corpus_rows,
-    plan_constraints,
-)
-from triad_dataset.tracks.constraints_gate import RuleChecker, statuses  # noqa: E402
+from triad_dataset.tracks.constraints import constraints_audit, constraints_row, plan_constraints  # noqa: E402
+from triad_dataset.tracks.constraints_gate import statuses  # noqa: E402
 from triad_dataset.tracks.same import build_same  # noqa: E402
+from triad_dataset.tracks.shared import ImageCache, corpus_rows  # noqa: E402
 from triad_dataset.tracks.state import build_state  # noqa: E402
 
 

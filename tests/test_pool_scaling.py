@@ -9,11 +9,11 @@ import pytest
 from triad_dataset.contract import names as n
 from triad_dataset.contract.errors import TriadError
 from triad_dataset.contract.features import features_for
+from triad_dataset.contract.rule import VIOL, Condition, rule_status
 from triad_dataset.editions.domain import build_domain
 from triad_dataset.editions.pool_scaling import catalog_from_corpus, scale_folder, scale_rows
 from triad_dataset.folder import io as folder
 from triad_dataset.sources.synthetic import synthetic_catalog
-from triad_dataset.tracks.constraints_gate import VIOL, Condition, rule_status
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ import pytest
 from metrics.core import average_precision, rank_scores
 from triad_dataset.contract import names as n
 from triad_dataset.contract.errors import TriadError
+from triad_dataset.contract.rule import Condition, RuleChecker, typed_role
 from triad_dataset.contract.schema import (
     HARD,
     MODIFIABLE,
@@ -26,7 +27,7 @@ from triad_dataset.folder.audit import format_audit, random_ap, summarize
 from triad_dataset.folder.validate import Corpus
 from triad_dataset.folder.validate_rules import check_rule
 from triad_dataset.sources.catalog import Catalog, Item
-from triad_dataset.tracks.constraints_gate import Condition, RuleChecker, statuses, typed_role
+from triad_dataset.tracks.constraints_gate import statuses
 
 DRESS = {"category": "Dresses", "gender": "Women", "brand": "Aurora", "neckline": "round", "colour": "Red",
          "pattern": "solid", "sleeve_length": "long", "length": "midi", "usage": "Casual", "year": "2012",

@@ -7,11 +7,11 @@ import pytest
 
 from tests.test_constraints import fashion
 from triad_dataset.contract import names as n
+from triad_dataset.contract.rule import Condition
 from triad_dataset.contract.serialize import phrase
 from triad_dataset.editions.domain import build_domain
 from triad_dataset.sources.synthetic import synthetic_catalog
-from triad_dataset.tracks.constraints import QueryPlan
-from triad_dataset.tracks.constraints_gate import Condition
+from triad_dataset.tracks.shared import QueryPlan
 from triad_dataset.tracks.state import Session, assign_sessions, trap_pool
 
 TEES = {f"tee{i}": {"category": "Tshirts", "gender": "Men", "length": "", "pattern": "solid", "colour": "Black"}

@@ -10,8 +10,8 @@ Each attribute has a construction role (`names.ATTRIBUTE_ROLES`, paper A.2):
 - `non_constraint_hard`: never requested, always preserved (paper D.4: positives "retain brand, gender and
   neckline").
 
-The gate (constraints_gate.py), the typed roles, the planner (constraints.py), the audit (audit.py) and the
-validator (validate.py) all read the schema a catalog carries; a build records it in audit.json ("schema"), and
+The rule and its typed roles (rule.py, tracks/constraints_gate.py), the planner (tracks/constraints.py), the audit
+(folder/audit.py) and the validator (folder/validate_rules.py) all read the schema a catalog carries; a build records it in audit.json ("schema"), and
 `triad build full --schema FILE` takes another one (the JSON written by `schema_to_json`, e.g. the authors' own
 28-field schema when it is released). Choices where the paper is silent are written next to the rule.
 

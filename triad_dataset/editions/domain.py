@@ -1,7 +1,7 @@
 """One domain's constraints + state + same build (docs/CONTRACTS.md §2): the orchestration above the three tracks.
 
-`triad_dataset.tracks.constraints` holds the constraints track and the pieces state and same share; state and same import
-it, and this module imports all three, so no track imports another's orchestrator (no import cycle).
+The three tracks (tracks/constraints.py, state.py, same.py) share what they share through tracks/shared.py and
+never import each other; this module runs them on one catalog and adds the `<d>_items` corpus.
 """
 
 from __future__ import annotations
@@ -13,13 +13,12 @@ from triad_dataset.sources.catalog import Catalog
 from triad_dataset.tracks.constraints import (
     MINI_QUERIES,
     MINI_SAME_QUERIES,
-    ImageCache,
     constraints_audit,
     constraints_row,
-    corpus_rows,
     plan_constraints,
 )
 from triad_dataset.tracks.same import build_same
+from triad_dataset.tracks.shared import ImageCache, corpus_rows
 from triad_dataset.tracks.state import build_state
 
 

@@ -25,9 +25,10 @@ import numpy as np
 
 from triad_dataset.contract import names
 from triad_dataset.contract.errors import TriadError
+from triad_dataset.contract.rule import Condition
 from triad_dataset.contract.schema import NOT_APPLICABLE
 from triad_dataset.sources.catalog import Catalog, Item
-from triad_dataset.tracks.constraints_gate import Condition, statuses
+from triad_dataset.tracks.constraints_gate import statuses
 
 SCALING_SEED = 2027  # paper A.5: "the 3k pool uses deterministic sampling with seed 2027"
 DOMAIN_OF = {

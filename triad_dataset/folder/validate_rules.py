@@ -9,8 +9,8 @@ attributes read back from its corpus row (hidden `attributes` JSON + the visible
 * every typed negative (`p_violation`, `n_violation`, `pn_violation`, `implicit_violation`) has exactly the statuses
   its role names.
 
-The rule is the independent pure-Python evaluator `constraints_gate.RuleChecker`, so changing a role in the schema
-changes what the validator accepts.
+The rule is the independent pure-Python evaluator `contract.rule.RuleChecker` (not the builders' vectorised gate),
+so changing a role in the schema changes what the validator accepts.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from triad_dataset.contract import names as n
+from triad_dataset.contract.rule import SAT, Condition, RuleChecker, typed_role
 from triad_dataset.contract.schema import CONSTRAINT, NEG, NOT_APPLICABLE, DomainSchema
-from triad_dataset.tracks.constraints_gate import SAT, Condition, RuleChecker, typed_role
 
 TYPED_ROLES = (n.P_VIOLATION, n.N_VIOLATION, n.PN_VIOLATION, n.IMPLICIT_VIOLATION)
 MAX_LISTED = 3

@@ -1,70 +1,43 @@
-"""Constraints track construction (paper A.2) and the per-domain build entry points (docs/CONTRACTS.md §2).
+"""Constraints track construction (paper A.2): planning, pools and rows of `constraints_<d>` (docs/CONTRACTS.md §2).
 
-`build_domain(domain, catalog, ...)` builds `constraints_<d>`, `state_<d>` (state.py), `same_<d>` (same.py) and
-the `<d>_items` corpus. A constraints query is planned from a (reference, target) pair: the target shares the
-reference's hard attributes and differs from it in exactly the attributes the profile's conditions name, so at
-least one positive exists; positives are then every catalog item satisfying the complete rule
-(constraints_gate.py). Pools: all positives, typed negatives up to `names.NEGATIVE_QUOTAS`, `VISUAL_QUOTA` visual
-negatives (highest `visual_similarity`, seeded tie-break), then random gate-passing items to `pool_size`; the pool
-order is a seeded shuffle (so position never hints at relevance). Same seed and catalog -> identical rows.
+A constraints query is planned from a (reference, target) pair: the target shares the reference's hard attributes
+and differs from it in exactly the attributes the profile's conditions name, so at least one positive exists;
+positives are then every catalog item satisfying the complete rule (constraints_gate.py). Pools: all positives,
+typed negatives up to `names.NEGATIVE_QUOTAS`, `VISUAL_QUOTA` visual negatives (highest `visual_similarity`,
+seeded tie-break), then random gate-passing items to `pool_size`; the pool order is a seeded shuffle (so position
+never hints at relevance). Same seed and catalog -> identical rows. The pieces state.py and same.py reuse live in
+shared.py; editions/domain.py builds the three tracks of a domain.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from triad_dataset.contract import names
+from triad_dataset.contract.rule import Condition
 from triad_dataset.contract.schema import CONSTRAINT, HARD, MODIFIABLE, NEG, POS
-from triad_dataset.contract.serialize import (
-    candidate_text,
-    constraints_query_text,
-    phrase,
-    request_text,
-    reveals_reference,
-)
+from triad_dataset.contract.serialize import constraints_query_text, phrase, request_text, reveals_reference
 from triad_dataset.sources.catalog import Catalog
-from triad_dataset.tracks.constraints_gate import VIOL, Condition, RuleChecker, Statuses, statuses, visual_similarity
+from triad_dataset.tracks.constraints_gate import Statuses, statuses, visual_similarity
+from triad_dataset.tracks.shared import (
+    VISUAL_QUOTA,
+    ImageCache,
+    QueryPlan,
+    base_query_row,
+    gate_violations,
+    mix_figures,
+    role_means,
+    scaled_counts,
+)
 
-VISUAL_QUOTA = 50  # visually similar negatives per pool (paper A.2 fills "visually similar, then random")
 MAX_POSITIVES = 20  # a planned query with more positives is redrawn (keeps pools informative; paper silent)
 TARGETS_PER_REFERENCE = 8  # targets tried per reference before moving to the next reference
 MINI_QUERIES = 120  # mini edition: >= 100 queries per config
 MINI_SAME_QUERIES = 120
-
-
-def scaled_counts(mix: Mapping[Any, int], total: int) -> dict[Any, int]:
-    """Scale a per-1,000 mix to `total` by largest remainder (ties: mix order).
-
-    >>> scaled_counts(names.PROFILE_MIX_PER_1000, 120)
-    {'D1': 21, 'D2': 15, 'D3': 21, 'D4': 15, 'D5': 18, 'D6': 15, 'D7': 15}
-    """
-    weight = sum(mix.values())
-    exact = {k: total * v / weight for k, v in mix.items()}
-    counts = {k: int(np.floor(x)) for k, x in exact.items()}
-    order = sorted(mix, key=lambda k: (-(exact[k] - counts[k]), list(mix).index(k)))
-    for k in order[: total - sum(counts.values())]:
-        counts[k] += 1
-    return counts
-
-
-@dataclass
-class QueryPlan:
-    """One constraints query: reference, conditions and its labelled pool (positions into the catalog)."""
-
-    query_id: str
-    profile: str
-    reference: int
-    target: int
-    conditions: tuple[Condition, ...]
-    request: str = ""
-    pool: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    roles: list[str] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------------------------- planning
@@ -204,47 +177,6 @@ def assemble_pool(catalog: Catalog, reference: int, status: Statuses, quotas: Ma
 # ------------------------------------------------------------------------------------------------ rows
 
 
-def base_query_row(task: str, query_id: str) -> dict[str, Any]:
-    """Every docs/protocol.md §1 query column of a product config, null where it does not apply."""
-    return {
-        "query_id": query_id, "task": task, "query_text": None, "query_image": None, "query_image_id": None,
-        "instruction": None, "candidate_ids": [], "candidate_roles": [], "candidate_trap": [], "positive_ids": [],
-        "positive_hops": None, "depth": None, "profile": None, "conditions": None, "turns": None,
-        "session_type": None, "num_turns": None, "source_query_id": None,
-    }
-
-
-class ImageCache:
-    """Encoded images by catalog position, so a picture is rendered or read once per build."""
-
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog, self.cache = catalog, {}
-
-    def __call__(self, position: int) -> dict[str, Any]:
-        if position not in self.cache:
-            self.cache[position] = self.catalog.image_value(position)
-        return self.cache[position]
-
-
-def hidden_attributes(catalog: Catalog, position: int) -> str:
-    """The hidden labels of an item as sorted-key JSON (visible fields live in their own columns)."""
-    visible = set(catalog.schema.visible_fields)
-    attrs = catalog.items[position].attributes
-    return json.dumps({k: v for k, v in sorted(attrs.items()) if k not in visible}, sort_keys=True,
-                      ensure_ascii=False)
-
-
-def corpus_rows(catalog: Catalog, images: ImageCache) -> list[dict[str, Any]]:
-    """`<d>_items`: item_id, image, text, attributes (hidden, JSON), product_id, visible fields."""
-    rows = []
-    for position, item in enumerate(tqdm(catalog.items, desc=f"{catalog.domain} corpus", unit="item", leave=False)):
-        row = {"item_id": item.item_id, "image": images(position), "text": candidate_text(catalog.domain, item.attributes),
-               "attributes": hidden_attributes(catalog, position), "product_id": item.product_id}
-        row.update({f: item.attributes.get(f) or None for f in catalog.schema.visible_fields})
-        rows.append(row)
-    return rows
-
-
 def constraints_row(catalog: Catalog, plan: QueryPlan, images: ImageCache) -> dict[str, Any]:
     items = catalog.items
     ids = [items[p].item_id for p in plan.pool]
@@ -284,61 +216,6 @@ def plan_constraints(catalog: Catalog, n_queries: int, *, pool_size: int = names
 
 
 # ------------------------------------------------------------------------------------------------ audit
-
-
-def role_means(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """Mean count per role per query (a role absent from a query counts 0; paper Table 7)."""
-    totals = dict.fromkeys(names.ROLES, 0)
-    for row in rows:
-        for role in row["candidate_roles"]:
-            totals[role] += 1
-    n = max(len(rows), 1)
-    return {role: round(total / n, 4) for role, total in totals.items() if total}
-
-
-def attribute_classes(catalog: Catalog) -> tuple[list[int], list[dict[str, str]]]:
-    """Items grouped by identical attributes: class id per item and one attribute dict per class."""
-    lookup: dict[tuple, int] = {}
-    members: list[dict[str, str]] = []
-    classes = []
-    for item in catalog.items:
-        key = tuple(sorted(item.attributes.items()))
-        if key not in lookup:
-            lookup[key] = len(members)
-            members.append(item.attributes)
-        classes.append(lookup[key])
-    return classes, members
-
-
-def gate_violations(catalog: Catalog, rows: Sequence[Mapping[str, Any]]) -> int:
-    """Negatives that do not fail the complete positive rule, re-checked with the pure-Python evaluator, plus
-    positives that do not satisfy it and query images inside their own pool (must all be 0)."""
-    schema, index, items = catalog.schema, catalog.index, catalog.items
-    classes, members = attribute_classes(catalog)
-    bad = 0
-    for row in rows:
-        conditions = [Condition.from_row(c) for c in row["conditions"]]
-        check = RuleChecker(schema, items[index[row["query_image_id"]]].attributes, conditions)
-        memo: dict[int, int] = {}  # items with identical attributes share one evaluation
-        for item_id, role in zip(row["candidate_ids"], row["candidate_roles"], strict=True):
-            key = classes[index[item_id]]
-            if key not in memo:
-                memo[key] = check(members[key])
-            if (role == names.POSITIVE) != (memo[key] == 0) or (role != names.POSITIVE and memo[key] != VIOL):
-                bad += 1
-        bad += row["query_image_id"] in row["candidate_ids"]
-    return bad
-
-
-def mix_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Profile mix (paper A.2) and P/N condition counts of product query rows."""
-    profiles = dict.fromkeys(names.PROFILES, 0)
-    polarity = dict.fromkeys(names.POLARITIES, 0)
-    for row in rows:
-        profiles[row["profile"]] += 1
-        for c in row["conditions"]:
-            polarity[c["polarity"]] += 1
-    return {"profile_mix": profiles, "conditions": polarity}
 
 
 def constraints_audit(catalog: Catalog, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

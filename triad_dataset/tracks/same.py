@@ -17,8 +17,8 @@ from tqdm.auto import tqdm
 from triad_dataset.contract import names
 from triad_dataset.contract.serialize import constraints_query_text
 from triad_dataset.sources.catalog import Catalog
-from triad_dataset.tracks.constraints import VISUAL_QUOTA, ImageCache, base_query_row, role_means
 from triad_dataset.tracks.constraints_gate import visual_similarity
+from triad_dataset.tracks.shared import VISUAL_QUOTA, ImageCache, base_query_row, role_means
 
 
 def same_references(catalog: Catalog, n_queries: int, rng: np.random.Generator) -> list[int]:

@@ -20,10 +20,12 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from triad_dataset.contract import names
+from triad_dataset.contract.rule import SAT, VIOL, Condition, rule_status
 from triad_dataset.contract.schema import CARS, FASHION, POS
 from triad_dataset.contract.serialize import phrase, reveals_reference, state_query_text, turn_text
 from triad_dataset.sources.catalog import Catalog
-from triad_dataset.tracks.constraints import (
+from triad_dataset.tracks.constraints_gate import condition_status, preserved_status
+from triad_dataset.tracks.shared import (
     ImageCache,
     QueryPlan,
     base_query_row,
@@ -32,7 +34,6 @@ from triad_dataset.tracks.constraints import (
     role_means,
     scaled_counts,
 )
-from triad_dataset.tracks.constraints_gate import SAT, VIOL, Condition, condition_status, preserved_status, rule_status
 
 NATURAL, CONFLICT = names.SESSION_TYPES
 # Exclusive traps added per conflict query (paper A.3 retention 0.9986 / 0.9971 -> ~3 Fashion, ~6 Cars).
