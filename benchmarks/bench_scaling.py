@@ -144,11 +144,12 @@ def measure(data: str, out: str) -> dict:
     import tqdm.auto  # noqa: F401
 
     from metrics import columnar, scoring
-    from model_adapters import distributed, rank_plan
-    from model_adapters.plan import plan_triad
-    from model_adapters.registry import get_entry
+    from model_adapters.models.registry import get_entry
+    from model_adapters.planning.plan import plan_triad
+    from model_adapters.ranks import rank_plan
     from model_adapters.runner import RunConfig, encode_plan
     from model_adapters.testing import HashedEncoder
+    from model_adapters.vectors import distributed
     from triad_dataset.contract import names as n
 
     cfg = RunConfig(model=None, name="hashed", revision="test", data=data, out=out, encoder=HashedEncoder(), no_cache=True, quiet=True,

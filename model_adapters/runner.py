@@ -19,15 +19,17 @@ from typing import Any
 
 import numpy as np
 
-from model_adapters import checks, distributed, inputs, output, truncation
-from model_adapters.cache import EmbeddingCache
 from model_adapters.captioners import textspace
-from model_adapters.configs import select_configs
-from model_adapters.encoding import encode_items
-from model_adapters.plan import Plan, load_rewrites, plan_ark, plan_triad
-from model_adapters.rank_plan import ark_rankings, rankings_table, score, triad_rankings, two_stage
-from model_adapters.resolve import ResolvedModel, from_name, from_python
-from model_adapters.run_state import RunState
+from model_adapters.models.resolve import ResolvedModel, from_name, from_python
+from model_adapters.planning import inputs, truncation
+from model_adapters.planning.configs import select_configs
+from model_adapters.planning.plan import Plan, load_rewrites, plan_ark, plan_triad
+from model_adapters.ranks import output
+from model_adapters.ranks.rank_plan import ark_rankings, rankings_table, score, triad_rankings, two_stage
+from model_adapters.vectors import checks, distributed
+from model_adapters.vectors.cache import EmbeddingCache
+from model_adapters.vectors.encoding import encode_items
+from model_adapters.vectors.run_state import RunState
 from triad_dataset.contract.errors import TriadError
 
 TRIAD_RERANK_TOP = 30  # paper D.2: the reranker reorders the first-stage top 30
@@ -113,7 +115,7 @@ def validate_folder(data: str, benchmark: str) -> list[str]:
 
 # --- the model ----------------------------------------------------------------------------------------------
 def resolve_model(cfg: RunConfig) -> ResolvedModel:
-    """The model of the run and its identity (`model_adapters.resolve`)."""
+    """The model of the run and its identity (`model_adapters.models.resolve`)."""
     if cfg.encoder is not None:
         if cfg.model is not None:
             raise TriadError(f"give either a model (--model {cfg.model}) or your own encoder, not both: an encoder "
@@ -482,7 +484,7 @@ def _model_json(model: ResolvedModel, dtype: str | None) -> dict[str, Any]:
 
 
 def _print(results: dict[str, Any], benchmark: str, out: str) -> None:
-    from model_adapters.identity import describe
+    from model_adapters.models.identity import describe
 
     model = results["model"]
     print(f"\n{benchmark.upper()} · model {describe(model)} · variant {results['variant']}")

@@ -36,8 +36,8 @@ class RewriteConfig:
 def run_rewrite(cfg: RewriteConfig) -> list[dict[str, str]]:
     from tqdm.auto import tqdm
 
-    from model_adapters.distributed import _default_device
     from model_adapters.runner import select_configs
+    from model_adapters.vectors.distributed import _default_device
     from triad_dataset.folder.io import read_rows
 
     if cfg.limit is not None and cfg.limit < 1:

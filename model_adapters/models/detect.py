@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Final
 
-from model_adapters.registry import DUAL_TOWER, RERANKER, SENTENCE_TRANSFORMER, VLM
+from model_adapters.models.registry import DUAL_TOWER, RERANKER, SENTENCE_TRANSFORMER, VLM
 from triad_dataset.contract.errors import TriadError
 
 ST_MODULES: Final = "modules.json"

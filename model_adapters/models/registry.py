@@ -131,7 +131,7 @@ def plugin_entries() -> dict[str, tuple[ModelEntry, str]]:
         entries = [obj] if isinstance(obj, ModelEntry) else list(obj) if isinstance(obj, (list, tuple)) else [obj]
         for entry in entries:
             if not isinstance(entry, ModelEntry):
-                raise TriadError(f"{where}: gives {type(entry).__name__}, expected model_adapters.registry.ModelEntry")
+                raise TriadError(f"{where}: gives {type(entry).__name__}, expected model_adapters.models.registry.ModelEntry")
             if entry.name in REGISTRY or entry.name in out:
                 raise TriadError(f"{where}: model name {entry.name!r} is already taken; choose another name")
             out[entry.name] = (entry, where)

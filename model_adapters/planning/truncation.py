@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from model_adapters.inputs import join_instruction
+from model_adapters.planning.inputs import join_instruction
 from model_adapters.protocol import ModelInput
 
 TOKENIZE_CHUNK: Final = 1024

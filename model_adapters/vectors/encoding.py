@@ -1,5 +1,5 @@
 """Encode the missing items in batches: progress bar, cache writes per batch, and the bad-input rules
-(undecodable images, invalid vectors: `model_adapters.checks`, out-of-memory → halve the batch and retry)."""
+(undecodable images, invalid vectors: `model_adapters.vectors.checks`, out-of-memory → halve the batch and retry)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from model_adapters import checks, inputs
-from model_adapters.cache import EmbeddingCache
-from model_adapters.plan import Item
+from model_adapters.planning import inputs
+from model_adapters.planning.plan import Item
+from model_adapters.vectors import checks
+from model_adapters.vectors.cache import EmbeddingCache
 from triad_dataset.contract.errors import TriadError
 
 
@@ -64,7 +65,7 @@ def encode_items(encoder: Any, keys: Sequence[str], items: dict[str, Item], *, m
     dim = checks.encoder_dim(encoder, model)
     # Group by role, then by text length so batches pad little; the order depends only on the inputs.
     # A plan's item table orders items with images by where they are stored (their images stream from the parquet
-    # shards, see model_adapters.images) without reading any image to sort.
+    # shards, see model_adapters.planning.images) without reading any image to sort.
     order_key = getattr(items, "encode_order_key", None) or (lambda k: (items[k].role, len(items[k].model_input.text), k))
     ordered = sorted(keys, key=order_key)
     role_of = getattr(items, "role", None) or (lambda k: items[k].role)

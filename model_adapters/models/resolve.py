@@ -2,7 +2,7 @@
 encoder object) to one `ResolvedModel`: its `ModelIdentity` and how to load it.
 
     registry / plug-in name   the entry as it is (`--model-path DIR`: a local copy, labelled with the folder, below)
-    ./folder or /abs/folder   family detected from its files (`model_adapters.detect`), named after the folder
+    ./folder or /abs/folder   family detected from its files (`model_adapters.models.detect`), named after the folder
     ORG/NAME                  a Hub id: config files fetched (or read from the local HF cache when offline), the
                               revision resolved to the commit it points at, family detected
     module:factory / object   a Python encoder satisfying the `Encoder` protocol (or `Reranker`)
@@ -21,9 +21,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from model_adapters import detect
-from model_adapters.identity import ModelIdentity, folder_signature, snapshot_of
-from model_adapters.registry import ModelEntry, entry_names, find_entry, load_encoder, load_reranker, text_limit
+from model_adapters.models import detect
+from model_adapters.models.identity import ModelIdentity, folder_signature, snapshot_of
+from model_adapters.models.registry import ModelEntry, entry_names, find_entry, load_encoder, load_reranker, text_limit
 from triad_dataset.contract.errors import TriadError
 
 HUB_ID: Final = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")

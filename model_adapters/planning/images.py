@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from model_adapters.inputs import image_bytes
+from model_adapters.planning.inputs import image_bytes
 
 READ_ROWS: Final = 16  # rows per record batch when streaming an image column
 NO_IMAGE: Final = b""  # the hash of a row without an image

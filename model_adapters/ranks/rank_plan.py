@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from model_adapters import ranking
-from model_adapters.plan import ConfigPlan, Plan
+from model_adapters.planning.plan import ConfigPlan, Plan
+from model_adapters.ranks import ranking
 from triad_dataset.contract.errors import TriadError
 
 ARK_TOP = 100  # ARK rankings keep the top 100 ids and scores (CONTRACTS §3)

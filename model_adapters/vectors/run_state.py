@@ -71,7 +71,7 @@ class RunState:
         path = self._path(kind, key)
         if path is None:
             return
-        from model_adapters.cache import _atomic_write
+        from model_adapters.vectors.cache import _atomic_write
 
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -91,7 +91,7 @@ class RunState:
                        limit: int | None, sees_images: bool) -> dict[str, Any]:
         return {"folder": folder_stamp(data), "identity": dict(identity), "configs": list(configs),
                 "variant": variant, "limit": limit, "sees_images": sees_images,
-                "counter": _source_digest("model_adapters.truncation")}
+                "counter": _source_digest("model_adapters.planning.truncation")}
 
     @staticmethod
     def scores_key(data: str, configs: list[str], seed: int, rankings_digest: str) -> dict[str, Any]:

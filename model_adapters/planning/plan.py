@@ -8,7 +8,7 @@ The plan is columnar: the distinct inputs form one item table (`ItemTable`: key,
 reference to where the image lives — config and row — never the image bytes), and each config's pools are
 integer arrays indexing it. Memory per pool slot (TRIAD): item index int32 + corpus row int32 + the scoring gold
 (`metrics.columnar.TriadGold`: label int8, mask bool, role int16, trap bool, hop int16) = 15 bytes. Images are read
-from the parquet shards when a batch is encoded (`model_adapters.images`).
+from the parquet shards when a batch is encoded (`model_adapters.planning.images`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from model_adapters import images, inputs
 from model_adapters.captioners.textspace import apply_caption
+from model_adapters.planning import images, inputs
 from model_adapters.protocol import ModelInput
 from triad_dataset.contract.errors import TriadError
 
