@@ -38,7 +38,7 @@ from ark_dataset.card import release_card
 from ark_dataset.features import features_for
 from ark_dataset.names import COGNITIVE_DEMANDS, GALLERY_SUFFIX, REASONING_SKILLS, SUBTYPE_DOMAIN, SUBTYPES
 from ark_dataset.validate import expected_modality, validate_tables
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 QUERIES_FILE = "queries.jsonl"
 GALLERY_FILE = "gallery.jsonl"
@@ -323,7 +323,7 @@ def read_release(src_dir: str | os.PathLike, *, mapping: Mapping[str, str] | Non
 def import_release(src_dir: str | os.PathLike, out_dir: str | os.PathLike, *, mapping: Mapping[str, str] | None = None,
                    overwrite: bool = False) -> Path:
     """Read a release (layout above), check it, and write the Hub-style ARK folder atomically."""
-    from triad_dataset.folder import write_folder
+    from triad_dataset.folder.io import write_folder
 
     if Path(out_dir).exists() and not overwrite:
         raise TriadError(f"{out_dir}: output folder exists (pass --overwrite to replace it)")

@@ -18,8 +18,8 @@ from ark_dataset.generators import calendar_pages, code_drawing, electronics, ma
 from ark_dataset.generators.base import SubtypeBuild, assemble
 from ark_dataset.names import GALLERY_SUFFIX, MINI_SUBTYPES
 from ark_dataset.validate import validate_tables
-from triad_dataset.errors import TriadError
-from triad_dataset.records import BuildResult
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.contract.records import BuildResult
 
 GENERATORS: dict[str, ModuleType] = {
     module.SUBTYPE: module for module in (spatial_cogmap, mathematics, code_drawing, calendar_pages, electronics)
@@ -60,7 +60,7 @@ def build_mini(*, seed: int = 0, subtypes: tuple[str, ...] = MINI_SUBTYPES) -> B
 
 def build_ark_mini(out_dir: str | os.PathLike, *, seed: int = 0, overwrite: bool = False) -> Path:
     """Generate the mini edition and write it to `out_dir` (atomically; TriadError if it exists and not overwrite)."""
-    from triad_dataset.folder import write_folder
+    from triad_dataset.folder.io import write_folder
 
     if Path(out_dir).exists() and not overwrite:  # fail before the work, not after (write_folder checks again)
         raise TriadError(f"{out_dir}: output folder exists (pass --overwrite to replace it)")

@@ -9,7 +9,7 @@ from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
-from triad_dataset.render import png_bytes as png_bytes  # one copy for both benchmarks
+from triad_dataset.sources.render import png_bytes as png_bytes  # one copy for both benchmarks
 
 _DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 

@@ -152,7 +152,7 @@ def _read_config(directory: str | os.PathLike, config: str, columns: Sequence[st
     """Rows of one config with image cells reduced to presence flags (no image bytes copied into Python)."""
     import pyarrow.compute as pc
 
-    from triad_dataset.folder import read_table
+    from triad_dataset.folder.io import read_table
 
     table = read_table(directory, config)
     missing = [c for c in columns if c not in table.column_names]
@@ -169,7 +169,7 @@ def _read_config(directory: str | os.PathLike, config: str, columns: Sequence[st
 
 def validate_folder(directory: str | os.PathLike) -> list[str]:
     """All violations of an ARK dataset folder; [] when it is valid."""
-    from triad_dataset.folder import list_configs, read_audit
+    from triad_dataset.folder.io import list_configs, read_audit
 
     problems: list[str] = []
     benchmark = read_audit(directory).get("benchmark")

@@ -24,7 +24,7 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def bench_gallery(n_gallery: int = 5000, n_q: int = 100) -> str:
-    from model_adapters.ranking import normalize, rank_gallery
+    from model_adapters.ranks.ranking import normalize, rank_gallery
 
     rng = np.random.default_rng(0)
     rows = []

@@ -10,7 +10,7 @@ stayed below it); each is compared with a named alternative measured in the same
    and 40 duplicate files placed first in other classes so the skips are exercised) - setup, no alternative
 4. read the folder (decode each JPEG at 1/8 scale)          vs  the same reader decoding at full size
 5. build_abstraction(n_queries=1000, pool_size=1000)        vs  the targets (5 min, 4 GiB)
-6. write the Hub folder (triad_dataset.folder) and run the validator on it - no alternative
+6. write the Hub folder (triad_dataset.folder.io) and run the validator on it - no alternative
 
     python3 benchmarks/bench_build_abstraction.py [--classes 16000] [--queries 1000] [--keep DIR]
 
@@ -35,10 +35,11 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from triad_dataset import imagefolder, names
-from triad_dataset.abstraction import build_abstraction
-from triad_dataset.imagefolder import read_image_folder
-from triad_dataset.wordnet import NounGraph, _bfs, load_wordnet, parse_dict_dir
+from triad_dataset.contract import names
+from triad_dataset.sources import imagefolder
+from triad_dataset.sources.imagefolder import read_image_folder
+from triad_dataset.sources.wordnet import NounGraph, _bfs, load_wordnet, parse_dict_dir
+from triad_dataset.tracks.abstraction import build_abstraction
 
 GIB = 1024**3
 
@@ -181,9 +182,9 @@ def main(argv: list[str] | None = None) -> int:
                         peak_rss(), "target", 300.0))
 
     if not args.no_folder:
-        from triad_dataset.features import features_for
-        from triad_dataset.folder import write_folder
-        from triad_dataset.validate import validate_folder
+        from triad_dataset.contract.features import features_for
+        from triad_dataset.folder.io import write_folder
+        from triad_dataset.folder.validate import validate_folder
 
         out = Path(tempfile.mkdtemp(prefix="bench_abstraction_out_")) / "triad"
         try:

@@ -22,18 +22,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from triad_dataset import names  # noqa: E402
-from triad_dataset.constraints import (  # noqa: E402
-    ImageCache,
-    constraints_audit,
-    constraints_row,
-    corpus_rows,
-    plan_constraints,
-)
-from triad_dataset.constraints_gate import RuleChecker, statuses  # noqa: E402
-from triad_dataset.same import build_same  # noqa: E402
-from triad_dataset.state import build_state  # noqa: E402
-from triad_dataset.synthetic import synthetic_catalog  # noqa: E402
+from triad_dataset.contract import names  # noqa: E402
+from triad_dataset.contract.rule import RuleChecker  # noqa: E402
+from triad_dataset.sources.synthetic import synthetic_catalog  # noqa: E402
+from triad_dataset.tracks.constraints import constraints_audit, constraints_row, plan_constraints  # noqa: E402
+from triad_dataset.tracks.constraints_gate import statuses  # noqa: E402
+from triad_dataset.tracks.same import build_same  # noqa: E402
+from triad_dataset.tracks.shared import ImageCache, corpus_rows  # noqa: E402
+from triad_dataset.tracks.state import build_state  # noqa: E402
 
 
 def peak_rss_mib() -> float:
@@ -73,8 +69,8 @@ def main() -> int:
                                   lambda: build_same(catalog, args.same, images))
     corpus = stage("corpus rows (render every image)", lambda: corpus_rows(catalog, images))
     if args.write:
-        from triad_dataset import folder
-        from triad_dataset.features import features_for
+        from triad_dataset.contract.features import features_for
+        from triad_dataset.folder import io as folder
 
         tables = {f"constraints_{args.domain}": c_rows, f"state_{args.domain}": s_rows,
                   f"same_{args.domain}": same_rows, names.DOMAIN_CORPUS[args.domain]: corpus}
@@ -105,7 +101,7 @@ def main() -> int:
     print("\n| gate per query over the whole catalog | ms | ratio |\n|---|---:|---:|")
     print(f"| vectorised numpy (constraints_gate.statuses) | {vectorised * 1e3:.2f} | 1.0 |")
     print(f"| per-candidate Python loop (RuleChecker) | {python * 1e3:.1f} | {python / vectorised:.0f}x |")
-    from triad_dataset.audit import summarize_config
+    from triad_dataset.folder.audit import summarize_config
     chance = {c: summarize_config(c, r)["random_map"] for c, r in ((f"constraints_{args.domain}", c_rows), (f"state_{args.domain}", s_rows))}
     print(f"\nrandom-ranking mAP (exact): {chance}")
     print(f"\naudit: constraints mean positives {c_audit['mean_positives']}, gate violations "

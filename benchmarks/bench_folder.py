@@ -3,7 +3,7 @@
 A synthetic paper-size pair is written (a 13,000-product corpus with 60 KB pictures, and two 1,000-query configs with
 1,000-candidate pools) and compared with the alternatives measured in the same run:
 
-* write: `triad_dataset.folder.write_folder` (row-group streaming) vs `datasets.Dataset.from_list(rows,
+* write: `triad_dataset.folder.io.write_folder` (row-group streaming) vs `datasets.Dataset.from_list(rows,
   features).to_parquet(...)` per config (what one would write by hand);
 * read a query config: `folder.read_table` (pyarrow, no cache) vs `datasets.load_dataset(dir, config)` (first load,
   which builds the Arrow cache);
@@ -37,7 +37,7 @@ IMAGE_BYTES = 60_000
 
 def make_tables(n_items: int) -> dict[str, list[dict]]:
     """A deterministic synthetic corpus and one constraints/state pair (random-looking picture bytes)."""
-    from triad_dataset import names as n
+    from triad_dataset.contract import names as n
 
     rng = random.Random(0)
     domain = n.DOMAINS[1]
@@ -70,29 +70,29 @@ def _peak_mib() -> float:
 
 def child(task: str, directory: str, n_items: int) -> dict:
     """One measurement in this (fresh) process: seconds and peak RSS added by the measured step."""
-    from triad_dataset import names as n
+    from triad_dataset.contract import names as n
 
     config = f"constraints_{n.DOMAINS[1]}"
     tables = make_tables(n_items) if task.startswith("write") else None
     base = _peak_mib()
     start = time.perf_counter()
     if task == "write_folder":
-        from triad_dataset.features import features_for
-        from triad_dataset.folder import write_folder
+        from triad_dataset.contract.features import features_for
+        from triad_dataset.folder.io import write_folder
 
         write_folder(Path(directory) / "ours", tables, features={c: features_for(c) for c in tables}, card="",
                      audit={"benchmark": "triad", "pool_size": 1000})
     elif task == "write_datasets":
         from datasets import Dataset
 
-        from triad_dataset.features import features_for
+        from triad_dataset.contract.features import features_for
 
         for name, rows in tables.items():
             features = features_for(name)
             full = [{c: json.dumps(r[c]) if c == "attributes" else r.get(c) for c in features} for r in rows]
             Dataset.from_list(full, features=features).to_parquet(str(Path(directory) / f"{name}.parquet"))
     elif task == "read_table":
-        from triad_dataset.folder import read_table
+        from triad_dataset.folder.io import read_table
 
         read_table(Path(directory) / "ours", config).to_pylist()
     elif task == "load_dataset":
@@ -102,7 +102,7 @@ def child(task: str, directory: str, n_items: int) -> dict:
                                    cache_dir=str(Path(directory) / "cache"))
         ds.with_format("arrow")[:].to_pylist()
     elif task == "validate":
-        from triad_dataset.validate import validate_folder
+        from triad_dataset.folder.validate import validate_folder
 
         assert validate_folder(Path(directory) / "ours") == []
     return {"seconds": time.perf_counter() - start, "peak_added_mib": _peak_mib() - base, "peak_mib": _peak_mib()}

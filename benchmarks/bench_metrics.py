@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from metrics import scoring  # noqa: E402
 from metrics.core import compute, pooled_rate, rank_scores, topk_counts  # noqa: E402
-from triad_dataset import names  # noqa: E402
+from triad_dataset.contract import names  # noqa: E402
 
 K = 10
 

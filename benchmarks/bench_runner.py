@@ -37,7 +37,7 @@ def find_data(arg: str | None, tmp: str) -> tuple[str, str]:
         import contextlib
         import io
 
-        from triad_dataset.mini import build_mini
+        from triad_dataset.editions.mini import build_mini
 
         out = Path(tmp) / "triad"
         with contextlib.redirect_stdout(io.StringIO()):
@@ -50,7 +50,7 @@ def find_data(arg: str | None, tmp: str) -> tuple[str, str]:
 
 
 def bench_distinct(data: str, limit: int | None) -> str:
-    from model_adapters.plan import plan_triad
+    from model_adapters.planning.plan import plan_triad
     from model_adapters.runner import select_configs
 
     configs = select_configs(data, "triad", "all")
@@ -88,7 +88,7 @@ def bench_cached_rerun(data: str, limit: int | None, tmp: str) -> str:
 
 
 def bench_scoring(n_q: int = 1000, pool: int = 1000, dim: int = 384) -> str:
-    from model_adapters.ranking import normalize, rank_pools
+    from model_adapters.ranks.ranking import normalize, rank_pools
 
     rng = np.random.default_rng(0)
     rows = []
@@ -113,8 +113,8 @@ def bench_scoring(n_q: int = 1000, pool: int = 1000, dim: int = 384) -> str:
 
 
 def bench_minilm(n: int = 1024) -> str:
+    from model_adapters.models.registry import get_entry, load_encoder
     from model_adapters.protocol import ModelInput
-    from model_adapters.registry import get_entry, load_encoder
 
     enc = load_encoder(get_entry("minilm"))
     brands = ("Audi", "BMW", "Fiat", "Kia", "Nike", "Zara")

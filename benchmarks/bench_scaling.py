@@ -44,7 +44,7 @@ def build_folder(out: Path, n_queries: int, image_kb: float, seed: int = 0) -> i
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from triad_dataset import names as n
+    from triad_dataset.contract import names as n
 
     rng = np.random.default_rng(seed)
     scale = n_queries / MINI_QUERIES
@@ -147,11 +147,12 @@ def measure(data: str, out: str) -> dict:
     import tqdm.auto  # noqa: F401
 
     from metrics import columnar, scoring
-    from model_adapters import distributed, rank_plan
-    from model_adapters.plan import plan_triad
+    from model_adapters.planning.plan import plan_triad
+    from model_adapters.ranks import rank_plan
     from model_adapters.runner import RunConfig, encode_plan, resolve_model
     from model_adapters.testing import HashedEncoder
-    from triad_dataset import names as n
+    from model_adapters.vectors import distributed
+    from triad_dataset.contract import names as n
 
     cfg = RunConfig(model=None, name="hashed", revision="test", data=data, out=out, encoder=HashedEncoder(), no_cache=True, quiet=True,
                     validate=False)
@@ -198,7 +199,7 @@ def measure(data: str, out: str) -> dict:
     gc.collect()
 
     # Space-style rescoring of the six main subsets: gold once (not timed), then per submission
-    from triad_dataset.folder import read_table, shard_paths
+    from triad_dataset.folder.io import read_table, shard_paths
 
     t0 = time.perf_counter()
     def gold_columns(config: str) -> list[str]:
@@ -232,8 +233,8 @@ def legacy_space(data: str, out: str) -> dict:
     import pyarrow.parquet as pq
 
     from metrics import scoring
-    from triad_dataset import names as n
-    from triad_dataset.folder import read_rows, shard_paths
+    from triad_dataset.contract import names as n
+    from triad_dataset.folder.io import read_rows, shard_paths
 
     names = {c: [x for x in pq.read_schema(shard_paths(data, c)[0]).names if x not in ("query_image", "image")]
              for c in n.MAIN_CONFIGS}

@@ -40,7 +40,7 @@ from spaces_app import testing as T  # noqa: E402
 from spaces_app.db import Database  # noqa: E402
 from spaces_app.gold import GoldStore  # noqa: E402
 from spaces_app.submit import RateLimit, submit_files  # noqa: E402
-from triad_dataset import names as n  # noqa: E402
+from triad_dataset.contract import names as n  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -115,7 +115,7 @@ def run_child(*args: str) -> dict:
 # --- setup ------------------------------------------------------------------------------------------------------
 def make_case(root: Path, n_queries: int, pool: int) -> tuple[Path, list[Path]]:
     from spaces_app import testing as T
-    from triad_dataset import names as n
+    from triad_dataset.contract import names as n
 
     tables = T.triad_tables(n_queries, pool, seed=1, configs=n.MAIN_CONFIGS, corpus_size=3 * pool)
     gold = T.write_triad_gold(root / f"gold-{n_queries}", tables, pool)
@@ -133,7 +133,7 @@ def main() -> int:
         result = child_submit(rest[0], rest[1:]) if kind == "submit" else child_naive(rest[0])
         print(json.dumps(result))
         return 0
-    from triad_dataset import names as n
+    from triad_dataset.contract import names as n
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

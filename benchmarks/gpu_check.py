@@ -21,8 +21,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from model_adapters.models.registry import get_entry, load_encoder, load_reranker  # noqa: E402
 from model_adapters.protocol import ModelInput  # noqa: E402
-from model_adapters.registry import get_entry, load_encoder, load_reranker  # noqa: E402
 from tests import reference_inputs as R  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"

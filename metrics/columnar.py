@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from triad_dataset import names
+from triad_dataset.contract import names
 
 POOL_COLUMNS: tuple[str, ...] = ("candidate_ids", "candidate_roles", "candidate_trap", "positive_ids", "positive_hops")
 IMAGE_COLUMNS: tuple[str, ...] = ("query_image", "image")

@@ -10,7 +10,7 @@
      "resolution": {config: {n: 95% bootstrap half-width of mAP at n queries}}}   # D.3, Fig. 12a; n in
                                                       # 100, 200, 300, 500, 700, 1000 and the query count
 
-C.3 strata are the reference's category (gold key ``reference_category``, added by `triad_dataset.strata`; absent
+C.3 strata are the reference's category (gold key ``reference_category``, added by `triad_dataset.folder.strata`; absent
 -> ``"?"``) crossed with the sorted attribute names of the query's conditions.
 """
 
@@ -25,7 +25,7 @@ import numpy as np
 from metrics.columnar import TriadGold, _padded
 from metrics.core import paper_diagnostics as pdg
 from metrics.core import stats
-from triad_dataset import names
+from triad_dataset.contract import names
 
 TOP_K = 10  # paper Fig. 9: trap in the top 10
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from metrics.core.robustness import captioner_gain, group_gains, rank_correlations
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 AXES = ("knowledge", "reasoning")
 METRIC = "recall@1"

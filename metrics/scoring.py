@@ -30,7 +30,7 @@ from metrics.core.diagnostics import group_indices, has_hop, hop_ap
 from metrics.core.ranking import Ranked, rank_from_order
 from metrics.core.registry import compute, compute_ark
 from metrics.paper_scoring import paper_diagnostics
-from triad_dataset import names
+from triad_dataset.contract import names
 
 TOP_K = 10  # paper B.1: top-10 entry rates
 TRIAD_METRICS: tuple[str, ...] = ("map", "top1_hit", "mrr", "recall@1", "recall@5", "recall@10", "ndcg@10")

@@ -1,14 +1,18 @@
 """Model adapters and the evaluation runner (`triad run`).
 
+At the top: what a user imports (`evaluate`, the `protocol`, the `runner`) and the CLI `commands`; below them one
+subpackage per stage of a run: `models/` (which model) -> `planning/` (what to encode) -> `vectors/` (encode, cache)
+-> `ranks/` (rank, score, write); `families/` implement the protocol, `captioners/` the caption / rewrite passes.
+
 - `model_adapters.evaluate(encoder, data=..., configs=..., name=..., revision=...)`: evaluate your own model.
 - `model_adapters.protocol`: the `Encoder` / `Reranker` protocols and `ModelInput`.
-- `model_adapters.registry`: one declarative `ModelEntry` per model; `get_entry`, `load_encoder`, `load_reranker`;
+- `model_adapters.models.registry`: one declarative `ModelEntry` per model; `get_entry`, `load_encoder`, `load_reranker`;
   installed packages add entries through the `triad.models` entry-point group.
-- `model_adapters.identity`: `ModelIdentity`, what every output and the cache name a model by.
-- `model_adapters.resolve`: registry name / Hub id / folder / Python encoder -> identity + loader.
-- `model_adapters.inputs`: docs/protocol.md §3 model inputs from rows, the query-side input variants, input keys.
-- `model_adapters.cache`: the on-disk embedding cache.
-- `model_adapters.ranking`: batched pool / gallery ranking and the rerank splice.
+- `model_adapters.models.identity`: `ModelIdentity`, what every output and the cache name a model by.
+- `model_adapters.models.resolve`: registry name / Hub id / folder / Python encoder -> identity + loader.
+- `model_adapters.planning.inputs`: docs/protocol.md §3 model inputs from rows, the query-side input variants, input keys.
+- `model_adapters.vectors.cache`: the on-disk embedding cache.
+- `model_adapters.ranks.ranking`: batched pool / gallery ranking and the rerank splice.
 - `model_adapters.runner`: `run(RunConfig) -> dict`. See docs/runner.md.
 """
 

@@ -7,8 +7,8 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
-    from model_adapters.inputs import VARIANTS
-    from model_adapters.registry import REGISTRY
+    from model_adapters.models.registry import REGISTRY
+    from model_adapters.planning.inputs import VARIANTS
 
     embedders = ", ".join(n for n, e in REGISTRY.items() if e.kind == "embedder")
     rerankers = ", ".join(n for n, e in REGISTRY.items() if e.kind == "reranker")
@@ -65,8 +65,8 @@ def register(subparsers: Any) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from model_adapters.checks import SAMPLE_SIZE
     from model_adapters.runner import RunConfig, run
+    from model_adapters.vectors.checks import SAMPLE_SIZE
 
     cfg = RunConfig(model=args.model, encoder=args.encoder, reranker=args.reranker, name=args.name,
                     revision=args.revision, family=args.family, sees_images=args.sees_images,

@@ -1,7 +1,7 @@
 """The one encoder interface every model family implements (mteb style: a `typing.Protocol`, no base class).
 
 An encoder turns batches of model-visible inputs into vectors. The runner never looks inside a model: it builds
-`ModelInput` values (docs/protocol.md §3 serialization, see `model_adapters.inputs`), hands them to `encode_queries` or
+`ModelInput` values (docs/protocol.md §3 serialization, see `model_adapters.planning.inputs`), hands them to `encode_queries` or
 `encode_candidates`, and checks what comes back (finite, right dimension).
 """
 

@@ -19,16 +19,18 @@ from typing import Any
 
 import numpy as np
 
-from model_adapters import checks, distributed, inputs, output, truncation
-from model_adapters.cache import EmbeddingCache
 from model_adapters.captioners import textspace
-from model_adapters.configs import select_configs
-from model_adapters.encoding import encode_items
-from model_adapters.plan import Plan, load_rewrites, plan_ark, plan_triad
-from model_adapters.rank_plan import ark_rankings, rankings_table, score, triad_rankings, two_stage
-from model_adapters.resolve import ResolvedModel, from_name, from_python
-from model_adapters.run_state import RunState
-from triad_dataset.errors import TriadError
+from model_adapters.models.resolve import ResolvedModel, from_name, from_python
+from model_adapters.planning import inputs, truncation
+from model_adapters.planning.configs import select_configs
+from model_adapters.planning.plan import Plan, load_rewrites, plan_ark, plan_triad
+from model_adapters.ranks import output
+from model_adapters.ranks.rank_plan import ark_rankings, rankings_table, score, triad_rankings, two_stage
+from model_adapters.vectors import checks, distributed
+from model_adapters.vectors.cache import EmbeddingCache
+from model_adapters.vectors.encoding import encode_items
+from model_adapters.vectors.run_state import RunState
+from triad_dataset.contract.errors import TriadError
 
 TRIAD_RERANK_TOP = 30  # paper D.2: the reranker reorders the first-stage top 30
 RANDOM_WARNING = "randomly initialised test model: these numbers are noise, not results"
@@ -77,7 +79,7 @@ def default_cache_dir() -> str:
 
 # --- folder, configs ----------------------------------------------------------------------------------------
 def detect_benchmark(data: str) -> str:
-    from triad_dataset.folder import list_configs
+    from triad_dataset.folder.io import list_configs
 
     path = Path(data)
     if not path.is_dir():
@@ -101,7 +103,7 @@ def validate_folder(data: str, benchmark: str) -> list[str]:
     """Problems reported by the dataset's own validator (`triad validate`); [] when it finds none."""
     import importlib
 
-    module_name = "ark_dataset.validate" if benchmark == "ark" else "triad_dataset.validate"
+    module_name = "ark_dataset.validate" if benchmark == "ark" else "triad_dataset.folder.validate"
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -113,7 +115,7 @@ def validate_folder(data: str, benchmark: str) -> list[str]:
 
 # --- the model ----------------------------------------------------------------------------------------------
 def resolve_model(cfg: RunConfig) -> ResolvedModel:
-    """The model of the run and its identity (`model_adapters.resolve`)."""
+    """The model of the run and its identity (`model_adapters.models.resolve`)."""
     if cfg.encoder is not None:
         if cfg.model is not None:
             raise TriadError(f"give either a model (--model {cfg.model}) or your own encoder, not both: an encoder "
@@ -430,7 +432,7 @@ def _ark_rerank_top() -> int:
 def _results(cfg: RunConfig, plan: Plan, model: ResolvedModel, rerank_model: ResolvedModel | None,
              scored: dict[str, Any], enc_info: dict[str, Any], timings: dict[str, float],
              ctx: distributed.Context) -> dict[str, Any]:
-    from triad_dataset.folder import fingerprint
+    from triad_dataset.folder.io import fingerprint
 
     config_names = [cp.config for cp in plan.configs]
     configs = {c: scored[c] for c in config_names}
@@ -482,7 +484,7 @@ def _model_json(model: ResolvedModel, dtype: str | None) -> dict[str, Any]:
 
 
 def _print(results: dict[str, Any], benchmark: str, out: str) -> None:
-    from model_adapters.identity import describe
+    from model_adapters.models.identity import describe
 
     model = results["model"]
     print(f"\n{benchmark.upper()} · model {describe(model)} · variant {results['variant']}")

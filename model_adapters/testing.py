@@ -1,5 +1,5 @@
 """Tiny hand-made TRIAD and ARK folders (a few queries, pools of 20) for tests and benchmarks of the runner,
-written with `triad_dataset.folder.write_folder`. They are shaped like the real configs but are not benchmarks.
+written with `triad_dataset.folder.io.write_folder`. They are shaped like the real configs but are not benchmarks.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from ark_dataset import names as ark_names
-from triad_dataset import names as n
-from triad_dataset import serialize
+from triad_dataset.contract import names as n
+from triad_dataset.contract import serialize
 
 _CARS = "cars"
 CONSTRAINTS_CARS = n.CONSTRAINTS_CONFIGS[n.DOMAINS.index(_CARS)]
@@ -88,8 +88,8 @@ def tiny_triad_tables(*, n_queries: int = 4, pool_size: int = 20, n_items: int =
 
 def write_tiny_triad(out_dir: str | os.PathLike[str], *, tables: dict[str, list[dict]] | None = None,
                      pool_size: int = 20, **kwargs: Any) -> Path:
-    from triad_dataset.features import features_for
-    from triad_dataset.folder import write_folder
+    from triad_dataset.contract.features import features_for
+    from triad_dataset.folder.io import write_folder
 
     tables = tables or tiny_triad_tables(pool_size=pool_size, **kwargs)
     return write_folder(out_dir, tables, features={c: features_for(c) for c in tables},
@@ -126,7 +126,7 @@ def tiny_ark_tables(*, subtypes: tuple[str, ...] = TINY_ARK_SUBTYPES, n_queries:
 def write_tiny_ark(out_dir: str | os.PathLike[str], *, tables: dict[str, list[dict]] | None = None,
                    **kwargs: Any) -> Path:
     from ark_dataset.features import features_for
-    from triad_dataset.folder import write_folder
+    from triad_dataset.folder.io import write_folder
 
     tables = tables or tiny_ark_tables(**kwargs)
     return write_folder(out_dir, tables, features={c: features_for(c) for c in tables},

@@ -140,7 +140,7 @@ def _free_port() -> int:
 def check_space(work: Path, python: Path) -> str:
     space = work / "space"
     _run([str(python.parent / "triad"), "space", "bundle", "--out", str(space)], cwd=work)
-    for required in ("README.md", "requirements.txt", "app.py", "spaces_app/app.py", "triad_dataset/names.py"):
+    for required in ("README.md", "requirements.txt", "app.py", "spaces_app/app.py", "triad_dataset/contract/names.py"):
         if not (space / required).is_file():
             raise CheckFailed(f"{space}: {required} missing")
     if "app_file: app.py" not in (space / "README.md").read_text(encoding="utf-8"):

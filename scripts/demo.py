@@ -17,7 +17,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-from triad_dataset.errors import TriadError  # noqa: E402
+from triad_dataset.contract.errors import TriadError  # noqa: E402
 
 
 def _step(title: str) -> None:
@@ -26,7 +26,7 @@ def _step(title: str) -> None:
 
 def _build_datasets(out: Path) -> tuple[Path, Path]:
     from ark_dataset.mini import build_ark_mini
-    from triad_dataset.mini import build_mini
+    from triad_dataset.editions.mini import build_mini
 
     triad_dir, ark_dir = out / "triad", out / "ark"
     _step(f"TRIAD mini edition -> {triad_dir}")

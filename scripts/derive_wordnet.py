@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from triad_dataset.wordnet import COMPACT_PATH, parse_dict_dir, read_compact, write_compact
+from triad_dataset.sources.wordnet import COMPACT_PATH, parse_dict_dir, read_compact, write_compact
 
 
 def main(argv: list[str] | None = None) -> int:

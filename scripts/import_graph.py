@@ -26,9 +26,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES: tuple[str, ...] = ("triad_dataset", "ark_dataset", "metrics", "model_adapters", "spaces_app")
-# Today's order, lowest first; the CLI registration modules sit above every part they register.
+# The project's order, lowest first: triad_dataset's pipeline stages (its subpackages: contract -> sources and
+# folder -> tracks -> editions), then the other parts; the CLI registration modules sit above every part they
+# register. The prefixes of one tuple form one layer (`triad_dataset` itself: its __init__ and data/).
 DEFAULT_LAYERS: tuple[tuple[str, ...], ...] = (
-    ("triad_dataset",),
+    ("triad_dataset", "triad_dataset.contract"),
+    ("triad_dataset.sources", "triad_dataset.folder"),
+    ("triad_dataset.tracks",),
+    ("triad_dataset.editions",),
     ("ark_dataset",),
     ("metrics",),
     ("model_adapters",),

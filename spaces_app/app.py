@@ -30,8 +30,8 @@ from spaces_app.identity import UPLOAD_SUFFIXES, Guards  # noqa: E402
 from spaces_app.settings import Settings  # noqa: E402
 from spaces_app.submit import FAMILIES, submit_files  # noqa: E402
 from spaces_app.validation import Limits  # noqa: E402
-from triad_dataset import names as triad_names  # noqa: E402
-from triad_dataset.errors import TriadError  # noqa: E402
+from triad_dataset.contract import names as triad_names  # noqa: E402
+from triad_dataset.contract.errors import TriadError  # noqa: E402
 
 MAIN = triad_names.MAIN_CONFIGS
 REFERENCE = triad_names.REFERENCE_CONFIGS

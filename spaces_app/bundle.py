@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 PACKAGES: tuple[str, ...] = ("spaces_app", "triad_dataset", "ark_dataset", "metrics")

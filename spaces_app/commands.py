@@ -41,7 +41,7 @@ def _handle(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     if args.submit:
         from spaces_app.submit import submit_run_dir
-        from triad_dataset.errors import TriadError
+        from triad_dataset.contract.errors import TriadError
 
         if not args.model_name:
             raise TriadError("--submit needs --model-name")

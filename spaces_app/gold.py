@@ -15,10 +15,10 @@ import pyarrow.parquet as pq
 from ark_dataset import names as ark_names
 from spaces_app.pools import PoolIndex
 from spaces_app.validation import Bound
-from triad_dataset import folder
-from triad_dataset import names as triad_names
-from triad_dataset.errors import TriadError
-from triad_dataset.strata import with_reference_categories
+from triad_dataset.contract import names as triad_names
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.folder import io as folder
+from triad_dataset.folder.strata import with_reference_categories
 
 BENCHMARKS = ("triad", "ark")
 RESAMPLE_CACHE_BYTES = 256 * 2**20  # resample draws kept for the server's golds (a 1,000-query group: 6 MB)
@@ -111,7 +111,7 @@ def load_gold(path: str | Path) -> Gold:
     if bench == "triad":
         configs = [c for c in triad_names.TASK_CONFIGS if c in present]
         rows = {c: _share_strings(folder.read_rows(path, c, columns=_text_columns(path, c))) for c in configs}
-        rows = with_reference_categories(path, rows)  # paper C.3 strata (triad_dataset/strata.py)
+        rows = with_reference_categories(path, rows)  # paper C.3 strata (triad_dataset/folder/strata.py)
         indexes = {c: PoolIndex.build(c, rows[c]) for c in configs}
         gold = Gold(bench, path, folder.fingerprint(path), rows, indexes=indexes)
         for c in configs:  # the scoring arrays, built once with the gold rather than inside a first submission

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 USER_PREFIX, ADDRESS_PREFIX = "hf:", "ip:"
 UPLOAD_SUFFIXES = (".parquet", ".json", ".zip")  # what a `triad run` folder holds (CONTRACTS §3)

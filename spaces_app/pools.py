@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spaces_app.validation import ParsedRanking, check_query_ids, explain_ranking
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ from spaces_app import captioner, identity, pools
 from spaces_app import gold as gold_mod
 from spaces_app import validation as v
 from spaces_app.db import Database, DuplicateSubmission, NewSubmission, ScoreRow
-from triad_dataset import names as triad_names
-from triad_dataset.errors import TriadError
+from triad_dataset.contract import names as triad_names
+from triad_dataset.contract.errors import TriadError
 
 TRIAD_METRIC = "map"  # paper Table 2: mAP per subset
 ARK_METRIC = "recall@1"  # ARK paper: Recall@1 is the primary metric

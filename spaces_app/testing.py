@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ark_dataset import names as ark_names
-from triad_dataset import names as n
+from triad_dataset.contract import names as n
 
 ARK_TOP = 100  # CONTRACTS §3: ARK runs keep the top 100 of the whole-gallery ranking
 
@@ -98,8 +98,8 @@ def corpus_tables(tables: Mapping[str, list[dict]]) -> dict[str, list[dict]]:
 def write_triad_gold(out_dir: str | Path, tables: Mapping[str, list[dict]], pool_size: int, *,
                      with_corpora: bool = False) -> Path:
     """A TRIAD dataset folder (CONTRACTS §1): the task configs, plus text-only corpora when a runner must read it."""
-    from triad_dataset.features import features_for
-    from triad_dataset.folder import write_folder
+    from triad_dataset.contract.features import features_for
+    from triad_dataset.folder.io import write_folder
 
     all_tables = {**tables, **(corpus_tables(tables) if with_corpora else {})}
     write_folder(out_dir, all_tables, features={c: features_for(c) for c in all_tables},
@@ -132,7 +132,7 @@ def ark_tables(n_queries: int = 5, gallery_size: int = 30, *, seed: int = 0,
 
 def write_ark_gold(out_dir: str | Path, tables: Mapping[str, list[dict]]) -> Path:
     from ark_dataset.features import features_for
-    from triad_dataset.folder import write_folder
+    from triad_dataset.folder.io import write_folder
 
     write_folder(out_dir, dict(tables), features={c: features_for(c) for c in tables}, card="# Synthetic ARK gold",
                  audit={"benchmark": "ark"}, overwrite=True)

@@ -32,8 +32,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ark_dataset import names as ark_names
-from triad_dataset import names as triad_names
-from triad_dataset.errors import TriadError
+from triad_dataset.contract import names as triad_names
+from triad_dataset.contract.errors import TriadError
 
 RESULTS_FILE = "results.json"
 RANKINGS_DIR = "rankings"

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ark_dataset import names as ark_names
 from spaces_app import captioner
-from triad_dataset import names as triad_names
+from triad_dataset.contract import names as triad_names
 
 DECIMALS = 3  # paper Table 2 reports mAP to three decimals
 ID_COL, MODEL_COL, FAMILY_COL, PARAMS_COL, DATE_COL = "id", "Model", "Family", "Params", "Submitted"

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from triad_dataset import names
+from triad_dataset.contract import names
 
 C2I = names.C2I_INSTRUCTION
 I2C = names.I2C_INSTRUCTION

@@ -12,8 +12,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from triad_dataset import names
-from triad_dataset.abstraction import (
+from triad_dataset.contract import names
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.contract.features import features_for
+from triad_dataset.sources.imagefolder import ImageCollection, InstanceImage, read_image_folder
+from triad_dataset.sources.placeholders import render_placeholder
+from triad_dataset.sources.wordnet import NounGraph, load_wordnet
+from triad_dataset.tracks.abstraction import (
     MINI_QUERIES,
     build_abstraction,
     build_mini_abstraction,
@@ -22,11 +27,6 @@ from triad_dataset.abstraction import (
     load_blacklist,
     select_taxonomy,
 )
-from triad_dataset.errors import TriadError
-from triad_dataset.features import features_for
-from triad_dataset.imagefolder import ImageCollection, InstanceImage, read_image_folder
-from triad_dataset.placeholders import render_placeholder
-from triad_dataset.wordnet import NounGraph, load_wordnet
 
 I2C, C2I = names.ABSTRACTION_CONFIGS
 SELF_I2C, SELF_C2I = names.SELF_CONFIGS

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model_adapters import inputs
 from model_adapters.families import dual_tower, tiny, vlm
 from model_adapters.families.reranker import JUDGE_SYSTEM, judge_conversation
+from model_adapters.models.registry import ENTRIES, FAMILIES, REGISTRY, get_entry, load_encoder, load_reranker
+from model_adapters.planning import inputs
 from model_adapters.protocol import Encoder, ModelInput, Reranker
-from model_adapters.registry import ENTRIES, FAMILIES, REGISTRY, get_entry, load_encoder, load_reranker
 from model_adapters.testing import png, tiny_triad_tables
-from triad_dataset import names
-from triad_dataset.errors import TriadError
+from triad_dataset.contract import names
+from triad_dataset.contract.errors import TriadError
 
 IMG_A = png((200, 10, 10))
 IMG_B = png((10, 10, 200))
@@ -185,7 +185,7 @@ def test_tiny_reranker_scores_pairs():
 def test_minilm_text_only_and_instruction_prefix():
     from sentence_transformers import SentenceTransformer
 
-    from model_adapters.registry import resolve_path
+    from model_adapters.models.registry import resolve_path
 
     enc = load_encoder(get_entry("minilm"))
     assert enc.dim == 384

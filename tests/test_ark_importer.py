@@ -10,8 +10,8 @@ from PIL import Image
 
 from ark_dataset.importer import import_release, normalize_label, parse_mapping
 from ark_dataset.validate import validate_folder
-from triad_dataset.errors import TriadError
-from triad_dataset.folder import read_audit, read_rows
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.folder.io import read_audit, read_rows
 
 
 def png_bytes(colour: str, size=(6, 4)) -> bytes:

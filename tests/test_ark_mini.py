@@ -13,8 +13,8 @@ from ark_dataset.mini import MINI_SUBTYPES, build_ark_mini
 from ark_dataset.names import GALLERY_SUFFIX, SUBTYPES
 from ark_dataset.validate import validate_folder
 from tests.test_ark_support import cached_build_subtype, mini_build
-from triad_dataset.errors import TriadError
-from triad_dataset.folder import list_configs, read_audit, read_rows
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.folder.io import list_configs, read_audit, read_rows
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from PIL import Image
 
 from ark_dataset.features import features_for
 from ark_dataset.validate import validate_folder, validate_tables
-from triad_dataset.folder import write_folder
+from triad_dataset.folder.io import write_folder
 
 
 def png(colour: str) -> dict:

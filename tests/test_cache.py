@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model_adapters import inputs
-from model_adapters.cache import EmbeddingCache, model_key
-from model_adapters.encoding import encode_items
-from model_adapters.plan import Item
+from model_adapters.planning import inputs
+from model_adapters.planning.plan import Item
 from model_adapters.protocol import ModelInput
-from triad_dataset.errors import TriadError
+from model_adapters.vectors.cache import EmbeddingCache, model_key
+from model_adapters.vectors.encoding import encode_items
+from triad_dataset.contract.errors import TriadError
 
 IDENT = {"name": "fake", "model_id": "fake/fake", "revision": "r1", "dtype": "float32", "adapter_version": "1"}
 
@@ -116,7 +116,7 @@ def test_wrong_dimension_is_not_mixed_in(tmp_path):
 
 
 def test_compaction_keeps_every_vector(tmp_path, monkeypatch):
-    import model_adapters.cache as cache_mod
+    import model_adapters.vectors.cache as cache_mod
 
     monkeypatch.setattr(cache_mod, "COMPACT_ABOVE", 2)
     items = _items([f"t{i}" for i in range(8)])
@@ -136,8 +136,8 @@ def test_registry_options_are_part_of_the_cache_identity():
     """Changing what a model sees through its entry options (e.g. max_length) must not reuse cached vectors."""
     from dataclasses import replace
 
-    from model_adapters.registry import get_entry
-    from model_adapters.resolve import from_name
+    from model_adapters.models.registry import get_entry
+    from model_adapters.models.resolve import from_name
 
     ident = from_name("clip-vit-b32").identity
     shorter = replace(ident, options={**ident.options, "max_length": 32})

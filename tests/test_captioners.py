@@ -13,12 +13,12 @@ import pytest
 
 from model_adapters.captioners import registry, textspace
 from model_adapters.captioners.caption import TABLE, CaptionConfig, run_caption
-from model_adapters.plan import load_rewrites
+from model_adapters.planning.plan import load_rewrites
 from model_adapters.runner import RunConfig, run
 from model_adapters.testing import tiny_ark_tables, write_tiny_ark
 from triad_dataset.cli import main
-from triad_dataset.errors import TriadError
-from triad_dataset.folder import read_rows
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.folder.io import read_rows
 
 WORDS = {"calendar-g000": "APRIL", "calendar-g002": "ZEBRA", "calendar-q1": "1987"}
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from triad_dataset.catalog import parse_car_class, read_attribute_table, read_fashion_styles, read_stanford_cars
-from triad_dataset.errors import TriadError
-from triad_dataset.render import render_item
-from triad_dataset.schema import schema_for
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.contract.schema import schema_for
+from triad_dataset.sources.catalog import parse_car_class, read_attribute_table, read_fashion_styles, read_stanford_cars
+from triad_dataset.sources.render import render_item
 
 HEADER = "item_id,product_id,image," + ",".join(schema_for("fashion").names)
 

@@ -16,11 +16,12 @@ import pytest
 from PIL import Image
 
 from tests.toy_triad import TOY_POOL, toy_tables, write_toy
-from triad_dataset import cli, mini
-from triad_dataset import names as n
-from triad_dataset.folder import list_configs, read_audit
-from triad_dataset.records import BuildResult
-from triad_dataset.validate import validate_folder
+from triad_dataset import cli
+from triad_dataset.contract import names as n
+from triad_dataset.contract.records import BuildResult
+from triad_dataset.editions import mini
+from triad_dataset.folder.io import list_configs, read_audit
+from triad_dataset.folder.validate import validate_folder
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -134,7 +135,7 @@ def test_audit_command_recomputes_a_missing_summary(tmp_path: Path, capsys) -> N
 
 
 def test_build_scaled_dispatch_and_size_parsing(tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
-    import triad_dataset.pool_scaling as scaling
+    import triad_dataset.editions.pool_scaling as scaling
 
     calls = []
 
@@ -165,7 +166,7 @@ def test_build_scaled_dispatch_and_size_parsing(tmp_path: Path, capsys, monkeypa
 def test_build_ark_kinds_dispatch(tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
     import ark_dataset.importer as importer
     import ark_dataset.mini as ark_mini
-    import triad_dataset.validate as validate
+    import triad_dataset.folder.validate as validate
 
     calls = []
     monkeypatch.setattr(ark_mini, "build_ark_mini", lambda out, *, seed, overwrite: calls.append(
@@ -198,8 +199,8 @@ def _write_image_folder(root: Path, wnids: list[str]) -> None:
 
 
 def _write_cars_table(path: Path, n_items: int) -> None:
-    from triad_dataset.schema import schema_for
-    from triad_dataset.synthetic import synthetic_catalog
+    from triad_dataset.contract.schema import schema_for
+    from triad_dataset.sources.synthetic import synthetic_catalog
 
     catalog = synthetic_catalog("cars", n_items=n_items, seed=1)
     fields = ["item_id", "product_id", "image", *schema_for("cars").names]
@@ -215,7 +216,7 @@ def _write_cars_table(path: Path, n_items: int) -> None:
 
 def _write_fashion_styles(root: Path, n_items: int) -> None:
     """Kaggle Fashion Product Images layout (styles.csv + images/<id>.jpg) plus a visual-annotation CSV."""
-    from triad_dataset.synthetic import synthetic_catalog
+    from triad_dataset.sources.synthetic import synthetic_catalog
 
     catalog = synthetic_catalog("fashion", n_items=n_items, seed=2)
     (root / "images").mkdir(parents=True)
@@ -236,8 +237,8 @@ def _write_fashion_styles(root: Path, n_items: int) -> None:
 
 @pytest.mark.slow
 def test_build_full_from_public_source_layouts(tmp_path: Path, capsys) -> None:
-    from triad_dataset.placeholders import subtree_classes
-    from triad_dataset.wordnet import load_wordnet
+    from triad_dataset.sources.placeholders import subtree_classes
+    from triad_dataset.sources.wordnet import load_wordnet
 
     graph = load_wordnet()
     wnids = sorted(graph.wnids[i] for i in subtree_classes(graph, ["n02512053"]))  # fish.n.01
@@ -276,7 +277,7 @@ def test_mini_edition_is_valid_and_complete(mini_triad_dir: Path, capsys) -> Non
         figures = audit["summary"][config]
         assert figures["queries"] >= 100, config  # issue 2 item 4
         assert figures["pool_size"] == {"min": n.POOL_SIZE, "max": n.POOL_SIZE}, config
-    from triad_dataset.folder import read_table
+    from triad_dataset.folder.io import read_table
 
     sizes = {c: read_table(mini_triad_dir, c, columns=["item_id"]).num_rows for c in n.CORPUS_CONFIGS}
     # issue 2 item 4: >= 1,500 fashion items, >= 1,000 cars, enough concepts and images for 1,000-candidate pools
@@ -292,7 +293,7 @@ def test_mini_edition_is_valid_and_complete(mini_triad_dir: Path, capsys) -> Non
 def test_card_documents_configs_sources_and_citation() -> None:
     import yaml
 
-    from triad_dataset.card import PAPER_TITLE, render_card
+    from triad_dataset.folder.card import PAPER_TITLE, render_card
 
     audit = {"pool_size": 1000, "summary": {n.STATE_CONFIGS[1]: {"queries": 1000}}}
     full = render_card("full", audit, list(n.ALL_CONFIGS), {n.DOMAIN_CORPUS["cars"]: 8007})

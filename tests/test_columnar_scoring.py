@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 from metrics import columnar, scoring
-from triad_dataset import names as n
+from triad_dataset.contract import names as n
 
 
 def _rows(config: str, n_queries: int, pool: int, seed: int) -> list[dict]:

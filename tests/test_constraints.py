@@ -8,21 +8,18 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from triad_dataset import names as n
-from triad_dataset.catalog import Catalog, Item
-from triad_dataset.constraints import (
-    Planner,
-    assemble_pool,
-    constraints_audit,
-    scaled_counts,
-)
-from triad_dataset.constraints_gate import AMB, SAT, VIOL, Condition, condition_status, rule_status, statuses
-from triad_dataset.domain import build_domain
-from triad_dataset.features import features_for
-from triad_dataset.render import render_item
-from triad_dataset.schema import schema_for
-from triad_dataset.serialize import mentions, phrase
-from triad_dataset.synthetic import synthetic_catalog
+from triad_dataset.contract import names as n
+from triad_dataset.contract.features import features_for
+from triad_dataset.contract.rule import AMB, SAT, VIOL, Condition, rule_status
+from triad_dataset.contract.schema import schema_for
+from triad_dataset.contract.serialize import mentions, phrase
+from triad_dataset.editions.domain import build_domain
+from triad_dataset.sources.catalog import Catalog, Item
+from triad_dataset.sources.render import render_item
+from triad_dataset.sources.synthetic import synthetic_catalog
+from triad_dataset.tracks.constraints import Planner, assemble_pool, constraints_audit
+from triad_dataset.tracks.constraints_gate import condition_status, statuses
+from triad_dataset.tracks.shared import scaled_counts
 
 DRESS = {"category": "Dresses", "gender": "Women", "colour": "Red", "pattern": "striped", "sleeve_length": "long",
          "length": "midi", "usage": "Casual", "brand": "Aurora", "year": "2012", "season": "Summer"}

@@ -11,9 +11,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from model_adapters import distributed
 from model_adapters.runner import RunConfig, run
 from model_adapters.testing import write_tiny_triad
+from model_adapters.vectors import distributed
 
 CONFIGS = ("abstraction_i2c", "constraints_cars", "state_cars")
 

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from model_adapters.families import tiny
+from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
-from model_adapters.registry import get_entry, load_encoder
 from tests import reference_inputs as R
 
 FIXTURE = Path(__file__).parent / "fixtures" / "dual_tower" / "reference.json"

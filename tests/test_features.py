@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from datasets import Image, List, Value
 
-from triad_dataset import names as n
-from triad_dataset.features import all_features, features_for
+from triad_dataset.contract import names as n
+from triad_dataset.contract.features import all_features, features_for
 
 QUERY_COLUMNS = [
     "query_id", "task", "query_text", "query_image", "query_image_id", "instruction", "candidate_ids",

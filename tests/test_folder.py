@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from tests.toy_triad import TOY_POOL, toy_tables, write_toy
-from triad_dataset import folder
-from triad_dataset import names as n
-from triad_dataset.errors import TriadError
+from triad_dataset.contract import names as n
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.folder import io as folder
 
 
 def test_layout_card_and_audit(tmp_path: Path) -> None:
@@ -160,7 +160,7 @@ def test_readers_name_missing_things(tmp_path: Path) -> None:
 
 def test_card_front_matter_is_merged(tmp_path: Path) -> None:
     from tests.toy_triad import toy_audit
-    from triad_dataset.features import all_features
+    from triad_dataset.contract.features import all_features
 
     card = "---\nlicense: other\npretty_name: Toy\nconfigs: stale\n---\n# Body\n"
     tables = {n.CONCEPTS_CORPUS: toy_tables()[n.CONCEPTS_CORPUS]}

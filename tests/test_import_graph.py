@@ -52,6 +52,25 @@ def test_clean_tree_exits_zero(tmp_path: Path, capsys) -> None:
 
 
 def test_the_project_has_no_import_cycle_and_no_upward_import(capsys) -> None:
-    """The layers, lowest first: triad_dataset, ark_dataset, metrics, model_adapters, spaces_app, then the CLI
-    modules (`*.commands`, `triad_dataset.cli`) that register every part's commands (scripts/import_graph.py)."""
+    """The layers, lowest first: triad_dataset's stages (contract; sources and folder; tracks; editions), ark_dataset,
+    metrics, model_adapters, spaces_app, then the CLI modules (`*.commands`, `triad_dataset.cli`) that register every
+    part's commands (scripts/import_graph.py DEFAULT_LAYERS)."""
     assert import_graph.main(["--root", str(ROOT)]) == 0, capsys.readouterr().err
+
+
+def test_triad_sources_and_folder_do_not_import_each_other() -> None:
+    """The two stages that share a layer stay independent: where data comes from vs the built folder's files."""
+    stages = ("triad_dataset.sources", "triad_dataset.folder")
+    crossing = [(e.source, e.target, e.where()) for e in import_graph.import_edges(ROOT, ["triad_dataset"])
+                if {import_graph.layer_of(e.source, [(s,) for s in stages]),
+                    import_graph.layer_of(e.target, [(s,) for s in stages])} == {0, 1}]
+    assert crossing == []
+
+
+def test_no_triad_dataset_folder_holds_more_than_12_modules() -> None:
+    """Issue 14: a folder of triad_dataset/ is one screen of names (`__init__.py` not counted)."""
+    sizes = {str(d.relative_to(ROOT)): len([p for p in d.glob("*.py") if p.name != "__init__.py"])
+             for d in [ROOT / "triad_dataset", *(ROOT / "triad_dataset").rglob("*")]
+             if d.is_dir() and d.name != "__pycache__"}
+    assert {d: n for d, n in sizes.items() if n > 12} == {}
+    assert sizes["triad_dataset"] == 2  # cli.py, commands.py

@@ -11,8 +11,8 @@ import pytest
 from PIL import Image
 
 from tests.toy_triad import toy_tables, write_toy
-from triad_dataset import names as n
-from triad_dataset.features import features_for
+from triad_dataset.contract import names as n
+from triad_dataset.contract.features import features_for
 
 
 def _load(path: str, config: str, cache: Path) -> datasets.Dataset:
@@ -70,7 +70,7 @@ def test_rebuilt_folder_never_serves_old_rows(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_every_mini_config_loads_offline(mini_triad_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from triad_dataset.folder import list_configs, read_table
+    from triad_dataset.folder.io import list_configs, read_table
 
     assert list_configs(mini_triad_dir) == list(n.ALL_CONFIGS)
     for config in n.ALL_CONFIGS:

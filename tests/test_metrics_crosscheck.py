@@ -21,8 +21,8 @@ from ark_dataset import names as ark_names
 from metrics import scoring
 from metrics.core import stats
 from tests.test_ark_support import mini_build
-from triad_dataset import names as n
-from triad_dataset.folder import read_rows
+from triad_dataset.contract import names as n
+from triad_dataset.folder.io import read_rows
 
 TOL = 1e-12
 K = 10

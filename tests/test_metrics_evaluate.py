@@ -17,7 +17,7 @@ import pytest
 
 from metrics.core.api import ark_scores, triad_scores
 from metrics.install_evaluate import MODULES, module_path
-from triad_dataset import names as n
+from triad_dataset.contract import names as n
 
 ROOT = Path(__file__).resolve().parents[1]
 evaluate = pytest.importorskip("evaluate")

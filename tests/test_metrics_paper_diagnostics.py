@@ -7,7 +7,7 @@ import pytest
 
 from metrics import scoring
 from metrics.core import paper_diagnostics as pdg
-from triad_dataset import names as n
+from triad_dataset.contract import names as n
 
 
 def test_matched_comparison_standardization_can_flip_the_sign() -> None:

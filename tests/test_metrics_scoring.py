@@ -8,7 +8,7 @@ import pytest
 
 from ark_dataset import names as ark
 from metrics import scoring
-from triad_dataset import names as n
+from triad_dataset.contract import names as n
 
 I2C, C2I = n.ABSTRACTION_CONFIGS
 CONS, STATE = n.CONSTRAINTS_CONFIGS[1], n.STATE_CONFIGS[1]  # cars

@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 from ark_dataset import names as ark
-from triad_dataset import names as n
+from triad_dataset.contract import names as n
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("triad_dataset", "ark_dataset", "metrics", "model_adapters", "spaces_app")
@@ -70,4 +70,4 @@ def test_no_package_module_re_spells_a_public_name() -> None:
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
                     if node.value in names:
                         offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
-    assert not offenders, "spell these through triad_dataset/names.py or ark_dataset/names.py:\n" + "\n".join(offenders)
+    assert not offenders, "spell these through triad_dataset/contract/names.py or ark_dataset/names.py:\n" + "\n".join(offenders)

@@ -16,13 +16,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from model_adapters import detect
-from model_adapters.identity import ModelIdentity, snapshot_of
-from model_adapters.resolve import from_name
+from model_adapters.models import detect
+from model_adapters.models.identity import ModelIdentity, snapshot_of
+from model_adapters.models.resolve import from_name
 from model_adapters.runner import RunConfig, run
 from model_adapters.testing import write_tiny_triad
 from triad_dataset.cli import main
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 ROOT = Path(__file__).resolve().parents[1]
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -281,7 +281,7 @@ def test_a_hub_id_resolves_its_commit_from_the_local_cache(tmp_path, monkeypatch
     assert from_name("someone/tiny-clip", name="my-clip").identity.name == "my-clip"
     from dataclasses import replace
 
-    from model_adapters import registry
+    from model_adapters.models import registry
 
     entry = replace(registry.get_entry("clip-vit-b32"), hub_id="someone/tiny-clip")
     monkeypatch.setitem(registry.REGISTRY, "clip-vit-b32", entry)
@@ -316,7 +316,7 @@ def _plugin(tmp_path: Path, monkeypatch, entries: str) -> None:
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-triad-plugin\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[triad.models]\nfake = fake_triad_plugin:ENTRIES\n")
     (site / "fake_triad_plugin.py").write_text(
-        "from model_adapters.registry import ModelEntry\n" + entries)
+        "from model_adapters.models.registry import ModelEntry\n" + entries)
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.delitem(sys.modules, "fake_triad_plugin", raising=False)
 
@@ -476,7 +476,7 @@ def test_a_local_folder_is_keyed_by_its_content(tmp_path):
     no re-encoded sample check); a Python encoder's code is not in its key, so its cache is still checked."""
     import os
 
-    from model_adapters.identity import folder_signature
+    from model_adapters.models.identity import folder_signature
 
     (tmp_path / "m").mkdir()
     weights = tmp_path / "m" / "model.safetensors"

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from triad_dataset import folder
-from triad_dataset import names as n
-from triad_dataset.constraints_gate import VIOL, Condition, rule_status
-from triad_dataset.domain import build_domain
-from triad_dataset.errors import TriadError
-from triad_dataset.features import features_for
-from triad_dataset.pool_scaling import catalog_from_corpus, scale_folder, scale_rows
-from triad_dataset.synthetic import synthetic_catalog
+from triad_dataset.contract import names as n
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.contract.features import features_for
+from triad_dataset.contract.rule import VIOL, Condition, rule_status
+from triad_dataset.editions.domain import build_domain
+from triad_dataset.editions.pool_scaling import catalog_from_corpus, scale_folder, scale_rows
+from triad_dataset.folder import io as folder
+from triad_dataset.sources.synthetic import synthetic_catalog
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,7 @@ def test_scale_folder_round_trip(built, tmp_path: Path) -> None:
     corpus = folder.read_rows(src, n.DOMAIN_CORPUS["fashion"])
     expected = scale_rows(result.tables["constraints_fashion"], catalog_from_corpus("fashion", corpus), 250)
     assert [r["candidate_ids"] for r in got] == [r["candidate_ids"] for r in expected]
-    from triad_dataset.validate import validate_folder
+    from triad_dataset.folder.validate import validate_folder
 
     assert validate_folder(out) == []
     with pytest.raises(TriadError, match="output folder exists"):

@@ -11,9 +11,9 @@ from huggingface_hub import HfApi, constants
 
 from tests.toy_triad import toy_tables, write_toy
 from triad_dataset import cli
-from triad_dataset import names as n
-from triad_dataset.errors import TriadError
-from triad_dataset.publish import publish, upload_plan
+from triad_dataset.contract import names as n
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.folder.publish import publish, upload_plan
 
 
 @pytest.fixture

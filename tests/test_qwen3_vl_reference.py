@@ -17,8 +17,8 @@ import pytest
 
 from model_adapters.families import qwen_vl_inputs as qvi
 from model_adapters.families import tiny
+from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
-from model_adapters.registry import get_entry, load_encoder
 from tests import reference_inputs as R
 
 FIXTURE = Path(__file__).parent / "fixtures" / "qwen3_vl_embedding" / "official.json"
@@ -104,7 +104,7 @@ def official_rerank() -> dict:
 
 
 def reranker(max_length: int | None = None):
-    from model_adapters.registry import load_reranker
+    from model_adapters.models.registry import load_reranker
 
     rr = load_reranker(get_entry("tiny-random-reranker", kind="reranker"))
     if max_length is not None:

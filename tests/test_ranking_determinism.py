@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model_adapters import ranking
+from model_adapters.ranks import ranking
 
 
 def _adversarial_product(queries: np.ndarray, items: np.ndarray) -> np.ndarray:

@@ -73,7 +73,7 @@ def test_analyse_runs_and_command(tmp_path, capsys):
 
 
 def test_duplicate_model_captioner_is_refused():
-    from triad_dataset.errors import TriadError
+    from triad_dataset.contract.errors import TriadError
 
     with pytest.raises(TriadError, match="model m1 under captioner A"):
         collect(_runs()[:1] * 2)

@@ -12,11 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from metrics import scoring
-from model_adapters import inputs
+from model_adapters.planning import inputs
 from model_adapters.runner import RunConfig, run
 from model_adapters.testing import png, tiny_ark_tables, tiny_triad_tables, write_tiny_ark, write_tiny_triad
-from triad_dataset.errors import TriadError
-from triad_dataset.folder import read_rows
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.folder.io import read_rows
 
 
 class HashEncoder:
@@ -80,7 +80,7 @@ def _rankings(out, config, folder="rankings"):
 
 
 def _expected_distinct(data, configs, variant="full"):
-    from triad_dataset.names import CANDIDATE_CORPUS
+    from triad_dataset.contract.names import CANDIDATE_CORPUS
 
     seen = set()
     for c in configs:
@@ -104,7 +104,7 @@ def test_encoder_inputs_equal_distinct_items_and_rankings_are_exact(triad_dir, t
     assert len(enc.inputs) == distinct == res["run"]["distinct_items"] == res["run"]["encoded"]
     assert res["run"]["pool_slots"] > distinct  # candidates are shared across pools and configs
     # independent ranking: python sort of per-pair cosines, ties by pool position
-    from triad_dataset.names import CANDIDATE_CORPUS
+    from triad_dataset.contract.names import CANDIDATE_CORPUS
 
     for config in configs:
         corpus = {r["item_id"]: r for r in read_rows(triad_dir, CANDIDATE_CORPUS[config])}
@@ -398,7 +398,7 @@ def test_png_helper_is_deterministic():
 
 
 def test_both_pool_scoring_paths_agree():
-    from model_adapters.ranking import normalize, pool_scores
+    from model_adapters.ranks.ranking import normalize, pool_scores
 
     rng = np.random.default_rng(0)
     items = normalize(rng.standard_normal((300, 8)))
@@ -426,7 +426,7 @@ def _over(tokenizer, text, limit):
 
 def _independent_truncation(data, configs, limit, tokenizer):
     """Distinct query / candidate inputs whose text (instruction prepended) has more tokens than `limit`."""
-    from triad_dataset.names import CANDIDATE_CORPUS
+    from triad_dataset.contract.names import CANDIDATE_CORPUS
 
     out = {}
     for config in configs:
@@ -445,7 +445,7 @@ def small_limit_clip(monkeypatch):
     """tiny-random-clip with a 38-token text limit (a registry entry copy; its own cache identity)."""
     import dataclasses
 
-    from model_adapters import registry
+    from model_adapters.models import registry
 
     entry = registry.get_entry("tiny-random-clip")
     small = dataclasses.replace(entry, options={**entry.options, "max_length": SMALL_LIMIT})
@@ -475,7 +475,7 @@ def test_truncated_inputs_are_counted_reported_and_same_when_cached(triad_dir, t
     def no_weights(*args, **kwargs):
         raise AssertionError("a cached re-run must not load the model")
 
-    monkeypatch.setattr("model_adapters.resolve.load_encoder", no_weights)
+    monkeypatch.setattr("model_adapters.models.resolve.load_encoder", no_weights)
     again = run(_cfg(triad_dir, tmp_path, quiet=False))
     assert again["run"]["encoded"] == 0 and again["run"]["truncated_inputs"] == expected
     assert line in capsys.readouterr().out.splitlines()
@@ -497,7 +497,7 @@ def test_truncation_follows_the_entry_limit_and_families_without_one(triad_dir, 
 @pytest.mark.parametrize("model", ["tiny-random-clip", "tiny-random-siglip", "minilm"])
 def test_counted_limit_is_the_encoders_own(model):
     """The plan-time limit (tokenizer only, no weights) is the one the loaded encoder truncates at."""
-    from model_adapters.registry import get_entry, load_encoder, text_limit
+    from model_adapters.models.registry import get_entry, load_encoder, text_limit
 
     entry = get_entry(model)
     counted, own = text_limit(entry), load_encoder(entry).text_limit()

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from tests.test_constraints import fashion
-from triad_dataset import names as n
-from triad_dataset.constraints import ImageCache
-from triad_dataset.same import build_same, same_references
+from triad_dataset.contract import names as n
+from triad_dataset.tracks.same import build_same, same_references
+from triad_dataset.tracks.shared import ImageCache
 
 # products: A has 3 images, B has 2, C..H one each (never a Same reference)
 ITEMS = {"a1": {}, "a2": {}, "a3": {}, "b1": {"colour": "Blue"}, "b2": {"colour": "Blue"},

@@ -11,12 +11,10 @@ import numpy as np
 import pytest
 
 from metrics.core import average_precision, rank_scores
-from triad_dataset import names as n
-from triad_dataset.audit import format_audit, random_ap, summarize
-from triad_dataset.catalog import Catalog, Item
-from triad_dataset.constraints_gate import Condition, RuleChecker, statuses, typed_role
-from triad_dataset.errors import TriadError
-from triad_dataset.schema import (
+from triad_dataset.contract import names as n
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.contract.rule import Condition, RuleChecker, typed_role
+from triad_dataset.contract.schema import (
     HARD,
     MODIFIABLE,
     DomainSchema,
@@ -25,8 +23,11 @@ from triad_dataset.schema import (
     schema_to_json,
     schemas_from_audit,
 )
-from triad_dataset.validate import Corpus
-from triad_dataset.validate_rules import check_rule
+from triad_dataset.folder.audit import format_audit, random_ap, summarize
+from triad_dataset.folder.validate import Corpus
+from triad_dataset.folder.validate_rules import check_rule
+from triad_dataset.sources.catalog import Catalog, Item
+from triad_dataset.tracks.constraints_gate import statuses
 
 DRESS = {"category": "Dresses", "gender": "Women", "brand": "Aurora", "neckline": "round", "colour": "Red",
          "pattern": "solid", "sleeve_length": "long", "length": "midi", "usage": "Casual", "year": "2012",

@@ -22,7 +22,7 @@ import pytest
 from ark_dataset import names as ark_names
 from spaces_app import testing as T
 from spaces_app.settings import Settings
-from triad_dataset import names as n
+from triad_dataset.contract import names as n
 
 XSS = "<img src=x onerror=alert(1)>"
 XSS_FAMILY = "<script>alert(2)</script>"

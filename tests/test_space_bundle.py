@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from spaces_app import bundle, commands
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -12,7 +12,7 @@ from spaces_app import testing as T
 from spaces_app.db import Database, DuplicateSubmission, NewSubmission, ScoreRow
 from spaces_app.gold import GoldStore
 from spaces_app.submit import RateLimit, submit_files
-from triad_dataset import names as n
+from triad_dataset.contract import names as n
 
 N_PARALLEL = 20
 

@@ -31,7 +31,7 @@ from spaces_app.identity import Window, address_key, client_address, shown
 from spaces_app.pools import PoolIndex, pool_positions
 from spaces_app.submit import RateLimit, submit_files
 from spaces_app.validation import Limits, ParsedRanking, SubmissionError, explain_ranking, json_depth
-from triad_dataset import names as n
+from triad_dataset.contract import names as n
 
 I2C = n.ABSTRACTION_CONFIGS[0]
 SELF = n.SELF_CONFIGS[0]

@@ -17,7 +17,7 @@ from spaces_app import views
 from spaces_app.db import Database, ScoreRow
 from spaces_app.gold import GoldStore
 from spaces_app.submit import RateLimit, submit_files
-from triad_dataset import names as n
+from triad_dataset.contract import names as n
 
 
 def independent_ap(ranked: list[str], positives: set[str]) -> float:

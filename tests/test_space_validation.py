@@ -20,7 +20,7 @@ from spaces_app.db import Database
 from spaces_app.gold import GoldStore
 from spaces_app.submit import RateLimit, check_meta, parse_params, submit_files
 from spaces_app.validation import Limits, ParsedRanking, SubmissionError, check_triad_rankings
-from triad_dataset import names as n
+from triad_dataset.contract import names as n
 
 I2C, C2I = n.ABSTRACTION_CONFIGS
 POOL = 8

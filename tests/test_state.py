@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from tests.test_constraints import fashion
-from triad_dataset import names as n
-from triad_dataset.constraints import QueryPlan
-from triad_dataset.constraints_gate import Condition
-from triad_dataset.domain import build_domain
-from triad_dataset.serialize import phrase
-from triad_dataset.state import Session, assign_sessions, trap_pool
-from triad_dataset.synthetic import synthetic_catalog
+from triad_dataset.contract import names as n
+from triad_dataset.contract.rule import Condition
+from triad_dataset.contract.serialize import phrase
+from triad_dataset.editions.domain import build_domain
+from triad_dataset.sources.synthetic import synthetic_catalog
+from triad_dataset.tracks.shared import QueryPlan
+from triad_dataset.tracks.state import Session, assign_sessions, trap_pool
 
 TEES = {f"tee{i}": {"category": "Tshirts", "gender": "Men", "length": "", "pattern": "solid", "colour": "Black"}
         for i in range(5)}

@@ -1,4 +1,4 @@
-"""`triad_dataset.validate`: each check, with a toy folder that breaks exactly that check.
+"""`triad_dataset.folder.validate`: each check, with a toy folder that breaks exactly that check.
 
 The toy folder (tests/toy_triad.py) is valid; every test corrupts one thing and asserts the exact violation lines.
 """
@@ -16,11 +16,11 @@ import pytest
 from datasets import Value
 
 from tests.toy_triad import TOY_POOL, png, toy_audit, toy_tables, write_toy
-from triad_dataset import names as n
-from triad_dataset.errors import TriadError
-from triad_dataset.features import all_features
-from triad_dataset.folder import write_folder
-from triad_dataset.validate import mentions, validate_folder
+from triad_dataset.contract import names as n
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.contract.features import all_features
+from triad_dataset.folder.io import write_folder
+from triad_dataset.folder.validate import mentions, validate_folder
 
 Tables = dict[str, list[dict[str, Any]]]
 B_FASHION, B_CARS = n.CONSTRAINTS_CONFIGS

@@ -15,8 +15,8 @@ import pytest
 
 from model_adapters.families import tiny
 from model_adapters.families.vlm import VLM2VecEncoder, vlm2vec_text
+from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
-from model_adapters.registry import get_entry, load_encoder
 from tests import reference_inputs as R
 
 FIXTURE = Path(__file__).parent / "fixtures" / "vlm2vec" / "official.json"

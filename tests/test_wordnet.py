@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from triad_dataset.errors import TriadError
-from triad_dataset.wordnet import (
+from triad_dataset.contract.errors import TriadError
+from triad_dataset.sources.wordnet import (
     COMPACT_PATH,
     ROOT_WNID,
     NounGraph,

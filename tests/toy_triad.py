@@ -14,8 +14,8 @@ from typing import Any
 
 from PIL import Image
 
-from triad_dataset import names as n
-from triad_dataset.features import all_features
+from triad_dataset.contract import names as n
+from triad_dataset.contract.features import all_features
 
 TOY_POOL = 6
 FASHION, CARS = n.DOMAINS
@@ -235,7 +235,7 @@ def toy_audit() -> dict[str, Any]:
 
 def write_toy(out: Path, tables: dict[str, list[dict[str, Any]]] | None = None, **kwargs: Any) -> Path:
     """Write the toy folder (or the given tables) with TRIAD features; returns the folder."""
-    from triad_dataset.folder import write_folder
+    from triad_dataset.folder.io import write_folder
 
     tables = toy_tables() if tables is None else tables
     features = all_features()

@@ -11,7 +11,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 # Modules that contribute subcommands. Each defines `register(subparsers) -> None`; a handler is set with
 # `parser.set_defaults(handler=fn)` where `fn(args) -> int` returns the exit code.

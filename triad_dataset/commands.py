@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 
 def register(subparsers: Any) -> None:
@@ -64,7 +64,7 @@ def _register_build(subparsers: Any) -> None:
     g.add_argument("--cars-images", type=Path, help="Stanford Cars image folder")
     g.add_argument("--cars-table", type=Path, help="complete attribute table (instead of --cars-annotations)")
     p.add_argument("--schema", type=Path, help="attribute schema JSON {fashion: ..., cars: ...} replacing the default "
-                   "roles, values and budgets (docs/constraints.md; `python -m triad_dataset.schema` prints the default)")
+                   "roles, values and budgets (docs/constraints.md; `python -m triad_dataset.contract.schema` prints the default)")
     g = p.add_argument_group("sizes")
     g.add_argument("--queries", type=int, default=1000, help="queries per main subset and Self direction (1000)")
     g.add_argument("--same-queries", type=int, default=500, help="Same queries per domain (500)")
@@ -100,14 +100,14 @@ def _out_args(p: argparse.ArgumentParser, *, seed: int | None) -> None:
 
 
 def _build_mini(args: argparse.Namespace) -> int:
-    from triad_dataset.mini import build_mini
+    from triad_dataset.editions.mini import build_mini
 
     build_mini(args.out, seed=args.seed, overwrite=args.overwrite)
     return 0
 
 
 def _build_full(args: argparse.Namespace) -> int:
-    from triad_dataset.full import FullSources, build_full
+    from triad_dataset.editions.full import FullSources, build_full
 
     sources = FullSources(
         imagenet=args.imagenet, wordnet=args.wordnet, fashion_styles=args.fashion_styles,
@@ -121,7 +121,7 @@ def _build_full(args: argparse.Namespace) -> int:
 
 
 def _build_scaled(args: argparse.Namespace) -> int:
-    from triad_dataset.pool_scaling import scale_folder
+    from triad_dataset.editions.pool_scaling import scale_folder
 
     if args.size == "full":
         size = None
@@ -153,8 +153,8 @@ def _build_ark_mini(args: argparse.Namespace) -> int:
 def validate_any(path: str | Path) -> list[str]:
     """Every violation of a TRIAD or ARK folder, by the validator of the benchmark its audit.json names (this
     dispatch sits above both benchmarks, so neither validator imports the other)."""
-    from triad_dataset import folder
-    from triad_dataset.validate import validate_folder
+    from triad_dataset.folder import io as folder
+    from triad_dataset.folder.validate import validate_folder
 
     try:
         benchmark = folder.read_audit(Path(path)).get("benchmark")
@@ -188,8 +188,8 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from triad_dataset.audit import format_folder_audit
-    from triad_dataset.folder import read_audit
+    from triad_dataset.folder.audit import format_folder_audit
+    from triad_dataset.folder.io import read_audit
 
     if read_audit(args.dir).get("benchmark") != "triad":
         raise TriadError(f"{args.dir}: `triad audit` prints TRIAD audits; see audit.json of this folder")
@@ -198,7 +198,7 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _publish(args: argparse.Namespace) -> int:
-    from triad_dataset.publish import publish
+    from triad_dataset.folder.publish import publish
 
     print(publish(args.dir, args.repo, dry_run=args.dry_run, private=args.private, commit_message=args.message,
                   validate=validate_any))

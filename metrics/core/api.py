@@ -18,7 +18,7 @@ from ark_dataset import names as ark_names
 from metrics.core import kernels
 from metrics.core.ranking import Ranked, pad_ragged, rank_scores
 from metrics.core.registry import compute
-from triad_dataset import names
+from triad_dataset.contract import names
 
 ARK_METRIC_NAMES: tuple[str, ...] = ("recall@1", "recall@5", "recall@10", "ndcg@5", "ndcg@10", "ndcg@20")
 

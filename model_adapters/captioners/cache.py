@@ -1,4 +1,4 @@
-"""On-disk caption cache: the embedding cache's design (model_adapters/cache.py) for strings.
+"""On-disk caption cache: the embedding cache's design (model_adapters/vectors/cache.py) for strings.
 
     <root>/<captioner_key>/meta.json             the captioner identity (registry.identity)
     <root>/<captioner_key>/shards/<sha256>.json  {"captioner_key", "captions": {image sha256: caption}}; the file
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from model_adapters.cache import _atomic_write, model_key
-from triad_dataset.errors import TriadError
+from model_adapters.vectors.cache import _atomic_write, model_key
+from triad_dataset.contract.errors import TriadError
 
 META: Final = "meta.json"
 SHARDS: Final = "shards"

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from model_adapters import distributed
 from model_adapters.captioners import registry
 from model_adapters.captioners.cache import CaptionCache, image_key
-from triad_dataset.errors import TriadError
+from model_adapters.vectors import distributed
+from triad_dataset.contract.errors import TriadError
 
 TABLE: Final = "captions.parquet"
 META: Final = "captioner.json"
@@ -63,8 +63,8 @@ def default_cache_dir() -> str:
 def collect_images(data: str, subtypes: Sequence[str]) -> list[ImageItem]:
     """Every gallery image and image query of the subtypes, in folder order."""
     from ark_dataset.names import GALLERY_SUFFIX
-    from model_adapters.inputs import image_bytes
-    from triad_dataset.folder import read_rows
+    from model_adapters.planning.inputs import image_bytes
+    from triad_dataset.folder.io import read_rows
 
     items: list[ImageItem] = []
     for subtype in subtypes:
@@ -116,7 +116,7 @@ def run_caption(cfg: CaptionConfig) -> dict[str, Any]:
 
 
 def _run(cfg: CaptionConfig, ctx: distributed.Context) -> dict[str, Any]:
-    from model_adapters.configs import select_configs
+    from model_adapters.planning.configs import select_configs
 
     entry = registry.with_options(registry.get_entry(cfg.captioner), cfg.settings)
     ident = registry.identity(entry, cfg.model_path)

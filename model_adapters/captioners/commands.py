@@ -65,7 +65,7 @@ def _caption(args: argparse.Namespace) -> int:
     from model_adapters.captioners.caption import CaptionConfig, run_caption
 
     if args.batch_size is not None and args.batch_size < 1:
-        from triad_dataset.errors import TriadError
+        from triad_dataset.contract.errors import TriadError
 
         raise TriadError(f"--batch-size must be at least 1, got {args.batch_size}")
     run_caption(CaptionConfig(captioner=args.captioner, data=args.data, out=args.out, subtypes=args.subtype,

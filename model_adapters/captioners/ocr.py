@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from model_adapters.families._common import decode_image
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 NORMAL_FORMS = ("", "NFC", "NFKC", "NFD", "NFKD")  # "" keeps the recogniser's text as it is
 

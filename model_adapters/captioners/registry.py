@@ -15,7 +15,7 @@ import importlib
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Final
 
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 # Bump when a captioner/rewriter changes what it feeds a model or how it turns the output into text.
 CAPTIONER_VERSION: Final = "1"

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from model_adapters.captioners import registry
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 
 @dataclass
@@ -36,9 +36,9 @@ class RewriteConfig:
 def run_rewrite(cfg: RewriteConfig) -> list[dict[str, str]]:
     from tqdm.auto import tqdm
 
-    from model_adapters.distributed import _default_device
     from model_adapters.runner import select_configs
-    from triad_dataset.folder import read_rows
+    from model_adapters.vectors.distributed import _default_device
+    from triad_dataset.folder.io import read_rows
 
     if cfg.limit is not None and cfg.limit < 1:
         raise TriadError(f"--limit must be at least 1, got {cfg.limit}")

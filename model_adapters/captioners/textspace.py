@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from model_adapters.protocol import ModelInput
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 CAPTION_JOIN: Final = "{text}\n{caption}"
 

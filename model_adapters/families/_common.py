@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from triad_dataset.errors import TriadError
+from triad_dataset.contract.errors import TriadError
 
 
 def torch_dtype(name: str) -> Any:

@@ -2,7 +2,7 @@
 
 Fusion (paper B.2.1, following MMEB): the unnormalized projected text and image features are added 1:1 and the
 sum is L2-normalized, for queries and candidates alike. These models have no instruction field, so the
-instruction is prepended to the text (paper B.3, `model_adapters.inputs.join_instruction`).
+instruction is prepended to the text (paper B.3, `model_adapters.planning.inputs.join_instruction`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from model_adapters.families._common import decode_image, features, hub_kwargs, require_modules, torch_dtype
-from model_adapters.inputs import join_instruction
+from model_adapters.planning.inputs import join_instruction
+from model_adapters.planning.truncation import TextLimit
 from model_adapters.protocol import ModelInput
-from model_adapters.truncation import TextLimit
 
 
 def fuse(text: np.ndarray | None, image: np.ndarray | None) -> np.ndarray:

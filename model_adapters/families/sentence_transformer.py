@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from model_adapters.inputs import join_instruction
+from model_adapters.planning.inputs import join_instruction
+from model_adapters.planning.truncation import TextLimit
 from model_adapters.protocol import ModelInput
-from model_adapters.truncation import TextLimit
 
 ST_CONFIG = "sentence_bert_config.json"
 

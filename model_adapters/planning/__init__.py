@@ -1,0 +1,3 @@
+"""What a run reads from a dataset folder and must encode: the configs it covers, model inputs from rows, image bytes
+streamed from the shards, the columnar plan of distinct items and pools, and the text-truncation report.
+"""

@@ -1,0 +1,200 @@
+"""Rank a columnar plan from the vectors of its distinct items, rerank the heads, score, and build the rankings
+tables — all from arrays (no per-slot Python objects).
+
+`ConfigRanking` holds one config's result: TRIAD `order` = pool positions best first with their `scores`; ARK
+`order` = gallery rows of the top 100, their `scores` and each query's `positive_rank` (whole gallery).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from model_adapters.planning.plan import ConfigPlan, Plan
+from model_adapters.ranks import ranking
+from triad_dataset.contract.errors import TriadError
+
+ARK_TOP = 100  # ARK rankings keep the top 100 ids and scores (CONTRACTS §3)
+
+
+@dataclass
+class ConfigRanking:
+    order: np.ndarray  # TRIAD: (n, width) pool positions best first; ARK: (n, top) gallery rows
+    scores: np.ndarray  # float64, aligned with order (first-stage scores)
+    positive_rank: np.ndarray | None = None  # ARK: 1-based rank of the positive in the whole gallery
+    rerank_scores: list[list[float]] | None = None  # reranked runs: reranker scores of each query's head
+
+
+def _matrix(plan: Plan, indices: np.ndarray, vectors: Mapping[str, np.ndarray]) -> np.ndarray:
+    keys = plan.items.keys
+    if len(indices) == 0:
+        return np.zeros((0, 1), np.float32)
+    return ranking.normalize(np.stack([vectors[keys[i]] for i in np.asarray(indices).tolist()]))
+
+
+def rank_triad_config(plan: Plan, cp: ConfigPlan, vectors: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Pool positions best first and their scores for every query of one config."""
+    candidates = cp.candidate_items()  # distinct item indices, first-seen order
+    row_of = np.zeros(len(plan.items), dtype=np.int64)
+    row_of[candidates] = np.arange(candidates.size)
+    pools = np.where(cp.pool_items >= 0, row_of[np.maximum(cp.pool_items, 0)], -1)
+    return ranking.rank_pools(_matrix(plan, cp.query_items, vectors), _matrix(plan, candidates, vectors), pools)
+
+
+def _rerank_scores(reranker: Any, query: Any, candidates: Sequence[Any], batch: int) -> list[float]:
+    scores: list[float] = []
+    for start in range(0, len(candidates), batch):
+        chunk = candidates[start:start + batch]
+        values = np.asarray(reranker.score_pairs([query] * len(chunk), chunk), dtype=np.float64)
+        if values.shape != (len(chunk),) or not np.isfinite(values).all():
+            raise TriadError(f"reranker returned invalid scores (shape {values.shape}, NaN/inf or wrong length)")
+        scores.extend(values.tolist())
+    return scores
+
+
+def _rerank(result: ConfigRanking, lengths: np.ndarray, heads: Any, reranker: Any, top_k: int, batch: int
+            ) -> ConfigRanking:
+    """Reorder each query's first-stage top k by the reranker (`heads(q, k)` -> (query input, head inputs))."""
+    order, scores = result.order.copy(), result.scores.copy()
+    reranked: list[list[float]] = []
+    for q in range(order.shape[0]):
+        n = int(lengths[q])
+        k = min(top_k, n)
+        query, head = heads(q, k)
+        rs = _rerank_scores(reranker, query, head, batch)
+        new = ranking.splice_order(rs, n)
+        order[q, :n], scores[q, :n] = result.order[q, new], result.scores[q, new]
+        reranked.append([rs[i] for i in new[:k]])
+    return replace(result, order=order, scores=scores, rerank_scores=reranked)
+
+
+def triad_rankings(plan: Plan, vectors: Mapping[str, np.ndarray], reranker: Any, top_k: int, rerank_batch: int,
+                   show: bool, rerank_plan: Plan | None = None
+                   ) -> tuple[dict[str, ConfigRanking], dict[str, ConfigRanking]]:
+    """`rerank_plan` (same configs and pools as `plan`) supplies the reranker's inputs when they differ from the
+    first stage's (a text-only first stage: the reranker still sees the images, paper D.2)."""
+    from tqdm.auto import tqdm
+
+    final: dict[str, ConfigRanking] = {}
+    first: dict[str, ConfigRanking] = {}
+    rerank_plan = rerank_plan or plan
+    items = rerank_plan.items
+    for cp, rcp in tqdm(list(zip(plan.configs, rerank_plan.configs, strict=True)), desc="rank", unit="config",
+                        disable=not show):
+        order, scores = rank_triad_config(plan, cp, vectors)
+        result = ConfigRanking(order, scores)
+        if reranker is not None:
+            first[cp.config] = result
+
+            def heads(q: int, k: int, rcp: ConfigPlan = rcp, order: np.ndarray = order) -> tuple[Any, list[Any]]:
+                return (items.model_input(int(rcp.query_items[q])),
+                        [items.model_input(int(rcp.pool_items[q, i])) for i in order[q, :k]])
+
+            result = _rerank(result, (cp.pool_items >= 0).sum(axis=1), heads, reranker, top_k, rerank_batch)
+        final[cp.config] = result
+    return final, first
+
+
+def ark_rankings(plan: Plan, vectors: Mapping[str, np.ndarray], reranker: Any, top_k: int, rerank_batch: int,
+                 show: bool, rerank_plan: Plan | None = None
+                 ) -> tuple[dict[str, ConfigRanking], dict[str, ConfigRanking]]:
+    from tqdm.auto import tqdm
+
+    final: dict[str, ConfigRanking] = {}
+    first: dict[str, ConfigRanking] = {}
+    rerank_plan = rerank_plan or plan
+    items = rerank_plan.items
+    for cp, rcp in tqdm(list(zip(plan.configs, rerank_plan.configs, strict=True)), desc="rank", unit="subtype",
+                        disable=not show):
+        idx, scores, ranks = ranking.rank_gallery(_matrix(plan, cp.query_items, vectors),
+                                                  _matrix(plan, cp.pool_items, vectors), cp.positives, top=ARK_TOP)
+        result = ConfigRanking(idx, scores, ranks)
+        if reranker is not None:
+            first[cp.config] = result
+
+            def heads(q: int, k: int, rcp: ConfigPlan = rcp, idx: np.ndarray = idx) -> tuple[Any, list[Any]]:
+                return (items.model_input(int(rcp.query_items[q])),
+                        [items.model_input(int(rcp.pool_items[i])) for i in idx[q, :k]])
+
+            reranked = _rerank(result, np.full(idx.shape[0], idx.shape[1]), heads, reranker, top_k, rerank_batch)
+            new_ranks = ranks.copy()
+            for q in range(idx.shape[0]):
+                k = min(top_k, idx.shape[1])
+                if ranks[q] <= k:  # the positive moved inside the reranked head; ranks k+1.. are unchanged
+                    new_ranks[q] = int(np.flatnonzero(reranked.order[q] == cp.positives[q])[0]) + 1
+            result = replace(reranked, positive_rank=new_ranks)
+        final[cp.config] = result
+    return final, first
+
+
+# --- scoring ------------------------------------------------------------------------------------------------
+def score(plan: Plan, rankings: Mapping[str, ConfigRanking], seed: int, data: str | None = None) -> dict[str, Any]:
+    """Score the rankings through the one metrics path (CONTRACTS §4), from arrays; `data` (the folder) adds the
+    reference categories the paper's C.3 strata need (`triad_dataset.folder.strata`)."""
+    from metrics import scoring
+
+    if plan.benchmark == "ark":
+        gold = {cp.config: cp.rows for cp in plan.configs}
+        ranks = {cp.config: dict(zip(cp.query_ids, rankings[cp.config].positive_rank.tolist(), strict=True))
+                 for cp in plan.configs}
+        return scoring.score_ark(gold, ranks, seed=seed)
+    gold = {cp.config: cp.gold for cp in plan.configs}
+    if data is not None:
+        from dataclasses import replace
+
+        from triad_dataset.folder.strata import with_reference_categories
+
+        rows = with_reference_categories(data, {c: g.rows for c, g in gold.items()})
+        gold = {c: replace(g, rows=list(rows[c])) for c, g in gold.items()}
+    return scoring.score_triad_arrays(gold,
+                                      {cp.config: rankings[cp.config].order for cp in plan.configs}, seed=seed)
+
+
+def two_stage(plan: Plan, first: Mapping[str, ConfigRanking], final_scores: dict, k: int, seed: int
+              ) -> dict[str, Any]:
+    """First-stage metrics, coverage@k and oracle@k next to the reranked numbers (docs/protocol.md §4 two-stage)."""
+    from metrics.core import two_stage as ts
+    from metrics.core.ranking import rank_from_order
+
+    first_scores = score(plan, first, seed)
+    out: dict[str, Any] = {}
+    for cp in plan.configs:
+        entry: dict[str, Any] = {"first_stage": first_scores[cp.config]["metrics"],
+                                 "reranked": final_scores[cp.config]["metrics"], "k": k}
+        if plan.benchmark == "triad":
+            ranked_first = rank_from_order(first[cp.config].order, cp.gold.labels, cp.gold.mask)
+            entry[f"coverage@{k}"] = float(ts.coverage_at_k(ranked_first, k).mean())
+            entry[f"oracle@{k}"] = float(ts.oracle_ap_at_k(ranked_first, k).mean())
+        out[cp.config] = entry
+    return out
+
+
+# --- rankings tables ----------------------------------------------------------------------------------------
+def rankings_table(cp: ConfigPlan, result: ConfigRanking, *, ark: bool, reranked: bool = False) -> Any:
+    """The CONTRACTS §3 rankings table of one config, built from the arrays."""
+    import pyarrow as pa
+
+    if ark:
+        rows = cp.pool_rows[result.order]  # (n, top) corpus rows
+        lengths = np.full(rows.shape[0], rows.shape[1], dtype=np.int64)
+        flat_rows, flat_scores = rows.ravel(), result.scores.ravel()
+    else:
+        lengths = (cp.pool_items >= 0).sum(axis=1).astype(np.int64)
+        real = np.arange(result.order.shape[1])[None, :] < lengths[:, None]
+        flat_rows = np.take_along_axis(cp.pool_rows, result.order, axis=1)[real]
+        flat_scores = result.scores[real]
+    offsets = pa.array(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32))
+    ids = cp.corpus_ids.take(pa.array(flat_rows.astype(np.int64)))
+    columns: dict[str, Any] = {
+        "query_id": pa.array(cp.query_ids, pa.string()),
+        "candidate_ids": pa.ListArray.from_arrays(offsets, ids.cast(pa.string())),
+        "scores": pa.ListArray.from_arrays(offsets, pa.array(flat_scores.astype(np.float64))),
+    }
+    if ark:
+        columns["positive_rank"] = pa.array(result.positive_rank.astype(np.int64))
+    if reranked:
+        columns["rerank_scores"] = pa.array(result.rerank_scores or [], pa.list_(pa.float64()))
+    return pa.table(columns)

@@ -1,0 +1,104 @@
+"""What a re-run on an unchanged dataset folder need not compute again: the folder's validation, the counts of
+truncated inputs (which would otherwise load the model's tokenizer) and the scoring of rankings identical to a
+previous run's (which would otherwise import scipy.stats and redo the bootstrap intervals).
+
+Both are stored as small JSON files under `<cache root>/_runs/`, keyed by the folder's stamp (relative path, size
+and modification time of every file of the folder — a rebuilt folder also changes its shard names, which carry
+their content hash) plus what else decides the value (the validator's source code; the model identity, configs,
+variant and limit; for the scores, a digest of the rankings themselves, the seed and the metrics code). A changed
+folder, model, setting or ranking computes afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+RUNS_DIR: Final = "_runs"
+
+
+def folder_stamp(data: str) -> str:
+    """sha256 over the relative path, size and mtime of every file under the folder (no file is read)."""
+    root = Path(data)
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        st = path.stat()
+        digest.update(f"{path.relative_to(root).as_posix()}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def _source_digest(module_name: str) -> str:
+    import importlib.util
+
+    spec = importlib.util.find_spec(module_name)
+    origin = spec.origin if spec is not None else None
+    return hashlib.sha256(Path(origin).read_bytes()).hexdigest() if origin else "none"
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars as Python numbers; anything else JSON cannot hold is refused."""
+    if hasattr(value, "item") and callable(value.item):
+        return value.item()
+    raise TypeError(f"cannot store {type(value).__name__} in a run record")
+
+
+class RunState:
+    """Small JSON records under `root/_runs/`, or nothing at all when `root` is None (`--no-cache`)."""
+
+    def __init__(self, root: str | os.PathLike[str] | None) -> None:
+        self.dir = Path(root) / RUNS_DIR if root is not None else None
+
+    def _path(self, kind: str, key: Mapping[str, Any]) -> Path | None:
+        if self.dir is None:
+            return None
+        blob = json.dumps({"kind": kind, **key}, sort_keys=True, default=str)
+        return self.dir / f"{kind}-{hashlib.sha256(blob.encode()).hexdigest()[:32]}.json"
+
+    def get(self, kind: str, key: Mapping[str, Any]) -> Any:
+        path = self._path(kind, key)
+        if path is None or not path.exists():
+            return None
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))["value"]
+        except (OSError, ValueError, KeyError):
+            return None
+
+    def put(self, kind: str, key: Mapping[str, Any], value: Any) -> None:
+        path = self._path(kind, key)
+        if path is None:
+            return
+        from model_adapters.vectors.cache import _atomic_write
+
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            text = json.dumps({"key": key, "value": value}, default=_plain)  # NaN kept (JSON extension)
+            _atomic_write(path, text.encode("utf-8"))
+        except (OSError, TypeError):
+            pass  # a read-only cache (or a value JSON cannot hold) only costs the next run the time to recompute
+
+    # --- the two records --------------------------------------------------------------------------------------
+    @staticmethod
+    def validation_key(data: str, benchmark: str) -> dict[str, Any]:
+        module = "ark_dataset.validate" if benchmark == "ark" else "triad_dataset.folder.validate"
+        return {"folder": folder_stamp(data), "benchmark": benchmark, "validator": _source_digest(module)}
+
+    @staticmethod
+    def truncation_key(data: str, identity: Mapping[str, Any], configs: list[str], variant: str,
+                       limit: int | None, sees_images: bool) -> dict[str, Any]:
+        return {"folder": folder_stamp(data), "identity": dict(identity), "configs": list(configs),
+                "variant": variant, "limit": limit, "sees_images": sees_images,
+                "counter": _source_digest("model_adapters.planning.truncation")}
+
+    @staticmethod
+    def scores_key(data: str, configs: list[str], seed: int, rankings_digest: str) -> dict[str, Any]:
+        import metrics
+
+        code = hashlib.sha256()
+        for path in sorted(Path(metrics.__file__).parent.rglob("*.py")):
+            code.update(path.read_bytes())
+        return {"folder": folder_stamp(data), "configs": list(configs), "seed": seed, "rankings": rankings_digest,
+                "metrics_code": code.hexdigest()}
