@@ -19,9 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from model_adapters.captioners import textspace
 from model_adapters.models.resolve import ResolvedModel, from_name, from_python
-from model_adapters.planning import inputs, truncation
+from model_adapters.planning import inputs, textspace, truncation
 from model_adapters.planning.configs import select_configs
 from model_adapters.planning.plan import Plan, load_rewrites, plan_ark, plan_triad
 from model_adapters.ranks import output
@@ -60,7 +59,7 @@ class RunConfig:
     validate: bool = True
     skip_bad_images: bool = False
     rewrites: str | None = None  # ARK: JSON Lines of rewritten queries
-    captions: str | None = None  # ARK text-space run: a `triad caption` folder (captioners.textspace)
+    captions: str | None = None  # ARK text-space run: a `triad caption` folder (planning.textspace)
     seed: int = 0  # bootstrap seed
     quiet: bool = False
     encoder: Any = None  # your own Encoder object or "module:factory" (then `model` is None)

@@ -36,7 +36,17 @@ DEFAULT_LAYERS: tuple[tuple[str, ...], ...] = (
     ("triad_dataset.editions",),
     ("ark_dataset",),
     ("metrics",),
-    ("model_adapters",),
+    # model_adapters' stages of a run, lowest first; the package itself (re-exporting `evaluate`), `api` and
+    # `testing` sit on top of them.
+    ("model_adapters.protocol",),
+    ("model_adapters.planning",),
+    ("model_adapters.families",),
+    ("model_adapters.vectors",),
+    ("model_adapters.models",),
+    ("model_adapters.ranks",),
+    ("model_adapters.runner",),
+    ("model_adapters.captioners",),
+    ("model_adapters", "model_adapters.api", "model_adapters.testing"),
     ("spaces_app",),
     ("triad_dataset.cli", "triad_dataset.commands", "ark_dataset.commands", "model_adapters.commands",
      "spaces_app.commands"),

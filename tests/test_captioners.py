@@ -11,8 +11,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from model_adapters.captioners import registry, textspace
+from model_adapters.captioners import registry
 from model_adapters.captioners.caption import TABLE, CaptionConfig, run_caption
+from model_adapters.planning import textspace
 from model_adapters.planning.plan import load_rewrites
 from model_adapters.runner import RunConfig, run
 from model_adapters.testing import tiny_ark_tables, write_tiny_ark

@@ -20,11 +20,10 @@ from typing import Any, Final
 
 from model_adapters.captioners import registry
 from model_adapters.captioners.cache import CaptionCache, image_key
+from model_adapters.planning.textspace import META, TABLE
 from model_adapters.vectors import distributed
 from triad_dataset.contract.errors import TriadError
 
-TABLE: Final = "captions.parquet"
-META: Final = "captioner.json"
 GALLERY: Final = "gallery"
 QUERY: Final = "query"
 

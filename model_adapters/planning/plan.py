@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from model_adapters.captioners.textspace import apply_caption
 from model_adapters.planning import images, inputs
+from model_adapters.planning.textspace import apply_caption
 from model_adapters.protocol import ModelInput
 from triad_dataset.contract.errors import TriadError
 
@@ -183,7 +183,7 @@ class Plan:
     items: ItemTable
     sees_images: bool = True  # False for text-only models: their inputs (and keys) carry no image
     corpora: dict[str, Any] = field(default_factory=dict)  # corpus -> its rows as model inputs (`_CorpusRows`)
-    captions: Any = None  # ARK text-space runs: a captioners.textspace.Captions applied to every row's input
+    captions: Any = None  # ARK text-space runs: a planning.textspace.Captions applied to every row's input
 
 
 # --- reading ------------------------------------------------------------------------------------------------
@@ -248,7 +248,7 @@ def _corpus(plan: Plan, corpus: str) -> _CorpusRows:
     if corpus not in plan.corpora:
         table = _read(plan.items.data, corpus, ["item_id", "text", "modality"])
         texts = [t or "" for t in table.column("text").to_pylist()]
-        if plan.captions is not None:  # caption-then-embed (ARK text space; captioners.textspace)
+        if plan.captions is not None:  # caption-then-embed (ARK text space; planning.textspace)
             rows = table.select([c for c in ("item_id", "modality") if c in table.column_names]).to_pylist()
             texts = [apply_caption(plan.captions, corpus, row, ModelInput(text)).text
                      for row, text in zip(rows, texts, strict=True)]

@@ -19,6 +19,9 @@ from typing import Any, Final
 from model_adapters.protocol import ModelInput
 from triad_dataset.contract.errors import TriadError
 
+# A `triad caption` folder: the captions table and the captioner identity (written by captioners.caption).
+TABLE: Final = "captions.parquet"
+META: Final = "captioner.json"
 CAPTION_JOIN: Final = "{text}\n{caption}"
 
 
@@ -62,8 +65,6 @@ def load_captions(path: str | None) -> Captions | None:
     if not path:
         return None
     import pyarrow.parquet as pq
-
-    from model_adapters.captioners.caption import META, TABLE
 
     folder = Path(path)
     try:
