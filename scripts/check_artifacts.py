@@ -7,7 +7,8 @@
 2. each evaluate module folder, copied alone to a temporary directory, loads with `evaluate.load(<that dir>)` and
    computes, with the `metrics` package coming from the wheel; the `triad-benchmark` line of its requirements.txt
    resolves to the wheel put next to the file (`--find-links .` is relative to the requirements file);
-3. `triad space bundle --out DIR` (run from the wheel) writes a Space folder whose app starts from that folder alone.
+3. `triad space bundle --out DIR` (run from the wheel) writes a Space folder; without gold its app refuses to start
+   (exit 2, naming --data), and with `--gold-triad` (the mini edition) it starts from that folder alone.
 
 The virtual environment uses `--system-site-packages` for the heavy dependencies (torch, transformers, evaluate,
 gradio), and every check asserts that the project itself is imported from the wheel (or the Space folder), never
@@ -26,6 +27,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,42 +139,85 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def check_space(work: Path, python: Path) -> str:
-    space = work / "space"
-    _run([str(python.parent / "triad"), "space", "bundle", "--out", str(space)], cwd=work)
+@dataclass
+class App:
+    """The bundled app started in its folder; its output goes to `log`."""
+
+    proc: subprocess.Popen
+    port: int
+    log: Path
+
+    def output(self, tail: int = 1500) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")[-tail:]
+
+
+def _start_app(space: Path, python: Path, work: Path, name: str) -> App:
+    port, log = _free_port(), work / f"{name}.log"
+    env = {k: v for k, v in _env().items() if k not in ("TRIAD_SPACE_DATA", "TRIAD_SPACE_ARK_DATA")}  # its own gold
+    env.update(GRADIO_SERVER_PORT=str(port), TRIAD_SPACE_DB=str(work / f"{name}.sqlite"))
+    with log.open("w") as out:
+        proc = subprocess.Popen([str(python), "app.py"], cwd=space, env=env, stdout=out, stderr=subprocess.STDOUT)
+    return App(proc, port, log)
+
+
+def _wait_up(app: App, space: Path) -> str:
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if app.proc.poll() is not None:
+            raise CheckFailed(f"{space}/app.py exited {app.proc.returncode}: {app.output()}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{app.port}/config", timeout=5) as response:
+                if response.status == 200 and b"TRIAD leaderboard" in response.read():
+                    return f"app up on port {app.port}"
+        except OSError:
+            pass
+        time.sleep(2)
+    raise CheckFailed(f"{space}/app.py: no answer on port {app.port} within 300 s")
+
+
+def _bundle(work: Path, python: Path, name: str, *gold: str) -> Path:
+    space = work / name
+    _run([str(python.parent / "triad"), "space", "bundle", "--out", str(space), *gold], cwd=work)
     for required in ("README.md", "requirements.txt", "app.py", "spaces_app/app.py", "triad_dataset/contract/names.py"):
         if not (space / required).is_file():
             raise CheckFailed(f"{space}: {required} missing")
     if "app_file: app.py" not in (space / "README.md").read_text(encoding="utf-8"):
         raise CheckFailed(f"{space}/README.md: the Space YAML does not name app.py")
-    if (space / "gold").exists():
-        raise CheckFailed(f"{space}: gold data bundled although none was asked for")
     probe = ("import json, sys; sys.path.insert(0, '.'); import spaces_app.app, triad_dataset, ark_dataset, metrics; "
              "print(json.dumps([m.__file__ for m in (spaces_app.app, triad_dataset, ark_dataset, metrics)]))")
     files = json.loads(_run([str(python), "-c", probe], cwd=space).strip().splitlines()[-1])
     if not all(_inside(f, space) for f in files):
         raise CheckFailed(f"{space}: the app imports code from outside the Space folder: {files}")
-    port = _free_port()
-    env = {**_env(), "GRADIO_SERVER_PORT": str(port), "TRIAD_SPACE_DB": str(work / "space.sqlite")}
-    log = (work / "space.log").open("w")
-    proc = subprocess.Popen([str(python), "app.py"], cwd=space, env=env, stdout=log, stderr=subprocess.STDOUT)
+    return space
+
+
+def check_space(work: Path, python: Path) -> str:
+    """Without gold the bundled app refuses to start (exit 2, naming --data: docs/space.md); with the mini edition
+    bundled as its gold (`--gold-triad`) it starts from the folder alone and answers on its port."""
+    bare = _bundle(work, python, "space")
+    if (bare / "gold").exists():
+        raise CheckFailed(f"{bare}: gold data bundled although none was asked for")
+    app = _start_app(bare, python, work, "space-bare")
     try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise CheckFailed(f"{space}/app.py exited {proc.returncode}: {(work / 'space.log').read_text()[-1500:]}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=5) as response:
-                    if response.status == 200 and b"TRIAD leaderboard" in response.read():
-                        return f"app up on port {port}"
-            except OSError:
-                pass
-            time.sleep(2)
-        raise CheckFailed(f"{space}/app.py: no answer on port {port} within 300 s")
+        app.proc.wait(timeout=300)
+    except subprocess.TimeoutExpired:
+        app.proc.terminate()
+        raise CheckFailed(f"{bare}/app.py started without any gold folder") from None
+    if app.proc.returncode != 2 or "no gold dataset folder found" not in app.output():
+        raise CheckFailed(f"{bare}/app.py without gold: exit {app.proc.returncode}, {app.output(500)}")
+    gold = work / "cli" / "mini"
+    if not (gold / "README.md").is_file():  # --skip-run: no mini edition built by the cli check
+        _run([str(python.parent / "triad"), "build", "mini", "--out", str(work / "space-gold")], cwd=work)
+        gold = work / "space-gold"
+    space = _bundle(work, python, "space-gold-bundle", "--gold-triad", str(gold))
+    if not (space / "gold" / "triad" / "README.md").is_file():
+        raise CheckFailed(f"{space}: --gold-triad did not copy the gold folder into gold/triad")
+    app = _start_app(space, python, work, "space")
+    try:
+        return "without gold: refused (exit 2); with --gold-triad: " + _wait_up(app, space)
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
+        app.proc.terminate()
+        app.proc.wait(timeout=30)
 
 
 def main(argv: list[str] | None = None) -> int:
