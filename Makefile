@@ -19,6 +19,7 @@ lint: setup
 
 test: setup lint
 	$(PY) -m pytest
+	$(PY) scripts/check_artifacts.py
 
 demo: setup
 	$(PY) scripts/demo.py --out $(DEMO_DIR)
