@@ -212,6 +212,7 @@ def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distribut
                                       batch_size=cfg.batch_size or model.max_batch, cache=cache,
                                       skip_bad_images=cfg.skip_bad_images,
                                       show_progress=not cfg.quiet and ctx.is_main, log=lambda m: _log(ctx, cfg, m))
+    plan.items.close_images()
     gathered = ctx.gather((vectors, stats.images_skipped if stats else [], stats.batch_halvings if stats else 0))
     info = {"cache_hits": len(found), "encoded": len(missing),
             "corrupted_cache_shards": cache.stats.corrupted_shards if cache else [],
