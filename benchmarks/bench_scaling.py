@@ -27,6 +27,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 MINI_QUERIES = 112  # x 10 configs x 1,001 = 1,121,120 slots, the mini edition's
@@ -147,7 +148,7 @@ def measure(data: str, out: str) -> dict:
     import tqdm.auto  # noqa: F401
 
     from metrics import columnar, scoring
-    from model_adapters.planning.plan import plan_triad
+    from model_adapters.planning.plan import plan_triad, release_arrow_memory
     from model_adapters.ranks import rank_plan
     from model_adapters.runner import RunConfig, encode_plan, resolve_model
     from model_adapters.testing import HashedEncoder
@@ -160,12 +161,17 @@ def measure(data: str, out: str) -> dict:
     # (~130 MiB, once per process); the baseline is taken after it, so the figures are what the data costs
     warm = plan_triad(data, list(n.TASK_CONFIGS), variant="full", limit=2, sees_images=True)
     warm_vectors, _ = encode_plan(warm, resolve_model(cfg), cfg, distributed.Context())
-    warm_final, _ = rank_plan.triad_rankings(warm, warm_vectors, None, 30, 8, False)
+    rankings = Path(out, "rankings")
+    rankings.mkdir(parents=True, exist_ok=True)
+
+    def write(cp: Any, result: Any, first: Any) -> None:  # what the runner's `emit` does, without the staging
+        pq.write_table(rank_plan.rankings_table(cp, result, ark=False), rankings / f"{cp.config}.parquet")
+
+    warm_final, _ = rank_plan.triad_rankings(warm, warm_vectors, None, 30, 8, False, emit=write)
     rank_plan.score(warm, warm_final, 0)
-    for cp in warm.configs:
-        rank_plan.rankings_table(cp, warm_final[cp.config], ark=False)
     del warm, warm_vectors, warm_final
     gc.collect()
+    release_arrow_memory()  # the baseline without freed Arrow buffers (their release is timing-dependent otherwise)
     base = _rss()
     peak = Peak()
     phases: dict[str, dict] = {}
@@ -182,17 +188,12 @@ def measure(data: str, out: str) -> dict:
     vectors, _ = encode_plan(plan, resolve_model(cfg), cfg, distributed.Context())
     done("encode", t0)
     t0 = time.perf_counter()
-    final, _ = rank_plan.triad_rankings(plan, vectors, None, 30, 8, False)
-    done("rank", t0)
+    # as the runner: each config's rankings written as soon as it is ranked, only the orders kept for scoring
+    final, _ = rank_plan.triad_rankings(plan, vectors, None, 30, 8, False, emit=write)
+    done("rank+write", t0)
     t0 = time.perf_counter()
     rank_plan.score(plan, final, 0)
     done("score", t0)
-    t0 = time.perf_counter()
-    Path(out, "rankings").mkdir(parents=True, exist_ok=True)
-    for cp in plan.configs:
-        pq.write_table(rank_plan.rankings_table(cp, final[cp.config], ark=False), Path(out, "rankings",
-                                                                                       f"{cp.config}.parquet"))
-    done("write", t0)
     run_peak = max(p["peak_over_base"] for p in phases.values())
     distinct = len(plan.items)
     del plan, vectors, final

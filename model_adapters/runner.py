@@ -4,7 +4,9 @@ score them through `metrics.scoring` (the same function the Space uses) and writ
     run(RunConfig(model="minilm", data="demo_output/triad", out="runs/minilm-triad")) -> results dict
 
 Phases: plan (read rows, collect distinct inputs) → encode (cache lookup, shard the misses over processes,
-encode, gather on rank 0) → rank (batched matrix products, stable ties) → rerank (optional) → score → write.
+encode, gather on rank 0) → rank (batched matrix products, stable ties) → rerank (optional) → write each config's
+rankings as soon as it is ranked (into a staged folder; only the orders are kept) → score → write results.json and
+move everything into place.
 """
 
 from __future__ import annotations
@@ -209,6 +211,7 @@ def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distribut
                                       batch_size=cfg.batch_size or model.max_batch, cache=cache,
                                       skip_bad_images=cfg.skip_bad_images,
                                       show_progress=not cfg.quiet and ctx.is_main, log=lambda m: _log(ctx, cfg, m))
+    plan.items.close_images()
     gathered = ctx.gather((vectors, stats.images_skipped if stats else [], stats.batch_halvings if stats else 0))
     info = {"cache_hits": len(found), "encoded": len(missing),
             "corrupted_cache_shards": cache.stats.corrupted_shards if cache else [],
@@ -386,32 +389,26 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     top_k = cfg.rerank_top or (_ark_rerank_top() if benchmark == "ark" else TRIAD_RERANK_TOP)
     rerank_batch = rerank_model.max_batch if rerank_model is not None else 8
     make = ark_rankings if benchmark == "ark" else triad_rankings
-    final, first = make(plan, vectors, reranker, top_k, rerank_batch, show, rerank_plan=rerank_plan)
-    timings["rank" if reranker is None else "rank+rerank"] = time.perf_counter() - tick
-
-    tick = time.perf_counter()
-    try:
-        scored = _score_once(cfg, plan, final, model)
-    except ValueError as exc:
-        raise TriadError(f"scoring failed: {exc}") from exc
-    timings["score"] = time.perf_counter() - tick
-    results = _results(cfg, plan, model, rerank_model, scored, enc_info, timings, ctx)
-    results["run"]["truncated_inputs"] = truncated
-    results["run"]["images_read_per_process"] = images_read
-    if reranker is not None:
-        results["two_stage"] = two_stage(plan, first, scored, top_k, cfg.seed)
-        results["rerank_top"] = top_k
-
-    tick = time.perf_counter()
     staged = output.StagedOutput(cfg.out)
     try:
-        for cp in plan.configs:
-            table = rankings_table(cp, final[cp.config], ark=benchmark == "ark", reranked=reranker is not None)
-            staged.write_rankings(cp.config, table)
-            if cp.config in first:
-                staged.write_rankings(cp.config, rankings_table(cp, first[cp.config], ark=benchmark == "ark"),
-                                      first_stage=True)
-        results["run"]["timings_s"]["write"] = time.perf_counter() - tick
+        written = _write_as_ranked(staged, benchmark == "ark", reranker is not None)
+        final, first = make(plan, vectors, reranker, top_k, rerank_batch, show, rerank_plan=rerank_plan, emit=written)
+        timings["rank" if reranker is None else "rank+rerank"] = time.perf_counter() - tick - written.seconds
+
+        tick = time.perf_counter()
+        try:
+            scored = _score_once(cfg, plan, final, model)
+        except ValueError as exc:
+            raise TriadError(f"scoring failed: {exc}") from exc
+        timings["score"] = time.perf_counter() - tick
+        results = _results(cfg, plan, model, rerank_model, scored, enc_info, timings, ctx)
+        results["run"]["truncated_inputs"] = truncated
+        results["run"]["images_read_per_process"] = images_read
+        if reranker is not None:
+            results["two_stage"] = two_stage(plan, first, scored, top_k, cfg.seed)
+            results["rerank_top"] = top_k
+
+        results["run"]["timings_s"]["write"] = written.seconds  # the rankings files, written while ranking
         staged.write_results(results)
         staged.commit()
     except BaseException:
@@ -420,6 +417,21 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     if show:
         _print(results, benchmark, cfg.out)
     return results
+
+
+class _write_as_ranked:  # noqa: N801 (used as a function)
+    """`emit` for the rank loop: writes each config's rankings (and first-stage rankings) into the staged output as
+    soon as it is ranked, so its scores and output table are freed before the next config (issue 16)."""
+
+    def __init__(self, staged: output.StagedOutput, ark: bool, reranked: bool) -> None:
+        self.staged, self.ark, self.reranked, self.seconds = staged, ark, reranked, 0.0
+
+    def __call__(self, cp: Any, final: Any, first: Any) -> None:
+        tick = time.perf_counter()
+        self.staged.write_rankings(cp.config, rankings_table(cp, final, ark=self.ark, reranked=self.reranked))
+        if first is not None:
+            self.staged.write_rankings(cp.config, rankings_table(cp, first, ark=self.ark), first_stage=True)
+        self.seconds += time.perf_counter() - tick
 
 
 def _ark_rerank_top() -> int:

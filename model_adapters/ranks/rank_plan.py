@@ -3,17 +3,20 @@ tables — all from arrays (no per-slot Python objects).
 
 `ConfigRanking` holds one config's result: TRIAD `order` = pool positions best first with their `scores`; ARK
 `order` = gallery rows of the top 100, their `scores` and each query's `positive_rank` (whole gallery).
+A run hands each config's result to `emit` (which writes its rankings table) as soon as it is ranked and keeps only
+what scoring needs (`ConfigRanking.written`: the order, no scores), so no more than one config's scores and output
+table are held at a time (issue 16: memory per pool slot).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from model_adapters.planning.plan import ConfigPlan, Plan
+from model_adapters.planning.plan import ConfigPlan, Plan, release_arrow_memory
 from model_adapters.ranks import ranking
 from triad_dataset.contract.errors import TriadError
 
@@ -22,10 +25,29 @@ ARK_TOP = 100  # ARK rankings keep the top 100 ids and scores (CONTRACTS §3)
 
 @dataclass
 class ConfigRanking:
-    order: np.ndarray  # TRIAD: (n, width) pool positions best first; ARK: (n, top) gallery rows
-    scores: np.ndarray  # float64, aligned with order (first-stage scores)
+    order: np.ndarray  # TRIAD: (n, width) pool positions best first (int16 for pools up to 32,768); ARK: (n, top)
+    scores: np.ndarray | None  # aligned with order (first-stage scores; TRIAD float32); None once written
     positive_rank: np.ndarray | None = None  # ARK: 1-based rank of the positive in the whole gallery
     rerank_scores: list[list[float]] | None = None  # reranked runs: reranker scores of each query's head
+
+    def written(self) -> ConfigRanking:
+        """What scoring still needs once the rankings table is written: the order (and ARK ranks), no scores."""
+        return replace(self, scores=None, rerank_scores=None)
+
+
+# called with (config plan, final ranking, first-stage ranking or None) as soon as a config is ranked
+Emit = Callable[[ConfigPlan, ConfigRanking, "ConfigRanking | None"], None]
+
+
+def _keep(cp: ConfigPlan, result: ConfigRanking, first: ConfigRanking | None, emit: Emit | None,
+          final_out: dict[str, ConfigRanking], first_out: dict[str, ConfigRanking]) -> None:
+    if emit is not None:
+        emit(cp, result, first)
+        result, first = result.written(), first.written() if first is not None else None
+        release_arrow_memory()  # the freed output table and the parquet writer's buffers
+    final_out[cp.config] = result
+    if first is not None:
+        first_out[cp.config] = first
 
 
 def _matrix(plan: Plan, indices: np.ndarray, vectors: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -38,9 +60,10 @@ def _matrix(plan: Plan, indices: np.ndarray, vectors: Mapping[str, np.ndarray]) 
 def rank_triad_config(plan: Plan, cp: ConfigPlan, vectors: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Pool positions best first and their scores for every query of one config."""
     candidates = cp.candidate_items()  # distinct item indices, first-seen order
-    row_of = np.zeros(len(plan.items), dtype=np.int64)
+    # int32 like pool_items (no (n, width) int64 temporaries); one extra last entry -1, read by padding slots (-1)
+    row_of = np.full(len(plan.items) + 1, -1, dtype=np.int32)
     row_of[candidates] = np.arange(candidates.size)
-    pools = np.where(cp.pool_items >= 0, row_of[np.maximum(cp.pool_items, 0)], -1)
+    pools = row_of[cp.pool_items]
     return ranking.rank_pools(_matrix(plan, cp.query_items, vectors), _matrix(plan, candidates, vectors), pools)
 
 
@@ -72,10 +95,11 @@ def _rerank(result: ConfigRanking, lengths: np.ndarray, heads: Any, reranker: An
 
 
 def triad_rankings(plan: Plan, vectors: Mapping[str, np.ndarray], reranker: Any, top_k: int, rerank_batch: int,
-                   show: bool, rerank_plan: Plan | None = None
+                   show: bool, rerank_plan: Plan | None = None, emit: Emit | None = None
                    ) -> tuple[dict[str, ConfigRanking], dict[str, ConfigRanking]]:
     """`rerank_plan` (same configs and pools as `plan`) supplies the reranker's inputs when they differ from the
-    first stage's (a text-only first stage: the reranker still sees the images, paper D.2)."""
+    first stage's (a text-only first stage: the reranker still sees the images, paper D.2). With `emit`, each
+    config's results go to it when ranked and only their `written()` part is returned."""
     from tqdm.auto import tqdm
 
     final: dict[str, ConfigRanking] = {}
@@ -85,21 +109,21 @@ def triad_rankings(plan: Plan, vectors: Mapping[str, np.ndarray], reranker: Any,
     for cp, rcp in tqdm(list(zip(plan.configs, rerank_plan.configs, strict=True)), desc="rank", unit="config",
                         disable=not show):
         order, scores = rank_triad_config(plan, cp, vectors)
-        result = ConfigRanking(order, scores)
+        result = first_stage = ConfigRanking(order, scores)
         if reranker is not None:
-            first[cp.config] = result
 
             def heads(q: int, k: int, rcp: ConfigPlan = rcp, order: np.ndarray = order) -> tuple[Any, list[Any]]:
                 return (items.model_input(int(rcp.query_items[q])),
                         [items.model_input(int(rcp.pool_items[q, i])) for i in order[q, :k]])
 
             result = _rerank(result, (cp.pool_items >= 0).sum(axis=1), heads, reranker, top_k, rerank_batch)
-        final[cp.config] = result
+        _keep(cp, result, first_stage if reranker is not None else None, emit, final, first)
+        del order, scores, result, first_stage
     return final, first
 
 
 def ark_rankings(plan: Plan, vectors: Mapping[str, np.ndarray], reranker: Any, top_k: int, rerank_batch: int,
-                 show: bool, rerank_plan: Plan | None = None
+                 show: bool, rerank_plan: Plan | None = None, emit: Emit | None = None
                  ) -> tuple[dict[str, ConfigRanking], dict[str, ConfigRanking]]:
     from tqdm.auto import tqdm
 
@@ -111,9 +135,8 @@ def ark_rankings(plan: Plan, vectors: Mapping[str, np.ndarray], reranker: Any, t
                         disable=not show):
         idx, scores, ranks = ranking.rank_gallery(_matrix(plan, cp.query_items, vectors),
                                                   _matrix(plan, cp.pool_items, vectors), cp.positives, top=ARK_TOP)
-        result = ConfigRanking(idx, scores, ranks)
+        result = first_stage = ConfigRanking(idx, scores, ranks)
         if reranker is not None:
-            first[cp.config] = result
 
             def heads(q: int, k: int, rcp: ConfigPlan = rcp, idx: np.ndarray = idx) -> tuple[Any, list[Any]]:
                 return (items.model_input(int(rcp.query_items[q])),
@@ -126,7 +149,7 @@ def ark_rankings(plan: Plan, vectors: Mapping[str, np.ndarray], reranker: Any, t
                 if ranks[q] <= k:  # the positive moved inside the reranked head; ranks k+1.. are unchanged
                     new_ranks[q] = int(np.flatnonzero(reranked.order[q] == cp.positives[q])[0]) + 1
             result = replace(reranked, positive_rank=new_ranks)
-        final[cp.config] = result
+        _keep(cp, result, first_stage if reranker is not None else None, emit, final, first)
     return final, first
 
 
@@ -184,10 +207,12 @@ def rankings_table(cp: ConfigPlan, result: ConfigRanking, *, ark: bool, reranked
     else:
         lengths = (cp.pool_items >= 0).sum(axis=1).astype(np.int64)
         real = np.arange(result.order.shape[1])[None, :] < lengths[:, None]
-        flat_rows = np.take_along_axis(cp.pool_rows, result.order, axis=1)[real]
+        flat_rows = np.take_along_axis(cp.pool_rows, result.order, axis=1)[real]  # int32 corpus rows
         flat_scores = result.scores[real]
+        del real
     offsets = pa.array(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32))
-    ids = cp.corpus_ids.take(pa.array(flat_rows.astype(np.int64)))
+    ids = cp.corpus_ids.take(pa.array(flat_rows))
+    del flat_rows
     columns: dict[str, Any] = {
         "query_id": pa.array(cp.query_ids, pa.string()),
         "candidate_ids": pa.ListArray.from_arrays(offsets, ids.cast(pa.string())),

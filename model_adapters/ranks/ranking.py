@@ -73,6 +73,7 @@ def pool_scores(queries: np.ndarray, items: np.ndarray, pools: np.ndarray) -> np
     out = np.empty((n_q, pool_len), dtype=np.float32)
     first, inverse = unique_rows(items)
     distinct = items[first]
+    inverse = inverse.astype(np.int32 if first.size <= np.iinfo(np.int32).max else np.int64)
     slots = inverse[np.where(pools < 0, 0, pools)] if items.shape[0] else np.zeros_like(pools)
     # One product with every distinct item, then a gather, is far faster than per-pool work (memory-bound) unless
     # the corpus dwarfs the pools; then each block of queries multiplies only the distinct items its pools use.
@@ -92,8 +93,19 @@ def pool_scores(queries: np.ndarray, items: np.ndarray, pools: np.ndarray) -> np
     return out
 
 
+def position_dtype(width: int) -> np.dtype:
+    """The smallest signed integer type that holds a position in rows of `width` (int16 for 1,000-candidate
+    pools): a run keeps every config's order until it is scored, 2 bytes per pool slot instead of 8.
+
+    >>> position_dtype(1000), position_dtype(40000)
+    (dtype('int16'), dtype('int32'))
+    """
+    return np.dtype(np.int16) if width <= np.iinfo(np.int16).max + 1 else np.dtype(np.int32)
+
+
 def rank_pools(queries: np.ndarray, items: np.ndarray, pools: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per query, pool positions best first and their scores (float64); ties keep pool order (docs/protocol.md §4).
+    """Per query, pool positions best first (`position_dtype`) and their scores (float32, as computed: widening
+    to float64 when written is exact); ties keep pool order (docs/protocol.md §4).
 
     >>> q = np.array([[1.0, 0.0]], dtype=np.float32); c = np.array([[0, 1], [1, 0], [1, 0]], dtype=np.float32)
     >>> order, scores = rank_pools(q, c, np.array([[0, 2, 1]]))
@@ -101,8 +113,8 @@ def rank_pools(queries: np.ndarray, items: np.ndarray, pools: np.ndarray) -> tup
     ([[1, 2, 0]], [[1.0, 1.0, 0.0]])
     """
     scores = pool_scores(queries, items, pools)
-    order = np.argsort(-scores, axis=1, kind="stable")
-    return order, np.take_along_axis(scores, order, axis=1).astype(np.float64)
+    order = np.argsort(-scores, axis=1, kind="stable").astype(position_dtype(pools.shape[1]))
+    return order, np.take_along_axis(scores, order, axis=1)
 
 
 def rank_gallery(queries: np.ndarray, gallery: np.ndarray, positives: np.ndarray, *, top: int = 100
