@@ -63,8 +63,8 @@ def _caption_ark(ark_dir: Path, out: Path) -> Path:
     _step(f"OCR captions of the ARK mini galleries -> {captions}")
     meta = run_caption(CaptionConfig("ocr", str(ark_dir), str(captions)))
     per_image = meta["timings_s"]["per_image"]
-    print(f"{meta['captioned']} captioned ({per_image} s per image), {meta['cache_hits']} from the cache, "
-          f"{meta['timings_s']['caption']} s")
+    ocr = f"{meta['captioned']} captioned ({per_image} s per image)" if meta["captioned"] else "no OCR needed"
+    print(f"{ocr}, {meta['cache_hits']} from the cache, {meta['timings_s']['caption']} s")
     return captions
 
 
