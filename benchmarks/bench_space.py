@@ -35,6 +35,8 @@ sys.path.insert(0, os.environ.get("BENCH_SPACE_CODE", str(ROOT)))  # --baseline:
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from _memory import Peak  # noqa: E402  (benchmarks/_memory.py, next to this script)
+
 from metrics import scoring  # noqa: E402
 from spaces_app import testing as T  # noqa: E402
 from spaces_app.db import Database  # noqa: E402
@@ -50,33 +52,6 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 SUBMISSIONS = 3
 
 
-class _Peak:
-    """Peak resident memory while the block runs, sampled every 2 ms (over the resident memory at its start)."""
-
-    @staticmethod
-    def rss() -> int:
-        with open("/proc/self/statm", encoding="ascii") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-    def __enter__(self) -> _Peak:
-        import threading
-
-        self.base = self.peak = self.rss()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.002):
-            self.peak = max(self.peak, self.rss())
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, self.rss())
-
-
 def submissions_child(gold_dir: str, runs: list[str]) -> dict:
     """In this (fresh) process: load the gold once, then submit each run folder; seconds and peak RSS over idle."""
     golds = GoldStore({"triad": gold_dir})
@@ -87,12 +62,12 @@ def submissions_child(gold_dir: str, runs: list[str]) -> dict:
     seconds, cpu, peaks = [], [], []
     for i, run in enumerate(runs):
         files = sorted((Path(run) / "rankings").glob("*.parquet")) + [Path(run) / "results.json"]
-        with _Peak() as peak:
+        with Peak() as peak:
             t0, c0 = time.perf_counter(), time.process_time()
             out = submit_files(db, golds, files, model_name=f"m{i}", submitter="bench", rate_limit=RateLimit(99, 9))
             seconds.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
-        peaks.append((peak.peak - peak.base) / 2**20)
+        peaks.append(peak.over_idle_mib)
         if not out.accepted:
             raise SystemExit(out.message)
     return {"gold_load": load, "seconds": seconds, "cpu": cpu, "peak_mib": peaks}

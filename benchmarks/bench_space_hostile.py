@@ -23,7 +23,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -31,39 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-MiB = 2**20
+from _memory import Peak  # noqa: E402  (benchmarks/_memory.py, next to this script)
+
 HOSTILE_IDS = 10**7
 HOSTILE_BOUND_MIB = 200
 VALID_BOUND_MIB = 500
-
-
-def rss() -> int:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-class Peak:
-    """Peak resident memory while the block runs, sampled every 2 ms."""
-
-    def __enter__(self) -> Peak:
-        self.base = self.peak = rss()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.002):
-            self.peak = max(self.peak, rss())
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, rss())
-
-    @property
-    def over_idle_mib(self) -> float:
-        return (self.peak - self.base) / MiB
 
 
 def hostile_parquet(n_ids: int) -> bytes:
