@@ -7,6 +7,7 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
+    from model_adapters.models.recipes import recipe_names
     from model_adapters.models.registry import REGISTRY
     from model_adapters.planning.inputs import VARIANTS
 
@@ -19,13 +20,15 @@ def register(subparsers: Any) -> None:
                     "accelerate launch --multi_gpu --num_processes N $(which triad) run ...",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", default=None,
-                   help=f"registry name ({embedders}), a Hub id ORG/NAME or a local model folder (family detected)")
+                   help=f"registry name ({embedders}), a Hub id ORG/NAME or a local model folder (recipe detected)")
     p.add_argument("--encoder", default=None, metavar="MODULE:FACTORY",
                    help="your own encoder: a factory returning an object with dim, encode_queries, encode_candidates")
     p.add_argument("--name", default=None, help="the name the results are shown under (default: the model's own)")
     p.add_argument("--revision", default=None,
                    help="Hub commit / tag to pin; for --encoder your model's version (its vectors are cached then)")
-    p.add_argument("--family", default=None, help="override family detection: dual_tower, sentence_transformer, vlm")
+    p.add_argument("--recipe", default=None,
+                   help=f"the input recipe of a folder / Hub id ({', '.join(recipe_names('embedder'))}); default: "
+                        "detected from its files, refused when no verified recipe matches (docs/models.md)")
     images = p.add_mutually_exclusive_group()
     images.add_argument("--sees-images", dest="sees_images", action="store_const", const=True, default=None,
                         help="--encoder: give it the images (default)")
@@ -40,6 +43,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--rerank", default=None, help=f"reranker: registry name ({rerankers}), Hub id or folder")
     p.add_argument("--reranker", default=None, metavar="MODULE:FACTORY",
                    help="your own reranker: a factory returning an object with score_pairs")
+    p.add_argument("--rerank-recipe", default=None,
+                   help=f"the reranker's recipe ({', '.join(recipe_names('reranker'))}); default: detected")
     p.add_argument("--rerank-top", type=int, default=None, help="rerank the first-stage top K (30 TRIAD, 50 ARK)")
     p.add_argument("--batch-size", type=int, default=None, help="encoder batch size (default: registry max batch)")
     p.add_argument("--limit", type=int, default=None, help="first N queries of each config (quick checks)")
@@ -69,7 +74,7 @@ def _handle(args: argparse.Namespace) -> int:
     from model_adapters.vectors.checks import SAMPLE_SIZE
 
     cfg = RunConfig(model=args.model, encoder=args.encoder, reranker=args.reranker, name=args.name,
-                    revision=args.revision, family=args.family, sees_images=args.sees_images,
+                    revision=args.revision, recipe=args.recipe, rerank_recipe=args.rerank_recipe, sees_images=args.sees_images,
                     cache_check=SAMPLE_SIZE if args.cache_check is None else args.cache_check, data=args.data, out=args.out, configs=args.config, benchmark=args.benchmark,
                     variant=args.variant, rerank=args.rerank, rerank_top=args.rerank_top, batch_size=args.batch_size,
                     limit=args.limit, cache_dir=args.cache_dir, no_cache=args.no_cache, model_path=args.model_path,

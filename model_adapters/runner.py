@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from model_adapters.models.recipes import UNVERIFIED
 from model_adapters.models.resolve import ResolvedModel, from_name, from_python
 from model_adapters.planning import inputs, textspace, truncation
 from model_adapters.planning.configs import select_configs
@@ -35,6 +36,8 @@ from triad_dataset.contract.errors import TriadError
 
 TRIAD_RERANK_TOP = 30  # paper D.2: the reranker reorders the first-stage top 30
 RANDOM_WARNING = "randomly initialised test model: these numbers are noise, not results"
+UNVERIFIED_WARNING = ("unverified input pipeline (--recipe generic): the inputs were built by a pipeline that mirrors no "
+                      "authors' code, so these numbers may not be the model's")
 
 
 @dataclass
@@ -68,7 +71,8 @@ class RunConfig:
     reranker: Any = None  # your own Reranker object or "module:factory" (instead of `rerank`)
     name: str | None = None  # the name results are shown under (default: registry name / folder / Hub id / factory)
     revision: str | None = None  # Hub commit to pin; your own model's version (caches a Python encoder's vectors)
-    family: str | None = None  # override family detection for a folder / Hub id
+    recipe: str | None = None  # the input recipe of a folder / Hub id, by name (default: detected; recipes.py)
+    rerank_recipe: str | None = None  # the same for the reranker
     sees_images: bool | None = None  # Python encoders: False leaves images out of their inputs (default True)
     cache_check: int = checks.SAMPLE_SIZE  # cached items re-encoded to detect a changed model (0: no check)
 
@@ -128,7 +132,7 @@ def resolve_model(cfg: RunConfig) -> ResolvedModel:
         raise TriadError("--sees-images / --text-only apply to your own encoder (--encoder); a model's family "
                          "decides what it sees")
     return from_name(cfg.model, model_path=cfg.model_path, name=cfg.name, revision=cfg.revision, dtype=cfg.dtype,
-                     family=cfg.family)
+                     recipe=cfg.recipe)
 
 
 def resolve_reranker(cfg: RunConfig) -> ResolvedModel | None:
@@ -138,7 +142,8 @@ def resolve_reranker(cfg: RunConfig) -> ResolvedModel | None:
         return from_python(cfg.reranker, kind="reranker")
     if not cfg.rerank:
         return None
-    return from_name(cfg.rerank, kind="reranker", model_path=cfg.rerank_model_path, dtype=cfg.dtype)
+    return from_name(cfg.rerank, kind="reranker", model_path=cfg.rerank_model_path, dtype=cfg.dtype,
+                     recipe=cfg.rerank_recipe)
 
 
 # --- encoding -----------------------------------------------------------------------------------------------
@@ -477,8 +482,13 @@ def _results(cfg: RunConfig, plan: Plan, model: ResolvedModel, rerank_model: Res
         results["captioner"] = plan.captions.summary()
     if rerank_model is not None:
         results["reranker"] = _model_json(rerank_model, cfg.dtype)
+    warnings = []
     if model.random_init or (rerank_model is not None and rerank_model.random_init):
-        results["warning"] = RANDOM_WARNING
+        warnings.append(RANDOM_WARNING)
+    if any(m is not None and m.identity.input_pipeline == UNVERIFIED for m in (model, rerank_model)):
+        warnings.append(UNVERIFIED_WARNING)
+    if warnings:
+        results["warning"] = "; ".join(warnings)
     return results
 
 

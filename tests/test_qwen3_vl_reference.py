@@ -144,14 +144,3 @@ def test_reranker_generic_wrapper_is_the_official_one(official_rerank):
     assert "<Instruct>: Given a search query, retrieve relevant candidates that answer the query.<Query>:" in constraint
     abstraction = tok.decode(official_rerank["main"][1]["input_ids"][0])
     assert f"<Instruct>: {R.C2I}<Query>:leaf 17" in abstraction
-
-
-def test_a_local_qwen3_vl_folder_gets_the_official_pipeline_without_options(tmp_path):
-    """An entry without a `pipeline` option (e.g. one detected from a folder) is recognised by config.json."""
-    from dataclasses import replace
-
-    from model_adapters.families import vlm
-
-    tiny.save_tiny_qwen3_vl(str(tmp_path), 0)
-    entry = replace(get_entry("qwen3-vl-embedding-2b"), options={})
-    assert vlm.pipeline_of(entry, str(tmp_path)) == "qwen3_vl"

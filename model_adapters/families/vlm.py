@@ -10,8 +10,9 @@ L2-normalized. The benchmark instruction goes into the system turn (paper B.3 "i
 none, so they keep the outer wrapper "Represent the user's input." (paper B.3, docs/protocol.md §3).
 
 VLM2Vec-V2 (`VLM2VecEncoder`, option pipeline="vlm2vec") mirrors VLM2Vec's own encoding path (docs/models.md).
-`VLMEncoder` is a generic ChatML pipeline (left padding, last position) used only for a VLM that is neither
-(pipeline "generic"); it mirrors no authors' code and is not used by any built-in entry.
+`VLMEncoder` is a generic ChatML pipeline (left padding, last position), reachable only as `--recipe generic`
+(pipeline "generic"); it mirrors no authors' code, is used by no built-in entry, and every output of such a run says
+"unverified input pipeline".
 """
 
 from __future__ import annotations
@@ -266,15 +267,14 @@ class VLM2VecEncoder:
         return self.encode(batch)
 
 
-def pipeline_of(entry: Any, path: str) -> str:
-    """The entry's `pipeline` option, else "qwen3_vl" for a Qwen3-VL checkpoint (config.json model_type), else
-    "generic" (the unverified ChatML pipeline)."""
-    if entry.options.get("pipeline"):
-        return str(entry.options["pipeline"])
-    from transformers import AutoConfig
-
-    config = AutoConfig.from_pretrained(path, **hub_kwargs(path, entry.revision))
-    return "qwen3_vl" if getattr(config, "model_type", "") == "qwen3_vl" else "generic"
+def pipeline_of(entry: Any) -> str:
+    """The entry's `pipeline` option, set by its recipe (model_adapters.models.recipes); never guessed from the
+    checkpoint (a Qwen-VL checkpoint of another model must not get Qwen3-VL-Embedding's prompt)."""
+    pipeline = entry.options.get("pipeline")
+    if pipeline not in PIPELINES:
+        raise ValueError(f"{entry.name}: VLM pipeline {pipeline!r} is not one of {', '.join(PIPELINES)} (the entry's "
+                         "recipe sets it)")
+    return str(pipeline)
 
 
 def load_vlm2vec(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> VLM2VecEncoder:
@@ -290,8 +290,11 @@ def load_vlm2vec(entry: Any, path: str, *, device: str = "cpu", dtype: str = "fl
     return VLM2VecEncoder(lm.model, qvi.QwenVLProcessor(tokenizer, image_processor, ""), device=device)
 
 
+PIPELINES: Final = ("qwen3_vl", "vlm2vec", "generic")
+
+
 def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> Any:
-    pipeline = pipeline_of(entry, path)
+    pipeline = pipeline_of(entry)
     if pipeline == "qwen3_vl":
         return load_qwen3_vl(entry, path, device=device, dtype=dtype)
     if pipeline == "vlm2vec":

@@ -1,94 +1,152 @@
-"""Family detection: which model family (`model_adapters/families/`) can load a folder or Hub repository, read from
-its configuration files only (no weights are loaded):
+"""Recipe detection: which recipe (`model_adapters.models.recipes`) feeds a folder or Hub repository, read from its
+configuration files only (no weights are loaded).
 
-- `modules.json` (a sentence-transformers model)        -> `sentence_transformer` (text only)
-- `config.json` `model_type` clip / siglip / siglip2     -> `dual_tower` (text + image towers, fused 1:1, paper B.2.1)
-- `config.json` `model_type` qwen2_vl / qwen2_5_vl / qwen3_vl -> `vlm` (`--model`) or `reranker` (`--rerank`)
-
-The family also fixes the loading options a registry entry would give (dual towers: the text limit from the text
-config's position table, SigLIP's `padding="max_length"`). Anything else is refused with what was found and the
-`--family` values, which override detection.
+A checkpoint is accepted only when exactly one recipe of the asked kind matches it: by Hub id (or a Hugging Face
+cache snapshot of that id), else by the recipe's signature (config.json model_type, architectures, whether it loads
+remote code, the tokenizer's added tokens, files such as modules.json). No match, or more than one, is one line
+naming what was found and the recipes that exist; `--recipe NAME` chooses one by hand (`--recipe generic`: the
+unverified ChatML pipeline). A matched recipe that is `refused` is refused with its reason.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Final
 
-from model_adapters.models.registry import DUAL_TOWER, RERANKER, SENTENCE_TRANSFORMER, VLM
+from model_adapters.models import recipes as R
 from triad_dataset.contract.errors import TriadError
 
 ST_MODULES: Final = "modules.json"
 CONFIG: Final = "config.json"
-DUAL_TOWER_TYPES: Final = ("clip", "siglip", "siglip2")
-VLM_TYPES: Final = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
-FAMILY_CHOICES: Final = {"embedder": (DUAL_TOWER, SENTENCE_TRANSFORMER, VLM), "reranker": (RERANKER,)}
-DEFAULT_TEXT_LIMIT: Final = {"clip": 77, "siglip": 64, "siglip2": 64}
+TOKENIZER_FILES: Final = ("tokenizer.json", "tokenizer_config.json", "added_tokens.json")
 
 # A reader of one file of the model: the local path of that file, or None when the model has no such file.
 FileReader = Callable[[str], "str | None"]
 
 
-def _config(read: FileReader) -> dict[str, Any]:
-    path = read(CONFIG)
+def _json(read: FileReader, name: str) -> Any:
+    path = read(name)
     if path is None:
-        return {}
+        return None
     try:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise TriadError(f"{path}: unreadable model config ({exc})") from exc
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise TriadError(f"{path}: unreadable {name} ({exc})") from exc
 
 
-def _dtype(config: dict[str, Any]) -> str:
+@dataclass
+class Checkpoint:
+    """What a checkpoint's configuration files say (read lazily: tokens only when a signature asks for them)."""
+
+    read: FileReader
+    hub_id: str | None = None  # the Hub repository it is, or a cache snapshot of
+    config: dict[str, Any] = field(default_factory=dict)
+    _files: dict[str, bool] = field(default_factory=dict)
+    _tokens: set[str] | None = None
+
+    @classmethod
+    def of(cls, read: FileReader, hub_id: str | None = None) -> Checkpoint:
+        config = _json(read, CONFIG)
+        return cls(read, hub_id, config if isinstance(config, dict) else {})
+
+    def has_file(self, name: str) -> bool:
+        if name not in self._files:
+            self._files[name] = self.read(name) is not None
+        return self._files[name]
+
+    @property
+    def model_type(self) -> str:
+        return str(self.config.get("model_type") or "")
+
+    @property
+    def architectures(self) -> list[str]:
+        return [str(a) for a in self.config.get("architectures") or []]
+
+    @property
+    def remote_code(self) -> bool:
+        return bool(self.config.get("auto_map"))
+
+    @property
+    def tokens(self) -> set[str]:
+        """The tokenizer's added tokens (tokenizer.json added_tokens, tokenizer_config.json added_tokens_decoder,
+        added_tokens.json): where special tokens such as <emb> or <disc_emb> live."""
+        if self._tokens is None:
+            found: set[str] = set()
+            tok = _json(self.read, "tokenizer.json") or {}
+            found.update(t.get("content", "") for t in tok.get("added_tokens") or [] if isinstance(t, dict))
+            conf = _json(self.read, "tokenizer_config.json") or {}
+            decoder = conf.get("added_tokens_decoder") or {}
+            found.update(t.get("content", "") for t in decoder.values() if isinstance(t, dict))
+            found.update((_json(self.read, "added_tokens.json") or {}).keys())
+            self._tokens = found
+        return self._tokens
+
+    def describe(self) -> str:
+        """What the files say, for messages."""
+        if not self.config:
+            parts = ["no config.json"]
+        else:
+            parts = [f"config.json model_type {self.config.get('model_type')!r}",
+                     f"architectures {', '.join(self.architectures) or 'none'}",
+                     "remote code (auto_map)" if self.remote_code else "no auto_map"]
+        parts.append(ST_MODULES if self.has_file(ST_MODULES) else f"no {ST_MODULES}")
+        return "; ".join(parts)
+
+
+def matches(match: R.Match, ckpt: Checkpoint) -> bool:
+    """Whether the checkpoint shows every signature field the Match sets (a Match without a signature: never)."""
+    if not match.has_signature:
+        return False
+    checks = (
+        not match.model_types or ckpt.model_type in match.model_types,
+        not match.architectures or any(a in match.architectures for a in ckpt.architectures),
+        match.remote_code is None or ckpt.remote_code == match.remote_code,
+        not match.text_only or not any(key in ckpt.config for key in R.MULTIMODAL_CONFIG_KEYS),
+        all(ckpt.has_file(name) for name in match.files),
+    )
+    return all(checks) and all(t in ckpt.tokens for t in match.tokens)
+
+
+def candidates(ckpt: Checkpoint, kind: str) -> list[R.Recipe]:
+    """The recipes of `kind` the checkpoint matches: those naming its Hub id, else those whose signature it shows."""
+    of_kind = [r for r in R.RECIPES if r.kind == kind]
+    if ckpt.hub_id is not None:
+        by_id = [r for r in of_kind if ckpt.hub_id in r.match.hub_ids]
+        if by_id:
+            return by_id
+    return [r for r in of_kind if matches(r.match, ckpt)]
+
+
+def _dtype(config: dict[str, Any], recipe: R.Recipe) -> str:
     value = config.get("dtype") or config.get("torch_dtype")
-    return value if value in ("float32", "float16", "bfloat16") else "float32"
+    if value in ("float32", "float16", "bfloat16"):
+        return str(value)
+    return recipe.dtype or "float32"
 
 
-def _options(family: str, config: dict[str, Any]) -> dict[str, Any]:
-    model_type = config.get("model_type", "")
-    if family != DUAL_TOWER or model_type not in DEFAULT_TEXT_LIMIT:
-        return {}
-    text = config.get("text_config") or {}
-    options: dict[str, Any] = {"max_length": int(text.get("max_position_embeddings") or DEFAULT_TEXT_LIMIT[model_type])}
-    if model_type.startswith("siglip"):
-        options["padding"] = "max_length"  # SigLIP's text tower is trained on max-length padded text
-    if model_type == "siglip2":
-        options["lowercase"] = True  # as the registry's siglip2 entry (the model card lower-cases its texts)
-    return options
+def _choices(kind: str) -> str:
+    names = ", ".join(R.recipe_names(kind))
+    generic = f"; --recipe {R.GENERIC} runs the {R.UNVERIFIED_LABEL}" if kind == "embedder" else ""
+    return f"recipes: {names}; choose one with --recipe NAME{generic}"
 
 
-def found(read: FileReader) -> str:
-    """What the configuration files say, for error messages."""
-    config = _config(read)
-    if not config:
-        parts = ["no config.json"]
+def detect(read: FileReader, *, where: str, kind: str = "embedder", recipe: str | None = None,
+           hub_id: str | None = None) -> tuple[R.Recipe, dict[str, Any], str]:
+    """(recipe, loading options, dtype) for the model whose files `read` finds; `recipe` chooses one by name."""
+    ckpt = Checkpoint.of(read, hub_id)
+    if recipe is not None:
+        chosen = R.get_recipe(recipe, kind=kind)
     else:
-        parts = [f"config.json model_type {config.get('model_type')!r}",
-                 f"architectures {', '.join(config.get('architectures') or []) or 'none'}"]
-    parts.append("modules.json" if read(ST_MODULES) else "no modules.json")
-    return "; ".join(parts)
-
-
-def detect(read: FileReader, *, where: str, kind: str = "embedder", family: str | None = None
-           ) -> tuple[str, dict[str, Any], str]:
-    """(family, loading options, dtype) for the model whose files `read` finds; `family` overrides detection."""
-    choices = FAMILY_CHOICES[kind]
-    config = _config(read)
-    if family is not None:
-        if family not in choices:
-            raise TriadError(f"--family {family!r}: not one of the {kind} families ({', '.join(choices)})")
-        return family, _options(family, config), _dtype(config)
-    model_type = config.get("model_type", "")
-    detected = None
-    if kind == "embedder" and read(ST_MODULES):
-        detected = SENTENCE_TRANSFORMER
-    elif kind == "embedder" and model_type in DUAL_TOWER_TYPES:
-        detected = DUAL_TOWER
-    elif model_type in VLM_TYPES:
-        detected = VLM if kind == "embedder" else RERANKER
-    if detected is None:
-        raise TriadError(f"{where}: no {kind} family can load this model (found: {found(read)}); pass --family "
-                         f"({', '.join(choices)}) or wrap it in your own encoder (--encoder module:factory)")
-    return detected, _options(detected, config), _dtype(config)
+        found = candidates(ckpt, kind)
+        if not found:
+            raise TriadError(f"{where}: no verified {kind} recipe matches this checkpoint (found: {ckpt.describe()}); "
+                             f"{_choices(kind)}")
+        if len(found) > 1:
+            raise TriadError(f"{where}: matches several {kind} recipes ({', '.join(r.name for r in found)}); choose "
+                             "one with --recipe NAME")
+        chosen = found[0]
+    chosen.refuse_if_refused(where)
+    return chosen, R.options_for(chosen, ckpt.config), _dtype(ckpt.config, chosen)

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
+from model_adapters.models.recipes import UNVERIFIED, UNVERIFIED_LABEL
+
 SOURCE_KINDS: Final = ("registry", "hub", "local", "python", "entry_point")
 # Libraries whose versions can change the vectors; recorded in results.json and part of the cache key.
 LIBRARIES: Final = ("torch", "transformers", "sentence-transformers", "numpy", "triad-benchmark")
@@ -71,11 +73,14 @@ def describe(identity: Mapping[str, Any]) -> str:
 
     >>> describe({"name": "my-model", "source_kind": "local", "source": "/m/my-model", "revision": None})
     'my-model (local /m/my-model)'
+    >>> describe({"name": "q", "source_kind": "local", "source": "/m/q", "input_pipeline": "unverified"})
+    'q (local /m/q, unverified input pipeline)'
     """
     source = identity.get("source") or ""
     where = "" if source == identity.get("name") else f" {source}"
     revision = f" @ {identity['revision']}" if identity.get("revision") else ""
-    return f"{identity.get('name')} ({identity.get('source_kind')}{where}{revision})"
+    unverified = f", {UNVERIFIED_LABEL}" if identity.get("input_pipeline") == UNVERIFIED else ""
+    return f"{identity.get('name')} ({identity.get('source_kind')}{where}{revision}{unverified})"
 
 
 @dataclass(frozen=True)
@@ -84,8 +89,11 @@ class ModelIdentity:
 
     name: the user-chosen or registry name (what the leaderboard shows); source_kind: one of SOURCE_KINDS;
     source: Hub id, absolute folder path or "module:factory"; revision: the resolved Hub commit, a cache snapshot
-    folder's commit, the user's --revision, or None; recipe: the registry entry whose loading settings were used for
-    a local copy (`--model NAME --model-path DIR`); encoder_class: the Python class that produced the vectors.
+    folder's commit, the user's --revision, or None; recipe: the input recipe that fed the model
+    (`model_adapters.models.recipes`; None for a Python encoder); input_pipeline: "verified" (a recipe proven equal
+    to its authors' code), "unverified" (`--recipe generic`) or "own" (a Python encoder); settings_of: the registry
+    entry whose loading settings were used for a local copy (`--model NAME --model-path DIR`); encoder_class: the
+    Python class that produced the vectors.
     """
 
     name: str
@@ -98,6 +106,8 @@ class ModelIdentity:
     options: dict[str, Any] = field(default_factory=dict)
     encoder_class: str | None = None
     recipe: str | None = None
+    input_pipeline: str | None = None
+    settings_of: str | None = None
     kind: str = "embedder"  # "embedder" or "reranker"
     versions: dict[str, str | None] = field(default_factory=library_versions)
     signature: str | None = None  # content digest of a local folder (`folder_signature`; cache key only)
@@ -131,7 +141,7 @@ class ModelIdentity:
         from model_adapters.models.registry import ADAPTER_VERSION
 
         fields = self.to_json()
-        fields.pop("recipe", None)
+        fields.pop("settings_of", None)
         fields["signature"] = self.signature
         if self.source_kind == "python":  # the same class through `module:factory` or an object: one cache
             fields.pop("source")

