@@ -492,6 +492,24 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     return results
 
 
+def _stage_lines(results: dict[str, Any]) -> list[str]:
+    """Console lines for a generation stage and for API models (what results.json records about them)."""
+    lines = []
+    gen = results.get("generation")
+    if gen is not None:
+        lines.append(f"generation {gen['generator']} ({gen['key']}): {gen['generated']} generated in "
+                     f"{gen['generator_calls']} calls, {gen['reused']} reused; {gen['fallback_inputs']} of "
+                     f"{gen['inputs']} inputs fell back")
+    api = results.get("api")
+    if api is not None:
+        lines.append(f"API {api['model_version']}: {api['responses_requested']} responses requested "
+                     f"({api['retries']} retries), {api['responses_cached']} from the response cache")
+    if results.get("reproducible") is False:
+        lines.append("NOT REPRODUCIBLE without provider access (an API model or API rewrites made these numbers); the "
+                     "responses are cached, so the run can be repeated from them (--offline)")
+    return lines
+
+
 class _write_as_ranked:  # noqa: N801 (used as a function)
     """`emit` for the rank loop: writes each config's rankings (and first-stage rankings) into the staged output as
     soon as it is ranked, so its scores and output table are freed before the next config (issue 16)."""
@@ -569,6 +587,10 @@ def _stage_results(plan: Plan, model: ResolvedModel, rerank_model: ResolvedModel
     models = [m for m in (model, rerank_model) if m is not None]
     out["reproducible"] = all(m.identity.family != API and getattr(m.obj, "reproducible", True) is not False
                               for m in models)
+    rewriter = _rewriter_meta(cfg.rewrites)
+    if rewriter is not None:  # the rewrites' maker: an API rewriter's texts cannot be made again by a reader
+        out["rewriter"] = rewriter
+        out["reproducible"] = out["reproducible"] and rewriter.get("reproducible", True) is not False
     if model.identity.family == API:
         calls = [f["api"] for f in figures if f.get("api")]
         summed: dict[str, Any] = {"reported_models": {}, "status": {}}
@@ -599,6 +621,21 @@ def _stage_results(plan: Plan, model: ResolvedModel, rerank_model: ResolvedModel
     return out
 
 
+def _rewriter_meta(rewrites: str | None) -> dict[str, Any] | None:
+    """What `triad rewrite` wrote beside a rewrites file (REWRITES.meta.json): the rewriter identity and whether it is
+    reproducible; None when there is no such file (rewrites made elsewhere)."""
+    import json
+
+    meta = Path(f"{rewrites}.meta.json") if rewrites else None
+    if meta is None or not meta.is_file():
+        return None
+    try:
+        obj = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise TriadError(f"{meta}: unreadable rewriter metadata ({exc})") from exc
+    return {"identity": obj.get("rewriter"), "reproducible": obj.get("reproducible", True), "path": str(meta)}
+
+
 def _model_json(model: ResolvedModel, dtype: str | None) -> dict[str, Any]:
     """results.json "model": the identity (name, source, revision, family, dtype, versions, ...) plus, for models
     loaded through an entry, the entry's fields the leaderboard and readers know (hub_id, description, ...)."""
@@ -624,6 +661,8 @@ def _print(results: dict[str, Any], benchmark: str, out: str) -> None:
         print(output.triad_table(results["configs"]))
     print()
     print(output.summary_table(results["run"]))
+    for line in _stage_lines(results):
+        print(line)
     for line in truncation.warning_lines(results["run"].get("truncated_inputs"), model["name"]):
         print(line)
     for line in output.written_lines(out, results):

@@ -223,6 +223,13 @@ def test_api_rewriter_caches_responses_and_runs_offline(server, ark_dir, tmp_pat
     assert meta["reproducible"] is False and meta["rewriter"]["revision"] == "gpt-5.2"
     assert meta["api"]["reported_models"] == {CHAT_REPORTED: 10} and meta["api"]["requests"] == 10
 
+    # a run over these rewrites names their rewriter and is not reproducible either
+    assert main(["run", "--model", "tiny-random-clip", "--data", ark_dir, "--rewrites", str(tmp_path / "r.jsonl"),
+                 "--out", str(tmp_path / "run"), "--no-cache", "--quiet", "--no-validate"]) == 0
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["reproducible"] is False and results["rewriter"]["identity"]["name"] == "gpt-5.2"
+    capsys.readouterr()
+
     # a setting is a payload field and part of the key: --set temperature=0 requests again
     code, text = _rewrite(capsys, ark_dir, tmp_path, "t.jsonl", "--set", "temperature=0")
     assert code == 0 and len(server.requests) == 20 and server.requests[-1][1]["temperature"] == 0, text
@@ -260,5 +267,3 @@ def test_any_openai_compatible_model_by_name(server, ark_dir, tmp_path, capsys):
     assert code == 0, text
     assert {body["model"] for _, body, _ in server.requests} == {"my-vllm-model"}
     assert json.loads((tmp_path / "r.jsonl.meta.json").read_text())["rewriter"]["name"] == "api:my-vllm-model"
-    code, text = _rewrite(capsys, ark_dir, tmp_path, "l.jsonl", "--offline", rewriter="tiny-random-rewriter")
-    assert code == 2 and "--offline applies to API rewriters" in _one_line(text)
