@@ -86,7 +86,10 @@ class FakeApi:
         if length:
             handler.send_header("Content-Length", str(len(data)))
         handler.end_headers()
-        handler.wfile.write(data)
+        try:
+            handler.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client stopped reading (an oversized body): as it should
+            handler.close_connection = True
 
     def _answer(self, handler: BaseHTTPRequestHandler, body: dict[str, Any], first: bool) -> None:
         mode = self.mode
