@@ -249,11 +249,13 @@ class RunEncoder:
                 "stage": vars(self.stage.stats) if self.stage is not None else None}
 
 
-def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context
-                ) -> tuple[dict, dict, RunEncoder]:
-    """Vectors of every distinct item on rank 0 (None elsewhere), the encoding figures and the run's encoder."""
+def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context,
+                run_encoder: RunEncoder | None = None) -> tuple[dict, dict]:
+    """Vectors of every distinct item on rank 0 (None elsewhere) and the encoding figures (`run_encoder`: the run's
+    encoder, whose generation stage and API figures `_stage_results` reads afterwards; "figures" in the second
+    value holds each process's)."""
     cache = _open_cache(model, cfg, ctx)
-    run_encoder = RunEncoder(model, cfg, ctx)
+    run_encoder = run_encoder or RunEncoder(model, cfg, ctx)
     keys = list(plan.items)
     found, missing = cache.lookup(keys) if cache is not None else ({}, keys)
     check: dict[str, Any] | None = None
@@ -285,7 +287,7 @@ def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distribut
             "cache_dir": str(cache.dir) if cache else None, "cache_check": check, "images_skipped": [],
             "batch_halvings": 0}
     if not ctx.is_main:
-        return {}, info, run_encoder
+        return {}, info
     for part, skipped, halvings, _ in gathered:
         found.update(part)
         info["images_skipped"] += skipped
@@ -299,7 +301,7 @@ def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distribut
         for *_, fig in gathered[1:]:
             run_encoder.stage.add(fig["generated"])
         run_encoder.stage.cache.compact()
-    return found, info, run_encoder
+    return found, info
 
 
 def count_truncation(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context
@@ -447,7 +449,8 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     timings["plan"] = time.perf_counter() - tick
 
     tick = time.perf_counter()
-    vectors, enc_info, run_encoder = encode_plan(plan, model, cfg, ctx)
+    run_encoder = RunEncoder(model, cfg, ctx)
+    vectors, enc_info = encode_plan(plan, model, cfg, ctx, run_encoder)
     images_read = ctx.gather(plan.items.images_read)
     timings["encode"] = time.perf_counter() - tick
     if not ctx.is_main:
@@ -473,8 +476,9 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
         except ValueError as exc:
             raise TriadError(f"scoring failed: {exc}") from exc
         timings["score"] = time.perf_counter() - tick
+        figures = enc_info.pop("figures")  # per process: API calls, fresh generations (not for results["run"])
         results = _results(cfg, plan, model, rerank_model, scored, enc_info, timings, ctx)
-        results.update(_stage_results(plan, model, rerank_model, run_encoder, enc_info.pop("figures"), cfg))
+        results.update(_stage_results(plan, model, rerank_model, run_encoder, figures, cfg))
         results["run"]["truncated_inputs"] = truncated
         results["run"]["images_read_per_process"] = images_read
         if reranker is not None:

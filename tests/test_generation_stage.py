@@ -102,6 +102,7 @@ def test_second_run_generates_nothing_and_ranks_byte_identically(triad_dir, tmp_
     assert gen["prompt_sha256"]["query"] == hashlib.sha256(b"Think step by step about: {text}").hexdigest()
     assert gen["decoding"] == {"do_sample": True, "max_new_tokens": 8, "temperature": 1.0}
     assert r1["model"]["generation"]["key"] == gen["key"]
+    assert "figures" not in r1["run"]  # the per-process figures (fresh records) stay out of results.json
     # fallbacks counted from the stored records, by hand
     stored = _generation_records(tmp_path, r1)
     assert len(stored) == n_inputs
