@@ -1,11 +1,13 @@
 """Model adapters and the evaluation runner (`triad run`).
 
 At the top: what a user imports (`evaluate`, the `protocol`, the `runner`) and the CLI `commands`; below them one
-subpackage per stage of a run: `models/` (which model) -> `planning/` (what to encode) -> `vectors/` (encode, cache)
--> `ranks/` (rank, score, write); `families/` implement the protocol, `captioners/` the caption / rewrite passes.
+subpackage per stage of a run: `models/` (which model) -> `planning/` (what to encode) -> `generation/` (text a
+reasoning embedder generates first, cached under its own identity) -> `vectors/` (encode, cache) -> `ranks/` (rank,
+score, write); `families/` implement the protocol (`families/api.py`: API-only models), `captioners/` the caption /
+rewrite passes (`captioners/api.py`: API rewriters).
 
 - `model_adapters.evaluate(encoder, data=..., configs=..., name=..., revision=...)`: evaluate your own model.
-- `model_adapters.protocol`: the `Encoder` / `Reranker` protocols and `ModelInput`.
+- `model_adapters.protocol`: the `Encoder` / `Reranker` / `ReasoningEncoder` protocols, `ModelInput`, `GenerationSpec`.
 - `model_adapters.models.registry`: one declarative `ModelEntry` per model; `get_entry`, `load_encoder`, `load_reranker`;
   installed packages add entries through the `triad.models` entry-point group.
 - `model_adapters.models.identity`: `ModelIdentity`, what every output and the cache name a model by.

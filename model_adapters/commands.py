@@ -65,6 +65,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--cache-check", type=int, default=None, metavar="N",
                    help="cached items re-encoded to detect a changed model (default 8; 0: no check)")
+    p.add_argument("--offline", action="store_true",
+                   help="API models (e.g. seed1.6-embedding) read only their response cache: no request is sent, and "
+                        "inputs missing from it stop the run in one line saying how many")
+    p.add_argument("--api-cache", default=None, metavar="DIR",
+                   help="API response cache (default $TRIAD_API_CACHE or ~/.cache/triad/api); --no-cache leaves it "
+                        "in use")
     p.add_argument("--quiet", action="store_true", help="no progress bars or tables")
     p.set_defaults(handler=_handle)
 
@@ -80,6 +86,6 @@ def _handle(args: argparse.Namespace) -> int:
                     limit=args.limit, cache_dir=args.cache_dir, no_cache=args.no_cache, model_path=args.model_path,
                     rerank_model_path=args.rerank_model_path, device=args.device, dtype=args.dtype,
                     validate=not args.no_validate, skip_bad_images=args.skip_bad_images, rewrites=args.rewrites, captions=args.captions,
-                    seed=args.seed, quiet=args.quiet)
+                    seed=args.seed, quiet=args.quiet, offline=args.offline, api_cache=args.api_cache)
     run(cfg)
     return 0

@@ -2,14 +2,15 @@
 
 An encoder turns batches of model-visible inputs into vectors. The runner never looks inside a model: it builds
 `ModelInput` values (docs/protocol.md §3 serialization, see `model_adapters.planning.inputs`), hands them to `encode_queries` or
-`encode_candidates`, and checks what comes back (finite, right dimension).
+`encode_candidates`, and checks what comes back (finite, right dimension). A reasoning embedder (`ReasoningEncoder`)
+generates text first: the runner caches each generation under its `GenerationSpec` and hands it to `encode`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -46,3 +47,63 @@ class Reranker(Protocol):
     more relevant."""
 
     def score_pairs(self, queries: Sequence[ModelInput], candidates: Sequence[ModelInput]) -> np.ndarray: ...
+
+
+# --- reasoning embedders: generate, then embed (issue 21) -------------------------------------------------------
+@dataclass(frozen=True)
+class Generation:
+    """What a generator wrote for one input: the text, the generated token ids where the embedding reads them (e.g.
+    UME-R1 reads a hidden state at a position of the generated ids), and `fallback`, the reason the embedding of this
+    input cannot be read as the recipe intends (e.g. "no <gen_emb> in the generated ids"; None when it can). Stored in
+    the generation cache and reused: a cached generation is never generated again."""
+
+    text: str
+    token_ids: tuple[int, ...] | None = None
+    fallback: str | None = None
+
+
+@dataclass(frozen=True)
+class GenerationSpec:
+    """Everything that decides a generated text (the generation stage's identity and cache key).
+
+    `generator`: the generating model (Hub id, folder or API model); `revision`: its commit / version; `prompts`: every
+    prompt the generator uses, by name (e.g. {"query": ..., "candidate": ...}; hashed into the key); `decoding`: every
+    decoding setting (do_sample, temperature, top_p, top_k, max_new_tokens, ...); `seed`: the sampling seed (None for
+    greedy decoding); `roles`: the sides that generate ("query", "candidate"); the other side is encoded without
+    generated text. `version`: bump when `generate` changes in a way the fields above do not show.
+    """
+
+    generator: str
+    revision: str | None
+    prompts: Mapping[str, str]
+    decoding: Mapping[str, Any]
+    seed: int | None = None
+    roles: tuple[str, ...] = ("query", "candidate")
+    version: str = "1"
+
+
+@runtime_checkable
+class ReasoningEncoder(Protocol):
+    """An embedder that first generates text for an input, then embeds the input together with that text (UME-R1 in
+    Gen mode, Embed-RL with T-CoT). The runner calls `generate` only for inputs whose generation is not cached (key:
+    `generation` + the input's role, text, image bytes and instruction), stores the result, and calls `encode` with
+    the stored generations; a cached generation is reused, never regenerated. `role` is "query" or "candidate";
+    for a role not in `generation.roles`, `encode` gets `generations=None`. Vectors as for `Encoder`."""
+
+    dim: int
+    generation: GenerationSpec
+
+    def generate(self, batch: Sequence[ModelInput], role: str) -> Sequence[str | Generation]: ...
+
+    def encode(self, batch: Sequence[ModelInput], generations: Sequence[Generation] | None, role: str
+               ) -> np.ndarray: ...
+
+
+class OfflineMiss(Exception):  # noqa: N818 (a signal, not an error: the runner counts these over the whole run)
+    """Raised by a model that may only read stored responses (`--offline`) for a batch of which `missing` inputs
+    are not stored (`where`: the response cache). The runner counts them over the run and stops with one line."""
+
+    def __init__(self, missing: int, where: str) -> None:
+        super().__init__(f"{missing} input(s) not in the response cache {where}")
+        self.missing = missing
+        self.where = where

@@ -4,7 +4,8 @@ score them through `metrics.scoring` (the same function the Space uses) and writ
     run(RunConfig(model="minilm", data="demo_output/triad", out="runs/minilm-triad")) -> results dict
 
 Phases: plan (read rows, collect distinct inputs) → encode (cache lookup, shard the misses over processes,
-encode, gather on rank 0) → rank (batched matrix products, stable ties) → rerank (optional) → write each config's
+encode — a reasoning embedder generates first, through its cached generation stage; an API model reads its
+response cache before it requests — gather on rank 0) → rank (batched matrix products, stable ties) → rerank (optional) → write each config's
 rankings as soon as it is ranked (into a staged folder; only the orders are kept) → score → write results.json and
 move everything into place.
 """
@@ -21,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from model_adapters.models.recipes import UNVERIFIED
+from model_adapters.generation.stage import GENERATION_DIR, GenerationStage, ReasoningAdapter, is_reasoning
+from model_adapters.models.recipes import API, UNVERIFIED
 from model_adapters.models.resolve import ResolvedModel, from_name, from_python
 from model_adapters.planning import inputs, textspace, truncation
 from model_adapters.planning.configs import select_configs
@@ -75,11 +77,18 @@ class RunConfig:
     rerank_recipe: str | None = None  # the same for the reranker
     sees_images: bool | None = None  # Python encoders: False leaves images out of their inputs (default True)
     cache_check: int = checks.SAMPLE_SIZE  # cached items re-encoded to detect a changed model (0: no check)
+    offline: bool = False  # API models read only their response cache (a miss stops the run, naming how many)
+    api_cache: str | None = None  # API response cache (default $TRIAD_API_CACHE or ~/.cache/triad/api)
 
 
 def default_cache_dir() -> str:
     return os.environ.get("TRIAD_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "triad", "embeddings")
+
+
+def default_api_cache() -> str:
+    return os.environ.get("TRIAD_API_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "triad", "api")
 
 
 # --- folder, configs ----------------------------------------------------------------------------------------
@@ -166,10 +175,14 @@ def _open_cache(model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context) 
     return cache
 
 
-def verify_cache(encoder: Any, model: ResolvedModel, plan: Plan, found: dict[str, np.ndarray], cfg: RunConfig
-                 ) -> float | None:
+def verify_cache(encoder: Any, model: ResolvedModel, plan: Plan, found: dict[str, np.ndarray], cfg: RunConfig,
+                 stage: GenerationStage | None = None) -> float | None:
     """Re-encode a fixed sample of the cached items (`checks.sample`); the smallest cosine to the cached vectors,
-    or None when nothing was checked."""
+    or None when nothing was checked. A reasoning embedder is re-embedded from its stored generations (sampled items
+    without one are left out), never regenerated: a new sample would be a different input, not drift."""
+    if stage is not None:
+        found = {k: v for k, v in found.items() if stage.stored(k, plan.items[k].role)}
+        encoder = ReasoningAdapter(encoder, stage, generate=False)
     keys = checks.sample(list(found), {k: plan.items[k].role for k in found}, cfg.cache_check)
     if not keys:
         return None
@@ -188,15 +201,66 @@ def verify_cache(encoder: Any, model: ResolvedModel, plan: Plan, found: dict[str
     return worst
 
 
-def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context) -> tuple[dict, dict]:
-    """Vectors of every distinct item on rank 0 (None elsewhere) and the encoding figures."""
-    dtype = cfg.dtype or model.identity.dtype
+class RunEncoder:
+    """The run's encoder, loaded at most once: an API model gets its response store and --offline; a reasoning
+    embedder is encoded through its generation stage, which exists before any model loads (a run whose vectors
+    are cached counts its fallbacks from the stored generations without loading anything)."""
+
+    def __init__(self, model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context) -> None:
+        self.model, self.cfg, self.ctx = model, cfg, ctx
+        self.stage: GenerationStage | None = None
+        self.responses: EmbeddingCache | None = None
+        self._encoder: Any = None
+        if model.identity.generation is not None:
+            spec = model.obj.generation if model.obj is not None else model.entry.options["generation"]
+            self.stage = GenerationStage(spec, self.generation_root, label=model.identity.label)
+
+    @property
+    def generation_root(self) -> str | None:
+        return None if self.cfg.no_cache else os.path.join(self.cfg.cache_dir or default_cache_dir(), GENERATION_DIR)
+
+    def raw(self) -> Any:
+        """The loaded model object itself (what verify_cache re-encodes with)."""
+        runtime: dict[str, Any] = {}
+        if self.model.identity.family == API and self.model.obj is None:
+            from model_adapters.families.api import response_identity
+
+            self.responses = EmbeddingCache(self.cfg.api_cache or default_api_cache(),
+                                            response_identity(self.model.entry))
+            self.responses.load()
+            runtime = {"responses": self.responses, "offline": self.cfg.offline}
+        return self.model.load(self.ctx.device, self.cfg.dtype or self.model.identity.dtype, **runtime)
+
+    def get(self) -> Any:
+        """The `Encoder` the encode loop calls (a reasoning embedder behind its `ReasoningAdapter`)."""
+        if self._encoder is None:
+            raw = self.raw()
+            if self.stage is not None and not is_reasoning(raw):
+                raise TriadError(f"model {self.model.identity.label}: its identity names a generation stage but the "
+                                 "loaded object has no generate/encode/generation (protocol.ReasoningEncoder)")
+            self._encoder = ReasoningAdapter(raw, self.stage) if self.stage is not None else raw
+        return self._encoder
+
+    def figures(self) -> dict[str, Any]:
+        """This process's API call figures and fresh generations (gathered on rank 0)."""
+        obj = self.model.obj
+        api = obj.api_stats() if obj is not None and callable(getattr(obj, "api_stats", None)) else None
+        return {"api": api, "generated": self.stage.fresh if self.stage is not None else {},
+                "stage": vars(self.stage.stats) if self.stage is not None else None}
+
+
+def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context,
+                run_encoder: RunEncoder | None = None) -> tuple[dict, dict]:
+    """Vectors of every distinct item on rank 0 (None elsewhere) and the encoding figures (`run_encoder`: the run's
+    encoder, whose generation stage and API figures `_stage_results` reads afterwards; "figures" in the second
+    value holds each process's)."""
     cache = _open_cache(model, cfg, ctx)
+    run_encoder = run_encoder or RunEncoder(model, cfg, ctx)
     keys = list(plan.items)
     found, missing = cache.lookup(keys) if cache is not None else ({}, keys)
     check: dict[str, Any] | None = None
     if cache is not None and found and cfg.cache_check > 0 and model.identity.may_change and ctx.is_main:
-        worst = verify_cache(model.load(ctx.device, dtype), model, plan, found, cfg)
+        worst = verify_cache(run_encoder.raw(), model, plan, found, cfg, run_encoder.stage)
         check = {"items": min(cfg.cache_check, len(found)), "min_cosine": worst, "changed": False}
         if worst is not None and worst < checks.MIN_COSINE:
             print(f"warning: {model.identity.label} changed since its vectors were cached (re-encoded sample "
@@ -211,27 +275,32 @@ def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distribut
     vectors: dict[str, np.ndarray] = {}
     stats = None
     if mine:
-        encoder = model.load(ctx.device, dtype)
-        vectors, stats = encode_items(encoder, mine, plan.items, model=model.identity.label,
+        vectors, stats = encode_items(run_encoder.get(), mine, plan.items, model=model.identity.label,
                                       batch_size=cfg.batch_size or model.max_batch, cache=cache,
                                       skip_bad_images=cfg.skip_bad_images,
                                       show_progress=not cfg.quiet and ctx.is_main, log=lambda m: _log(ctx, cfg, m))
     plan.items.close_images()
-    gathered = ctx.gather((vectors, stats.images_skipped if stats else [], stats.batch_halvings if stats else 0))
+    gathered = ctx.gather((vectors, stats.images_skipped if stats else [], stats.batch_halvings if stats else 0,
+                           run_encoder.figures()))
     info = {"cache_hits": len(found), "encoded": len(missing),
             "corrupted_cache_shards": cache.stats.corrupted_shards if cache else [],
             "cache_dir": str(cache.dir) if cache else None, "cache_check": check, "images_skipped": [],
             "batch_halvings": 0}
     if not ctx.is_main:
         return {}, info
-    for part, skipped, halvings in gathered:
+    for part, skipped, halvings, _ in gathered:
         found.update(part)
         info["images_skipped"] += skipped
         info["batch_halvings"] += halvings
+    info["figures"] = [fig for *_, fig in gathered]
     if cache is not None:
-        for part, _, _ in gathered[1:]:
+        for part, *_ in gathered[1:]:
             cache._vectors.update(part)  # other ranks wrote their shards; keep rank 0's view complete
         cache.compact()
+    if run_encoder.stage is not None:
+        for *_, fig in gathered[1:]:
+            run_encoder.stage.add(fig["generated"])
+        run_encoder.stage.cache.compact()
     return found, info
 
 
@@ -380,7 +449,8 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     timings["plan"] = time.perf_counter() - tick
 
     tick = time.perf_counter()
-    vectors, enc_info = encode_plan(plan, model, cfg, ctx)
+    run_encoder = RunEncoder(model, cfg, ctx)
+    vectors, enc_info = encode_plan(plan, model, cfg, ctx, run_encoder)
     images_read = ctx.gather(plan.items.images_read)
     timings["encode"] = time.perf_counter() - tick
     if not ctx.is_main:
@@ -406,7 +476,9 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
         except ValueError as exc:
             raise TriadError(f"scoring failed: {exc}") from exc
         timings["score"] = time.perf_counter() - tick
+        figures = enc_info.pop("figures")  # per process: API calls, fresh generations (not for results["run"])
         results = _results(cfg, plan, model, rerank_model, scored, enc_info, timings, ctx)
+        results.update(_stage_results(plan, model, rerank_model, run_encoder, figures, cfg))
         results["run"]["truncated_inputs"] = truncated
         results["run"]["images_read_per_process"] = images_read
         if reranker is not None:
@@ -422,6 +494,24 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     if show:
         _print(results, benchmark, cfg.out)
     return results
+
+
+def _stage_lines(results: dict[str, Any]) -> list[str]:
+    """Console lines for a generation stage and for API models (what results.json records about them)."""
+    lines = []
+    gen = results.get("generation")
+    if gen is not None:
+        lines.append(f"generation {gen['generator']} ({gen['key']}): {gen['generated']} generated in "
+                     f"{gen['generator_calls']} calls, {gen['reused']} reused; {gen['fallback_inputs']} of "
+                     f"{gen['inputs']} inputs fell back")
+    api = results.get("api")
+    if api is not None:
+        lines.append(f"API {api['model_version']}: {api['responses_requested']} responses requested "
+                     f"({api['retries']} retries), {api['responses_cached']} from the response cache")
+    if results.get("reproducible") is False:
+        lines.append("NOT REPRODUCIBLE without provider access (an API model or API rewrites made these numbers); the "
+                     "responses are cached, so the run can be repeated from them (--offline)")
+    return lines
 
 
 class _write_as_ranked:  # noqa: N801 (used as a function)
@@ -492,6 +582,64 @@ def _results(cfg: RunConfig, plan: Plan, model: ResolvedModel, rerank_model: Res
     return results
 
 
+def _stage_results(plan: Plan, model: ResolvedModel, rerank_model: ResolvedModel | None, run_encoder: RunEncoder,
+                   figures: list[dict[str, Any]], cfg: RunConfig) -> dict[str, Any]:
+    """results.json "reproducible" (false when an API model produced the vectors or scores, or your own encoder
+    says `reproducible = False`), "api" (provider, endpoint, model version, call figures summed over processes) and
+    "generation" (the generation stage's identity, figures and fallback counts)."""
+    out: dict[str, Any] = {}
+    models = [m for m in (model, rerank_model) if m is not None]
+    out["reproducible"] = all(m.identity.family != API and getattr(m.obj, "reproducible", True) is not False
+                              for m in models)
+    rewriter = _rewriter_meta(cfg.rewrites)
+    if rewriter is not None:  # the rewrites' maker: an API rewriter's texts cannot be made again by a reader
+        out["rewriter"] = rewriter
+        out["reproducible"] = out["reproducible"] and rewriter.get("reproducible", True) is not False
+    if model.identity.family == API:
+        calls = [f["api"] for f in figures if f.get("api")]
+        summed: dict[str, Any] = {"reported_models": {}, "status": {}}
+        for part in calls:
+            for k, v in part.items():
+                if isinstance(v, dict):
+                    for name, n in v.items():
+                        summed[k][name] = summed[k].get(name, 0) + n
+                else:
+                    summed[k] = summed.get(k, 0) + v
+        options = model.identity.options
+        out["api"] = {"provider": options.get("provider"), "endpoint": model.identity.source,
+                      "model_version": options.get("model"), "dimensions": options.get("dimensions"),
+                      "offline": cfg.offline, "response_cache": str(run_encoder.responses.dir)
+                      if run_encoder.responses is not None else None,
+                      "requested_on": time.strftime("%Y-%m-%d", time.gmtime()) if summed.get("requests") else None,
+                      **summed}
+    stage = run_encoder.stage
+    if stage is not None:
+        for fig in figures[1:]:
+            for k, v in (fig.get("stage") or {}).items():
+                setattr(stage.stats, k, getattr(stage.stats, k) + v)
+        role_of = getattr(plan.items, "role", None) or (lambda k: plan.items[k].role)
+        keys_by_role: dict[str, list[str]] = {}
+        for key in plan.items:
+            keys_by_role.setdefault(role_of(key), []).append(key)
+        out["generation"] = stage.summary(keys_by_role, run_encoder.generation_root)
+    return out
+
+
+def _rewriter_meta(rewrites: str | None) -> dict[str, Any] | None:
+    """What `triad rewrite` wrote beside a rewrites file (REWRITES.meta.json): the rewriter identity and whether it is
+    reproducible; None when there is no such file (rewrites made elsewhere)."""
+    import json
+
+    meta = Path(f"{rewrites}.meta.json") if rewrites else None
+    if meta is None or not meta.is_file():
+        return None
+    try:
+        obj = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise TriadError(f"{meta}: unreadable rewriter metadata ({exc})") from exc
+    return {"identity": obj.get("rewriter"), "reproducible": obj.get("reproducible", True), "path": str(meta)}
+
+
 def _model_json(model: ResolvedModel, dtype: str | None) -> dict[str, Any]:
     """results.json "model": the identity (name, source, revision, family, dtype, versions, ...) plus, for models
     loaded through an entry, the entry's fields the leaderboard and readers know (hub_id, description, ...)."""
@@ -517,6 +665,8 @@ def _print(results: dict[str, Any], benchmark: str, out: str) -> None:
         print(output.triad_table(results["configs"]))
     print()
     print(output.summary_table(results["run"]))
+    for line in _stage_lines(results):
+        print(line)
     for line in truncation.warning_lines(results["run"].get("truncated_inputs"), model["name"]):
         print(line)
     for line in output.written_lines(out, results):

@@ -42,6 +42,7 @@ DEFAULT_LAYERS: tuple[tuple[str, ...], ...] = (
     ("model_adapters.planning",),
     ("model_adapters.families",),
     ("model_adapters.vectors",),
+    ("model_adapters.generation",),
     ("model_adapters.models",),
     ("model_adapters.ranks",),
     ("model_adapters.runner",),

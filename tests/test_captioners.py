@@ -211,8 +211,9 @@ def test_registry_settings_change_the_identity():
 
 def test_compaction_keeps_a_concurrent_runs_shards(tmp_path, monkeypatch):
     from model_adapters.captioners import cache as cache_mod
+    from model_adapters.generation import records
 
-    monkeypatch.setattr(cache_mod, "COMPACT_ABOVE", 2)
+    monkeypatch.setattr(records, "COMPACT_ABOVE", 2)
     ident = {"name": "x"}
     mine = cache_mod.CaptionCache(tmp_path, ident)
     for i in range(3):

@@ -53,7 +53,7 @@ def test_clean_tree_exits_zero(tmp_path: Path, capsys) -> None:
 
 def test_the_project_has_no_import_cycle_and_no_upward_import(capsys) -> None:
     """The layers, lowest first: triad_dataset's stages (contract; sources and folder; tracks; editions), ark_dataset,
-    metrics, model_adapters' stages (protocol; planning; families; vectors; models; ranks; runner; captioners; then
+    metrics, model_adapters' stages (protocol; planning; families; vectors; generation; models; ranks; runner; captioners; then
     the package's `api` and `testing`), spaces_app, then the CLI modules (`*.commands`, `triad_dataset.cli`) that register every
     part's commands (scripts/import_graph.py DEFAULT_LAYERS)."""
     assert import_graph.main(["--root", str(ROOT)]) == 0, capsys.readouterr().err

@@ -35,7 +35,8 @@ def register(subparsers: Any) -> None:
 
     r = subparsers.add_parser(
         "rewrite", help="rewrite ARK queries with an LLM into the JSON Lines `triad run --rewrites` reads")
-    r.add_argument("--rewriter", required=True, help=f"registry name: {rewriters}")
+    r.add_argument("--rewriter", required=True, help=f"registry name: {rewriters}; or api:MODEL (an OpenAI-compatible "
+                   "chat completions model: $OPENAI_API_KEY, $OPENAI_BASE_URL)")
     r.add_argument("--data", required=True, help="ARK dataset folder")
     r.add_argument("--out", required=True, help="output .jsonl file")
     r.add_argument("--subtype", default="all", help="subtypes, comma-separated, or 'all' (default)")
@@ -44,6 +45,10 @@ def register(subparsers: Any) -> None:
     r.add_argument("--model-path", default=None, help="local copy of the rewriter's weights")
     r.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda when available)")
     r.add_argument("--limit", type=int, default=None, help="first N queries of each subtype")
+    r.add_argument("--offline", action="store_true",
+                   help="API rewriters: read only the response cache (no request; missing queries stop the command)")
+    r.add_argument("--api-cache", default=None, metavar="DIR",
+                   help="API response cache (default $TRIAD_API_CACHE or ~/.cache/triad/api)")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
     r.set_defaults(handler=_rewrite)
 
@@ -80,7 +85,7 @@ def _rewrite(args: argparse.Namespace) -> int:
 
     run_rewrite(RewriteConfig(rewriter=args.rewriter, data=args.data, out=args.out, subtypes=args.subtype,
                               settings=args.settings, model_path=args.model_path, device=args.device,
-                              limit=args.limit, quiet=args.quiet))
+                              limit=args.limit, quiet=args.quiet, offline=args.offline, api_cache=args.api_cache))
     return 0
 
 

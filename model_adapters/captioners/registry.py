@@ -4,8 +4,9 @@ The ARK paper captions gallery images for its text retrievers with Qwen3-VL-8B-I
 Table 26) and checks robustness with Kimi-VL-A3B-Instruct and GLM-4.6V-Flash (H.1); it rewrites queries with GPT-5.2
 (§4.3, prompt in its Table 27). Our copy of the paper gives the titles of Tables 26/27 but not their text, so the
 prompts below are ours, written from the paper's description (documented in docs/ark.md). Kimi-VL needs the Hub's
-remote code (transformers has no Kimi-VL class), so it has no entry; GPT-5.2 is API-only, so the rewriter entry is
-an open LLM through transformers. `ocr` is the offline captioner that runs on any CPU (rapidocr's ONNX weights ship
+remote code (transformers has no Kimi-VL class), so it has no entry; GPT-5.2 is API-only: `gpt-5.2` sends the
+rewrite prompt to OpenAI's chat completions API (captioners/api.py; `api:MODEL` any other model of an OpenAI-compatible
+endpoint), and `qwen3-8b` is an open stand-in through transformers. `ocr` is the offline captioner that runs on any CPU (rapidocr's ONNX weights ship
 inside its wheel). The `tiny-random-*` entries are randomly initialised, for tests only: never results.
 """
 
@@ -26,7 +27,9 @@ OCR: Final = "ocr"
 VLM: Final = "vlm"
 LLM: Final = "llm"
 TINY: Final = "tiny"
-FAMILY_MODULES: Final = {OCR: "ocr", VLM: "generation", LLM: "generation", TINY: "generation"}
+API: Final = "api"  # an OpenAI-compatible chat completions API (captioners/api.py)
+FAMILY_MODULES: Final = {OCR: "ocr", VLM: "generation", LLM: "generation", TINY: "generation", API: "api"}
+API_PREFIX: Final = "api:"  # `--rewriter api:MODEL`: MODEL through the OpenAI-compatible API (captioners/api.py)
 
 # Our caption prompt (paper Table 26's text is not in our copy; see the module docstring).
 CAPTION_PROMPT: Final = (
@@ -87,6 +90,10 @@ ENTRIES: Final[tuple[GeneratorEntry, ...]] = (
     GeneratorEntry("qwen3-8b", REWRITER, LLM, "Qwen/Qwen3-8B", dtype="bfloat16", prompt=REWRITE_PROMPT,
                    max_new_tokens=256, max_batch=8, options={"enable_thinking": False},
                    description="open stand-in for the paper's GPT-5.2 rewriter (§4.3), greedy, thinking off"),
+    GeneratorEntry("gpt-5.2", REWRITER, API, "https://api.openai.com/v1", revision="gpt-5.2", prompt=REWRITE_PROMPT,
+                   max_new_tokens=0, max_batch=16, options={"provider": "openai", "model": "gpt-5.2"},
+                   description="the paper's rewriter (§4.3), OpenAI chat completions API ($OPENAI_API_KEY); the API's "
+                               "default decoding (none given in the paper); not reproducible without provider access"),
     GeneratorEntry("tiny-random-rewriter", REWRITER, TINY, "tiny:qwen2", revision="seed0", prompt=REWRITE_PROMPT,
                    max_new_tokens=8, random_init=True,
                    description="random tiny Qwen2 LM generating 8 tokens (tests; rewrites are noise)"),
@@ -100,11 +107,30 @@ def get_entry(name: str, kind: str = CAPTIONER) -> GeneratorEntry:
     >>> get_entry("ocr").options["Det.limit_type"]
     'max'
     """
+    if kind == REWRITER and name.startswith(API_PREFIX) and len(name) > len(API_PREFIX):
+        return _api_rewriter(name[len(API_PREFIX):])
     entry = REGISTRY.get(name)
+    if entry is not None and entry.family == API:
+        from model_adapters.captioners import api
+
+        entry = api.resolved(entry)
     if entry is None or entry.kind != kind:
-        valid = sorted(n for n, e in REGISTRY.items() if e.kind == kind)
+        valid = sorted(n for n, e in REGISTRY.items() if e.kind == kind) + ([API_PREFIX + "MODEL"] if kind == REWRITER else [])
         raise TriadError(f"unknown {kind} {name!r}; valid: {', '.join(valid)}")
     return entry
+
+
+def _api_rewriter(model: str) -> GeneratorEntry:
+    """`api:MODEL`: the registered API rewriter of that model (`api:gpt-5.2` is `gpt-5.2`), else MODEL through the
+    OpenAI-compatible endpoint ($OPENAI_BASE_URL or OpenAI's) with the rewrite prompt and the API's defaults."""
+    from model_adapters.captioners import api
+
+    for entry in ENTRIES:
+        if entry.family == API and entry.options.get("model") == model:
+            return api.resolved(entry)
+    return api.resolved(GeneratorEntry(API_PREFIX + model, REWRITER, API, "", revision=model, prompt=REWRITE_PROMPT,
+                                       max_new_tokens=0, max_batch=16, options={"provider": "openai", "model": model},
+                                       description=f"{model} through an OpenAI-compatible chat completions API"))
 
 
 def with_options(entry: GeneratorEntry, settings: list[str] | None) -> GeneratorEntry:
@@ -149,7 +175,8 @@ def identity(entry: GeneratorEntry, model_path: str | None = None) -> dict[str, 
     return out
 
 
-def load(entry: GeneratorEntry, *, model_path: str | None = None, device: str = "cpu") -> Any:
-    """Instantiate the entry's captioner (a `Captioner`) or rewriter (a `Rewriter`)."""
+def load(entry: GeneratorEntry, *, model_path: str | None = None, device: str = "cpu", **runtime: Any) -> Any:
+    """Instantiate the entry's captioner (a `Captioner`) or rewriter (a `Rewriter`); `runtime`: an API entry's
+    response store and --offline (`triad rewrite`)."""
     module = importlib.import_module(f"model_adapters.captioners.{FAMILY_MODULES[entry.family]}")
-    return module.load(entry, model_path or entry.hub_id, device=device)
+    return module.load(entry, model_path or entry.hub_id, device=device, **runtime)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
-from model_adapters.models.recipes import UNVERIFIED, UNVERIFIED_LABEL
+from model_adapters.models.recipes import API, UNVERIFIED, UNVERIFIED_LABEL
 
 SOURCE_KINDS: Final = ("registry", "hub", "local", "python", "entry_point")
 # Libraries whose versions can change the vectors; recorded in results.json and part of the cache key.
@@ -93,7 +93,9 @@ class ModelIdentity:
     (`model_adapters.models.recipes`; None for a Python encoder); input_pipeline: "verified" (a recipe proven equal
     to its authors' code), "unverified" (`--recipe generic`) or "own" (a Python encoder); settings_of: the registry
     entry whose loading settings were used for a local copy (`--model NAME --model-path DIR`); encoder_class: the
-    Python class that produced the vectors.
+    Python class that produced the vectors; generation: a reasoning embedder's generation stage
+    (`model_adapters.generation.stage.summary_of`: key, generator, revision, prompt hashes, decoding, seed), so the
+    embedding cache key includes the generation key (absent for every other model, whose keys are unchanged).
     """
 
     name: str
@@ -111,6 +113,7 @@ class ModelIdentity:
     kind: str = "embedder"  # "embedder" or "reranker"
     versions: dict[str, str | None] = field(default_factory=library_versions)
     signature: str | None = None  # content digest of a local folder (`folder_signature`; cache key only)
+    generation: dict[str, Any] | None = None
 
     @property
     def label(self) -> str:
@@ -134,7 +137,8 @@ class ModelIdentity:
         pinned = (registry or self.source_kind == "hub") and bool(_COMMIT.fullmatch(self.revision or ""))
         released = registry and self.source.startswith("package:") and bool(_RELEASE.fullmatch(self.revision or ""))
         addressed = self.source_kind == "local" and self.signature is not None  # the folder's content digest
-        return not (pinned or released or addressed)
+        api = registry and self.family == API  # an API model version: its response cache holds what it returned
+        return not (pinned or released or addressed or api)
 
     def cache_fields(self) -> dict[str, Any]:
         """Everything that changes the vectors (the display-only fields excluded)."""
@@ -158,5 +162,7 @@ class ModelIdentity:
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out.pop("signature")
+        if out["generation"] is None:  # only reasoning embedders have one (other models' cache keys stay as they were)
+            out.pop("generation")
         out["options"] = dict(sorted(self.options.items()))
         return out

@@ -28,7 +28,8 @@ SENTENCE_TRANSFORMER: Final = "sentence_transformer"
 VLM: Final = "vlm"
 RERANKER: Final = "reranker"
 TINY: Final = "tiny"
-FAMILIES: Final = (DUAL_TOWER, SENTENCE_TRANSFORMER, VLM, RERANKER, TINY)
+API: Final = "api"  # API-only models (model_adapters/families/api.py): requests to a provider, responses cached
+FAMILIES: Final = (DUAL_TOWER, SENTENCE_TRANSFORMER, VLM, RERANKER, TINY, API)
 KINDS: Final = ("embedder", "reranker")
 
 # What results.json "model" "input_pipeline" says about how the inputs were built.
@@ -120,6 +121,11 @@ VLM2VEC_REF: Final = Reference(
 SENTENCE_TRANSFORMERS_REF: Final = Reference("sentence-transformers SentenceTransformer.encode (the model's own "
                                              "modules.json)", "5.x", "tests/test_adapters.py")
 
+ARK_EMBEDDINGS_REF: Final = Reference(
+    "volcengine/volcengine-python-sdk volcenginesdkarkruntime/resources/multimodal_embeddings.py + "
+    "types/multimodal_embedding/ (the request and response the provider's SDK builds and parses)", "b5be43b5e6b3",
+    "tests/test_api_models.py")
+
 TEXT_LIMIT: Final = {"max_length": ("text_config.max_position_embeddings", None)}
 
 RECIPES: Final[tuple[Recipe, ...]] = (
@@ -160,6 +166,13 @@ RECIPES: Final[tuple[Recipe, ...]] = (
            description="a generic ChatML pipeline (system = instruction, left padding, last position) that mirrors "
                        "no authors' code: only with --recipe generic, and every output says 'unverified input "
                        "pipeline'"),
+    # --- API-only embedders (never detected: registry entries only) -------------------------------------------
+    Recipe("ark-multimodal-embedding", API,
+           options={"provider": "volcengine-ark", "encoding_format": "float", "instruction": "prepend"},
+           reference=ARK_EMBEDDINGS_REF,
+           description="Volcengine Ark multimodal embeddings API (POST /embeddings/multimodal): one request per input, "
+                       "text then image as a base64 data URL, the instruction prepended; responses cached by model "
+                       "version + payload hash; results marked not reproducible"),
     # --- rerankers --------------------------------------------------------------------------------------------
     Recipe("qwen3-vl-reranker", RERANKER, kind="reranker", options={"pipeline": "qwen3_vl"},
            has_instruction_field=True, dtype="bfloat16",

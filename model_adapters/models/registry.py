@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
 from model_adapters.models.recipes import (  # noqa: F401  (the family names are re-exported)
+    API,
     DUAL_TOWER,
     FAMILIES,
     RERANKER,
@@ -90,6 +91,12 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
               description="Qwen3-VL-Embedding-8B (official Qwen3VLEmbedder pipeline, docs/models.md)"),
     of_recipe("vlm2vec-v2", "vlm2vec-v2", "VLM2Vec/VLM2Vec-V2.0", max_batch=8,
               description="VLM2Vec-V2.0 (LoRA on Qwen2-VL-2B-Instruct), VLM2Vec's own encoding path (docs/models.md)"),
+    # API-only (ARK §4.1 [47]; requests need $ARK_API_KEY, responses cached under --api-cache; docs/models.md)
+    of_recipe("seed1.6-embedding", "ark-multimodal-embedding", "https://ark.cn-beijing.volces.com/api/v3",
+              revision="doubao-embedding-vision-251215", max_batch=32,
+              options={"model": "doubao-embedding-vision-251215", "dimensions": 2048},
+              description="Seed1.6-embedding (doubao-embedding-vision-251215), Volcengine Ark API; ARK's best embedder; "
+                          "not reproducible without provider access"),
     of_recipe("qwen3-vl-reranker-8b", "qwen3-vl-reranker", "Qwen/Qwen3-VL-Reranker-8B", kind="reranker", max_batch=4,
               description="Qwen3-VL-Reranker-8B (official Qwen3VLReranker pipeline, docs/models.md)"),
     of_recipe("qwen3-vl-reranker-2b", "qwen3-vl-reranker", "Qwen/Qwen3-VL-Reranker-2B", kind="reranker", max_batch=8,
@@ -194,10 +201,11 @@ def _loader(entry: ModelEntry, default: str) -> Any:
 
 
 def load_encoder(entry: ModelEntry, *, model_path: str | None = None, device: str = "cpu",
-                 dtype: str | None = None) -> Any:
-    """Instantiate the entry's encoder (an `Encoder`) on `device`."""
+                 dtype: str | None = None, **runtime: Any) -> Any:
+    """Instantiate the entry's encoder (an `Encoder`) on `device`. `runtime`: what the run gives an API family
+    (`responses`: its response store, `offline`), never part of the identity."""
     load = _loader(entry, "load")
-    return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype)
+    return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype, **runtime)
 
 
 def load_reranker(entry: ModelEntry, *, model_path: str | None = None, device: str = "cpu",

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+from model_adapters.generation.stage import is_reasoning, spec_identity, summary_of
 from model_adapters.models import detect
 from model_adapters.models import recipes as R
 from model_adapters.models.identity import ModelIdentity, folder_signature, snapshot_of
@@ -48,15 +49,17 @@ class ResolvedModel:
             return self.entry.max_batch
         return int(getattr(self.obj, "max_batch", DEFAULT_PYTHON_BATCH))
 
-    def load(self, device: str, dtype: str | None = None) -> Any:
-        """The encoder (or reranker) object; a model that fails to load is one line naming it and the reason."""
+    def load(self, device: str, dtype: str | None = None, **runtime: Any) -> Any:
+        """The encoder (or reranker) object; a model that fails to load is one line naming it and the reason.
+        `runtime`: what the run hands an API model (its response store, --offline; `registry.load_encoder`)."""
         if self.obj is not None:
             return self.obj
         if self.entry is None:
             raise RuntimeError("ResolvedModel has neither an entry nor an object")
         load = load_reranker if self.identity.kind == "reranker" else load_encoder
         try:
-            self.obj = load(self.entry, model_path=self.model_path, device=device, dtype=dtype or self.entry.dtype)
+            self.obj = load(self.entry, model_path=self.model_path, device=device, dtype=dtype or self.entry.dtype,
+                            **runtime)
         except LOAD_ERRORS as exc:
             raise TriadError(f"model {self.identity.label}: cannot be loaded ({_first_line(exc)})") from exc
         return self.obj
@@ -124,6 +127,12 @@ def load_factory(spec: str) -> Any:
 
 def _check_protocol(obj: Any, kind: str, where: str) -> None:
     methods = ("score_pairs",) if kind == "reranker" else ("encode_queries", "encode_candidates")
+    if kind != "reranker" and (callable(getattr(obj, "generate", None)) or callable(getattr(obj, "encode", None))):
+        methods = ("generate", "encode")  # a reasoning embedder (protocol.ReasoningEncoder)
+        if getattr(obj, "generation", None) is None:
+            raise TriadError(f"{where}: {type(obj).__name__} has generate/encode but no `generation` (the "
+                             "GenerationSpec naming its generator, prompts, decoding settings and seed; "
+                             "model_adapters/protocol.py)")
     missing = [m for m in methods if not callable(getattr(obj, m, None))]
     if missing:
         what = "a reranker" if kind == "reranker" else "an encoder"
@@ -143,9 +152,12 @@ def from_python(obj: Any, *, kind: str = "embedder", name: str | None = None, re
     name = name or getattr(obj, "name", None) or source
     _refuse_registry_name(str(name), kind)
     seen = sees_images if sees_images is not None else bool(getattr(obj, "sees_images", True))
+    generation = None
+    if kind != "reranker" and is_reasoning(obj):
+        generation = summary_of(spec_identity(obj.generation, f"{source}"))
     identity = ModelIdentity(name=str(name), source_kind="python", source=source,
                              revision=revision or getattr(obj, "revision", None), sees_images=seen,
-                             encoder_class=cls, kind=kind, input_pipeline=R.OWN)
+                             encoder_class=cls, kind=kind, input_pipeline=R.OWN, generation=generation)
     return ResolvedModel(identity, obj=obj)
 
 
@@ -153,10 +165,12 @@ def from_python(obj: Any, *, kind: str = "embedder", name: str | None = None, re
 def _identity_of(entry: ModelEntry, *, kind: str, source_kind: str, source: str, name: str, revision: str | None,
                  dtype: str | None, settings_of: str | None = None, signature: str | None = None) -> ModelIdentity:
     recipe = R.RECIPES_BY_NAME.get(entry.recipe or "")
+    spec = entry.options.get("generation")  # a reasoning entry's GenerationSpec fields (known before loading)
+    generation = summary_of(spec_identity(spec, f"model {name}")) if spec is not None else None
     return ModelIdentity(name=name, source_kind=source_kind, source=source, revision=revision, family=entry.family,
                          sees_images=entry.sees_images, dtype=dtype or entry.dtype, options=dict(entry.options),
                          recipe=entry.recipe, input_pipeline=recipe.input_pipeline if recipe else None,
-                         settings_of=settings_of, kind=kind, signature=signature)
+                         settings_of=settings_of, kind=kind, signature=signature, generation=generation)
 
 
 def _refuse_refused(entry: ModelEntry, where: str) -> None:
@@ -305,6 +319,18 @@ def _pin_commit(entry: ModelEntry) -> ModelEntry:
     return replace(entry, revision=commit)
 
 
+def _api_entry(entry: ModelEntry, *, model_path: str | None, revision: str | None) -> ModelEntry:
+    """An API entry with its endpoint resolved now; it has no weights to copy and its version is the entry's."""
+    from model_adapters.families import api
+
+    if model_path:
+        raise TriadError(f"--model-path {model_path}: {entry.name} is an API model; it has no weights to load")
+    if revision and revision != entry.revision:
+        raise TriadError(f"--revision {revision}: {entry.name} is the API model version {entry.revision}; another "
+                         "version is another entry")
+    return api.resolved(entry)
+
+
 def from_name(spec: str, *, kind: str = "embedder", model_path: str | None = None, name: str | None = None,
               revision: str | None = None, dtype: str | None = None, recipe: str | None = None) -> ResolvedModel:
     """A registry / plug-in name, a local folder or a Hub id (`recipe`: choose the input recipe by name instead of
@@ -316,6 +342,8 @@ def from_name(spec: str, *, kind: str = "embedder", model_path: str | None = Non
             raise TriadError(f"--recipe {recipe}: {entry.name} is a registry model fed by its own recipe "
                              f"({entry.recipe}); --recipe applies to a folder or Hub id")
         _refuse_refused(entry, f"model {entry.name}")
+        if entry.family == R.API:
+            entry = _api_entry(entry, model_path=model_path, revision=revision)
         if model_path:
             return _local_copy(entry, model_path, kind=kind, name=name, revision=revision, dtype=dtype)
         if name and name != entry.name:

@@ -1,5 +1,6 @@
 """Encode the missing items in batches: progress bar, cache writes per batch, and the bad-input rules
-(undecodable images, invalid vectors: `model_adapters.vectors.checks`, out-of-memory → halve the batch and retry)."""
+(undecodable images, invalid vectors: `model_adapters.vectors.checks`, out-of-memory → halve the batch and retry,
+an `--offline` API model's missing responses → counted over every batch, then one line)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import numpy as np
 
 from model_adapters.planning import inputs
 from model_adapters.planning.plan import Item
+from model_adapters.protocol import OfflineMiss
 from model_adapters.vectors import checks
 from model_adapters.vectors.cache import EmbeddingCache
 from triad_dataset.contract.errors import TriadError
@@ -71,6 +73,7 @@ def encode_items(encoder: Any, keys: Sequence[str], items: dict[str, Item], *, m
     role_of = getattr(items, "role", None) or (lambda k: items[k].role)
     bar = tqdm(total=len(ordered), desc="encode", unit="item", disable=not show_progress, dynamic_ncols=True)
     start, size = 0, max(1, batch_size)
+    offline_missing, offline_where = 0, ""
     try:
         while start < len(ordered):
             role = role_of(ordered[start])
@@ -81,6 +84,11 @@ def encode_items(encoder: Any, keys: Sequence[str], items: dict[str, Item], *, m
             fn = encoder.encode_queries if role == inputs.QUERY else encoder.encode_candidates
             try:
                 vectors = fn(model_inputs)
+            except OfflineMiss as miss:  # nothing to encode this batch with: count it, look at the rest
+                offline_missing, offline_where = offline_missing + miss.missing, miss.where
+                bar.update(len(chunk))
+                start += len(chunk)
+                continue
             except Exception as exc:
                 if _is_oom(exc):
                     if size == 1:
@@ -115,4 +123,8 @@ def encode_items(encoder: Any, keys: Sequence[str], items: dict[str, Item], *, m
             start += len(chunk)
     finally:
         bar.close()
+    if offline_missing:
+        raise TriadError(f"model {model}: --offline, and {offline_missing} of the {len(ordered)} inputs to encode are "
+                         f"not in its response cache ({offline_where}); run without --offline to request them (or "
+                         "give --api-cache the folder that holds them)")
     return out, stats
