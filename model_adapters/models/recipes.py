@@ -120,13 +120,24 @@ VLM2VEC_REF: Final = Reference(
 SENTENCE_TRANSFORMERS_REF: Final = Reference("sentence-transformers SentenceTransformer.encode (the model's own "
                                              "modules.json)", "5.x", "tests/test_adapters.py")
 
+QWEN3_EMBEDDING_REF: Final = Reference(
+    "QwenLM/Qwen3-Embedding evaluation/qwen3_embedding_model.py (TransformersTextEmbedder, evaluation/run_mteb.sh "
+    "settings) + README usage", "f4ad0c434c0e", "tests/test_text_reference.py")
+DIVER_REF: Final = Reference("AQ-MedAI/Diver README.md (Transformers Usage)", "95b111b0adad",
+                             "tests/test_text_reference.py")
+# Qwen3-Embedding's instruction field (TRIAD/ARK B.3: the benchmark instruction goes in the model's instruction
+# field): README get_detailed_instruct / run_mteb.sh instruction_template "Instruct: {}\nQuery:".
+QWEN3_EMBEDDING_OPTIONS: Final = {"query_template": "Instruct: {instruction}\nQuery:{text}", "max_seq_length": 8192,
+                                  "padding_side": "left", "pooling": "lasttoken"}
+
 TEXT_LIMIT: Final = {"max_length": ("text_config.max_position_embeddings", None)}
 
 RECIPES: Final[tuple[Recipe, ...]] = (
     # --- text embedders (sentence-transformers) ----------------------------------------------------------------
     Recipe("sentence-transformers", SENTENCE_TRANSFORMER, match=Match(files=("modules.json",), text_only=True,
            remote_code=False), reference=SENTENCE_TRANSFORMERS_REF, text_only=True,
-           description="a text-only sentence-transformers model, encoded by its own modules (images left out)"),
+           description="a text-only sentence-transformers model, encoded by its own modules and prompts (queries "
+                       "encode_query, documents encode_document; images left out)"),
     # --- dual towers (paper B.2.1: unnormalized projections summed 1:1, then L2) --------------------------------
     Recipe("clip", DUAL_TOWER, options={}, config_options={"max_length": ("text_config.max_position_embeddings", 77)},
            match=Match(model_types=("clip",), remote_code=False), reference=DUAL_TOWER_REF,
@@ -148,6 +159,16 @@ RECIPES: Final[tuple[Recipe, ...]] = (
            refused="EVA-CLIP's config says model_type clip, but its auto_map loads remote code (EvaCLIPModel) that "
                    "transformers' CLIPModel does not run and that could not be read here",
            description="EVA-CLIP (remote code behind model_type clip)"),
+    # --- text embedders with their own query prompts (ARK §4.1 caption-then-embed) -------------------------
+    Recipe("qwen3-embedding", SENTENCE_TRANSFORMER, options=QWEN3_EMBEDDING_OPTIONS, has_instruction_field=True,
+           text_only=True, dtype="float16", match=Match(hub_ids=("Qwen/Qwen3-Embedding-4B", "Qwen/Qwen3-Embedding-8B")),
+           reference=QWEN3_EMBEDDING_REF,
+           description="Qwen3-Embedding: queries 'Instruct: {instruction}\\nQuery:{text}' (no instruction: the "
+                       "model's own query prompt), documents bare, left padding, last token, L2, 8192 tokens"),
+    Recipe("diver-retriever", SENTENCE_TRANSFORMER, options=QWEN3_EMBEDDING_OPTIONS, has_instruction_field=True,
+           text_only=True, dtype="bfloat16", match=Match(hub_ids=("AQ-MedAI/Diver-Retriever-4B",)),
+           reference=DIVER_REF,
+           description="Diver-Retriever (Qwen3-Embedding-4B fine-tune), fed as its README: Qwen3-Embedding's recipe"),
     # --- VLM embedders ----------------------------------------------------------------------------------------
     Recipe("qwen3-vl-embedding", VLM, options={"pipeline": "qwen3_vl"}, has_instruction_field=True, dtype="bfloat16",
            match=Match(hub_ids=("Qwen/Qwen3-VL-Embedding-2B", "Qwen/Qwen3-VL-Embedding-8B")),

