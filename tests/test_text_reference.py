@@ -27,6 +27,7 @@ MIN_COSINE = 0.9999
 EMBEDDERS: dict[str, tuple[str, Callable[[str], str]]] = {
     "qwen3-embedding": ("qwen3-embedding-4b", tiny_text.save_qwen3_embedding),
     "diver-retriever": ("diver-retriever-4b", tiny_text.save_qwen3_embedding),
+    "bge-m3": ("bge-m3", tiny_text.save_bge_m3),
 }
 
 
@@ -131,3 +132,27 @@ def test_generic_recipe_refuses_prompts_that_name_no_retrieval_side(folders, tmp
                            tmp_path / "cls-only")
     with pytest.raises(TriadError, match=r"declares prompts \['classification'\] but none for queries"):
         from_name(folder).load("cpu", "float32")
+
+
+# --- bge-reranker-v2-m3 ---------------------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_text_cross_encoder_matches_flag_reranker(folders):
+    from model_adapters.models.registry import load_reranker
+
+    ref = official("bge-reranker-v2-m3")
+    entry = get_entry("bge-reranker-v2-m3", kind="reranker")
+    assert entry.recipe == "bge-reranker-v2-m3" and not entry.sees_images
+    reranker = load_reranker(entry, model_path=folders(tiny_text.save_bge_reranker), dtype="float32")
+    assert tiny_text.weights_sum(reranker.model) == pytest.approx(ref["weights_sum"], rel=1e-9)
+    queries = [ModelInput(q, None, i) for q, i in R.TEXT_RERANK_QUERIES for _ in R.TEXT_RERANK_DOCS]
+    docs = [ModelInput(d, None, None) for _ in R.TEXT_RERANK_QUERIES for d in R.TEXT_RERANK_DOCS]
+    assert [[R.joined(q.text, q.instruction), d.text] for q, d in zip(queries, docs, strict=True)] == ref["pairs"]
+    assert [reranker.pair_ids(a, b) for a, b in ref["pairs"]] == ref["pair_ids"]
+    scores = reranker.score_pairs(queries, docs)  # one padded batch
+    assert np.abs(scores - np.array(ref["scores"])).max() <= 1e-4
+    (q, i), d = R.TEXT_RERANK_TRUNCATION_PAIR
+    reranker.max_length = R.TEXT_RERANK_TRUNCATION_MAX_LENGTH  # as compute_score(max_length=...) in the driver
+    reranker.query_max_length = reranker.max_length * 3 // 4
+    assert reranker.pair_ids(*ref["truncated_pair"]) == ref["truncated_ids"]
+    score = reranker.score_pairs([ModelInput(q, None, i)], [ModelInput(d, None, None)])[0]
+    assert abs(score - ref["truncated_score"]) <= 1e-4

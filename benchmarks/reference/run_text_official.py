@@ -136,9 +136,10 @@ def bge_reranker() -> dict:
     model.model.forward = recording
     out["scores"] = [float(s) for s in model.compute_score(pairs, normalize=True)]  # one sorted, padded batch
     out["logits"] = [float(s) for s in model.compute_score(pairs, normalize=False)]
-    for pair in pairs:  # the ids of each pair, recorded from a call with that pair alone (no padding)
-        model.compute_score([pair], normalize=True)
-    out["pair_ids"] = captured[-len(pairs):]
+    out["pair_ids"] = []
+    for pair in pairs:  # the ids of each pair, recorded from a call with that pair alone (no padding); compute_score
+        model.compute_score([pair], normalize=True)  # runs a trial batch first, so the last row is the real one
+        out["pair_ids"].append(captured[-1])
     (q, i), d = R.TEXT_RERANK_TRUNCATION_PAIR
     out["truncated_pair"] = [R.joined(q, i), d]
     out["truncated_score"] = float(model.compute_score([out["truncated_pair"]], normalize=True,

@@ -69,11 +69,13 @@ def document_prompt(prompts: dict[str, str]) -> str:
 
 
 class SentenceTransformerEncoder:
-    def __init__(self, model: Any, *, query_template: str | None = None) -> None:
+    def __init__(self, model: Any, *, query_template: str | None = None, use_prompts: bool = True) -> None:
         self.model = model
         self.dim = int(model.get_embedding_dimension())
         self.query_template = query_template
-        self.document_prompt = document_prompt(dict(model.prompts))
+        # use_prompts=False: the authors' code reads no sentence-transformers prompts (e.g. FlagEmbedding's BGE-M3)
+        self.query_prompt: dict[str, str] = {} if use_prompts else {"prompt": ""}
+        self.document_prompt = document_prompt(dict(model.prompts)) if use_prompts else ""
 
     def text_limit(self) -> TextLimit:
         """sentence-transformers truncates at `max_seq_length` tokens (special tokens included)."""
@@ -104,7 +106,8 @@ class SentenceTransformerEncoder:
             rows = [i for i, f in enumerate(formatted) if f == done]
             if rows:  # formatted rows: prompt "" (the template replaces the model's query prompt)
                 method = self.model.encode if done else self.model.encode_query
-                out[rows] = self._encode(method, [texts[i] for i in rows], **({"prompt": ""} if done else {}))
+                out[rows] = self._encode(method, [texts[i] for i in rows], **({"prompt": ""} if done else
+                                                                               self.query_prompt))
         return out
 
     def encode_candidates(self, batch: Sequence[ModelInput]) -> np.ndarray:
@@ -155,6 +158,7 @@ def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") 
     if opts.get("max_seq_length"):
         model.max_seq_length = int(opts["max_seq_length"])
     check_pooling(model, opts.get("pooling"), f"model {entry.name}")
-    if not opts.get("query_template"):
+    use_prompts = bool(opts.get("use_prompts", True))
+    if use_prompts and not opts.get("query_template"):
         sides_of(dict(model.prompts), model.default_prompt_name, f"model {entry.name}")
-    return SentenceTransformerEncoder(model, query_template=opts.get("query_template"))
+    return SentenceTransformerEncoder(model, query_template=opts.get("query_template"), use_prompts=use_prompts)

@@ -130,6 +130,14 @@ DIVER_REF: Final = Reference("AQ-MedAI/Diver README.md (Transformers Usage)", "9
 QWEN3_EMBEDDING_OPTIONS: Final = {"query_template": "Instruct: {instruction}\nQuery:{text}", "max_seq_length": 8192,
                                   "padding_side": "left", "pooling": "lasttoken"}
 
+BGE_M3_REF: Final = Reference("FlagOpen/FlagEmbedding FlagEmbedding/inference/embedder/encoder_only/m3.py "
+                              "(BGEM3FlagModel.encode dense_vecs; model card max_length 8192)", "7ed43d67ec03",
+                              "tests/test_text_reference.py")
+
+BGE_RERANKER_REF: Final = Reference("FlagOpen/FlagEmbedding FlagEmbedding/inference/reranker/encoder_only/base.py "
+                                    "(FlagReranker.compute_score, normalize=True)", "7ed43d67ec03",
+                                    "tests/test_text_reference.py")
+
 TEXT_LIMIT: Final = {"max_length": ("text_config.max_position_embeddings", None)}
 
 RECIPES: Final[tuple[Recipe, ...]] = (
@@ -169,6 +177,10 @@ RECIPES: Final[tuple[Recipe, ...]] = (
            text_only=True, dtype="bfloat16", match=Match(hub_ids=("AQ-MedAI/Diver-Retriever-4B",)),
            reference=DIVER_REF,
            description="Diver-Retriever (Qwen3-Embedding-4B fine-tune), fed as its README: Qwen3-Embedding's recipe"),
+    Recipe("bge-m3", SENTENCE_TRANSFORMER, options={"max_seq_length": 8192, "pooling": "cls", "use_prompts": False},
+           text_only=True, match=Match(hub_ids=("BAAI/bge-m3",)), reference=BGE_M3_REF,
+           description="BGE-M3 dense: CLS token, L2, 8192 tokens, no prompts (BGEM3FlagModel); instruction "
+                       "prepended"),
     # --- VLM embedders ----------------------------------------------------------------------------------------
     Recipe("qwen3-vl-embedding", VLM, options={"pipeline": "qwen3_vl"}, has_instruction_field=True, dtype="bfloat16",
            match=Match(hub_ids=("Qwen/Qwen3-VL-Embedding-2B", "Qwen/Qwen3-VL-Embedding-8B")),
@@ -187,6 +199,10 @@ RECIPES: Final[tuple[Recipe, ...]] = (
            match=Match(hub_ids=("Qwen/Qwen3-VL-Reranker-2B", "Qwen/Qwen3-VL-Reranker-8B")),
            reference=QWEN3_VL_RERANKER_REF,
            description="Qwen3-VL-Reranker: judge prompt, sigmoid(yes - no) at the last position"),
+    Recipe("bge-reranker-v2-m3", RERANKER, kind="reranker",
+           options={"pipeline": "cross_encoder", "max_length": 512, "normalize": True}, text_only=True,
+           match=Match(hub_ids=("BAAI/bge-reranker-v2-m3",)), reference=BGE_RERANKER_REF,
+           description="bge-reranker-v2-m3: (query, passage) cross-encoder logit, sigmoid; text only (captions)"),
     Recipe("jina-reranker-m0", RERANKER, kind="reranker", match=Match(hub_ids=("jinaai/jina-reranker-m0",)),
            refused="its scoring head is remote code (Hub jinaai/jina-reranker-m0 modeling.py, compute_score) that "
                    "could not be read here; the Qwen3-VL-Reranker yes/no head is a different model",

@@ -84,6 +84,8 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
               description="Qwen3-Embedding-8B (the authors' query instruction template, docs/models.md)"),
     of_recipe("diver-retriever-4b", "diver-retriever", "AQ-MedAI/Diver-Retriever-4B", max_batch=16,
               description="Diver-Retriever-4B (its README's Qwen3-Embedding usage, docs/models.md)"),
+    of_recipe("bge-m3", "bge-m3", "BAAI/bge-m3", max_batch=32,
+              description="BGE-M3, dense vectors (FlagEmbedding's BGEM3FlagModel recipe, docs/models.md)"),
     # Dual-tower encoders (paper Table 2; fusion rule paper B.2.1)
     of_recipe("clip-vit-b32", "clip", "openai/clip-vit-base-patch32", max_batch=64, options={"max_length": 77},
               description="CLIP ViT-B/32"),
@@ -104,6 +106,8 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
               description="Qwen3-VL-Reranker-8B (official Qwen3VLReranker pipeline, docs/models.md)"),
     of_recipe("qwen3-vl-reranker-2b", "qwen3-vl-reranker", "Qwen/Qwen3-VL-Reranker-2B", kind="reranker", max_batch=8,
               description="Qwen3-VL-Reranker-2B (official Qwen3VLReranker pipeline, docs/models.md)"),
+    of_recipe("bge-reranker-v2-m3", "bge-reranker-v2-m3", "BAAI/bge-reranker-v2-m3", kind="reranker", max_batch=32,
+              description="bge-reranker-v2-m3, text cross-encoder over captions (FlagReranker's recipe, docs/models.md)"),
     # Randomly initialised tiny models built from small configs with local tokenizers (tests only); `recipe` names
     # the recipe whose adapter class they run.
     ModelEntry("tiny-random-clip", TINY, "tiny:clip", revision="seed0", max_batch=16, random_init=True,
