@@ -130,6 +130,10 @@ DIVER_REF: Final = Reference("AQ-MedAI/Diver README.md (Transformers Usage)", "9
 QWEN3_EMBEDDING_OPTIONS: Final = {"query_template": "Instruct: {instruction}\nQuery:{text}", "max_seq_length": 8192,
                                   "padding_side": "left", "pooling": "lasttoken"}
 
+METACLIP_2_REF: Final = Reference(
+    "facebookresearch/MetaCLIP README.md (Huggingface usage: AutoModel / AutoProcessor) + transformers 5.24.0 "
+    "MetaClip2Model get_text_features / get_image_features + paper B.2.1 fusion", "f47f7841f6a9",
+    "tests/test_dual_tower_reference.py")
 BGE_M3_REF: Final = Reference("FlagOpen/FlagEmbedding FlagEmbedding/inference/embedder/encoder_only/m3.py "
                               "(BGEM3FlagModel.encode dense_vecs; model card max_length 8192)", "7ed43d67ec03",
                               "tests/test_text_reference.py")
@@ -158,6 +162,9 @@ RECIPES: Final[tuple[Recipe, ...]] = (
            config_options={"max_length": ("text_config.max_position_embeddings", 64)},
            match=Match(model_types=("siglip2",), remote_code=False), reference=DUAL_TOWER_REF,
            description="SigLIP-2 (lower-cased, max-length padded text, as the model card)"),
+    Recipe("metaclip-2", DUAL_TOWER, config_options={"max_length": ("text_config.max_position_embeddings", 77)},
+           match=Match(model_types=("metaclip_2",), remote_code=False), reference=METACLIP_2_REF,
+           description="MetaCLIP 2 (worldwide) through transformers' MetaClip2Model (XLM-V tokenizer, first EOS)"),
     Recipe("jina-clip-v2", DUAL_TOWER, options={"trust_remote_code": True, "max_length": 512},
            match=Match(hub_ids=("jinaai/jina-clip-v2",)),
            refused="its remote code (Hub jinaai/jina-clip-v2) needs timm, torchvision and einops and could not be read "

@@ -93,6 +93,8 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
               description="CLIP ViT-L/14"),
     of_recipe("siglip2", "siglip2", "google/siglip2-so400m-patch14-384", max_batch=32, options={"max_length": 64},
               description="SigLIP-2 So400m"),
+    of_recipe("metaclip-2-worldwide-huge", "metaclip-2", "facebook/metaclip-2-worldwide-huge-quickgelu", max_batch=32,
+              options={"max_length": 77}, description="MetaCLIP 2 worldwide ViT-H/14 (quickgelu), the README's model"),
     of_recipe("jina-clip-v2", "jina-clip-v2", "jinaai/jina-clip-v2", max_batch=16,
               description="jina-clip-v2 (remote code; refused: docs/models.md)"),
     # VLM embedders with an instruction field (paper B.3 outer wrapper "Represent the user's input.")
