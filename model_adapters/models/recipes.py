@@ -134,6 +134,9 @@ METACLIP_2_REF: Final = Reference(
     "facebookresearch/MetaCLIP README.md (Huggingface usage: AutoModel / AutoProcessor) + transformers 5.24.0 "
     "MetaClip2Model get_text_features / get_image_features + paper B.2.1 fusion", "f47f7841f6a9",
     "tests/test_dual_tower_reference.py")
+BGE_VL_REF: Final = Reference(
+    "FlagOpen/FlagEmbedding research/BGE_VL/modeling_MMRet_CLIP.py (CLIPModel.encode: the remote code of "
+    "BAAI/BGE-VL-base/-large)", "7ed43d67ec03", "tests/test_dual_tower_reference.py")
 BGE_M3_REF: Final = Reference("FlagOpen/FlagEmbedding FlagEmbedding/inference/embedder/encoder_only/m3.py "
                               "(BGEM3FlagModel.encode dense_vecs; model card max_length 8192)", "7ed43d67ec03",
                               "tests/test_text_reference.py")
@@ -165,6 +168,10 @@ RECIPES: Final[tuple[Recipe, ...]] = (
     Recipe("metaclip-2", DUAL_TOWER, config_options={"max_length": ("text_config.max_position_embeddings", 77)},
            match=Match(model_types=("metaclip_2",), remote_code=False), reference=METACLIP_2_REF,
            description="MetaCLIP 2 (worldwide) through transformers' MetaClip2Model (XLM-V tokenizer, first EOS)"),
+    Recipe("bge-vl-clip", DUAL_TOWER, config_options={"max_length": ("text_config.max_position_embeddings", 77)},
+           match=Match(hub_ids=("BAAI/BGE-VL-base", "BAAI/BGE-VL-large")), reference=BGE_VL_REF,
+           description="BGE-VL-CLIP (MegaPairs): a CLIPModel whose remote encode() sums the unnormalized text and "
+                       "image projections, then L2 - run by transformers' CLIPModel, no remote code"),
     Recipe("jina-clip-v2", DUAL_TOWER, options={"trust_remote_code": True, "max_length": 512},
            match=Match(hub_ids=("jinaai/jina-clip-v2",)),
            refused="its remote code (Hub jinaai/jina-clip-v2) needs timm, torchvision and einops and could not be read "

@@ -95,6 +95,10 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
               description="SigLIP-2 So400m"),
     of_recipe("metaclip-2-worldwide-huge", "metaclip-2", "facebook/metaclip-2-worldwide-huge-quickgelu", max_batch=32,
               options={"max_length": 77}, description="MetaCLIP 2 worldwide ViT-H/14 (quickgelu), the README's model"),
+    of_recipe("bge-vl-base", "bge-vl-clip", "BAAI/BGE-VL-base", max_batch=64, options={"max_length": 77},
+              description="BGE-VL-base (MegaPairs CLIP-B/16), its remote encode() run by CLIPModel (docs/models.md)"),
+    of_recipe("bge-vl-large", "bge-vl-clip", "BAAI/BGE-VL-large", max_batch=32, options={"max_length": 77},
+              description="BGE-VL-large (MegaPairs CLIP-L/14), its remote encode() run by CLIPModel (docs/models.md)"),
     of_recipe("jina-clip-v2", "jina-clip-v2", "jinaai/jina-clip-v2", max_batch=16,
               description="jina-clip-v2 (remote code; refused: docs/models.md)"),
     # VLM embedders with an instruction field (paper B.3 outer wrapper "Represent the user's input.")
