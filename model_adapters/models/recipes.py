@@ -174,12 +174,16 @@ RECIPES: Final[tuple[Recipe, ...]] = (
                        "image projections, then L2 - run by transformers' CLIPModel, no remote code"),
     Recipe("jina-clip-v2", DUAL_TOWER, options={"trust_remote_code": True, "max_length": 512},
            match=Match(hub_ids=("jinaai/jina-clip-v2",)),
-           refused="its remote code (Hub jinaai/jina-clip-v2) needs timm, torchvision and einops and could not be read "
-                   "or run on the build machine, so no fixture proves an input pipeline for it",
+           refused="its modeling code is Hub remote code (jinaai/jina-clip-v2: an XLM-R text tower and an EVA02 vision "
+                   "tower needing timm, torchvision and einops); the code index holds only third-party wrappers of it "
+                   "(searched: repositories named jina-clip), torchvision cannot be installed here, so no fixture "
+                   "proves an input pipeline for it",
            description="jina-clip-v2 (remote code)"),
     Recipe("eva-clip", DUAL_TOWER, match=Match(model_types=("clip",), remote_code=True),
-           refused="EVA-CLIP's config says model_type clip, but its auto_map loads remote code (EvaCLIPModel) that "
-                   "transformers' CLIPModel does not run and that could not be read here",
+           refused="EVA-CLIP's config says model_type clip, but its auto_map loads remote code (EvaCLIPModel: EVA "
+                   "vision tower, rotary embeddings) that transformers' CLIPModel does not run; the Hub code could "
+                   "not be read here (the code index has only third-party ports of EvaCLIPModel, searched: "
+                   "'class EvaCLIPModel'), so no fixture proves it",
            description="EVA-CLIP (remote code behind model_type clip)"),
     # --- text embedders with their own query prompts (ARK §4.1 caption-then-embed) -------------------------
     Recipe("qwen3-embedding", SENTENCE_TRANSFORMER, options=QWEN3_EMBEDDING_OPTIONS, has_instruction_field=True,
@@ -195,6 +199,20 @@ RECIPES: Final[tuple[Recipe, ...]] = (
            text_only=True, match=Match(hub_ids=("BAAI/bge-m3",)), reference=BGE_M3_REF,
            description="BGE-M3 dense: CLS token, L2, 8192 tokens, no prompts (BGEM3FlagModel); instruction "
                        "prepended"),
+    Recipe("reasonir", SENTENCE_TRANSFORMER, match=Match(hub_ids=("reasonir/ReasonIR-8B",)), text_only=True,
+           refused="ReasonIR-8B runs a bidirectional Llama through remote code (ReasonIRModel; its copy in "
+                   "facebookresearch/ReasonIR training/modeling_llama.py @ 0aac962 is readable: is_causal=False, "
+                   "mean pooling without the instruction tokens, L2) written against transformers 4.4x internals, "
+                   "with no native equivalent in transformers 5.24; no adapter or fixture has been built for it yet",
+           description="ReasonIR-8B (bidirectional Llama, remote code)"),
+    # --- omni thinker embedders -----------------------------------------------------------------------------
+    Recipe("qwen2.5-omni-embedder", VLM, match=Match(hub_ids=("nvidia/omni-embed-nemotron-3b",),
+                                                     model_types=("qwen2_5_omni", "qwen2_5_omni_thinker")),
+           refused="E5-Omni-7B and omni-embed-nemotron-3b (Qwen2.5-Omni thinker embedders) publish their input "
+                   "templates and pooling only in Hub files that could not be read here (code index searched: "
+                   "repositories named e5-omni, 'omni-embed-nemotron': third-party users only), so neither recipe, "
+                   "nor E5-Omni's query/document interface rule (TRIAD B.2.1), can be proven",
+           description="Qwen2.5-Omni thinker embedders (E5-Omni, omni-embed-nemotron)"),
     # --- VLM embedders ----------------------------------------------------------------------------------------
     Recipe("qwen3-vl-embedding", VLM, options={"pipeline": "qwen3_vl"}, has_instruction_field=True, dtype="bfloat16",
            match=Match(hub_ids=("Qwen/Qwen3-VL-Embedding-2B", "Qwen/Qwen3-VL-Embedding-8B")),
