@@ -442,7 +442,7 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     if cfg.variant == inputs.IMAGE_ONLY and not sees_images:
         raise TriadError(f"model {model.identity.label} ignores images: variant image_only would leave it empty "
                          "queries")
-    textspace.check_model(cfg.captions, model.identity)
+    textspace.check_model(cfg.captions, model.identity, rerank_model.identity if rerank_model is not None else None)
     benchmark, configs = _prepare(cfg, ctx, model)
     plan = _shared_plan(cfg, ctx, benchmark, configs, sees_images)
     truncated = count_truncation(plan, model, cfg, ctx) if ctx.is_main else None
@@ -459,8 +459,11 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     show = not cfg.quiet
     tick = time.perf_counter()
     reranker = rerank_model.load(ctx.device, cfg.dtype) if rerank_model is not None else None
-    # A text-only first stage drops images from its plan; the reranker still gets the full inputs (paper D.2).
-    rerank_plan = _plan(cfg, benchmark, configs, True) if reranker is not None and not sees_images else None
+    # A text-only first stage drops images from its plan; an image-seeing reranker still gets the full inputs (paper
+    # D.2), a text-only one (bge-reranker-v2-m3) the text-space inputs (captions, ARK §4.1) whatever the first stage.
+    rerank_sees = rerank_model.identity.sees_images if rerank_model is not None else sees_images
+    rerank_plan = _plan(cfg, benchmark, configs, rerank_sees) if reranker is not None and rerank_sees != sees_images \
+        else None
     top_k = cfg.rerank_top or (_ark_rerank_top() if benchmark == "ark" else TRIAD_RERANK_TOP)
     rerank_batch = rerank_model.max_batch if rerank_model is not None else 8
     make = ark_rankings if benchmark == "ark" else triad_rankings
@@ -479,6 +482,8 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
         figures = enc_info.pop("figures")  # per process: API calls, fresh generations (not for results["run"])
         results = _results(cfg, plan, model, rerank_model, scored, enc_info, timings, ctx)
         results.update(_stage_results(plan, model, rerank_model, run_encoder, figures, cfg))
+        if rerank_plan is not None and rerank_plan.captions is not None:  # captions read by a text-only reranker
+            results["captioner"] = rerank_plan.captions.summary()
         results["run"]["truncated_inputs"] = truncated
         results["run"]["images_read_per_process"] = images_read
         if reranker is not None:

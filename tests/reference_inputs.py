@@ -91,3 +91,41 @@ def as_embed_dict(item: tuple[str, str | None, str | None]) -> dict[str, Any]:
     return out
 # VLM2Vec's own code cannot encode an input with neither text nor image (zero tokens), so it is left out there.
 VLM2VEC_INPUTS = [item for item in EMBED_INPUTS if item[0] or item[1]]
+
+# --- text embedders and the text cross-encoder (ARK's caption-then-embed track, §4.1) --------------------------
+CAPTION = "A wiring diagram.\nR1 10k, R2 4.7k; V = 5 V"  # `textspace.join_caption(text, caption)`: text, newline, caption
+ARK_QUERY = "Which gallery image shows the circuit whose output is high only when both inputs are high?"
+# (text, instruction or None): queries of both benchmarks as a text model sees them
+TEXT_QUERIES: list[tuple[str, str | None]] = [
+    ("leaf 17. a small perching bird", C2I),  # abstraction C2I query: the benchmark instruction
+    ("sparrow\nA small brown bird on a branch", I2C),  # I2C query in text space: its text and its image's caption
+    (CONSTRAINT_QUERY, None),  # constraints: no benchmark instruction, the model's own query wrapper only
+    (STATE_QUERY, None),
+    (ARK_QUERY, None),  # ARK queries carry no instruction
+    ("sparrow", "Retrieve images of this concept"),  # instruction without final punctuation
+    ("Café au lait – 東京 2024", None),  # characters outside the tiny vocabularies
+    ("", None),  # an empty query
+]
+TEXT_DOCS: list[str] = [
+    CANDIDATE,
+    "sparrow. a small bird",
+    CAPTION,  # a captioned gallery item
+    "October 2024",  # an image-only gallery item: its caption alone
+    "two  spaces\tand a tab",
+    "",  # an item whose image could not be captioned
+]
+TEXT_TRUNCATION_MAX_LENGTH = 96  # the encoders' max_length set this small so that LONG_TEXT is cut
+TEXT_TRUNCATION_INPUTS: list[tuple[str, str | None]] = [(LONG_TEXT, None), (LONG_TEXT, C2I)]
+# Cross-encoder pairs: each of these queries with each of these documents, plus one pair cut at a small max_length.
+TEXT_RERANK_QUERIES = TEXT_QUERIES[:5]
+TEXT_RERANK_DOCS = TEXT_DOCS[:4]
+TEXT_RERANK_TRUNCATION_MAX_LENGTH = 120
+TEXT_RERANK_TRUNCATION_PAIR = ((LONG_TEXT, None), LONG_TEXT)
+
+
+def joined(text: str, instruction: str | None) -> str:
+    """The paper's rule for a model without an instruction field (B.3): the instruction prepended with a space
+    (written here independently of `model_adapters.planning.inputs.join_instruction`)."""
+    if instruction and text:
+        return f"{instruction} {text}"
+    return instruction or text

@@ -168,6 +168,32 @@ def test_caption_then_embed(words_dir, tmp_path):
     assert len([p for p in (tmp_path / "emb").iterdir() if p.name != "_runs"]) == 2  # _runs: run-state records
 
 
+class TextReranker:
+    """A text-only reranker (like bge-reranker-v2-m3): records the texts it is given."""
+
+    sees_images = False
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def score_pairs(self, queries, candidates):
+        assert all(item.image is None for item in [*queries, *candidates])
+        self.texts.extend(c.text for c in candidates)
+        return np.array([float(len(c.text)) for c in candidates])
+
+
+def test_a_text_reranker_reads_captions_after_an_image_first_stage(words_dir, tmp_path):
+    run_caption(CaptionConfig("ocr", words_dir, str(tmp_path / "caps"), no_cache=True, quiet=True,
+                              captioner_obj=SizeCaptioner()))
+    reranker = TextReranker()
+    res = run(RunConfig(model="tiny-random-clip", data=words_dir, out=str(tmp_path / "o"), no_cache=True,
+                        quiet=True, validate=False, captions=str(tmp_path / "caps"), reranker=reranker))
+    gallery = {r["item_id"]: r for r in read_rows(words_dir, "calendar_gallery")}
+    assert gallery["calendar-g000"]["text"] + "\n220x64" in reranker.texts  # the caption joined to the text
+    assert gallery["calendar-g001"]["text"] in reranker.texts
+    assert res["captioner"]["key"] and res["reranker"]["sees_images"] is False
+
+
 def test_captions_are_refused_where_they_do_not_apply(words_dir, tmp_path):
     run_caption(CaptionConfig("ocr", words_dir, str(tmp_path / "caps"), subtypes="calendar", no_cache=True,
                               quiet=True, captioner_obj=SizeCaptioner()))

@@ -63,3 +63,76 @@ def test_dual_tower_matches_the_documented_usage(reference, arch):
             continue
         cos = float(vec @ exp / np.linalg.norm(vec) / np.linalg.norm(exp))
         assert cos >= MIN_COSINE, (row, cos)
+
+
+@pytest.mark.slow
+def test_metaclip_2_matches_the_documented_usage(tmp_path):
+    """MetaCLIP 2 through the recipe's own loader (AutoModel / AutoTokenizer / AutoImageProcessor of the folder)
+    against tests/fixtures/metaclip-2/reference.json (run_dual_tower_reference.py --metaclip-2, NOTE.md there)."""
+    from model_adapters.families import tiny_text
+    from model_adapters.models import detect
+    from model_adapters.models.resolve import from_name
+
+    ref = json.loads((Path(__file__).parent / "fixtures" / "metaclip-2" / "reference.json").read_text())
+    folder = tiny_text.save_metaclip_2(str(tmp_path / "metaclip2"))
+    reader = lambda name: str(Path(folder) / name) if (Path(folder) / name).is_file() else None  # noqa: E731
+    recipe, options, _ = detect.detect(reader, where=folder)
+    assert recipe.name == "metaclip-2" and options == {"max_length": ref["max_length"]}  # by its model_type
+    assert from_name(folder).identity.recipe == "metaclip-2"
+    enc = load_encoder(get_entry("metaclip-2-worldwide-huge"), model_path=folder, dtype="float32")
+    assert type(enc.model).__name__ == "MetaClip2Model"
+    assert float(sum(p.detach().double().sum() for p in enc.model.parameters())) == pytest.approx(
+        ref["weights_sum"], rel=1e-9)
+    fed: list[list[int]] = []
+    text_tower = enc.model.get_text_features
+
+    def recording(**kwargs):
+        fed.extend(kwargs["input_ids"].tolist())
+        return text_tower(**kwargs)
+
+    enc.model.get_text_features = recording
+    batch = [ModelInput(t, R.image(k) if k else None, i) for t, k, i in R.EMBED_INPUTS + R.TRUNCATION_INPUTS]
+    out = np.concatenate([enc.encode_queries([item]) for item in batch])
+    assert fed == [ids for ids in ref["input_ids"] if ids]
+    for row, (vec, exp) in enumerate(zip(out, np.array(ref["vectors"]), strict=True)):
+        if not np.linalg.norm(exp):
+            assert not np.linalg.norm(vec), row
+            continue
+        assert float(vec @ exp / np.linalg.norm(vec) / np.linalg.norm(exp)) >= MIN_COSINE, row
+
+
+@pytest.mark.slow
+def test_bge_vl_clip_matches_its_remote_encode(tmp_path):
+    """BGE-VL-CLIP's remote `encode` (tests/fixtures/bge-vl/reference.json, NOTE.md there) equals the clip dual tower
+    on the same CLIPModel weights; its config (model_type clip + auto_map) is chosen by Hub id, not taken for EVA-CLIP."""
+    from model_adapters.models import detect
+
+    ref = json.loads((Path(__file__).parent / "fixtures" / "bge-vl" / "reference.json").read_text())
+    model, tok, proc = tiny.tiny_clip(0)
+    for part in (model, tok, proc):
+        part.save_pretrained(tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    config["auto_map"] = {"AutoModel": "modeling_MMRet_CLIP.CLIPModel"}  # as the Hub repositories' config.json
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    reader = lambda name: str(tmp_path / name) if (tmp_path / name).is_file() else None  # noqa: E731
+    assert detect.detect(reader, where="m", hub_id="BAAI/BGE-VL-base")[0].name == "bge-vl-clip"
+    enc = load_encoder(get_entry("bge-vl-base"), model_path=str(tmp_path), dtype="float32")
+    assert float(sum(p.detach().double().sum() for p in enc.model.parameters())) == pytest.approx(
+        ref["weights_sum"], rel=1e-9)
+    enc.max_length = 256  # the tiny CLIP's positions: their encode() never cuts (TRUNCATION_INPUTS fail there)
+    fed: list[list[int]] = []
+    text_tower = enc.model.get_text_features
+
+    def recording(**kwargs):
+        fed.extend(kwargs["input_ids"].tolist())
+        return text_tower(**kwargs)
+
+    enc.model.get_text_features = recording
+    out = np.concatenate([enc.encode_queries([ModelInput(t, R.image(k) if k else None, i)])
+                          for t, k, i in R.EMBED_INPUTS])
+    assert fed == [ids for ids in ref["input_ids"] if ids]
+    for row, (vec, exp) in enumerate(zip(out, np.array(ref["vectors"]), strict=True)):
+        if not np.linalg.norm(exp):
+            assert not np.linalg.norm(vec), row
+            continue
+        assert float(vec @ exp / np.linalg.norm(vec) / np.linalg.norm(exp)) >= MIN_COSINE, row

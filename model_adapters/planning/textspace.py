@@ -98,10 +98,12 @@ def apply_caption(captions: Captions | None, config: str, row: Mapping[str, Any]
     return replace(item, text=join_caption(item.text, caption), image=None)
 
 
-def check_model(path: str | None, entry: Any) -> None:
-    """--captions is for text-only models (the paper captions images for its text retrievers only)."""
-    if path and entry.sees_images:
-        raise TriadError(f"--captions: model {entry.name} sees images itself; captions are for text-only models")
+def check_model(path: str | None, entry: Any, reranker: Any = None) -> None:
+    """--captions is for text-only models (the paper captions images for its text retrievers and its text
+    reranker only): the first stage, or else the reranker, must be one."""
+    if path and entry.sees_images and (reranker is None or reranker.sees_images):
+        raise TriadError(f"--captions: model {entry.name} sees images itself; captions are for text-only models "
+                         "(a text embedder, or a text reranker with --rerank)")
 
 
 def identity_part(path: str | None) -> dict[str, str]:

@@ -1,0 +1,158 @@
+"""ARK's text embedders (caption-then-embed, §4.1) against their authors' code on tiny random models.
+
+Each fixture tests/fixtures/<recipe>/official.json was written by benchmarks/reference/run_text_official.py running
+the authors' code (NOTE.md beside it: repository, commit, venv, command, substitutions) on the folder that
+`model_adapters.families.tiny_text` writes; here the same folder is loaded through the recipe's real loader
+(`load_encoder(entry, model_path=folder)`). Required: identical token ids, cosine >= 0.9999 per vector.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from model_adapters.families import tiny_text
+from model_adapters.models.registry import get_entry, load_encoder
+from model_adapters.protocol import ModelInput
+from tests import reference_inputs as R
+
+FIXTURES = Path(__file__).parent / "fixtures"
+MIN_COSINE = 0.9999
+# recipe -> (registry entry fed by it, the tiny folder's builder)
+EMBEDDERS: dict[str, tuple[str, Callable[[str], str]]] = {
+    "qwen3-embedding": ("qwen3-embedding-4b", tiny_text.save_qwen3_embedding),
+    "diver-retriever": ("diver-retriever-4b", tiny_text.save_qwen3_embedding),
+    "bge-m3": ("bge-m3", tiny_text.save_bge_m3),
+}
+
+
+def official(recipe: str) -> dict:
+    return json.loads((FIXTURES / recipe / "official.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory) -> Callable[[Callable[[str], str]], str]:
+    built: dict[Callable[[str], str], str] = {}
+
+    def folder(builder: Callable[[str], str]) -> str:
+        if builder not in built:
+            built[builder] = builder(str(tmp_path_factory.mktemp(builder.__name__)))
+        return built[builder]
+
+    return folder
+
+
+@contextmanager
+def fed_ids(encoder) -> Iterator[list[list[int]]]:
+    """The attended token ids of every row the sentence-transformers model's backbone receives."""
+    rows: list[list[int]] = []
+    backbone = encoder.model[0].model
+    forward = backbone.forward  # sentence-transformers calls the backbone's `forward` method itself
+
+    def recording(*args, **kwargs):
+        ids, mask = kwargs["input_ids"], kwargs["attention_mask"]
+        rows.extend([t for t, m in zip(r, k, strict=True) if m] for r, k in zip(ids.tolist(), mask.tolist(), strict=True))
+        return forward(*args, **kwargs)
+
+    backbone.forward = recording
+    try:
+        yield rows
+    finally:
+        del backbone.forward
+
+
+def assert_close(got: np.ndarray, expected: list[list[float]], what: str) -> None:
+    ref = np.asarray(expected, dtype=np.float64)
+    cos = (got * ref).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(ref, axis=1)
+    assert cos.min() >= MIN_COSINE, (what, cos)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("recipe", sorted(EMBEDDERS))
+def test_text_embedder_matches_its_authors_code(recipe, folders):
+    ref = official(recipe)
+    name, builder = EMBEDDERS[recipe]
+    entry = get_entry(name)
+    assert entry.recipe == recipe and not entry.sees_images
+    enc = load_encoder(entry, model_path=folders(builder), dtype="float32")
+    assert tiny_text.weights_sum(enc.model[0].model) == pytest.approx(ref["weights_sum"], rel=1e-9)
+    queries = [ModelInput(t, None, i) for t, i in R.TEXT_QUERIES]
+    with fed_ids(enc) as fed:
+        got = enc.encode_queries(queries)
+    assert sorted(fed) == sorted(ref["query_ids"])  # two calls (with / without instruction), each longest first
+    assert_close(got, ref["query_vectors"], "queries")
+    with fed_ids(enc) as fed:
+        got = enc.encode_candidates([ModelInput(t, None, None) for t in R.TEXT_DOCS])
+    assert sorted(fed) == sorted(ref["doc_ids"])  # sentence-transformers encodes longest first
+    assert_close(got, ref["doc_vectors"], "documents")
+    enc.model.max_seq_length = R.TEXT_TRUNCATION_MAX_LENGTH
+    with fed_ids(enc) as fed:
+        got = np.concatenate([enc.encode_queries([ModelInput(t, None, i)]) for t, i in R.TEXT_TRUNCATION_INPUTS])
+    assert fed == ref["truncated_ids"]
+    assert_close(got, ref["truncated_vectors"], "truncated")
+
+
+# --- the generic sentence-transformers recipe feeds a model as its own config_sentence_transformers.json says ------
+def _with_prompts(folder: str, prompts: dict[str, str], target: Path) -> str:
+    import shutil
+
+    shutil.copytree(folder, target)
+    conf = json.loads((target / "config_sentence_transformers.json").read_text())
+    conf["prompts"] = prompts
+    (target / "config_sentence_transformers.json").write_text(json.dumps(conf))
+    return str(target)
+
+
+@pytest.mark.slow
+def test_generic_recipe_uses_the_models_own_query_and_document_prompts(folders, tmp_path):
+    from model_adapters.models.resolve import from_name
+
+    folder = _with_prompts(folders(tiny_text.save_qwen3_embedding), {"query": "query: ", "passage": "passage: "},
+                           tmp_path / "e5-like")
+    resolved = from_name(folder)
+    assert resolved.identity.recipe == "sentence-transformers" and not resolved.identity.sees_images
+    enc = resolved.load("cpu", "float32")
+    with fed_ids(enc) as fed:
+        enc.encode_queries([ModelInput("sparrow", None, R.C2I)])
+        enc.encode_candidates([ModelInput("sparrow", None, None)])
+    tok = enc.model.tokenizer
+    assert fed == [tok(f"query: {R.C2I} sparrow")["input_ids"], tok("passage: sparrow")["input_ids"]]
+
+
+def test_generic_recipe_refuses_prompts_that_name_no_retrieval_side(folders, tmp_path):
+    from model_adapters.models.resolve import from_name
+    from triad_dataset.contract.errors import TriadError
+
+    folder = _with_prompts(folders(tiny_text.save_qwen3_embedding), {"classification": "Classify: "},
+                           tmp_path / "cls-only")
+    with pytest.raises(TriadError, match=r"declares prompts \['classification'\] but none for queries"):
+        from_name(folder).load("cpu", "float32")
+
+
+# --- bge-reranker-v2-m3 ---------------------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_text_cross_encoder_matches_flag_reranker(folders):
+    from model_adapters.models.registry import load_reranker
+
+    ref = official("bge-reranker-v2-m3")
+    entry = get_entry("bge-reranker-v2-m3", kind="reranker")
+    assert entry.recipe == "bge-reranker-v2-m3" and not entry.sees_images
+    reranker = load_reranker(entry, model_path=folders(tiny_text.save_bge_reranker), dtype="float32")
+    assert tiny_text.weights_sum(reranker.model) == pytest.approx(ref["weights_sum"], rel=1e-9)
+    queries = [ModelInput(q, None, i) for q, i in R.TEXT_RERANK_QUERIES for _ in R.TEXT_RERANK_DOCS]
+    docs = [ModelInput(d, None, None) for _ in R.TEXT_RERANK_QUERIES for d in R.TEXT_RERANK_DOCS]
+    assert [[R.joined(q.text, q.instruction), d.text] for q, d in zip(queries, docs, strict=True)] == ref["pairs"]
+    assert [reranker.pair_ids(a, b) for a, b in ref["pairs"]] == ref["pair_ids"]
+    scores = reranker.score_pairs(queries, docs)  # one padded batch
+    assert np.abs(scores - np.array(ref["scores"])).max() <= 1e-4
+    (q, i), d = R.TEXT_RERANK_TRUNCATION_PAIR
+    reranker.max_length = R.TEXT_RERANK_TRUNCATION_MAX_LENGTH  # as compute_score(max_length=...) in the driver
+    reranker.query_max_length = reranker.max_length * 3 // 4
+    assert reranker.pair_ids(*ref["truncated_pair"]) == ref["truncated_ids"]
+    score = reranker.score_pairs([ModelInput(q, None, i)], [ModelInput(d, None, None)])[0]
+    assert abs(score - ref["truncated_score"]) <= 1e-4
