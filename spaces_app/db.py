@@ -54,6 +54,7 @@ CREATE TABLE IF NOT EXISTS submissions (
     verify_json TEXT NOT NULL DEFAULT '{}',
     name_key TEXT NOT NULL DEFAULT '',
     gold_content TEXT NOT NULL DEFAULT '',
+    score_digest TEXT NOT NULL DEFAULT '',
     UNIQUE (benchmark, gold_content, file_digest)
 );
 CREATE TABLE IF NOT EXISTS names (
@@ -107,11 +108,12 @@ UPDATE meta SET value = '3' WHERE key = 'schema_version';
 class DuplicateSubmission(Exception):
     """The same rankings were already stored (``existing_id`` is the stored submission; ``hidden``: not public)."""
 
-    def __init__(self, existing_id: int, model_name: str, hidden: bool = False) -> None:
+    def __init__(self, existing_id: int, model_name: str, hidden: bool = False, same: str = "rankings") -> None:
         super().__init__(f"duplicate of submission id {existing_id} ({model_name})")
         self.existing_id = existing_id
         self.model_name = model_name
         self.hidden = hidden
+        self.same = same  # "rankings" (the same main rankings) or "scores" (every per-query score equal)
 
 
 class NameTaken(Exception):
@@ -157,6 +159,7 @@ class NewSubmission:
     name_key: str = ""  # `spaces_app.names.name_key(model_name)`
     name_owner: str | None = None  # claim the name for this owner (None: claim nothing, only respect claims)
     gold_content: str = ""  # the gold's content fingerprint (default: dataset_fingerprint)
+    score_digest: str = ""  # sha256 of every per-query score of the main configs (`spaces_app.submit`)
     attempt: int | None = None  # the attempt row marked accepted in the same transaction
 
 
@@ -196,8 +199,8 @@ class Database:
 
     @staticmethod
     def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
-        from spaces_app.names import name_key
         from spaces_app.identity import name_owner
+        from spaces_app.names import name_key
 
         conn.execute("PRAGMA foreign_keys=OFF")  # DROP TABLE would otherwise cascade into the scores
         table, copy = _MIGRATE_2_TO_3
@@ -275,6 +278,12 @@ class Database:
             ).fetchone()
             if dup is not None:
                 raise DuplicateSubmission(int(dup["id"]), str(dup["model_name"]), bool(dup["hidden"]))
+            same = conn.execute(
+                "SELECT id, model_name, hidden FROM submissions WHERE benchmark = ? AND gold_content = ? AND "
+                "score_digest = ? AND score_digest != ''", (sub.benchmark, gold_content, sub.score_digest),
+            ).fetchone() if sub.score_digest else None
+            if same is not None:
+                raise DuplicateSubmission(int(same["id"]), str(same["model_name"]), bool(same["hidden"]), "scores")
             if sub.name_key:
                 if sub.name_owner is not None:  # the primary key makes the first claim win, whoever commits first
                     conn.execute("INSERT INTO names (name_key, owner, created_at) VALUES (?, ?, ?) "
@@ -285,7 +294,7 @@ class Database:
             cur = conn.execute(
                 "INSERT INTO submissions (benchmark, model_name, model_link, family, params, submitter, created_at,"
                 " dataset_fingerprint, file_digest, summary_json, mismatches_json, run_json, status, verify_json,"
-                " name_key, gold_content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " name_key, gold_content, score_digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     sub.benchmark, sub.model_name, sub.model_link, sub.family, sub.params, sub.submitter,
                     sub.created_at if sub.created_at is not None else time.time(),
@@ -293,6 +302,7 @@ class Database:
                     json.dumps(sub.summary, sort_keys=True, allow_nan=False), json.dumps(list(sub.mismatches)),
                     json.dumps(dict(sub.run or {}), sort_keys=True, allow_nan=False), sub.status,
                     json.dumps(dict(sub.verify or {}), sort_keys=True, allow_nan=False), sub.name_key, gold_content,
+                    sub.score_digest,
                 ),
             )
             sid = int(cur.lastrowid)

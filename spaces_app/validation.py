@@ -69,6 +69,12 @@ def short(value: Any, limit: int = MAX_ECHO) -> str:
     return text[: limit - 8] + "…'" + size
 
 
+def clip(text: Any, limit: int = MAX_ECHO) -> str:
+    """A submitted name as a message repeats it: as is, cut to ``limit`` characters."""
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def clean_string(text: str, limit: int = MAX_RESULTS_STRING) -> str:
     """A results.json string as kept: control, bidi and other invisible characters removed, cut to ``limit``."""
     cleaned = _UNSAFE.sub("", text)

@@ -185,7 +185,7 @@ def compare(config: str, query_id: str, ranked: Sequence[Sequence[Any]], scores:
     close = upper & (np.abs(diff) <= tolerance)
     wrong = upper & (diff > tolerance)
     found = [Disagreement(config, query_id, str(ranked[i][0]), str(ranked[j][0]), (int(ranked[i][1]),
-                          int(ranked[j][1])), (float(s[i]), float(s[j]))) for i, j in zip(*np.nonzero(wrong))]
+                          int(ranked[j][1])), (float(s[i]), float(s[j]))) for i, j in zip(*np.nonzero(wrong), strict=True)]
     return int(upper.sum() - close.sum()), int(close.sum()), found
 
 

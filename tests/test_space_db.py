@@ -120,7 +120,7 @@ def test_fingerprint_filter_and_schema_guard(tmp_path: Path) -> None:
     assert db.submissions("triad", fingerprint="other") == []
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-    with pytest.raises(ValueError, match="schema version '99', this code expects '2'"):
+    with pytest.raises(ValueError, match="schema version '99', this code expects '3'"):
         Database(path)
 
 

@@ -245,8 +245,8 @@ def test_duplicate_main_rankings_with_other_reference_configs(db: Database, worl
 def test_model_names_belong_to_their_first_submitter(db: Database, world: dict) -> None:
     assert submit(db, world, run_files(world["run"]), name="Shared Name", submitter="hf:alice").accepted
     out = submit(db, world, run_files(world["run_with_self"]), name="shared  name", submitter="hf:mallory")
-    assert out.message == ("Rejected: model name 'shared  name' is already used by another submitter (submission id "
-                           "1); choose a distinct name. Nothing was stored.")
+    assert out.message == ("Rejected: model name 'shared name' (or one that looks the same) belongs to another "
+                           "submitter; choose a distinct name. Nothing was stored.")
     tables = world["tables"]
     other = T.write_run(world["root"] / "alice2", tables, T.random_rankings(tables, seed=99, configs=n.MAIN_CONFIGS))
     assert submit(db, world, run_files(other), name="Shared Name", submitter="hf:alice").accepted  # the owner may
