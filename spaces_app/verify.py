@@ -6,7 +6,8 @@ revision) is therefore checked against that model:
 
 1. at submission time the server draws a seed (`secrets`), and with it, per main subset (TRIAD) or subtype (ARK),
    `QUERIES` queries; for each it keeps the submitted top `TOP`, `RANDOM_RANKS` candidates from random ranks below
-   them, and the query's positives, each with its submitted rank (`draw_sample`). The sample is stored with the
+   them, and the query's positives, each with its submitted rank (`draw_sample`); an ARK ranking lists only its
+   top 100 of the gallery, so `RANDOM_RANKS` gallery items it leaves out are kept too, ranked below all it lists. The sample is stored with the
    submission and shown to nobody until it is checked (only the admin-token API hands it to a verifier);
 2. a verifier (`triad space verify`, or the Space's own CPU queue) loads the named model through the harness's
    public path (`model_adapters.models.resolve.from_name` -> `ResolvedModel.load`), builds the query and candidate
@@ -120,6 +121,15 @@ def _ranks(rng: np.random.Generator, length: int) -> list[int]:
     return sorted(set(top) | {int(r) for r in drawn})
 
 
+def _unlisted(rng: np.random.Generator, gallery: frozenset[str], listed: Mapping[str, int],
+              positives: Sequence[str]) -> list[str]:
+    """`RANDOM_RANKS` gallery items an ARK ranking does not list (it keeps only its top 100): they must not score
+    above what it lists, or an oracle could list the positive first and leave out everything the model prefers."""
+    rest = sorted(gallery - set(listed) - set(positives))
+    picks = rng.choice(len(rest), size=min(RANDOM_RANKS, len(rest)), replace=False) if rest else []
+    return [rest[int(i)] for i in sorted(picks)]
+
+
 def draw_sample(benchmark: str, parsed: Any, gold: Any, seed: int | None = None) -> dict[str, Any]:
     """{"seed", "queries": {config: [{"query_id", "ranked": [[candidate id, submitted rank], ...]}]}}.
 
@@ -145,7 +155,12 @@ def draw_sample(benchmark: str, parsed: Any, gold: Any, seed: int | None = None)
                     keep[where[pos]] = pos
                 elif ranking.positive_rank is not None:  # ARK: the positive below the kept top 100
                     keep[int(ranking.positive_rank[i])] = pos
-            queries.append({"query_id": qid, "ranked": [[keep[r], r] for r in sorted(keep)]})
+            pairs = [[keep[r], r] for r in sorted(keep)]
+            entry: dict[str, Any] = {"query_id": qid, "ranked": pairs}
+            if benchmark == "ark":  # gallery items the ranking leaves out rank below every listed one
+                pairs += [[c, len(ranked) + 1] for c in _unlisted(rng, gold.galleries[config], where, positives[qid])]
+                entry["listed"] = len(ranked)
+            queries.append(entry)
         out[config] = queries
     return {"seed": seed, "queries": out}
 
@@ -175,13 +190,19 @@ class Disagreement:
 
 
 def compare(config: str, query_id: str, ranked: Sequence[Sequence[Any]], scores: np.ndarray,
-            tolerance: float = TOLERANCE) -> tuple[int, int, list[Disagreement]]:
+            tolerance: float = TOLERANCE, listed: int | None = None) -> tuple[int, int, list[Disagreement]]:
     """(pairs compared, pairs within the tolerance, disagreeing pairs) of one sampled query.
 
-    ``ranked``: [candidate id, submitted rank] in submitted order; ``scores``: re-computed, aligned."""
+    ``ranked``: [candidate id, submitted rank] in submitted order; ``scores``: re-computed, aligned; ``listed``
+    (ARK): how many ids the ranking lists — two items below that (the positive's known rank, the unlisted items) are
+    not ordered against each other, only against what is listed."""
     s = np.asarray(scores, dtype=np.float64)
-    diff = s[None, :] - s[:, None]  # diff[i, j] = s_j - s_i; i ranked above j for i < j
-    upper = np.triu(np.ones_like(diff, dtype=bool), k=1)
+    ranks = np.array([int(r) for _, r in ranked])
+    diff = s[None, :] - s[:, None]  # diff[i, j] = s_j - s_i; i ranked above j when ranks[i] < ranks[j]
+    upper = ranks[:, None] < ranks[None, :]
+    if listed is not None:
+        below = ranks > listed
+        upper &= ~(below[:, None] & below[None, :])
     close = upper & (np.abs(diff) <= tolerance)
     wrong = upper & (diff > tolerance)
     found = [Disagreement(config, query_id, str(ranked[i][0]), str(ranked[j][0]), (int(ranked[i][1]),
@@ -275,7 +296,7 @@ def check(task: Mapping[str, Any], folders: Mapping[str, str | Path], *, device:
         for q, cands, vec in zip(sampled, c_in, qv, strict=True):
             scores = cv[start:start + len(cands)] @ vec
             start += len(cands)
-            n, c, bad = compare(config, q["query_id"], q["ranked"], scores)
+            n, c, bad = compare(config, q["query_id"], q["ranked"], scores, listed=q.get("listed"))
             compared, close, queries = compared + n, close + c, queries + 1
             wrong += bad
         if log:

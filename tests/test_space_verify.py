@@ -168,3 +168,42 @@ def test_oracle_pass_probability_is_the_hypergeometric_figure() -> None:
     p = [0.9, 0.5, 1.0, 0.2, 0.7, 0.33]
     brute = np.mean([np.prod([p[i] for i in s]) for s in combinations(range(6), 3)])
     assert verify.oracle_pass_probability(p, 3) == pytest.approx(brute, rel=1e-12)
+
+
+def test_ark_runs_are_checked_against_items_they_leave_out(tmp_path: Path) -> None:
+    """ARK rankings list the top 100 of a whole gallery: an honest tiny run is verified; an oracle that lists the
+    positive first and leaves out what the model prefers fails on the unlisted items the sample keeps."""
+    from ark_dataset import names as ark_names
+    from model_adapters.runner import RunConfig, run
+
+    subtypes = ark_names.SUBTYPES[:1]
+    ark = T.ark_tables(6, 300, seed=23, subtypes=subtypes)
+    T.write_ark_gold(tmp_path / "ark", ark)
+    run(RunConfig(model="tiny-random-clip", data=str(tmp_path / "ark"), out=str(tmp_path / "run"), validate=False,
+                  quiet=True, cache_dir=str(tmp_path / "cache")))
+    golds = GoldStore({"ark": tmp_path / "ark"})
+    db = Database(tmp_path / "space.sqlite")
+    honest = submit_files(db, golds, files(tmp_path / "run"), model_name="tiny-random-clip", submitter="local")
+    assert honest.accepted, honest.message
+    path = tmp_path / "run" / "rankings" / f"{subtypes[0]}.parquet"
+    rows = pq.read_table(path).to_pylist()
+    positives = {r["query_id"]: r["positive_id"] for r in ark[subtypes[0]]}
+    gallery = [g["item_id"] for g in ark[subtypes[0] + ark_names.GALLERY_SUFFIX]]
+    for r in rows:  # the positive first, then the 99 items the model likes least: everything it prefers is left out
+        listed = set(r["candidate_ids"])
+        r["candidate_ids"] = [positives[r["query_id"]]] + [c for c in reversed(gallery) if c not in listed
+                                                            and c != positives[r["query_id"]]][:99]
+        r["scores"] = sorted(r["scores"], reverse=True)[:100]
+        r["positive_rank"] = 1
+    oracle = tmp_path / "oracle"
+    shutil.copytree(tmp_path / "run", oracle)
+    pq.write_table(pq.read_table(path).from_pylist(rows, schema=pq.read_schema(path)),
+                   oracle / "rankings" / path.name)
+    cheat = submit_files(db, golds, files(oracle), model_name="tiny-random-clip", submitter="local")
+    assert cheat.accepted and "R@1: " in cheat.message, cheat.message
+    from triad_dataset.cli import main
+
+    assert main(["space", "verify", "--db", str(db.path), "--ark-data", str(tmp_path / "ark"), "--pending"]) == 1
+    by_id = {s["id"]: s for s in db.submissions(include_hidden=True)}
+    assert by_id[honest.submission_id]["status"] == verify.VERIFIED
+    assert by_id[cheat.submission_id]["status"] == verify.FAILED
