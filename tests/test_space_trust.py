@@ -162,8 +162,9 @@ def test_f04_partial_ties_are_shown_with_their_sensitivity(db: Database, world: 
     assert out.accepted, out.message
     ties = db.submissions()[0]["summary"]["tie_sensitivity"][I2C]
     rows = pq.read_table(run / "rankings" / f"{I2C}.parquet").to_pylist()
-    from spaces_app.ties import average_precision
     import numpy as np
+
+    from spaces_app.ties import average_precision
 
     def ap(labels: list[int]) -> float:
         return float(average_precision(np.array([labels]))[0])
@@ -214,7 +215,8 @@ def test_f08_two_clients_claiming_one_new_name_at_once_store_one(db: Database, w
         outcomes: list = [None, None]
         barrier = threading.Barrier(2)
 
-        def worker(i: int, attempt: int = attempt) -> None:
+        def worker(i: int, attempt: int = attempt, barrier: threading.Barrier = barrier,
+                   outcomes: list = outcomes) -> None:
             barrier.wait()
             outcomes[i] = submit(db, world, world["runs"][2 * attempt + i], f"fresh {attempt}",
                                  submitter=f"hf:user{i}")
