@@ -97,12 +97,14 @@ def text(sub: Mapping[str, Any], status: str, row_flags: Sequence[str]) -> str:
     """The status cell: the status with its evidence or reason, then the input-pipeline note and the flags."""
     v = sub.get("verify") or {}
     result = v.get("result") or {}
+    spec = str(v.get("spec") or "")
+    named = "" if not spec or spec.casefold() == str(sub.get("model_name", "")).casefold() else f" as {spec}"
     if status == verify.VERIFIED:
-        out = f"verified ({result.get('queries', 0)} queries, {result.get('pairs', 0)} pairs agree)"
+        out = f"verified{named} ({result.get('queries', 0)} queries, {result.get('pairs', 0)} pairs agree)"
     elif status == verify.FAILED:
-        out = f"FAILED reproduction ({result.get('disagreeing', 0)} of {result.get('pairs', 0)} pairs disagree)"
+        out = f"FAILED reproduction{named} ({result.get('disagreeing', 0)} of {result.get('pairs', 0)} pairs disagree)"
     elif status == verify.PENDING:
-        out = "unverified: reproduction check pending"
+        out = f"unverified: reproduction check{named} pending"
     elif status == OLDER_GOLD:
         out = f"older gold ({str(sub.get('dataset_fingerprint', ''))[:8]}): resubmit to score on the current one"
     else:

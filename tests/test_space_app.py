@@ -121,7 +121,7 @@ def test_submit_triad_run_and_read_back(space: dict) -> None:
     assert record["verification"]["status"] == "verified", record["verification"]
     assert record["verification"]["result"]["disagreeing"] == 0 and record["verification"]["result"]["queries"] == 18
     row = row_of(client.predict(api_name="/leaderboard"), "tiny-random-clip (test)")
-    assert row["Status"].startswith("verified (18 queries") and row["Rank"] == "1"
+    assert row["Status"].startswith("verified as tiny-random-clip (18 queries") and row["Rank"] == "1"
 
 
 def test_only_the_public_endpoints(space: dict) -> None:

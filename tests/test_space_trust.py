@@ -123,6 +123,17 @@ def test_f02_a_hand_written_results_json_claim_is_shown_as_a_claim(db: Database,
     assert notes_of(db, world)[sub["id"]]["status"] == verify.PENDING  # never "verified" without the check
 
 
+def test_an_unverified_input_pipeline_is_said_on_the_row(db: Database, world: dict) -> None:
+    def pipeline(r: dict) -> dict:
+        return {**r, "model": {"name": "tiny-random-clip", "source_kind": "registry", "revision": "seed0",
+                               "input_pipeline": "unverified"}}
+
+    out = submit(db, world, edited(world, world["runs"][0], "pipeline", results=pipeline), "tiny-random-clip")
+    assert out.accepted, out.message
+    assert notes_of(db, world)[out.submission_id]["text"] == (
+        "unverified: reproduction check pending · unverified input pipeline")
+
+
 def test_f03_swapping_two_bottom_negatives_is_not_a_new_submission(db: Database, world: dict) -> None:
     assert submit(db, world, world["runs"][0]).accepted
     positives = {r["query_id"]: set(r["positive_ids"]) for r in world["tables"][I2C]}
