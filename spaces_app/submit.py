@@ -270,8 +270,7 @@ def name_rules(db: Database, meta: Meta, results: Mapping[str, Any] | None, *, l
     name. The claim itself is made in the submission's transaction (`Database.insert`)."""
     reserved = names.registry_model(meta.model_name)
     if reserved is not None:
-        spec, _, _ = verify.model_spec(results)
-        if spec != reserved:
+        if verify.claimed_entry(results) != reserved:
             raise v.SubmissionError(
                 f"model name {v.short(meta.model_name)} stands for the registry model {reserved!r}; only a run of "
                 f"that model may use it (its rows are checked by re-encoding); name your own model distinctly")

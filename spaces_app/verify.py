@@ -86,6 +86,15 @@ def model_spec(results: Mapping[str, Any] | None) -> tuple[str | None, str | Non
     return entry, revision, ""
 
 
+def claimed_entry(results: Mapping[str, Any] | None) -> str | None:
+    """The registry entry a results.json says produced the run (whether or not the run can be re-encoded: a
+    text-space or reranked run of `minilm` is still minilm's), else None."""
+    model = (results or {}).get("model")
+    if not isinstance(model, Mapping) or model.get("source_kind") not in VERIFIABLE_KINDS:
+        return None
+    return _entry(model)
+
+
 def _entry(model: Mapping[str, Any]) -> str | None:
     """The registry entry a results.json "model" came from: by name, else by its entry's hub_id."""
     try:

