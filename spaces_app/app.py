@@ -230,9 +230,16 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                 "two-sided Wilcoxon signed-rank p, Holm-adjusted over the subsets shown.")
         return views.for_display(table), note
 
+    def ark_status(df: pd.DataFrame) -> pd.DataFrame:
+        """The ARK table with each row's Status cell (spaces_app/status.py)."""
+        if not len(df):
+            return df
+        notes = lb.annotations("ark", list(lb.golds.get("ark").configs))
+        return df.assign(**{views.STATUS_COL: [notes[int(i)]["text"] for i in df[views.ID_COL]]})
+
     def ark_tables() -> tuple[pd.DataFrame, ...]:
         subs = lb.board("ark", list(lb.golds.get("ark").configs) if "ark" in lb.golds.available() else [])
-        tables = tuple(views.for_display(views.ark_table(subs, axis)) for axis in ARK_AXES)
+        tables = tuple(views.for_display(ark_status(views.ark_table(subs, axis))) for axis in ARK_AXES)
         return (*tables, views.for_display(views.ark_robustness(subs)))
 
     def refresh(search: str, family: str, sort_by: str, every_row: bool = False):
@@ -306,9 +313,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             raise gr.Error("benchmark must be 'triad' or 'ark'")
         if benchmark == "ark":
             subs = lb.board("ark", list(lb.golds.get("ark").configs) if "ark" in lb.golds.available() else [])
-            df = views.ark_table(subs)
-            notes = lb.annotations("ark", list(lb.golds.get("ark").configs)) if subs else {}
-            df[views.STATUS_COL] = [notes[int(i)]["text"] for i in df[views.ID_COL]] if len(df) else []
+            df = ark_status(views.ark_table(subs))
         else:
             df = views.score_table(lb.board("triad", MAIN), MAIN + REFERENCE, sort_by=main_labels[0],
                                    status=lb.annotations("triad", MAIN))
