@@ -363,12 +363,12 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         return lb.db.verification_tasks(ids=ids, pending_only=ids is None)
 
     def verify_report(token: str, submission_id: int, outcome: str, record_json: str, request: gr.Request) -> str:
-        """Admin token: store a verifier's result for one submission (outcome: verified | failed)."""
+        """Admin token: store a verifier's result for one submission (outcome: verified | failed | unverified)."""
         refusal = _verifier(token, request)
         if refusal:
             raise gr.Error(refusal)
-        if outcome not in (verify.VERIFIED, verify.FAILED):
-            raise gr.Error("outcome must be 'verified' or 'failed'")
+        if outcome not in (verify.VERIFIED, verify.FAILED, verify.UNVERIFIED):
+            raise gr.Error("outcome must be 'verified', 'failed' or 'unverified'")
         try:
             record = json.loads(str(record_json)[:2_000_000])
         except ValueError:

@@ -82,6 +82,11 @@ def flags(sub: Mapping[str, Any], best: Mapping[str, float], rule: Plausibility,
             out.append(f"{label.get(c, c)} {sc.value:.3f} ≥ {rule.bound:g}")
         elif c in best and sub.get("status") != verify.VERIFIED and sc.value > best[c] + rule.margin:
             out.append(f"{label.get(c, c)} {sc.value:.3f} > best verified {best[c]:.3f} + {rule.margin:g}")
+    tied = (sub.get("summary") or {}).get("all_tied") or {}
+    if tied.get("queries"):
+        counts, totals = tied["queries"], tied.get("of") or {}
+        out.append(f"scores all tied in {sum(counts.values())} of {sum(totals.values())} queries (their order is the "
+                   "list's)")
     return out
 
 

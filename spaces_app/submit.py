@@ -426,6 +426,9 @@ def _submit(db: Database, golds: gold_mod.GoldStore, paths: Sequence[str | Path]
         summary[captioner.SUMMARY_KEY] = captioner.label_from_results(parsed.results)
     if positions:
         summary[TIES_KEY] = _tie_summary(gold, parsed, positions)
+    all_tied = {c: r.constant for c, r in parsed.rankings.items() if r.constant}
+    if all_tied:  # queries whose order is the file's list order (flagged on the row, spaces_app/status.py)
+        summary[ALL_TIED_KEY] = {"queries": all_tied, "of": {c: len(r.query_ids) for c, r in parsed.rankings.items()}}
     mismatches, notes = compare_results(scored, parsed.results, configs, gold.fingerprint)
     status, verification = verify.plan(benchmark, parsed, gold)
     try:
@@ -451,6 +454,7 @@ def _submit(db: Database, golds: gold_mod.GoldStore, paths: Sequence[str | Path]
 
 
 TIES_KEY = "tie_sensitivity"  # summary key: per config, mAP with positives first / last within exact score ties
+ALL_TIED_KEY = "all_tied"  # summary key: per config, the queries whose scores are all equal
 
 
 def _tie_summary(gold: gold_mod.Gold, parsed: v.ParsedSubmission, positions: Mapping[str, np.ndarray]

@@ -454,8 +454,8 @@ def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool, bound: B
 
 def _ties(where: str, flat: np.ndarray, starts: np.ndarray, segment: np.ndarray | None, n_queries: int
           ) -> tuple[np.ndarray | None, int]:
-    """Exact score ties between neighbouring ranks of one query (a reranked head and its tail apart); refuses a
-    file whose every ranking is one tie (all scores equal: its order is the list's, not a model's)."""
+    """Exact score ties between neighbouring ranks of one query (a reranked head and its tail apart), and how many
+    queries are one tie (all scores equal: their order is the list's, not a model's; the row is flagged)."""
     same = np.zeros(flat.size, dtype=bool)
     same[1:] = flat[1:] == flat[:-1]
     same[starts[:-1][starts[:-1] < flat.size]] = False  # a query's first candidate ties with nothing above it
@@ -465,9 +465,6 @@ def _ties(where: str, flat: np.ndarray, starts: np.ndarray, segment: np.ndarray 
     running = np.concatenate([[0], np.cumsum(same)])
     tied = running[starts[1:]] - running[starts[:-1]]
     constant = int(((sizes > 1) & (tied == sizes - 1)).sum())
-    if n_queries and constant == n_queries:
-        raise SubmissionError(f"{where}: every query's scores are all equal, so its order is the file's list order, "
-                              "not a model's ranking; submit the model's own scores")
     return (same if same.any() else None), constant
 
 

@@ -318,8 +318,12 @@ def check(task: Mapping[str, Any], folders: Mapping[str, str | Path], *, device:
                           "ranks": list(d.ranks), "scores": [round(x, 6) for x in d.scores]}
                          for d in wrong[:MAX_LISTED]],
     }
-    return (FAILED if wrong else VERIFIED), {**{k: v for k, v in verify.items() if k != "sample"},
-                                            "sample_seed": sample.get("seed"), "result": result}
+    # the sample stays with the row (a re-check by id uses it); visitors see only its seed (`public`)
+    record = {**verify, "sample_seed": sample.get("seed"), "result": result}
+    if compared == 0:  # every sampled pair within the tolerance: no order to check
+        return UNVERIFIED, {**record, "reason": "the model scores the sampled candidates alike (within the "
+                                                "tolerance): their order cannot be checked"}
+    return (FAILED if wrong else VERIFIED), record
 
 
 def public(verify: Mapping[str, Any], status: str) -> dict[str, Any]:

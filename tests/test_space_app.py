@@ -124,6 +124,23 @@ def test_submit_triad_run_and_read_back(space: dict) -> None:
     assert row["Status"].startswith("verified as tiny-random-clip (18 queries") and row["Rank"] == "1"
 
 
+def test_triad_space_verify_through_the_admin_api(space: dict) -> None:
+    """`triad space verify --url --token` re-checks a submission of a running Space through its admin-token API."""
+    import gradio_client
+
+    from triad_dataset.cli import main
+
+    url = f"http://127.0.0.1:{space['settings'].port}/"
+    with pytest.raises(gradio_client.exceptions.AppError, match="wrong admin token"):
+        space["client"].predict("not the token", None, api_name="/verify_tasks")
+    tasks = space["client"].predict(TOKEN, 1, api_name="/verify_tasks")
+    assert [t["id"] for t in tasks] == [1] and tasks[0]["verify"]["sample"]["queries"]  # the secret sample
+    assert main(["space", "verify", "--url", url, "--token", TOKEN, "--id", "1", "--data",
+                 str(space["root"] / "triad")]) == 0
+    record = space["client"].predict(1, api_name="/submission")
+    assert record["verification"]["status"] == "verified"
+
+
 def test_only_the_public_endpoints(space: dict) -> None:
     api = space["client"].view_api(return_format="dict", print_info=False)
     assert set(api["named_endpoints"]) == {"/submit", "/leaderboard", "/submission", "/verify_tasks",

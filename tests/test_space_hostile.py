@@ -229,8 +229,9 @@ def test_model_identity_from_results_json_is_shown(db: Database, world: dict, tm
     files = replaced(tmp_path, world["run"], "results.json", json.dumps(results).encode())
     assert submit(db, world, files).accepted
     meta = dict(views.metadata_table(db.submissions()[0]).itertuples(index=False))
-    assert (meta["Model (results.json)"], meta["Revision (results.json)"]) == ("org/model", "abc123")
-    assert (meta["Source (results.json)"], meta["Source kind (results.json)"]) == ("hub:org/model", "hub")
+    assert (meta["Model (results.json, claimed)"], meta["Revision (results.json, claimed)"]) == ("org/model", "abc123")
+    assert (meta["Source (results.json, claimed)"], meta["Source kind (results.json, claimed)"]) == ("hub:org/model",
+                                                                                                  "hub")
     assert meta["results.json"] == "matches"
 
 

@@ -162,12 +162,17 @@ def test_f03_swapping_two_bottom_negatives_is_not_a_new_submission(db: Database,
     assert db.counts()["submissions"] == 1
 
 
-def test_f04_all_equal_scores_are_refused(db: Database, world: dict) -> None:
+def test_f04_all_equal_scores_are_flagged(db: Database, world: dict) -> None:
     def flat(rows: list[dict]) -> list[dict]:
         return [{**r, "scores": [0.5] * len(r["scores"])} for r in rows]
 
     out = submit(db, world, edited(world, world["runs"][0], "flat", I2C, flat))
-    rejected(out, f"{I2C}.parquet (config {I2C}): every query's scores are all equal")
+    assert out.accepted, out.message
+    note = notes_of(db, world)[out.submission_id]
+    assert "FLAGGED: scores all tied in 4 of 24 queries (their order is the list's)" in note["text"]
+    assert note["order"] == 1.5  # listed after every unflagged unverified row
+    ties = db.submissions()[0]["summary"]["tie_sensitivity"][I2C]  # and its mAP range is shown
+    assert ties["tied_queries"] == 4 and ties["positives_first"] == 1.0 > ties["positives_last"]
 
 
 def test_f04_partial_ties_are_shown_with_their_sensitivity(db: Database, world: dict) -> None:
@@ -515,6 +520,7 @@ from spaces_app.settings import Settings
 
 real = submit._score
 def slow(*args, **kwargs):
+    open(sys.argv[5], "w").close()  # the test sends SIGTERM now
     time.sleep(4)  # a submission still in flight when SIGTERM arrives
     return real(*args, **kwargs)
 submit._score = slow
@@ -533,7 +539,8 @@ def test_f21_sigterm_drains_a_submission_in_flight(world: dict, tmp_path: Path) 
     env = {**os.environ, "PYTHONPATH": str(ROOT), "GRADIO_TEMP_DIR": str(tmp_path / "gradio"),
            "TRIAD_SPACE_VERIFY_MODELS": "none"}
     proc = subprocess.Popen([sys.executable, "-c", SLOW_SERVER, str(world["root"] / "triad"), str(tmp_path / "no-ark"),
-                             str(tmp_path / "s.sqlite"), str(port)], env=env, stdout=subprocess.PIPE, text=True)
+                             str(tmp_path / "s.sqlite"), str(port), str(tmp_path / "in-flight")], env=env,
+                            stdout=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -547,7 +554,9 @@ def test_f21_sigterm_drains_a_submission_in_flight(world: dict, tmp_path: Path) 
         job = threading.Thread(target=lambda: answer.append(client.predict(
             [handle_file(str(f)) for f in files(world["runs"][0])], "in flight", "", "other", "", api_name="/submit")))
         job.start()
-        time.sleep(2.5)  # the submission is sleeping inside the server
+        while not (tmp_path / "in-flight").exists():  # the submission is being scored inside the server
+            assert time.monotonic() < deadline + 120 and job.is_alive(), answer
+            time.sleep(0.1)
         proc.send_signal(signal.SIGTERM)
         job.join(60)
         assert answer and answer[0].startswith("Accepted: submission id 1"), answer

@@ -71,7 +71,8 @@ def test_an_unchanged_run_is_verified_and_one_swapped_pair_fails(tiny: dict, tmp
     result = row["verify"]["result"]
     assert row["status"] == verify.VERIFIED and result["disagreeing"] == 0
     assert result["queries"] == 6 * verify.QUERIES and result["pairs"] > 1000
-    assert "sample" not in row["verify"] and row["verify"]["sample_seed"] == SEED  # revealed once checked
+    assert row["verify"]["sample_seed"] == SEED  # revealed once checked
+    assert "sample" not in views.submission_record(row)["verification"]  # the sample itself never is
     table = views.score_table(db.submissions(), n.MAIN_CONFIGS, sort_by="I2C", status=status.annotate(
         db.submissions(), n.MAIN_CONFIGS, None, tiny["golds"].get("triad").fingerprint))
     assert table[views.STATUS_COL][0].startswith(f"verified ({6 * verify.QUERIES} queries")
@@ -207,3 +208,21 @@ def test_ark_runs_are_checked_against_items_they_leave_out(tmp_path: Path) -> No
     by_id = {s["id"]: s for s in db.submissions(include_hidden=True)}
     assert by_id[honest.submission_id]["status"] == verify.VERIFIED
     assert by_id[cheat.submission_id]["status"] == verify.FAILED
+
+
+def test_a_model_that_scores_everything_alike_leaves_the_row_unverified(tiny: dict, tmp_path: Path) -> None:
+    """No sampled pair further apart than the tolerance: there is no order to check (docs/space.md: ARK minilm)."""
+    db = Database(tmp_path / "space.sqlite")
+    assert submit(db, tiny, tiny["run"], "tiny-random-clip").accepted
+
+    class Alike:
+        def encode_queries(self, batch):
+            return np.ones((len(batch), 4), dtype=np.float32)
+
+        encode_candidates = encode_queries
+
+    task = db.verification_tasks()[0]
+    outcome, record = verify.check(task, {"triad": tiny["root"] / "triad"},
+                                   loader=lambda *a: (Alike(), {"sees_images": True}))
+    assert outcome == verify.UNVERIFIED and record["result"]["pairs"] == 0
+    assert record["reason"].startswith("the model scores the sampled candidates alike")
