@@ -36,8 +36,8 @@ TEMP_MAX_AGE_S = 120.0  # Gradio's temporary part files and empty files: a live 
 SWEEP_EVERY_S = 60.0
 CLAIMS = ".claims"  # per-submission copies of its uploads
 ADMIN_HEADER = "x-admin-token"
-CLOSED_ROUTES = ("/process_recording",)
-ADMIN_ROUTES = ("/monitoring",)
+CLOSED_ROUTES = ("/process_recording", "/gradio_api/process_recording")
+ADMIN_ROUTES = ("/monitoring", "/gradio_api/monitoring")
 
 
 def upload_dir() -> Path:
@@ -140,7 +140,9 @@ class Sweeper(threading.Thread):
 
 def disk_free(path: Path) -> int:
     """Free bytes on the disk holding ``path`` (a function, so tests can stand in for a full disk)."""
-    return shutil.disk_usage(path if path.exists() else path.parent).free
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return shutil.disk_usage(path).free
 
 
 class UploadGuard:
@@ -159,10 +161,10 @@ class UploadGuard:
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         path = str(scope.get("path", "")).rstrip("/")
-        if scope.get("type") == "http" and any(route in path for route in CLOSED_ROUTES):
+        if scope.get("type") == "http" and path.startswith(CLOSED_ROUTES):
             await PlainTextResponse("not available on this server", status_code=404)(scope, receive, send)
             return
-        if scope.get("type") == "http" and any(route in path for route in ADMIN_ROUTES) and not self._admin(scope):
+        if scope.get("type") == "http" and path.startswith(ADMIN_ROUTES) and not self._admin(scope):
             await PlainTextResponse("monitoring needs the admin token", status_code=403)(scope, receive, send)
             return
         if scope.get("type") != "http" or scope.get("method") != "POST" or not path.endswith("/upload"):
