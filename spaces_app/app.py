@@ -7,7 +7,9 @@ rankings (spaces_app/submit.py); every user string is shown in plain-text compon
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -22,14 +24,15 @@ import gradio as gr  # noqa: E402
 import pandas as pd  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
-from spaces_app import identity, mirror, moderation, views  # noqa: E402
+from spaces_app import identity, mirror, moderation, status, verify, views  # noqa: E402
 from spaces_app.db import Database  # noqa: E402
 from spaces_app.gold import GoldStore, require_gold  # noqa: E402
-from spaces_app.guard import UploadGuard, remove_upload  # noqa: E402
+from spaces_app.guard import Sweeper, UploadGone, UploadGuard, claim_uploads  # noqa: E402
 from spaces_app.identity import UPLOAD_SUFFIXES, Guards  # noqa: E402
 from spaces_app.settings import Settings  # noqa: E402
 from spaces_app.submit import FAMILIES, submit_files  # noqa: E402
 from spaces_app.validation import Limits  # noqa: E402
+from spaces_app.worker import VerifyQueue  # noqa: E402
 from triad_dataset.contract import names as triad_names  # noqa: E402
 from triad_dataset.contract.errors import TriadError  # noqa: E402
 
@@ -37,6 +40,7 @@ MAIN = triad_names.MAIN_CONFIGS
 REFERENCE = triad_names.REFERENCE_CONFIGS
 ADMIN_ACTIONS = moderation.ACTIONS
 SUBMIT_CONCURRENCY = 2  # each submission in progress holds at most ~0.5 GB (docs/space.md)
+DRAIN_S = 120.0  # on SIGTERM, how long in-flight submissions may take to finish before the server exits
 UPLOAD_CACHE = (300, 600)  # every 5 min, delete uploads older than 10 min (Gradio's delete_cache)
 ARK_AXES = ("domain", "reasoning_skill", "subtype")
 
@@ -76,36 +80,59 @@ class Leaderboard:
         self.golds = GoldStore({"triad": settings.triad_dir, "ark": settings.ark_dir})
         self.limits = Limits.from_env()
         self.guards = Guards.from_env()
+        self.plausibility = status.Plausibility.from_env()
         self.secret = self.db.secret()
         self._lock = threading.Lock()
         self._cache: dict[tuple, list[dict[str, Any]]] = {}
+        self.queue: VerifyQueue | None = None  # the reproduction checks on this server's CPU (started by launch)
+        self.draining = threading.Event()  # SIGTERM: finish what runs, take nothing new
+        self._inflight = 0
+        self._idle = threading.Condition()
         for bench in self.golds.available():  # read the gold once at start-up
             self.golds.get(bench)
 
     def fingerprint(self, bench: str) -> str | None:
         return self.golds.get(bench).fingerprint if bench in self.golds.available() else None
 
-    def subs(self, bench: str, *, include_hidden: bool = False) -> list[dict[str, Any]]:
-        """Visible submissions scored on the gold now served; cached until the database revision changes."""
-        fp = self.fingerprint(bench)
-        if fp is None:
+    def content(self, bench: str) -> str | None:
+        return self.golds.get(bench).content if bench in self.golds.available() else None
+
+    def all_subs(self, bench: str, *, include_hidden: bool = False) -> list[dict[str, Any]]:
+        """Every visible submission of a benchmark, whatever gold it was scored on; cached until the database
+        revision changes."""
+        if bench not in self.golds.available():
             return []
-        key = (bench, include_hidden, fp, self.db.revision())
+        key = (bench, include_hidden, self.db.revision())
         with self._lock:
             hit = self._cache.get(key)
         if hit is None:
-            hit = self.db.submissions(bench, include_hidden=include_hidden, fingerprint=fp)
+            hit = self.db.submissions(bench, include_hidden=include_hidden)
             with self._lock:
-                self._cache = {k: val for k, val in self._cache.items() if k[3] == key[3]}
+                self._cache = {k: val for k, val in self._cache.items() if k[2] == key[2]}
                 self._cache[key] = hit
         return hit
+
+    def annotations(self, bench: str, configs: list[str]) -> dict[int, dict[str, Any]]:
+        return status.annotate(self.all_subs(bench), configs, self.content(bench), self.fingerprint(bench),
+                               self.plausibility)
+
+    def board(self, bench: str, configs: list[str], *, every_row: bool = False) -> list[dict[str, Any]]:
+        """The rows a table lists: failed rows only with ``every_row``; older-gold rows listed (marked)."""
+        notes = self.annotations(bench, configs)
+        return [s for s in self.all_subs(bench) if every_row or notes[int(s["id"])]["status"] != verify.FAILED]
+
+    def subs(self, bench: str, *, verified_only: bool = False) -> list[dict[str, Any]]:
+        """Rows scored on the gold served now, failed ones left out (what comparisons and ranks are made of)."""
+        content, fp = self.content(bench), self.fingerprint(bench)
+        out = [s for s in self.all_subs(bench) if status.current(s, content, fp) and s.get("status") != verify.FAILED]
+        return [s for s in out if s.get("status") == verify.VERIFIED] if verified_only else out
 
     def by_id(self, sid: Any, bench: str = "triad") -> dict[str, Any] | None:
         try:
             sid = int(sid)
         except (TypeError, ValueError):
             return None
-        return next((s for s in self.subs(bench) if s["id"] == sid), None)
+        return next((s for s in self.all_subs(bench) if s["id"] == sid), None)
 
     def choices(self, bench: str) -> list[tuple[str, int]]:
         return [(f"{s['id']}: {s['model_name']}", int(s["id"])) for s in self.subs(bench)]
@@ -120,13 +147,37 @@ class Leaderboard:
         return "\n".join(parts + [mirror.status()])
 
     def who(self, request: gr.Request | None, profile: Any = None) -> str:
-        """The identity key of a request: the Hub user when logged in, else the (hashed) client address."""
+        """The identity key of a request: the Hub user when logged in, the local owner for this machine on a board
+        without login, else the (hashed) client address."""
         username = getattr(profile, "username", None) if profile is not None else None
-        return identity.request_key(request, self.secret, self.guards.trusted_proxies, username)
+        return identity.request_key(request, self.secret, self.guards.trusted_proxies, username,
+                                    local_owner=not self.settings.oauth)
 
     def admin_locked(self, who: str) -> bool:
         limit, window = self.guards.admin_failures
         return self.db.count_attempts(who, time.time() - window, action="admin", failed_only=True) >= limit
+
+    # --- in-flight submissions, for a graceful SIGTERM ----------------------------------------------------------
+    def enter(self) -> bool:
+        with self._idle:
+            if self.draining.is_set():
+                return False
+            self._inflight += 1
+            return True
+
+    def leave(self) -> None:
+        with self._idle:
+            self._inflight -= 1
+            self._idle.notify_all()
+
+    def drain(self, timeout: float = DRAIN_S) -> int:
+        """Refuse new submissions and wait until those in flight are answered; returns how many were left."""
+        self.draining.set()
+        deadline = time.monotonic() + timeout
+        with self._idle:
+            while self._inflight and time.monotonic() < deadline:
+                self._idle.wait(max(0.0, deadline - time.monotonic()))
+            return self._inflight
 
 
 def build_app(settings: Settings | None = None) -> gr.Blocks:
@@ -136,13 +187,16 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
     main_labels = [views.display(c) for c in MAIN]
 
     # --- view functions ---------------------------------------------------------------------------------
-    def triad_table(search: str = "", family: str = views.ALL_FAMILIES, sort_by: str = "") -> pd.DataFrame:
-        subs = views.filter_subs(lb.subs("triad"), family, search)
-        return views.for_display(views.score_table(subs, MAIN, sort_by=sort_by or main_labels[0]))
+    def triad_table(search: str = "", family: str = views.ALL_FAMILIES, sort_by: str = "",
+                    every_row: bool = False) -> pd.DataFrame:
+        subs = views.filter_subs(lb.board("triad", MAIN, every_row=every_row), family, search)
+        return views.for_display(views.score_table(subs, MAIN, sort_by=sort_by or main_labels[0],
+                                                   status=lb.annotations("triad", MAIN), rank_all=every_row))
 
     def reference_table(search: str = "", family: str = views.ALL_FAMILIES) -> pd.DataFrame:
-        subs = views.filter_subs(lb.subs("triad"), family, search)
-        return views.for_display(views.score_table(subs, list(REFERENCE), sort_by=views.display(REFERENCE[0])))
+        subs = views.filter_subs(lb.board("triad", MAIN), family, search)
+        return views.for_display(views.score_table(subs, list(REFERENCE), sort_by=views.display(REFERENCE[0]),
+                                                   status=lb.annotations("triad", MAIN)))
 
     def detail(sid: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
         sub = lb.by_id(sid)
@@ -159,8 +213,8 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                   views.dialogue_cost_table(sub), views.paper_diagnostics_table(sub))
         return (views.entry_rate_figure(sub), *(views.for_display(t) for t in tables))
 
-    def rank_range(family: str = views.ALL_FAMILIES):
-        subs = views.filter_subs(lb.subs("triad"), family)
+    def rank_range(family: str = views.ALL_FAMILIES, every_row: bool = False):
+        subs = views.filter_subs(lb.subs("triad", verified_only=not every_row), family)
         ranks = views.subset_ranks(subs, MAIN).map(lambda x: "–" if x != x else f"{x:g}").reset_index(names="Model")
         return views.rank_range_figure(subs), ranks, views.for_display(views.rank_agreement(subs))
 
@@ -176,19 +230,26 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                 "two-sided Wilcoxon signed-rank p, Holm-adjusted over the subsets shown.")
         return views.for_display(table), note
 
+    def ark_status(df: pd.DataFrame) -> pd.DataFrame:
+        """The ARK table with each row's Status cell (spaces_app/status.py)."""
+        if not len(df):
+            return df
+        notes = lb.annotations("ark", list(lb.golds.get("ark").configs))
+        return df.assign(**{views.STATUS_COL: [notes[int(i)]["text"] for i in df[views.ID_COL]]})
+
     def ark_tables() -> tuple[pd.DataFrame, ...]:
-        subs = lb.subs("ark")
-        tables = tuple(views.for_display(views.ark_table(subs, axis)) for axis in ARK_AXES)
+        subs = lb.board("ark", list(lb.golds.get("ark").configs) if "ark" in lb.golds.available() else [])
+        tables = tuple(views.for_display(ark_status(views.ark_table(subs, axis))) for axis in ARK_AXES)
         return (*tables, views.for_display(views.ark_robustness(subs)))
 
-    def refresh(search: str, family: str, sort_by: str):
+    def refresh(search: str, family: str, sort_by: str, every_row: bool = False):
         t_choices = lb.choices("triad")
         fams = views.families(lb.subs("triad"))
         fam_value = family if family in fams else views.ALL_FAMILIES
         first = t_choices[0][1] if t_choices else None
         second = t_choices[1][1] if len(t_choices) > 1 else first
         return (
-            triad_table(search, fam_value, sort_by), gr.update(choices=fams, value=fam_value),
+            triad_table(search, fam_value, sort_by, every_row), gr.update(choices=fams, value=fam_value),
             reference_table(search, fam_value),
             gr.update(choices=t_choices, value=first), gr.update(choices=t_choices, value=first),
             gr.update(choices=t_choices, value=first), gr.update(choices=t_choices, value=second),
@@ -198,19 +259,35 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
     def run_submission(files: list[str] | None, model_name: str, model_link: str, family: str, params: str,
                        request: gr.Request | None, profile: Any) -> str:
         paths = [f if isinstance(f, str) else getattr(f, "name", str(f)) for f in (files or [])]
+        if lb.settings.oauth and profile is None:
+            return "Rejected: log in with Hugging Face (the button at the top) to submit. Nothing was stored."
+        if not lb.enter():
+            return "Rejected: the server is shutting down; submit again in a minute. Nothing was stored."
         try:
-            if lb.settings.oauth and profile is None:
-                return "Rejected: log in with Hugging Face (the button at the top) to submit. Nothing was stored."
-            outcome = submit_files(lb.db, lb.golds, paths, model_name=model_name, model_link=model_link,
-                                   family=family, params=params, submitter=lb.who(request, profile), limits=lb.limits)
+            try:
+                with claim_uploads(paths) as own:  # this submission's own copies, deleted when it is done
+                    outcome = submit_files(lb.db, lb.golds, own, model_name=model_name, model_link=model_link,
+                                           family=family, params=params, submitter=lb.who(request, profile),
+                                           limits=lb.limits, login=lb.settings.oauth)
+            except UploadGone as gone:
+                return (f"Rejected: {str(gone)[:80]} is no longer on the server (uploads are read once and kept "
+                        "10 minutes); upload it again. Nothing was stored.")
+            if outcome.accepted and outcome.submission_id is not None:
+                _after_accept(outcome.submission_id)
+            return outcome.message
         finally:
-            for p in paths:  # read once; never kept on the server's disk
-                remove_upload(p)
-        if outcome.accepted and outcome.submission_id is not None:
-            stored = next((s for s in lb.db.submissions(include_hidden=True) if s["id"] == outcome.submission_id), None)
+            lb.leave()
+
+    def _after_accept(sid: int) -> None:
+        """Mirroring and the verification queue: never allowed to turn an acceptance into an error."""
+        try:
+            if lb.queue is not None:
+                lb.queue.notify()
+            stored = next((s for s in lb.db.submissions(include_hidden=True) if s["id"] == sid), None)
             if stored is not None:
                 mirror.mirror(stored)
-        return outcome.message
+        except Exception as exc:  # reported on the server only; the submission is stored
+            print(f"after submission {sid}: {type(exc).__name__}: {exc}", file=sys.stderr)
 
     if lb.settings.oauth:
         def submit(files: list[str] | None, model_name: str, model_link: str, family: str, params: str,
@@ -235,14 +312,17 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         if benchmark not in ("triad", "ark"):
             raise gr.Error("benchmark must be 'triad' or 'ark'")
         if benchmark == "ark":
-            df = views.ark_table(lb.subs("ark"))
+            subs = lb.board("ark", list(lb.golds.get("ark").configs) if "ark" in lb.golds.available() else [])
+            df = ark_status(views.ark_table(subs))
         else:
-            df = views.score_table(lb.subs("triad"), MAIN + REFERENCE, sort_by=main_labels[0])
+            df = views.score_table(lb.board("triad", MAIN), MAIN + REFERENCE, sort_by=main_labels[0],
+                                   status=lb.annotations("triad", MAIN))
         return [{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
                 for row in df.to_dict(orient="records")]
 
-    def admin(token: str, sid: Any, action: str, request: gr.Request) -> tuple[str, pd.DataFrame]:
-        who = lb.who(request)
+    def run_admin(token: str, sid: Any, action: str, request: gr.Request | None, profile: Any
+                  ) -> tuple[str, pd.DataFrame]:
+        who = lb.who(request, profile)  # the Hub user with login on, so one account's guesses lock out only it
         if lb.settings.admin_token and lb.admin_locked(who):
             limit, window = lb.guards.admin_failures
             return (f"Too many wrong admin tokens from this client ({limit} in {window:.0f} s); try again later.",
@@ -254,6 +334,48 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         if not ok:
             return msg, pd.DataFrame()
         return msg, views.admin_table(lb.db.submissions(include_hidden=True))
+
+    if lb.settings.oauth:
+        def admin(token: str, sid: Any, action: str, request: gr.Request,
+                  profile: gr.OAuthProfile | None) -> tuple[str, pd.DataFrame]:
+            return run_admin(token, sid, action, request, profile)
+    else:
+        def admin(token: str, sid: Any, action: str, request: gr.Request) -> tuple[str, pd.DataFrame]:
+            return run_admin(token, sid, action, request, None)
+
+    def _verifier(token: str, request: gr.Request | None) -> str | None:
+        """None when the admin token is right (and the client not locked out), else the refusal."""
+        who = lb.who(request)
+        if not lb.settings.admin_token:
+            return "verification API disabled: TRIAD_SPACE_ADMIN_TOKEN is not set"
+        if lb.admin_locked(who):
+            return "too many wrong admin tokens from this client; try again later"
+        ok = moderation.authorized(lb.settings.admin_token, token)
+        lb.db.record_attempt(who, accepted=ok, action="admin")
+        return None if ok else "wrong admin token"
+
+    def verify_tasks(token: str, submission_id: int | None, request: gr.Request) -> list[dict[str, Any]]:
+        """Admin token: the submissions to re-encode (the pending ones, or one by id) with their secret samples."""
+        refusal = _verifier(token, request)
+        if refusal:
+            raise gr.Error(refusal)
+        ids = None if submission_id in (None, "", 0) else [int(submission_id)]
+        return lb.db.verification_tasks(ids=ids, pending_only=ids is None)
+
+    def verify_report(token: str, submission_id: int, outcome: str, record_json: str, request: gr.Request) -> str:
+        """Admin token: store a verifier's result for one submission (outcome: verified | failed | unverified)."""
+        refusal = _verifier(token, request)
+        if refusal:
+            raise gr.Error(refusal)
+        if outcome not in (verify.VERIFIED, verify.FAILED, verify.UNVERIFIED):
+            raise gr.Error("outcome must be 'verified', 'failed' or 'unverified'")
+        try:
+            record = json.loads(str(record_json)[:2_000_000])
+        except ValueError:
+            raise gr.Error("record_json is not JSON") from None
+        if not isinstance(record, dict) or not lb.db.set_verification(int(submission_id), outcome, record):
+            raise gr.Error(f"no submission with id {str(submission_id)[:20]}")
+        return f"submission {int(submission_id)}: {outcome}"
 
     # --- layout -----------------------------------------------------------------------------------------
     # uploaded files are deleted once their submission is read; the rest (uploads never submitted) within minutes
@@ -269,6 +391,8 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                                          scale=2)
                     sort_by = gr.Dropdown(choices=main_labels + [views.MODEL_COL, views.PARAMS_COL],
                                           value=main_labels[0], label="Sort by", scale=2)
+                    every_row = gr.Checkbox(label="Every row: failed ones too, ranks among all rows", value=False,
+                                            scale=2)
                 main_table = gr.Dataframe(label="mAP per subset (click a header to sort; no aggregate by design)",
                                           interactive=False, datatype="str", elem_id="main-table")
                 with gr.Accordion("Details: bootstrap intervals and metadata", open=False):
@@ -344,39 +468,78 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         refresh_outputs = [main_table, family, ref_table, detail_pick, diag_pick, pick_a, pick_b, ark_df,
                            ark_skill_df, ark_sub_df, ark_rob_df, about_status]
         private = {"api_visibility": "private"}
-        demo.load(refresh, [search, family, sort_by], refresh_outputs, **private)
-        for trigger in (search.submit, family.change, sort_by.change):
-            trigger(triad_table, [search, family, sort_by], main_table, **private)
+        demo.load(refresh, [search, family, sort_by, every_row], refresh_outputs, **private)
+        for trigger in (search.submit, family.change, sort_by.change, every_row.change):
+            trigger(triad_table, [search, family, sort_by, every_row], main_table, **private)
             trigger(reference_table, [search, family], ref_table, **private)
         detail_pick.change(detail, detail_pick, [meta_df, detail_df], **private)
         diag_pick.change(diagnostics, diag_pick, [heatmap, trap_df, hop_df, depth_df, profile_df, cost_df, paper_df],
                         **private)
-        family.change(rank_range, family, [rr_plot, rr_table, tau_table], **private)
-        demo.load(rank_range, family, [rr_plot, rr_table, tau_table], **private)
+        for trigger in (family.change, every_row.change):
+            trigger(rank_range, [family, every_row], [rr_plot, rr_table, tau_table], **private)
+        demo.load(rank_range, [family, every_row], [rr_plot, rr_table, tau_table], **private)
         cmp_btn.click(compare, [pick_a, pick_b], [cmp_table, cmp_note], **private)
         submit_btn.click(submit, [files, f_name, f_link, f_family, f_params], status, api_name="submit",
-                         concurrency_limit=SUBMIT_CONCURRENCY).then(refresh, [search, family, sort_by], refresh_outputs, **private
-                                                   ).then(rank_range, family, [rr_plot, rr_table, tau_table], **private)
+                         concurrency_limit=SUBMIT_CONCURRENCY).then(
+            refresh, [search, family, sort_by, every_row], refresh_outputs, **private
+        ).then(rank_range, [family, every_row], [rr_plot, rr_table, tau_table], **private)
         a_btn.click(admin, [a_token, a_id, a_action], [a_msg, a_table], **private)
         gr.api(leaderboard, api_name="leaderboard")
         gr.api(submission, api_name="submission")
+        gr.api(verify_tasks, api_name="verify_tasks")
+        gr.api(verify_report, api_name="verify_report")
+    demo.leaderboard = lb  # launch() starts the queue and the drain on it
     return demo
 
 
 def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
-    """Build and serve the app; refuses to start without any gold folder. ``kwargs`` go to ``Blocks.launch``."""
+    """Build and serve the app; refuses to start without any gold folder. ``kwargs`` go to ``Blocks.launch``.
+
+    Also started: the upload sweeper, the reproduction-check queue (spaces_app/worker.py) and, in the main thread,
+    a SIGTERM handler that refuses new submissions, lets those in flight finish (up to `DRAIN_S`) and then stops."""
     settings = settings or Settings.from_env()
     require_gold({"triad": settings.triad_dir, "ark": settings.ark_dir})
     # the client address is the TCP peer unless TRIAD_SPACE_TRUSTED_PROXIES says otherwise (spaces_app/identity.py):
     # uvicorn must not rewrite it from X-Forwarded-For on its own
     os.environ["FORWARDED_ALLOW_IPS"] = ""
     demo = build_app(settings)
-    lb_db = Database(settings.db_path)
+    lb: Leaderboard = demo.leaderboard
     limits = Limits.from_env()
-    guard = Middleware(UploadGuard, guards=Guards.from_env(), secret=lb_db.secret(), max_request_bytes=limits.max_file_bytes)
+    guard = Middleware(UploadGuard, guards=Guards.from_env(), secret=lb.secret, max_request_bytes=limits.max_file_bytes,
+                       admin_token=settings.admin_token)
+    sweeper = Sweeper()
+    sweeper.start()
+    lb.queue = VerifyQueue(lb.db, lb.golds.available())
+    lb.queue.start()
+    threads = (sweeper, lb.queue)
+    if threading.current_thread() is threading.main_thread():
+        def on_term(signum: int, frame: Any) -> None:
+            left = lb.drain()
+            time.sleep(1.0)  # the last answers leave through the queue's event streams
+            for t in threads:
+                t.stop()
+            print(f"SIGTERM: submissions drained ({left} unfinished); closing the server.", file=sys.stderr)
+            raise KeyboardInterrupt  # Blocks.block_thread closes the server on it
+
+        signal.signal(signal.SIGTERM, on_term)
     demo.queue(default_concurrency_limit=4)
-    demo.launch(server_name=settings.host, server_port=settings.port, max_file_size=limits.max_file_bytes,
-                css=CSS, footer_links=["api"], app_kwargs={"middleware": [guard]}, **kwargs)
+    try:
+        demo.launch(server_name=settings.host, server_port=settings.port, max_file_size=limits.max_file_bytes,
+                    css=CSS, footer_links=["api"], app_kwargs={"middleware": [guard]}, **kwargs)
+    except KeyboardInterrupt:
+        pass
+    if not kwargs.get("prevent_thread_lock"):  # the server has stopped
+        for t in threads:
+            t.stop()
+        return demo
+    close = demo.close
+
+    def closing(*args: Any, **kw: Any) -> None:
+        for t in threads:
+            t.stop()
+        close(*args, **kw)
+
+    demo.close = closing
     return demo
 
 

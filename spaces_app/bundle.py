@@ -18,7 +18,9 @@ from pathlib import Path
 from triad_dataset.contract.errors import TriadError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-PACKAGES: tuple[str, ...] = ("spaces_app", "triad_dataset", "ark_dataset", "metrics")
+# model_adapters: the registry (names reserved for runs of registry models) and the harness the reproduction checks
+# re-encode with (they need the `models` extra's torch / transformers where the Space runs them)
+PACKAGES: tuple[str, ...] = ("spaces_app", "triad_dataset", "ark_dataset", "metrics", "model_adapters")
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "conftest.py", "testing.py")
 GOLD_DIRS: dict[str, str] = {"triad": "gold/triad", "ark": "gold/ark"}
 
@@ -87,9 +89,8 @@ def write_bundle(out_dir: str | Path, *, gold_triad: str | Path | None = None, g
     return sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
 
 
-def register(space_parser: argparse.ArgumentParser) -> None:
-    """Add `triad space bundle` under the `triad space` parser."""
-    sub = space_parser.add_subparsers(dest="space_command", metavar="bundle")
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add `triad space bundle` to the `triad space` subcommands."""
     p = sub.add_parser("bundle", help="write a ready-to-push Hugging Face Space folder for the leaderboard")
     p.add_argument("--out", required=True, help="the Space folder to write")
     p.add_argument("--gold-triad", help="also copy this TRIAD gold folder into the Space (gold/triad)")

@@ -22,7 +22,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--family", default="other", help="with --submit: model family")
     p.add_argument("--params", default="", help="with --submit: parameter count (e.g. 86M)")
     p.set_defaults(handler=_handle)
-    bundle.register(p)  # `triad space bundle --out DIR`
+    sub = p.add_subparsers(dest="space_command", metavar="bundle|verify")
+    bundle.register(sub)  # `triad space bundle --out DIR`
+    v = sub.add_parser("verify", help="re-encode submissions' reproduction samples with the model they name")
+    which = v.add_mutually_exclusive_group(required=True)
+    which.add_argument("--id", type=int, help="check this submission (again)")
+    which.add_argument("--pending", action="store_true", help="check every pending submission")
+    v.add_argument("--db", help=f"the leaderboard database to read and update (default {DEFAULT_DB})")
+    v.add_argument("--url", help="instead of --db: a running Space (its admin-token API)")
+    v.add_argument("--token", help="with --url: the admin token (or env TRIAD_SPACE_ADMIN_TOKEN)")
+    v.add_argument("--data", help=f"TRIAD dataset folder with the images (default {DEFAULT_TRIAD})")
+    v.add_argument("--ark-data", help=f"ARK dataset folder (default {DEFAULT_ARK})")
+    v.add_argument("--device", default="cpu", help="device for the model (cpu, cuda, cuda:1, ...)")
+    v.set_defaults(handler=_verify)
 
 
 def _apply_env(args: argparse.Namespace) -> None:
@@ -47,7 +59,7 @@ def _handle(args: argparse.Namespace) -> int:
             raise TriadError("--submit needs --model-name")
         outcome = submit_run_dir(settings.db_path, {"triad": settings.triad_dir, "ark": settings.ark_dir}, args.submit,
                                  model_name=args.model_name, model_link=args.model_link, family=args.family,
-                                 params=args.params, submitter="cli")
+                                 params=args.params)  # the local owner, as the demo and a local browser
         print(outcome.message)
         return 0
     from spaces_app.gold import require_gold
@@ -57,3 +69,16 @@ def _handle(args: argparse.Namespace) -> int:
 
     launch(settings)
     return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    """`triad space verify`: check submissions from a database file or a Space's admin API; exit 1 when any
+    checked submission failed, 0 otherwise (submissions that cannot be checked here are listed and stay pending)."""
+    from spaces_app.remote import checker
+
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    folders = {"triad": args.data or os.environ.get("TRIAD_SPACE_DATA") or DEFAULT_TRIAD,
+               "ark": args.ark_data or os.environ.get("TRIAD_SPACE_ARK_DATA") or DEFAULT_ARK}
+    source = checker(db=args.db or (None if args.url else os.environ.get("TRIAD_SPACE_DB") or DEFAULT_DB),
+                     url=args.url, token=args.token or os.environ.get("TRIAD_SPACE_ADMIN_TOKEN"))
+    return source.run(args.id, folders, args.device)

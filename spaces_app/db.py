@@ -1,11 +1,15 @@
 """The leaderboard database: one SQLite file in WAL mode, created on first use, no migrations.
 
 Tables
-- ``submissions``: one row per accepted submission (model metadata, submitter, time, the fingerprint of the gold
-  data it was scored against, the digest of its rankings, the hidden flag and the full server-side score summary).
+- ``submissions``: one row per accepted submission (model metadata, submitter, time, the fingerprints of the gold
+  data it was scored against — its files' bytes and its content —, the digest of its rankings, the hidden flag, the
+  full server-side score summary, the reproduction-check status and sample, the name's ownership key).
+- ``names``: who owns a model name (by its `spaces_app.names.name_key`); the primary key closes the race of two
+  submitters claiming one new name at once (the claim is made in the submission's own transaction).
 - ``scores``: one row per (submission, config) with the primary number and its bootstrap interval.
 - ``query_scores``: per-query values (TRIAD AP, ARK reciprocal rank) kept for the paired statistics.
-- ``attempts``: every submission attempt (accepted or not) for the per-submitter rate limit.
+- ``attempts``: every submission attempt (accepted or not) for the per-submitter rate limit; an attempt is counted
+  and recorded in one transaction (`take_attempt`), and marked accepted in the transaction that stores its row.
 - ``meta``: the schema version (a file with another version is refused rather than silently reinterpreted) and a
   revision counter that every change to the submissions bumps (the app caches its views on it).
 
@@ -25,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 ATTEMPTS_KEEP_S = 7 * 86400.0  # attempts older than this are pruned (every rate-limit window is shorter)
 BUSY_TIMEOUT_S = 60.0
 
@@ -46,7 +50,17 @@ CREATE TABLE IF NOT EXISTS submissions (
     summary_json TEXT NOT NULL,
     mismatches_json TEXT NOT NULL,
     run_json TEXT NOT NULL DEFAULT '{}',
-    UNIQUE (benchmark, file_digest)
+    status TEXT NOT NULL DEFAULT 'unverified' CHECK (status IN ('pending', 'verified', 'unverified', 'failed')),
+    verify_json TEXT NOT NULL DEFAULT '{}',
+    name_key TEXT NOT NULL DEFAULT '',
+    gold_content TEXT NOT NULL DEFAULT '',
+    score_digest TEXT NOT NULL DEFAULT '',
+    UNIQUE (benchmark, gold_content, file_digest)
+);
+CREATE TABLE IF NOT EXISTS names (
+    name_key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    created_at REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS scores (
     submission_id INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
@@ -79,15 +93,35 @@ ALTER TABLE submissions ADD COLUMN run_json TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE attempts ADD COLUMN action TEXT NOT NULL DEFAULT 'submit';
 UPDATE meta SET value = '2' WHERE key = 'schema_version';
 """
+# schema 2 -> 3: reproduction status, name keys, the gold's content fingerprint (duplicates are per gold content, so
+# a run scored on an older gold can be submitted again); SQLite's table rebuild (foreign keys off around it)
+_V3_COLUMNS = ("id, benchmark, model_name, model_link, family, params, submitter, created_at, dataset_fingerprint, "
+               "file_digest, hidden, summary_json, mismatches_json, run_json")
+_MIGRATE_2_TO_3 = (_SCHEMA.split("CREATE TABLE IF NOT EXISTS submissions (")[1].split(");")[0], f"""
+INSERT INTO submissions_v3 ({_V3_COLUMNS}, gold_content) SELECT {_V3_COLUMNS}, dataset_fingerprint FROM submissions;
+DROP TABLE submissions;
+ALTER TABLE submissions_v3 RENAME TO submissions;
+UPDATE meta SET value = '3' WHERE key = 'schema_version';
+""")
 
 
 class DuplicateSubmission(Exception):
-    """The same rankings were already stored (``existing_id`` is the stored submission)."""
+    """The same rankings were already stored (``existing_id`` is the stored submission; ``hidden``: not public)."""
 
-    def __init__(self, existing_id: int, model_name: str) -> None:
+    def __init__(self, existing_id: int, model_name: str, hidden: bool = False, same: str = "rankings") -> None:
         super().__init__(f"duplicate of submission id {existing_id} ({model_name})")
         self.existing_id = existing_id
         self.model_name = model_name
+        self.hidden = hidden
+        self.same = same  # "rankings" (the same main rankings) or "scores" (every per-query score equal)
+
+
+class NameTaken(Exception):
+    """The name's key is owned by another submitter (``owner``)."""
+
+    def __init__(self, key: str, owner: str) -> None:
+        super().__init__(f"name key {key!r} belongs to {owner}")
+        self.key, self.owner = key, owner
 
 
 @dataclass(frozen=True)
@@ -120,6 +154,13 @@ class NewSubmission:
     query_scores: Mapping[str, Mapping[str, float]]  # config -> query_id -> value
     created_at: float | None = None
     run: Mapping[str, Any] | None = None  # model identity from results.json and how results.json compared
+    status: str = "unverified"  # reproduction check: pending | verified | unverified | failed
+    verify: Mapping[str, Any] | None = None  # the check's sample (secret until checked), reason, result
+    name_key: str = ""  # `spaces_app.names.name_key(model_name)`
+    name_owner: str | None = None  # claim the name for this owner (None: claim nothing, only respect claims)
+    gold_content: str = ""  # the gold's content fingerprint (default: dataset_fingerprint)
+    score_digest: str = ""  # sha256 of every per-query score of the main configs (`spaces_app.submit`)
+    attempt: int | None = None  # the attempt row marked accepted in the same transaction
 
 
 class Database:
@@ -144,6 +185,9 @@ class Database:
             if row is not None and row[0] == "1":
                 conn.executescript(_MIGRATE_1_TO_2)
                 row = ("2",)
+            if row is not None and row[0] == "2":
+                self._migrate_2_to_3(conn)
+                row = ("3",)
             conn.executescript(_SCHEMA)
             if row is None:
                 conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
@@ -152,6 +196,28 @@ class Database:
             conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('revision', '0')")
             conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('id_secret', ?)", (secrets.token_hex(32),))
         self._ready = True
+
+    @staticmethod
+    def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
+        from spaces_app.identity import name_owner
+        from spaces_app.names import name_key
+
+        conn.execute("PRAGMA foreign_keys=OFF")  # DROP TABLE would otherwise cascade into the scores
+        table, copy = _MIGRATE_2_TO_3
+        conn.executescript("BEGIN; CREATE TABLE submissions_v3 (" + table + ");" + copy + "COMMIT;")
+        conn.executescript(_SCHEMA)
+        for sid, name, submitter, created in conn.execute(
+                "SELECT id, model_name, submitter, created_at FROM submissions ORDER BY id").fetchall():
+            try:
+                key = name_key(name)
+            except ValueError:
+                continue
+            conn.execute("UPDATE submissions SET name_key = ? WHERE id = ?", (key, sid))
+            owner = name_owner(submitter)
+            if owner is not None:
+                conn.execute("INSERT OR IGNORE INTO names (name_key, owner, created_at) VALUES (?, ?, ?)",
+                             (key, owner, created))
+        conn.execute("PRAGMA foreign_keys=ON")
 
     def _absent(self) -> bool:
         """True while a lazily created database does not exist yet (reads then answer for an empty board)."""
@@ -188,7 +254,8 @@ class Database:
                 if bump:
                     conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'revision'")
             except BaseException:
-                conn.execute("ROLLBACK")
+                with contextlib.suppress(sqlite3.OperationalError):  # SQLite rolls back on its own after SQLITE_FULL
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
 
@@ -202,24 +269,41 @@ class Database:
 
     # --- writes ------------------------------------------------------------------------------------------
     def insert(self, sub: NewSubmission) -> int:
-        """Store a submission with its scores in one transaction; raises DuplicateSubmission."""
+        """Store a submission with its scores, its name claim and its attempt's acceptance in one transaction;
+        raises DuplicateSubmission or NameTaken (and then nothing is stored)."""
+        gold_content = sub.gold_content or sub.dataset_fingerprint
         with self._write() as conn:
             dup = conn.execute(
-                "SELECT id, model_name FROM submissions WHERE benchmark = ? AND file_digest = ?",
-                (sub.benchmark, sub.file_digest),
+                "SELECT id, model_name, hidden FROM submissions WHERE benchmark = ? AND gold_content = ? AND "
+                "file_digest = ?", (sub.benchmark, gold_content, sub.file_digest),
             ).fetchone()
             if dup is not None:
-                raise DuplicateSubmission(int(dup["id"]), str(dup["model_name"]))
+                raise DuplicateSubmission(int(dup["id"]), str(dup["model_name"]), bool(dup["hidden"]))
+            same = conn.execute(
+                "SELECT id, model_name, hidden FROM submissions WHERE benchmark = ? AND gold_content = ? AND "
+                "score_digest = ? AND score_digest != ''", (sub.benchmark, gold_content, sub.score_digest),
+            ).fetchone() if sub.score_digest else None
+            if same is not None:
+                raise DuplicateSubmission(int(same["id"]), str(same["model_name"]), bool(same["hidden"]), "scores")
+            if sub.name_key:
+                if sub.name_owner is not None:  # the primary key makes the first claim win, whoever commits first
+                    conn.execute("INSERT INTO names (name_key, owner, created_at) VALUES (?, ?, ?) "
+                                 "ON CONFLICT (name_key) DO NOTHING", (sub.name_key, sub.name_owner, time.time()))
+                owner = conn.execute("SELECT owner FROM names WHERE name_key = ?", (sub.name_key,)).fetchone()
+                if owner is not None and owner[0] != sub.name_owner:
+                    raise NameTaken(sub.name_key, str(owner[0]))
             cur = conn.execute(
                 "INSERT INTO submissions (benchmark, model_name, model_link, family, params, submitter, created_at,"
-                " dataset_fingerprint, file_digest, summary_json, mismatches_json, run_json)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " dataset_fingerprint, file_digest, summary_json, mismatches_json, run_json, status, verify_json,"
+                " name_key, gold_content, score_digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     sub.benchmark, sub.model_name, sub.model_link, sub.family, sub.params, sub.submitter,
                     sub.created_at if sub.created_at is not None else time.time(),
                     sub.dataset_fingerprint, sub.file_digest,
                     json.dumps(sub.summary, sort_keys=True, allow_nan=False), json.dumps(list(sub.mismatches)),
-                    json.dumps(dict(sub.run or {}), sort_keys=True, allow_nan=False),
+                    json.dumps(dict(sub.run or {}), sort_keys=True, allow_nan=False), sub.status,
+                    json.dumps(dict(sub.verify or {}), sort_keys=True, allow_nan=False), sub.name_key, gold_content,
+                    sub.score_digest,
                 ),
             )
             sid = int(cur.lastrowid)
@@ -231,7 +315,33 @@ class Database:
                 "INSERT INTO query_scores (submission_id, config, query_id, value) VALUES (?, ?, ?, ?)",
                 [(sid, c, q, float(v)) for c, per_q in sub.query_scores.items() for q, v in per_q.items()],
             )
+            if sub.attempt is not None:
+                conn.execute("UPDATE attempts SET accepted = 1 WHERE rowid = ?", (sub.attempt,))
             return sid
+
+    def name_owner(self, key: str) -> str | None:
+        """Who owns a name key (None: nobody yet)."""
+        if self._absent() or not key:
+            return None
+        with self._connect() as conn:
+            row = conn.execute("SELECT owner FROM names WHERE name_key = ?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    def take_attempt(self, submitter: str, window_s: float, limit: int, *, action: str = "submit",
+                     at: float | None = None) -> int | None:
+        """Count the submitter's attempts in the window and record a new one, in one transaction: the attempt's
+        row id, or None (nothing recorded) when ``limit`` attempts were made already. Parallel calls serialize on
+        the write lock, so exactly ``limit`` of them get through."""
+        now = time.time() if at is None else at
+        with self._write(bump=False) as conn:
+            count = conn.execute("SELECT COUNT(*) FROM attempts WHERE submitter = ? AND at >= ? AND action = ?",
+                                 (submitter, now - window_s, action)).fetchone()[0]
+            if int(count) >= limit:
+                return None
+            conn.execute("DELETE FROM attempts WHERE at < ?", (now - ATTEMPTS_KEEP_S,))
+            cur = conn.execute("INSERT INTO attempts (submitter, at, accepted, action) VALUES (?, ?, 0, ?)",
+                               (submitter, now, action))
+            return int(cur.lastrowid)
 
     def record_attempt(self, submitter: str, accepted: bool, at: float | None = None, *, action: str = "submit") -> int:
         """Log one attempt (``action``: submit, admin, ...); prunes attempts older than a week. Returns its row id."""
@@ -244,26 +354,37 @@ class Database:
             )
             return int(cur.lastrowid)
 
-    def mark_accepted(self, attempt_id: int) -> None:
-        with self._write(bump=False) as conn:
-            conn.execute("UPDATE attempts SET accepted = 1 WHERE rowid = ?", (attempt_id,))
-
-    def find_digest(self, benchmark: str, digest: str) -> tuple[int, str] | None:
-        """(id, model name) of a stored submission with these rankings, else None."""
+    def find_digest(self, benchmark: str, digest: str, gold_content: str) -> tuple[int, str, bool] | None:
+        """(id, model name, hidden) of a stored submission with these rankings on this gold content, else None."""
         if self._absent():
             return None
         with self._connect() as conn:
-            row = conn.execute("SELECT id, model_name FROM submissions WHERE benchmark = ? AND file_digest = ?",
-                               (benchmark, digest)).fetchone()
-        return (int(row[0]), str(row[1])) if row else None
+            row = conn.execute("SELECT id, model_name, hidden FROM submissions WHERE benchmark = ? AND "
+                               "gold_content = ? AND file_digest = ?", (benchmark, gold_content, digest)).fetchone()
+        return (int(row[0]), str(row[1]), bool(row[2])) if row else None
 
-    def names(self) -> list[tuple[int, str, str]]:
-        """(id, model name, submitter) of every stored submission, hidden ones included, oldest first."""
+    def set_verification(self, submission_id: int, status: str, verify: Mapping[str, Any]) -> bool:
+        """Record a reproduction check's outcome (spaces_app.verify); False when the submission does not exist."""
+        with self._write() as conn:
+            cur = conn.execute("UPDATE submissions SET status = ?, verify_json = ? WHERE id = ?",
+                               (status, json.dumps(dict(verify), sort_keys=True, allow_nan=False), submission_id))
+            return cur.rowcount == 1
+
+    def verification_tasks(self, *, ids: Sequence[int] | None = None, pending_only: bool = True
+                           ) -> list[dict[str, Any]]:
+        """Submissions to check (id, benchmark, params, run, verify, status): the pending ones, or those of
+        ``ids``."""
         if self._absent():
             return []
+        where, args = ("status = 'pending'", []) if pending_only and ids is None else ("1=1", [])
+        if ids is not None:
+            where += f" AND id IN ({','.join('?' * len(ids))})"
+            args = list(ids)
         with self._connect() as conn:
-            return [(int(r[0]), str(r[1]), str(r[2]))
-                    for r in conn.execute("SELECT id, model_name, submitter FROM submissions ORDER BY id")]
+            rows = conn.execute(f"SELECT id, benchmark, params, run_json, verify_json, status, model_name "  # noqa: S608
+                                f"FROM submissions WHERE {where} ORDER BY id", args).fetchall()
+        return [{"id": int(r[0]), "benchmark": r[1], "params": r[2], "run": json.loads(r[3]),
+                 "verify": json.loads(r[4]), "status": r[5], "model_name": r[6]} for r in rows]
 
     def set_hidden(self, submission_id: int, hidden: bool) -> bool:
         """Hide or show a submission; False when it does not exist."""
@@ -275,6 +396,9 @@ class Database:
         """Delete a submission and its scores; False when it does not exist."""
         with self._write() as conn:
             cur = conn.execute("DELETE FROM submissions WHERE id = ?", (submission_id,))
+            # a name whose owner has no row left is free again
+            conn.execute("DELETE FROM names WHERE NOT EXISTS (SELECT 1 FROM submissions s WHERE s.name_key = "
+                         "names.name_key)")
             return cur.rowcount == 1
 
     # --- reads -------------------------------------------------------------------------------------------
@@ -322,10 +446,11 @@ class Database:
             )
         out = []
         for r in subs:
-            d = {k: r[k] for k in r.keys() if k not in ("summary_json", "mismatches_json", "run_json")}
+            d = {k: r[k] for k in r.keys() if k not in ("summary_json", "mismatches_json", "run_json", "verify_json")}
             d["summary"] = json.loads(r["summary_json"])
             d["mismatches"] = json.loads(r["mismatches_json"])
             d["run"] = json.loads(r["run_json"])
+            d["verify"] = json.loads(r["verify_json"])
             d["scores"] = by_id[int(r["id"])]
             out.append(d)
         return out

@@ -31,12 +31,13 @@ class Gold:
 
     benchmark: str
     path: Path
-    fingerprint: str
+    fingerprint: str  # sha256 of the folder's parquet bytes (`triad_dataset.folder.io.fingerprint`)
     rows: dict[str, list[dict[str, Any]]]
     galleries: dict[str, frozenset[str]] = field(default_factory=dict)  # ARK subtype -> gallery ids
     indexes: dict[str, PoolIndex] = field(default_factory=dict)  # TRIAD config -> pools as arrays
     _pools: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     _columnar: dict[str, Any] = field(default_factory=dict)
+    content: str = ""  # sha256 of what scoring reads (`content_fingerprint`): the same for re-encoded files
 
     def columnar(self, config: str) -> Any:
         """The config's gold as `metrics.columnar.TriadGold` (pool-aligned arrays; built once per server)."""
@@ -95,6 +96,30 @@ def _share_strings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+def _plain(table: pa.Table) -> pa.Table:
+    """The table as values: dictionary columns decoded, schema metadata dropped, one chunk per column."""
+    columns = [c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in table.columns]
+    return pa.table(columns, names=table.column_names).combine_chunks()
+
+
+def content_fingerprint(path: Path, tables: Sequence[str]) -> str:
+    """sha256 over the non-image columns of ``tables`` as Arrow values: what the rows say, not how the parquet
+    files encode them (compression, row groups, dictionaries, metadata). A gold rebuilt with the same rows keeps
+    its leaderboard; one whose rows changed starts a new gold version (docs/space.md)."""
+    import hashlib
+
+    from spaces_app.validation import _HashSink
+
+    digest = hashlib.sha256()
+    for name in sorted(tables):
+        table = _plain(folder.read_table(path, name, columns=_text_columns(path, name)))
+        sink = _HashSink()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        digest.update(name.encode() + b"\x00" + sink.hash.digest())
+    return digest.hexdigest()
+
+
 def detect_benchmark(path: Path) -> str:
     """'triad' or 'ark' from the folder's audit.json."""
     bench = folder.read_audit(path).get("benchmark")
@@ -113,7 +138,8 @@ def load_gold(path: str | Path) -> Gold:
         rows = {c: _share_strings(folder.read_rows(path, c, columns=_text_columns(path, c))) for c in configs}
         rows = with_reference_categories(path, rows)  # paper C.3 strata (triad_dataset/folder/strata.py)
         indexes = {c: PoolIndex.build(c, rows[c]) for c in configs}
-        gold = Gold(bench, path, folder.fingerprint(path), rows, indexes=indexes)
+        gold = Gold(bench, path, folder.fingerprint(path), rows, indexes=indexes,
+                    content=content_fingerprint(path, configs))
         for c in configs:  # the scoring arrays, built once with the gold rather than inside a first submission
             gold.columnar(c)
         warm_scoring(gold)
@@ -124,7 +150,8 @@ def load_gold(path: str | Path) -> Gold:
         s: frozenset(folder.read_table(path, s + ark_names.GALLERY_SUFFIX, columns=[ITEM_ID]).column(ITEM_ID).to_pylist())
         for s in subtypes
     }
-    return Gold(bench, path, folder.fingerprint(path), rows, galleries)
+    content = content_fingerprint(path, [*subtypes, *(s + ark_names.GALLERY_SUFFIX for s in subtypes)])
+    return Gold(bench, path, folder.fingerprint(path), rows, galleries, content=content)
 
 
 def warm_scoring(gold: Gold) -> None:

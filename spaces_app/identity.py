@@ -6,6 +6,10 @@ is read only when ``TRIAD_SPACE_TRUSTED_PROXIES=N`` says N reverse proxies stand
 the address N entries from the right is taken — the one the nearest trusted proxy saw connecting (the usual
 reverse-proxy convention); any entry a client adds on the left is ignored. Addresses are stored and compared only
 as keyed hashes (``ip:<16 hex>``) and never shown.
+
+A local board (no login configured) has one local owner, ``local``: the command line (`triad space --submit`), the
+demo's seeding and a browser on this machine (a loopback peer with no proxy in front) are the same person, so none
+of them is refused a name or a resubmission because another of them made it first (issue 23).
 """
 
 from __future__ import annotations
@@ -24,6 +28,9 @@ from typing import Any
 from triad_dataset.contract.errors import TriadError
 
 USER_PREFIX, ADDRESS_PREFIX = "hf:", "ip:"
+LOCAL = "local"  # the operator's own submissions on a board without login (CLI, demo, a browser on this machine)
+_LOCAL_ALIASES = ("local", "cli", "demo")  # "cli" / "demo": how earlier versions stored the operator's submissions
+_LOOPBACK = ("127.", "::1", "localhost")
 UPLOAD_SUFFIXES = (".parquet", ".json", ".zip")  # what a `triad run` folder holds (CONTRACTS §3)
 
 
@@ -86,18 +93,43 @@ def shown(submitter: str) -> str:
             return submitter[len(prefix):]
     if submitter.startswith(ADDRESS_PREFIX) or not submitter:
         return "anonymous"
-    return submitter  # set by the operator on the command line ("cli", "demo")
+    return submitter  # set by the operator on the command line ("local"; earlier "cli", "demo")
 
 
-def request_key(request: Any, secret: bytes, trusted_proxies: int, username: str | None = None) -> str:
-    """The rate-limit / ownership key of a Gradio or Starlette request."""
+def name_owner(submitter: str) -> str | None:
+    """Who a submission's name belongs to: the Hub user, or the local owner; an anonymous remote client (a hashed
+    address) owns no name, so it can never block a name for anyone else.
+
+    >>> name_owner("hf:alice"), name_owner("cli"), name_owner("demo"), name_owner("ip:0123456789abcdef")
+    ('hf:alice', 'local', 'local', None)
+    """
+    if submitter.startswith(USER_PREFIX):
+        return submitter
+    if submitter in _LOCAL_ALIASES:
+        return LOCAL
+    return None
+
+
+def is_local(peer: str | None, trusted_proxies: int) -> bool:
+    """A request from this machine: a loopback TCP peer with no reverse proxy in front (behind a proxy the peer is
+    the proxy, so nobody is local)."""
+    return trusted_proxies <= 0 and bool(peer) and str(peer).startswith(_LOOPBACK)
+
+
+def request_key(request: Any, secret: bytes, trusted_proxies: int, username: str | None = None, *,
+                local_owner: bool = False) -> str:
+    """The rate-limit / ownership key of a Gradio or Starlette request; ``local_owner`` (a board without login):
+    a request from this machine is the local owner."""
     if username:
         return user_key(username)
     if request is None:
         return "anonymous"
     client = getattr(request, "client", None)
+    peer = getattr(client, "host", None)
+    if local_owner and is_local(peer, trusted_proxies):
+        return LOCAL
     headers = getattr(request, "headers", None) or {}
-    return address_key(client_address(getattr(client, "host", None), headers, trusted_proxies), secret)
+    return address_key(client_address(peer, headers, trusted_proxies), secret)
 
 
 class Window:

@@ -11,7 +11,6 @@ import math
 import os
 import re
 import sys
-import time
 import traceback
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,10 +21,10 @@ from typing import Any
 import numpy as np
 
 from ark_dataset import names as ark_names
-from spaces_app import captioner, identity, pools
+from spaces_app import captioner, identity, names, pools, verify
 from spaces_app import gold as gold_mod
 from spaces_app import validation as v
-from spaces_app.db import Database, DuplicateSubmission, NewSubmission, ScoreRow
+from spaces_app.db import Database, DuplicateSubmission, NameTaken, NewSubmission, ScoreRow
 from triad_dataset.contract import names as triad_names
 from triad_dataset.contract.errors import TriadError
 
@@ -77,6 +76,7 @@ class Outcome:
     submission_id: int | None = None
     benchmark: str | None = None
     mismatches: tuple[str, ...] = ()
+    existing_id: int | None = None  # a refused duplicate: the stored submission it repeats
 
 
 # --- metadata ------------------------------------------------------------------------------------------------
@@ -119,8 +119,12 @@ def parse_params(value: Any) -> int | None:
 
 
 def check_meta(model_name: Any, model_link: Any, family: Any, params: Any, submitter: Any) -> Meta:
-    """Validate the form fields; names are kept verbatim (they are always displayed as text, never as markup)."""
-    name = _clean_text(model_name, "model name", MAX_NAME, required=True)
+    """Validate the form fields. The model name is shown as `names.clean_name` makes it (NFKC, invisible characters
+    dropped); names are always displayed as text, never as markup."""
+    try:
+        name = names.clean_name(model_name, "model name", MAX_NAME)
+    except names.NameError_ as exc:
+        raise v.SubmissionError(str(exc)) from None
     link = _clean_text(model_link, "model link", MAX_LINK, required=False)
     if link and (not re.fullmatch(r"https?://[^\s<>\"'`]+", link)):
         raise v.SubmissionError("model link must be an http:// or https:// URL without spaces or quotes")
@@ -142,8 +146,10 @@ def score_triad_positions(gold: gold_mod.Gold, positions: Mapping[str, np.ndarra
     return scoring.score_triad_arrays({c: gold.columnar(c) for c in positions}, positions)
 
 
-def _score(benchmark: str, gold: gold_mod.Gold, parsed: v.ParsedSubmission) -> dict[str, Any]:
-    """Check the rankings against the gold, then score them with the shared metrics core (CONTRACTS §4)."""
+def _score(benchmark: str, gold: gold_mod.Gold, parsed: v.ParsedSubmission
+           ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Check the rankings against the gold, then score them with the shared metrics core (CONTRACTS §4); also the
+    TRIAD pool positions (empty for ARK)."""
     from metrics import scoring
 
     configs = sorted(parsed.rankings)
@@ -154,7 +160,7 @@ def _score(benchmark: str, gold: gold_mod.Gold, parsed: v.ParsedSubmission) -> d
             raise v.SubmissionError(f"missing main subset(s): {shown}; all six are needed (paper Table 2)")
         positions = {c: pools.pool_positions(c, parsed.rankings[c], gold.indexes[c]) for c in configs}
         try:
-            return score_triad_positions(gold, positions)
+            return score_triad_positions(gold, positions), positions
         except ValueError as exc:  # checked above, so this is the server's fault, not the submitter's
             raise TriadError(f"the server could not score these rankings ({exc}); please report this") from exc
     missing = [s for s in gold.rows if s not in parsed.rankings]
@@ -168,7 +174,7 @@ def _score(benchmark: str, gold: gold_mod.Gold, parsed: v.ParsedSubmission) -> d
             q: {"candidate_ids": ids, "positive_rank": rank}
             for q, ids, rank in zip(r.query_ids, r.candidate_ids, ranks, strict=True)
         }
-    return scoring.score_ark({s: gold.rows[s] for s in configs}, ark_rankings)
+    return scoring.score_ark({s: gold.rows[s] for s in configs}, ark_rankings), {}
 
 
 def _flatten(obj: Any, prefix: str = "") -> dict[str, float]:
@@ -253,29 +259,44 @@ def _headline(benchmark: str, rows: Sequence[ScoreRow]) -> str:
     return ("mAP: " if benchmark == "triad" else "R@1: ") + ", ".join(parts)
 
 
-# --- ownership, run identity ---------------------------------------------------------------------------------
-def name_key(name: str) -> str:
-    """Names compared for ownership: NFKC, case-folded, inner whitespace collapsed ("My  Model" == "my model")."""
-    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+# --- names, run identity ----------------------------------------------------------------------------------------
+def name_rules(db: Database, meta: Meta, results: Mapping[str, Any] | None, *, login: bool) -> tuple[str, str | None]:
+    """(ownership key to claim or respect, owner claiming it) for a name, or a refusal.
 
-
-def check_name_owner(db: Database, meta: Meta) -> None:
-    """A model name belongs to whoever first submitted it; another submitter must pick another name."""
-    key = name_key(meta.model_name)
-    for sid, name, owner in db.names():
-        if name_key(name) == key and owner != meta.submitter:
+    A registry model's name (by its confusable skeleton: "MiniLM", "Qwen/Qwen3-VL-Embedding-8B", ...) belongs to
+    runs of that model, checked by re-encoding (spaces_app/verify.py), never to a submitter: it is refused for a
+    run whose results.json names another model. Any other name belongs to its first owner: the Hub user (login on)
+    or the local owner of a board without login; an anonymous remote client owns nothing and cannot take an owned
+    name. The claim itself is made in the submission's transaction (`Database.insert`)."""
+    reserved = names.registry_model(meta.model_name)
+    if reserved is not None:
+        if verify.claimed_entry(results) != reserved:
             raise v.SubmissionError(
-                f"model name {meta.model_name!r} is already used by another submitter (submission id {sid}); choose a distinct "
-                "name" + ("" if meta.submitter.startswith(identity.USER_PREFIX) else
-                          ", or log in with the account that submitted it")
-            )
+                f"model name {v.short(meta.model_name)} stands for the registry model {reserved!r}; only a run of "
+                f"that model may use it (its rows are checked by re-encoding); name your own model distinctly")
+        return "", None
+    key = names.name_key(meta.model_name)
+    owner = identity.name_owner(meta.submitter)
+    holder = db.name_owner(key)
+    if holder is not None and holder != owner:
+        raise v.SubmissionError(name_taken(meta.model_name, meta.submitter, login=login))
+    return key, owner
 
 
-MODEL_KEYS = ("name", "revision", "source", "source_kind")  # what a results.json says produced the rankings
+def name_taken(name: str, submitter: str, *, login: bool) -> str:
+    """The refusal of an owned name; it suggests logging in only where login exists and the submitter is not."""
+    hint = ", or log in with the account that submitted it" if login and not submitter.startswith(
+        identity.USER_PREFIX) else ""
+    return f"model name {v.short(name)} (or one that looks the same) belongs to another submitter; choose a " \
+           f"distinct name{hint}"
+
+
+MODEL_KEYS = ("name", "revision", "source", "source_kind", "input_pipeline")  # what a results.json says produced it
 
 
 def run_info(results: Mapping[str, Any] | None, mismatches: Sequence[str]) -> dict[str, Any]:
-    """What the run says about itself (shown in Details, never used for scores) and how its numbers compared."""
+    """What the run says about itself (shown in Details as claims, never used for scores) and how its numbers
+    compared. results.json strings were cleaned and bounded when it was read (`validation.clean_string`)."""
     if results is None:
         return {"results_json": "absent"}
     model = results.get("model") if isinstance(results.get("model"), Mapping) else {}
@@ -285,87 +306,176 @@ def run_info(results: Mapping[str, Any] | None, mismatches: Sequence[str]) -> di
     for key in MODEL_KEYS:
         val = model.get(key)
         if isinstance(val, str | int | float) and not isinstance(val, bool):
-            info[f"model_{key}"] = str(val)[:300]
+            info[f"model_{key}"] = v.clean_string(str(val))
     for key in ("variant", "complete"):
-        if isinstance(results.get(key), str | bool):
-            info[key] = results[key]
+        val = results.get(key)
+        if isinstance(val, bool) or isinstance(val, str):
+            info[key] = val if isinstance(val, bool) else v.clean_string(val, 80)
     return info
 
 
+MAX_MESSAGE = 4000  # characters of a status message (each echoed value is cut already; this is the backstop)
+
+
 def _rejected(reason: Any) -> Outcome:
-    return Outcome(False, f"Rejected: {reason}. Nothing was stored.")
+    text = str(reason)
+    if len(text) > MAX_MESSAGE:
+        text = text[:MAX_MESSAGE] + "…"
+    return Outcome(False, f"Rejected: {text}. Nothing was stored.")
+
+
+def _duplicate(exc: DuplicateSubmission) -> Outcome:
+    """The refusal of a duplicate; a hidden row is never named."""
+    which = "an earlier submission that is not public" if exc.hidden else \
+        f"submission id {exc.existing_id} ({v.clip(exc.model_name)})"
+    if exc.same == "scores":
+        reason = (f"these rankings score exactly as {which} on every query (a reordering that changes no score is "
+                  "not a new result)")
+    else:
+        reason = f"these rankings were already submitted as {which}"
+    out = _rejected(reason)
+    return Outcome(False, out.message, existing_id=exc.existing_id)
+
+
+def score_digest(per_query: Mapping[str, Mapping[str, float]], configs: Sequence[str]) -> str:
+    """sha256 of every per-query score of ``configs`` (rounded to 1e-12): equal for rankings that score the same."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for c in sorted(set(configs) & set(per_query)):
+        h.update(b"\x00" + c.encode())
+        for q in sorted(per_query[c]):
+            h.update(f"{q}\x01{round(per_query[c][q], 12)!r}\x02".encode())
+    return h.hexdigest()
 
 
 # --- the flow ------------------------------------------------------------------------------------------------
 def submit_files(db: Database, golds: gold_mod.GoldStore, paths: Sequence[str | Path], *, model_name: Any,
                  model_link: Any = "", family: Any = "", params: Any = None, submitter: Any = "anonymous",
                  limits: v.Limits | None = None, rate_limit: RateLimit | None = None,
-                 rate_limited: bool = True) -> Outcome:
+                 rate_limited: bool = True, login: bool = False) -> Outcome:
     """Validate, rescore and store one submission; every failure is an Outcome(accepted=False) with the reason.
 
     ``submitter`` is the identity key (``spaces_app.identity``); ``rate_limited=False`` (the operator's command line)
-    skips the per-submitter limit and writes nothing before a submission is accepted.
+    skips the per-submitter limit and writes nothing before a submission is accepted; ``login``: the server has
+    Hub login (messages may suggest it). Once the row is committed the answer is an acceptance, whatever happens
+    after; before, a refusal, and nothing is stored.
     """
+    stored: list[int] = []
     try:
         return _submit(db, golds, paths, model_name, model_link, family, params, submitter,
-                       limits or v.Limits.from_env(), rate_limit or RateLimit.from_env(), rate_limited)
+                       limits or v.Limits.from_env(), rate_limit or RateLimit.from_env(), rate_limited, login, stored)
     except (v.SubmissionError, TriadError) as exc:
+        if stored:
+            return _accepted_anyway(stored[0])
         return _rejected(exc)
     except Exception as exc:  # a bug must not reach the client as Gradio's generic error, nor leak server details
         traceback.print_exc(file=sys.stderr)
+        if stored:
+            return _accepted_anyway(stored[0])
+        if _disk_full(exc):
+            return _rejected("the server's storage is full; nothing could be written (please report this)")
         return _rejected(f"the server failed while checking this submission ({type(exc).__name__}); please report "
                          "this")
 
 
+def _accepted_anyway(sid: int) -> Outcome:
+    return Outcome(True, f"Accepted: submission id {sid}, scored on the server (its details could not be listed "
+                         "here; see the leaderboard).", sid)
+
+
+def _disk_full(exc: BaseException) -> bool:
+    import errno
+    import sqlite3
+
+    return (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or (
+        isinstance(exc, sqlite3.OperationalError) and "full" in str(exc))
+
+
 def _submit(db: Database, golds: gold_mod.GoldStore, paths: Sequence[str | Path], model_name: Any, model_link: Any,
             family: Any, params: Any, submitter: Any, limits: v.Limits, rate_limit: RateLimit,
-            rate_limited: bool) -> Outcome:
+            rate_limited: bool, login: bool, stored: list[int]) -> Outcome:
     meta = check_meta(model_name, model_link, family, params, submitter)
     attempt = None
     if rate_limited:
-        since = time.time() - rate_limit.window_s
-        if db.count_attempts(meta.submitter, since) >= rate_limit.attempts:
+        attempt = db.take_attempt(meta.submitter, rate_limit.window_s, rate_limit.attempts)
+        if attempt is None:
             return _rejected(f"rate limit reached ({rate_limit.attempts} submissions per {rate_limit.window_s:.0f} s "
                              "per submitter); try again later")
-        attempt = db.record_attempt(meta.submitter, accepted=False)
     known = golds.known_configs()
     if not known:
         raise v.SubmissionError("this server holds no gold data (set TRIAD_SPACE_DATA / TRIAD_SPACE_ARK_DATA)")
-    check_name_owner(db, meta)
+    if names.registry_model(meta.model_name) is None:  # refuse an owned name before reading anything
+        name_rules(db, meta, None, login=login)
     uploads = v.read_uploads(paths, limits)
     parsed = v.parse_uploads(uploads, limits, known, golds.bounds())
     del uploads  # the raw bytes are not needed past parsing
+    key, owner = name_rules(db, meta, parsed.results, login=login)
     benchmark = parsed.benchmark()
     gold = golds.get(benchmark)
     # duplicates are the same main-subset rankings, whatever optional reference configs come along
-    digest = parsed.digest(triad_names.MAIN_CONFIGS if benchmark == "triad" else None)
-    dup = db.find_digest(benchmark, digest)
+    main = triad_names.MAIN_CONFIGS if benchmark == "triad" else None
+    digest = parsed.digest(main)
+    dup = db.find_digest(benchmark, digest, gold.content)
     if dup is not None:
-        return _rejected(f"these rankings were already submitted as submission id {dup[0]} ({dup[1]})")
-    scored = _score(benchmark, gold, parsed)
+        return _duplicate(DuplicateSubmission(dup[0], dup[1], dup[2]))
+    scored, positions = _score(benchmark, gold, parsed)
     configs = sorted(parsed.rankings)
     rows, per_query, summary = _rows_for_db(benchmark, scored, configs)
     if captioner.label_from_results(parsed.results):  # ARK text-space runs: the captioner is part of the row
         summary[captioner.SUMMARY_KEY] = captioner.label_from_results(parsed.results)
+    if positions:
+        summary[TIES_KEY] = _tie_summary(gold, parsed, positions)
+    all_tied = {c: r.constant for c, r in parsed.rankings.items() if r.constant}
+    if all_tied:  # queries whose order is the file's list order (flagged on the row, spaces_app/status.py)
+        summary[ALL_TIED_KEY] = {"queries": all_tied, "of": {c: len(r.query_ids) for c, r in parsed.rankings.items()}}
     mismatches, notes = compare_results(scored, parsed.results, configs, gold.fingerprint)
+    status, verification = verify.plan(benchmark, parsed, gold)
     try:
         sid = db.insert(NewSubmission(
             benchmark, meta.model_name, meta.model_link, meta.family, meta.params, meta.submitter,
             gold.fingerprint, digest, summary, mismatches, rows, per_query, run=run_info(parsed.results, mismatches),
+            status=status, verify=verification, name_key=key, name_owner=owner, gold_content=gold.content,
+            score_digest=score_digest(per_query, main or configs), attempt=attempt,
         ))
     except DuplicateSubmission as exc:
-        return _rejected(f"these rankings were already submitted as submission id {exc.existing_id} "
-                         f"({exc.model_name})")
-    if attempt is not None:
-        db.mark_accepted(attempt)
+        return _duplicate(exc)
+    except NameTaken:
+        return _rejected(name_taken(meta.model_name, meta.submitter, login=login))
+    stored.append(sid)
     lines = [f"Accepted: submission id {sid} ({benchmark.upper()}, {len(configs)} configs), scored on the server.",
-             _headline(benchmark, rows)]
+             _headline(benchmark, rows), _status_line(status, verification)]
     if mismatches:
         lines.append(f"{len(mismatches)} number(s) in your results.json differ from the server's (the leaderboard "
                      "shows the server's and marks the row):")
         lines += [f"  - {m}" for m in mismatches[:20]]
     lines += parsed.notes + notes
     return Outcome(True, "\n".join(lines), sid, benchmark, tuple(mismatches))
+
+
+TIES_KEY = "tie_sensitivity"  # summary key: per config, mAP with positives first / last within exact score ties
+ALL_TIED_KEY = "all_tied"  # summary key: per config, the queries whose scores are all equal
+
+
+def _tie_summary(gold: gold_mod.Gold, parsed: v.ParsedSubmission, positions: Mapping[str, np.ndarray]
+                 ) -> dict[str, Any]:
+    from spaces_app import ties
+
+    out = {}
+    for c, pos in positions.items():
+        flat = ties.config_ties(parsed.rankings[c], pos, gold.indexes[c].qindex)
+        if flat is not None:
+            g = gold.columnar(c)
+            out[c] = ties.tie_sensitivity(g.labels, g.mask, pos, flat)
+    return out
+
+
+def _status_line(status: str, verification: Mapping[str, Any]) -> str:
+    if status == verify.PENDING:
+        return ("Reproduction check: pending (the named model will be re-encoded on a sample of your queries; "
+                "until then the row is marked unverified).")
+    return f"Reproduction check: not possible ({verification.get('reason', 'self-reported')}); the row is marked " \
+           "unverified."
 
 
 def _run_files(run_dir: Path) -> list[Path]:
@@ -379,12 +489,14 @@ def _run_files(run_dir: Path) -> list[Path]:
 
 def submit_run_dir(db_path: str | Path, data_dirs: Mapping[str, str | Path] | Sequence[str | Path],
                    run_dir: str | Path, *, model_name: str, model_link: str = "", family: str = "other",
-                   params: Any = None, submitter: str = "demo") -> Outcome:
+                   params: Any = None, submitter: str = identity.LOCAL) -> Outcome:
     """Submit a `triad run` output folder through the same validation and rescoring as the Space (used by the demo).
 
     ``data_dirs`` maps 'triad' / 'ark' to gold folders (or lists folders; each one's audit.json names its benchmark).
     Raises TriadError when the submission is rejected, so a demo never continues with a silently missing entry;
-    a duplicate of an already stored run is not an error (the demo can be re-run on the same database).
+    a run the database already holds (the same rankings, or the same scores) is not an error: the outcome names the
+    stored id (`existing_id`), so the demo can be re-run on the same database. The submitter is the local owner
+    (`identity.LOCAL`), the same one as a browser on this machine.
     """
     run_dir = Path(run_dir)
     golds = gold_mod.require_gold(data_dirs) if isinstance(data_dirs, Mapping) else gold_mod.GoldStore(data_dirs)
@@ -392,6 +504,6 @@ def submit_run_dir(db_path: str | Path, data_dirs: Mapping[str, str | Path] | Se
         Database(db_path, create=False), golds, _run_files(run_dir), model_name=model_name,
         model_link=model_link, family=family, params=params, submitter=submitter, rate_limited=False,
     )
-    if not outcome.accepted and "already submitted" not in outcome.message:
+    if not outcome.accepted and outcome.existing_id is None:
         raise TriadError(f"{run_dir}: {outcome.message}")
     return outcome

@@ -44,10 +44,52 @@ ZIP_MAGIC = b"PK\x03\x04"
 # ARK runs keep the top of each whole-gallery ranking (CONTRACTS §3: top 100); R@10 and nDCG@20 need the top 20.
 ARK_MIN_DEPTH = 20
 MAX_EXAMPLES = 3  # how many offending ids a message lists
+MAX_ECHO = 60  # characters of a submitted id or name a message repeats
+MAX_RESULTS_STRING = 300  # characters kept of any string in results.json (the runner's longest is a path)
+# control, format (bidi overrides, zero-width), private-use characters and line breaks: removed from results.json
+# strings before anything keeps or shows them
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
+                     "\ue000-\uf8ff\ufff9-\ufffb]")
 
 
 class SubmissionError(TriadError):
     """A rejected upload; the message is shown to the submitter as is."""
+
+
+def short(value: Any, limit: int = MAX_ECHO) -> str:
+    """A submitted value as a message repeats it: its repr, cut to ``limit`` characters (ids can be megabytes).
+
+    >>> short("q1"), short("x" * 1000, limit=12)
+    ("'q1'", "'xxx…' (1000 characters)")
+    """
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = f" ({len(value)} characters)" if isinstance(value, str) else ""
+    return text[: limit - 8] + "…'" + size
+
+
+def clip(text: Any, limit: int = MAX_ECHO) -> str:
+    """A submitted name as a message repeats it: as is, cut to ``limit`` characters."""
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def clean_string(text: str, limit: int = MAX_RESULTS_STRING) -> str:
+    """A results.json string as kept: control, bidi and other invisible characters removed, cut to ``limit``."""
+    cleaned = _UNSAFE.sub("", text)
+    return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
+
+
+def _clean_json(node: Any) -> Any:
+    """Every string (and key) of a parsed results.json cleaned and bounded (`clean_string`)."""
+    if isinstance(node, str):
+        return clean_string(node)
+    if isinstance(node, dict):
+        return {clean_string(str(k)): _clean_json(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_clean_json(v) for v in node]
+    return node
 
 
 @dataclass(frozen=True)
@@ -108,6 +150,8 @@ class ParsedRanking:
     candidate_ids: Any  # pa.ListArray of strings (from a file) or a list of id lists (tests)
     positive_rank: list[int] | None = None  # ARK only
     digest: str = ""  # sha256 of the canonical (query_id-sorted) ids, see `canonical_digest`
+    ties: np.ndarray | None = None  # flat bool per ranked id: its score equals the one ranked just above (None: none)
+    constant: int = 0  # queries whose scores are all equal (their order is the list's, not a model's)
 
     def ranked(self, i: int) -> list[str]:
         """Query ``i``'s ranked ids as Python strings (one query at a time: for error messages and ARK)."""
@@ -141,12 +185,12 @@ class ParsedSubmission:
             )
         found = "triad" if triad else "ark" if ark else None
         if declared is not None and declared not in ("triad", "ark"):
-            raise SubmissionError(f"{RESULTS_FILE}: unknown benchmark {declared!r} (expected 'triad' or 'ark')")
+            raise SubmissionError(f"{RESULTS_FILE}: unknown benchmark {short(declared)} (expected 'triad' or 'ark')")
         if found is None:
             unknown = ", ".join(sorted(configs)) or "none"
             raise SubmissionError(f"no known config among the ranking files (got: {unknown})")
         if declared is not None and declared != found:
-            raise SubmissionError(f"{RESULTS_FILE} says benchmark {declared!r} but the rankings are {found!r} configs")
+            raise SubmissionError(f"{RESULTS_FILE} says benchmark {short(declared)} but the rankings are {found!r} configs")
         return found
 
     def digest(self, configs: Iterable[str] | None = None) -> str:
@@ -162,10 +206,10 @@ class ParsedSubmission:
 def _check_member_name(name: str, where: str) -> str:
     """A zip member name must be a plain relative path: no absolute path, no '..', no backslash, no drive."""
     if "\\" in name or name.startswith("/") or (len(name) > 1 and name[1] == ":") or "\x00" in name:
-        raise SubmissionError(f"{where}: unsafe path {name!r} (absolute path or backslash)")
+        raise SubmissionError(f"{where}: unsafe path {short(name)} (absolute path or backslash)")
     parts = [p for p in name.split("/") if p]
     if any(p == ".." for p in parts):
-        raise SubmissionError(f"{where}: unsafe path {name!r} (path traversal with '..')")
+        raise SubmissionError(f"{where}: unsafe path {short(name)} (path traversal with '..')")
     return posixpath.normpath(name)
 
 
@@ -217,19 +261,19 @@ def _read_zip(data: bytes, where: str, limits: Limits, budget: list[int]) -> lis
             name = _check_member_name(info.filename, where)
             mode = info.external_attr >> 16
             if stat.S_ISLNK(mode):
-                raise SubmissionError(f"{where}: {info.filename!r} is a symbolic link; links are not accepted")
+                raise SubmissionError(f"{where}: {short(info.filename)} is a symbolic link; links are not accepted")
             if info.is_dir():
                 continue
             if info.flag_bits & 0x1:
-                raise SubmissionError(f"{where}: {info.filename!r} is encrypted")
+                raise SubmissionError(f"{where}: {short(info.filename)} is encrypted")
             if info.file_size > limits.max_file_bytes:  # a cheap early refusal; the inflation below is the bound
                 raise SubmissionError(
-                    f"{where}: {info.filename!r} is {info.file_size} bytes uncompressed, over the per-file limit of"
+                    f"{where}: {short(info.filename)} is {info.file_size} bytes uncompressed, over the per-file limit of"
                     f" {limits.max_file_bytes} bytes"
                 )
             if info.compress_size and info.file_size / info.compress_size > limits.max_zip_ratio:
                 raise SubmissionError(
-                    f"{where}: {info.filename!r} expands {info.file_size / info.compress_size:.0f}x (limit"
+                    f"{where}: {short(info.filename)} expands {info.file_size / info.compress_size:.0f}x (limit"
                     f" {limits.max_zip_ratio:.0f}x); refusing a possible zip bomb"
                 )
             if budget[0] - info.file_size < 0:
@@ -237,7 +281,7 @@ def _read_zip(data: bytes, where: str, limits: Limits, budget: list[int]) -> lis
             blob = _inflate(zf, info, where, min(limits.max_file_bytes, budget[0]), limits.max_zip_ratio)
             budget[0] -= len(blob)
             if blob[:4] == ZIP_MAGIC or name.lower().endswith(".zip"):
-                raise SubmissionError(f"{where}: {info.filename!r} is a zip inside the zip; nested archives are refused")
+                raise SubmissionError(f"{where}: {short(info.filename)} is a zip inside the zip; nested archives are refused")
             out.append(Upload(name, blob))
     return out
 
@@ -307,12 +351,16 @@ def _read_results(up: Upload, limits: Limits) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise SubmissionError(f"{up.name}: expected a JSON object, got {type(obj).__name__}")
     check_complete_run(up.name, obj)
-    return obj
+    return _clean_json(obj)
 
 
 def check_complete_run(name: str, results: Mapping[str, Any]) -> None:
     """Only a complete run is submittable: the runner writes ``"complete": false`` for a ``--limit`` run, and older
-    results.json files record the limit in ``run.limit``."""
+    results.json files record the limit in ``run.limit``. ``complete`` must be a JSON boolean: ``"false"`` or
+    ``0`` is refused rather than read as true."""
+    if "complete" in results and not isinstance(results["complete"], bool):
+        raise SubmissionError(f"{name}: \"complete\" must be true or false (a JSON boolean), got "
+                              f"{type(results['complete']).__name__} {short(results['complete'], 30)}")
     if results.get("complete") is False:
         raise SubmissionError(f"{name}: this is a partial run (\"complete\": false, e.g. made with --limit); only a "
                               "complete run over every query is submittable")
@@ -381,20 +429,43 @@ def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool, bound: B
     if bad.size:
         i = int(bad[0])
         raise SubmissionError(
-            f"{where}: query {qids[i]!r} has {cand_lengths[i]} candidate ids but {lengths[i]} scores"
+            f"{where}: query {short(qids[i])} has {cand_lengths[i]} candidate ids but {lengths[i]} scores"
         )
     if not np.isfinite(flat).all():  # covers nulls turned into NaN as well
         pos = int(np.flatnonzero(~np.isfinite(flat))[0])
         i = int(np.searchsorted(np.cumsum(lengths), pos, side="right"))
-        raise SubmissionError(f"{where}: query {qids[i]!r} has a non-finite score ({flat[pos]})")
+        raise SubmissionError(f"{where}: query {short(qids[i])} has a non-finite score ({flat[pos]})")
     starts = np.concatenate([[0], np.cumsum(lengths)])
     if RERANK_COLUMN in need:
         per_query = [flat[starts[i]:starts[i + 1]] for i in range(len(qids))]
-        _check_best_first_reranked(where, qids, per_query, _rerank_heads(table, where, qids, cand_lengths))
+        heads = _rerank_heads(table, where, qids, cand_lengths)
+        _check_best_first_reranked(where, qids, per_query, heads)
+        flat = np.concatenate([np.concatenate([h, s[h.size:]]) for h, s in zip(heads, per_query, strict=True)]
+                              + [np.zeros(0)])
+        segment = np.concatenate([np.repeat([0, 1], [h.size, s.size - h.size]) for h, s in
+                                  zip(heads, per_query, strict=True)] + [np.zeros(0, np.int64)])
     else:
         _check_best_first(where, qids, flat, starts)
+        segment = None
+    ties, constant = _ties(where, flat, starts, segment, len(qids))
     ranks = table.column("positive_rank").to_pylist() if ark else None
-    return ParsedRanking(qids, cand.to_pylist() if ark else cand, ranks, canonical_digest(table))
+    return ParsedRanking(qids, cand.to_pylist() if ark else cand, ranks, canonical_digest(table), ties, constant)
+
+
+def _ties(where: str, flat: np.ndarray, starts: np.ndarray, segment: np.ndarray | None, n_queries: int
+          ) -> tuple[np.ndarray | None, int]:
+    """Exact score ties between neighbouring ranks of one query (a reranked head and its tail apart), and how many
+    queries are one tie (all scores equal: their order is the list's, not a model's; the row is flagged)."""
+    same = np.zeros(flat.size, dtype=bool)
+    same[1:] = flat[1:] == flat[:-1]
+    same[starts[:-1][starts[:-1] < flat.size]] = False  # a query's first candidate ties with nothing above it
+    if segment is not None:
+        same[1:] &= segment[1:] == segment[:-1]
+    sizes = np.diff(starts)
+    running = np.concatenate([[0], np.cumsum(same)])
+    tied = running[starts[1:]] - running[starts[:-1]]
+    constant = int(((sizes > 1) & (tied == sizes - 1)).sum())
+    return (same if same.any() else None), constant
 
 
 def _dictionary_ids(data: bytes, meta: pq.FileMetaData) -> pa.Array:
@@ -500,7 +571,7 @@ def _check_best_first(where: str, qids: list[str], flat: np.ndarray, starts: np.
         pos = int(np.flatnonzero(rises)[0]) + 1
         i = int(np.searchsorted(starts, pos, side="right")) - 1
         raise SubmissionError(
-            f"{where}: query {qids[i]!r} is not sorted best first (score rises at rank {pos - starts[i] + 1})"
+            f"{where}: query {short(qids[i])} is not sorted best first (score rises at rank {pos - starts[i] + 1})"
         )
 
 
@@ -513,7 +584,7 @@ def _check_best_first_reranked(where: str, qids: list[str], per_query: list[np.n
             if part.size > 1 and (np.diff(part) > 0).any():
                 k = offset + int(np.flatnonzero(np.diff(part) > 0)[0])
                 raise SubmissionError(
-                    f"{where}: query {qids[i]!r} is not sorted best first (score rises at rank {k + 2})"
+                    f"{where}: query {short(qids[i])} is not sorted best first (score rises at rank {k + 2})"
                 )
 
 
@@ -526,7 +597,7 @@ def _rerank_heads(table: pa.Table, where: str, qids: list[str], lengths: np.ndar
     too_long = np.flatnonzero(sizes > lengths)
     if too_long.size:
         i = int(too_long[0])
-        raise SubmissionError(f"{where}: query {qids[i]!r} has more {RERANK_COLUMN} than candidates")
+        raise SubmissionError(f"{where}: query {short(qids[i])} has more {RERANK_COLUMN} than candidates")
     starts = np.concatenate([[0], np.cumsum(sizes)])
     return [flat[starts[i]:starts[i + 1]] for i in range(len(qids))]
 
@@ -578,7 +649,7 @@ def parse_uploads(uploads: Sequence[Upload], limits: Limits, known_configs: Mapp
     for config in sorted(rank_files):
         if config not in known:
             allowed = ", ".join(c for cs in known_configs.values() for c in cs)
-            raise SubmissionError(f"{rank_files[config].name}: unknown config {config!r}; known configs: {allowed}")
+            raise SubmissionError(f"{rank_files[config].name}: unknown config {short(config)}; known configs: {allowed}")
     results_obj = _read_results(results[0], limits) if results else None
     if results_obj is None:
         notes.append(f"no {RESULTS_FILE}: nothing to compare the server's numbers with")
@@ -592,7 +663,7 @@ def parse_uploads(uploads: Sequence[Upload], limits: Limits, known_configs: Mapp
 # --- checks against the gold data --------------------------------------------------------------------------
 def _examples(items: Iterable[str]) -> str:
     items = sorted(items)
-    shown = ", ".join(repr(x) for x in items[:MAX_EXAMPLES])
+    shown = ", ".join(short(x) for x in items[:MAX_EXAMPLES])
     return shown + (f" and {len(items) - MAX_EXAMPLES} more" if len(items) > MAX_EXAMPLES else "")
 
 
@@ -631,13 +702,13 @@ def explain_ranking(config: str, qid: str, ranked: Sequence[str], pool: Sequence
     seen = Counter(ranked)
     dups = [c for c, n in seen.items() if n > 1]
     if dups:
-        raise SubmissionError(f"config {config}, query {qid!r}: candidate {_examples(dups)} ranked twice")
+        raise SubmissionError(f"config {config}, query {short(qid)}: candidate {_examples(dups)} ranked twice")
     unknown = seen.keys() - set(pool)
     if unknown:
-        raise SubmissionError(f"config {config}, query {qid!r}: candidate {_examples(unknown)} is not in this query's pool")
+        raise SubmissionError(f"config {config}, query {short(qid)}: candidate {_examples(unknown)} is not in this query's pool")
     missing = set(pool) - seen.keys()
     raise SubmissionError(
-        f"config {config}, query {qid!r}: {len(missing)} of the {len(pool)} pool candidates missing, e.g. "
+        f"config {config}, query {short(qid)}: {len(missing)} of the {len(pool)} pool candidates missing, e.g. "
         f"{_examples(missing)}"
     )
 
@@ -655,27 +726,27 @@ def check_ark_rankings(
     for i, (qid, rank) in enumerate(zip(ranking.query_ids, ranking.positive_rank or [], strict=True)):
         ranked = ranking.ranked(i)
         if len(ranked) < depth:
-            raise SubmissionError(f"config {config}, query {qid!r}: {len(ranked)} ranked ids, at least {depth} needed")
+            raise SubmissionError(f"config {config}, query {short(qid)}: {len(ranked)} ranked ids, at least {depth} needed")
         seen = Counter(ranked)
         dups = [c for c, n in seen.items() if n > 1]
         if dups:
-            raise SubmissionError(f"config {config}, query {qid!r}: gallery item {_examples(dups)} ranked twice")
+            raise SubmissionError(f"config {config}, query {short(qid)}: gallery item {_examples(dups)} ranked twice")
         unknown = seen.keys() - gallery
         if unknown:
-            raise SubmissionError(f"config {config}, query {qid!r}: {_examples(unknown)} is not in the {config} gallery")
+            raise SubmissionError(f"config {config}, query {short(qid)}: {_examples(unknown)} is not in the {config} gallery")
         if not 1 <= rank <= len(gallery):
             raise SubmissionError(
-                f"config {config}, query {qid!r}: positive_rank {rank} outside 1..{len(gallery)} (gallery size)"
+                f"config {config}, query {short(qid)}: positive_rank {rank} outside 1..{len(gallery)} (gallery size)"
             )
         pos = positives[qid]
         listed = ranked.index(pos) + 1 if pos in seen else None
         if listed is not None and rank != listed:
             raise SubmissionError(
-                f"config {config}, query {qid!r}: positive_rank {rank} but the positive is listed at rank {listed}"
+                f"config {config}, query {short(qid)}: positive_rank {rank} but the positive is listed at rank {listed}"
             )
         if listed is None and rank <= len(ranked):
             raise SubmissionError(
-                f"config {config}, query {qid!r}: positive_rank {rank} but the positive is not among the"
+                f"config {config}, query {short(qid)}: positive_rank {rank} but the positive is not among the"
                 f" {len(ranked)} listed ids"
             )
         ranks.append(rank)

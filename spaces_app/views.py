@@ -21,6 +21,7 @@ from triad_dataset.contract import names as triad_names
 DECIMALS = 3  # paper Table 2 reports mAP to three decimals
 ID_COL, MODEL_COL, FAMILY_COL, PARAMS_COL, DATE_COL = "id", "Model", "Family", "Params", "Submitted"
 SUBMITTER_COL, CHECK_COL = "Submitter", "results.json"
+STATUS_COL, TIES_COL, RANK_COL = "Status", "Ties (mAP range)", "Rank"  # spaces_app/status.py
 CHECK_TEXT = {"matches": "matches", "differs": "DIFFERS from server", "absent": "not sent",
               "no numbers": "no numbers to compare"}
 ALL_FAMILIES = "All families"
@@ -78,8 +79,12 @@ def filter_subs(subs: Sequence[Mapping[str, Any]], family: str | None = None, se
 
 
 def score_table(subs: Sequence[Mapping[str, Any]], configs: Sequence[str], *, sort_by: str | None = None,
-                labels: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """One row per submission, one column per config (3 decimals); no aggregate column (paper: none over subsets)."""
+                labels: Mapping[str, str] | None = None, status: Mapping[int, Mapping[str, Any]] | None = None,
+                rank_all: bool = False) -> pd.DataFrame:
+    """One row per submission, one column per config (3 decimals); no aggregate column (paper: none over subsets).
+
+    With ``status`` (`spaces_app.status.annotate`): Status and Ties columns, verified rows listed first, and a Rank
+    (by ``sort_by``) among the verified rows only, or among every row with ``rank_all``."""
     labels = labels or {c: display(c) for c in configs}
     rows = []
     for s in subs:
@@ -89,12 +94,34 @@ def score_table(subs: Sequence[Mapping[str, Any]], configs: Sequence[str], *, so
             sc = s["scores"].get(c)
             row[labels[c]] = _round(sc.value) if sc is not None else None
         row[SUBMITTER_COL], row[CHECK_COL] = submitter_text(s), check_text(s)
+        if status is not None:
+            info = status[int(s["id"])]
+            row[STATUS_COL], row["_order"] = info["text"], info["order"]
+            row[TIES_COL] = "none" if info["ties"] is None else f"±{info['ties'] / 2:.{DECIMALS}f}"
         rows.append(row)
     cols = [ID_COL, MODEL_COL, FAMILY_COL, PARAMS_COL, *(labels[c] for c in configs), SUBMITTER_COL, CHECK_COL]
+    if status is not None:
+        cols += [STATUS_COL, TIES_COL, "_order"]
     df = pd.DataFrame(rows, columns=cols)
     if sort_by and sort_by in df.columns and len(df):
         df = df.sort_values(sort_by, ascending=sort_by in (MODEL_COL, FAMILY_COL), na_position="last", kind="stable")
+    if status is not None:
+        df = _ranked(df.sort_values("_order", kind="stable"), sort_by, rank_all)
     return df.reset_index(drop=True)
+
+
+def _ranked(df: pd.DataFrame, sort_by: str | None, rank_all: bool) -> pd.DataFrame:
+    """The Rank column: position by ``sort_by`` among verified rows (order 0), or every listed row."""
+    from spaces_app.status import ORDER
+
+    eligible = (df["_order"] < ORDER["older gold"]) if rank_all else (df["_order"] == 0)
+    ranks = pd.Series([""] * len(df), index=df.index, dtype=object)
+    if sort_by in df.columns and sort_by not in (MODEL_COL, FAMILY_COL, PARAMS_COL) and eligible.any():
+        values = pd.to_numeric(df.loc[eligible, sort_by], errors="coerce")
+        ranks[eligible] = values.rank(ascending=False, method="min").map(lambda r: "" if r != r else f"{r:.0f}")
+    df = df.drop(columns="_order")
+    df.insert(0, RANK_COL, ranks)
+    return df
 
 
 def families(subs: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -111,6 +138,10 @@ def detail_table(sub: Mapping[str, Any], configs: Sequence[str]) -> pd.DataFrame
         metrics = (sub["summary"].get(c) or {}).get("metrics") or {}
         extra = {k: _round(metrics[k]) for k in ("top1_hit", "mrr", "recall@5", "recall@10", "ndcg@10")
                  if isinstance(metrics.get(k), int | float)}
+        ties = (sub["summary"].get("tie_sensitivity") or {}).get(c) or {}
+        if ties:
+            extra.update({"mAP, tied positives first": _round(ties.get("positives_first")),
+                          "mAP, tied positives last": _round(ties.get("positives_last"))})
         rows.append({"Subset": display(c), "Metric": sc.metric, "Value": _round(sc.value),
                      "95% CI low": _round(sc.lo), "95% CI high": _round(sc.hi), "Queries": sc.n_queries, **extra})
     return pd.DataFrame(rows)
@@ -131,9 +162,10 @@ def check_text(sub: Mapping[str, Any]) -> str:
     return CHECK_TEXT.get(status, "–")
 
 
-RUN_FIELDS = (("model_name", "Model (results.json)"), ("model_revision", "Revision (results.json)"),
-              ("model_source", "Source (results.json)"), ("model_source_kind", "Source kind (results.json)"),
-              ("variant", "Variant (results.json)"))
+RUN_FIELDS = (("model_name", "Model (results.json, claimed)"), ("model_revision", "Revision (results.json, claimed)"),
+              ("model_source", "Source (results.json, claimed)"),
+              ("model_source_kind", "Source kind (results.json, claimed)"),
+              ("model_input_pipeline", "Input pipeline (results.json, claimed)"), ("variant", "Variant (results.json)"))
 
 
 def metadata_table(sub: Mapping[str, Any]) -> pd.DataFrame:
@@ -147,8 +179,15 @@ def metadata_table(sub: Mapping[str, Any]) -> pd.DataFrame:
         *((label, run[key]) for key, label in RUN_FIELDS if key in run),
         ("results.json", check_text(sub)),
         ("results.json mismatches", "; ".join(sub["mismatches"]) or "none"),
+        ("Reproduction check", _verification_text(sub)),
     ]
     return pd.DataFrame([{"Field": k, "Value": str(val)} for k, val in items])
+
+
+def _verification_text(sub: Mapping[str, Any]) -> str:
+    from spaces_app import status as st
+
+    return st.text(sub, st.row_status(sub), [])
 
 
 def submission_record(sub: Mapping[str, Any]) -> dict[str, Any]:
@@ -159,10 +198,18 @@ def submission_record(sub: Mapping[str, Any]) -> dict[str, Any]:
         "submitter": submitter_text(sub), "submitted_utc": _date(sub["created_at"], time_of_day=True),
         "dataset_fingerprint": sub["dataset_fingerprint"], "run": dict(sub.get("run") or {}),
         "results_json": check_text(sub), "mismatches": list(sub["mismatches"]),
+        "verification": _verification(sub),
         "scores": {c: {"metric": sc.metric, "value": sc.value, "interval": [sc.lo, sc.hi], "n_queries": sc.n_queries}
                    for c, sc in sub["scores"].items()},
         "summary": sub["summary"],  # per config: metrics, intervals, diagnostics (per-query values omitted)
     }
+
+
+def _verification(sub: Mapping[str, Any]) -> dict[str, Any]:
+    """The reproduction check as a visitor may see it (the sample stays secret until it is checked)."""
+    from spaces_app.verify import public
+
+    return public(sub.get("verify") or {}, str(sub.get("status") or "unverified"))
 
 
 def _figure(width: float, height: float):
@@ -491,7 +538,10 @@ def paper_diagnostics_table(sub: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def admin_table(subs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Every submission for the admin (hidden ones included): its submitter key, hidden flag, time and status."""
     rows = [{ID_COL: int(s["id"]), "Benchmark": s["benchmark"], MODEL_COL: str(s["model_name"]),
-             "Submitter": str(s["submitter"]),  # admin only: a Hub user, or a hashed address "Hidden": "yes" if s["hidden"] else "no", DATE_COL: _date(s["created_at"]),
-             "Dataset": s["dataset_fingerprint"][:12]} for s in subs]
-    return pd.DataFrame(rows)
+             "Submitter": str(s["submitter"]),  # admin only: a Hub user, "local", or a hashed address
+             "Hidden": "yes" if s["hidden"] else "no", DATE_COL: _date(s["created_at"], time_of_day=True),
+             STATUS_COL: str(s.get("status") or ""), "Dataset": s["dataset_fingerprint"][:12]} for s in subs]
+    return pd.DataFrame(rows, columns=[ID_COL, "Benchmark", MODEL_COL, "Submitter", "Hidden", DATE_COL, STATUS_COL,
+                                       "Dataset"])

@@ -111,11 +111,40 @@ def test_submit_triad_run_and_read_back(space: dict) -> None:
             zf.write(f, "run/" + str(f.relative_to(run)))
     assert submit(client, [archive], "again") == (
         "Rejected: these rankings were already submitted as submission id 1 (tiny-random-clip (test)). Nothing was stored.")
+    # the Space's own CPU queue re-encodes the sample with the registry model the run names (issue 22)
+    import time
+
+    deadline = time.monotonic() + 180
+    while (record := client.predict(1, api_name="/submission"))["verification"]["status"] == "pending":
+        assert time.monotonic() < deadline, record["verification"]
+        time.sleep(1)
+    assert record["verification"]["status"] == "verified", record["verification"]
+    assert record["verification"]["result"]["disagreeing"] == 0 and record["verification"]["result"]["queries"] == 18
+    row = row_of(client.predict(api_name="/leaderboard"), "tiny-random-clip (test)")
+    assert row["Status"].startswith("verified as tiny-random-clip (18 queries") and row["Rank"] == "1"
 
 
-def test_only_the_three_public_endpoints(space: dict) -> None:
+def test_triad_space_verify_through_the_admin_api(space: dict) -> None:
+    """`triad space verify --url --token` re-checks a submission of a running Space through its admin-token API."""
+    import gradio_client
+
+    from triad_dataset.cli import main
+
+    url = f"http://127.0.0.1:{space['settings'].port}/"
+    with pytest.raises(gradio_client.exceptions.AppError, match="wrong admin token"):
+        space["client"].predict("not the token", None, api_name="/verify_tasks")
+    tasks = space["client"].predict(TOKEN, 1, api_name="/verify_tasks")
+    assert [t["id"] for t in tasks] == [1] and tasks[0]["verify"]["sample"]["queries"]  # the secret sample
+    assert main(["space", "verify", "--url", url, "--token", TOKEN, "--id", "1", "--data",
+                 str(space["root"] / "triad")]) == 0
+    record = space["client"].predict(1, api_name="/submission")
+    assert record["verification"]["status"] == "verified"
+
+
+def test_only_the_public_endpoints(space: dict) -> None:
     api = space["client"].view_api(return_format="dict", print_info=False)
-    assert set(api["named_endpoints"]) == {"/submit", "/leaderboard", "/submission"}
+    assert set(api["named_endpoints"]) == {"/submit", "/leaderboard", "/submission", "/verify_tasks",
+                                           "/verify_report"}  # the last two need the admin token
     assert api["unnamed_endpoints"] == {}
 
 
@@ -282,20 +311,24 @@ def test_forged_forwarded_for_is_ignored(space: dict) -> None:
     assert [p for p in stored_as if p.exists()] == []  # deleted once the submission had read them
     db = Database(space["settings"].db_path)
     stored = next(s for s in db.submissions(include_hidden=True) if s["model_name"] == "forged header")
-    assert stored["submitter"] == address_key("127.0.0.1", db.secret())  # the TCP peer, not the header
+    # the TCP peer, not the header: a loopback peer on a board without login is the local owner (issue 23)
+    assert stored["submitter"] == "local" != address_key(FORGED, db.secret())
 
 
 def test_no_handler_returns_addresses_or_paths(space: dict) -> None:
+    import gradio as gr
+
     settings, root = space["settings"], space["root"]
     rows = space["client"].predict(api_name="/leaderboard")
     sid = rows[0]["id"]
     sid2 = rows[-1]["id"]
     demo = space["demo"]
     args = {
-        "refresh": ["", "All families", "I2C"], "triad_table": ["", "All families", "I2C"],
+        "refresh": ["", "All families", "I2C", False], "triad_table": ["", "All families", "I2C", False],
         "reference_table": ["", "All families"], "detail": [sid], "diagnostics": [sid],
-        "rank_range": ["All families"], "compare": [sid, sid2], "submit": [None, "x", "", "other", ""],
+        "rank_range": ["All families", False], "compare": [sid, sid2], "submit": [None, "x", "", "other", ""],
         "admin": ["not the token", sid, "hide"], "leaderboard": ["triad"], "submission": [sid],
+        "verify_tasks": ["not the token", None], "verify_report": ["not the token", sid, "verified", "{}"],
     }
     assert {fn.name for fn in demo.fns.values()} == set(args)  # every handler of the app is called below
     forbidden = ["127.0.0.1", FORGED, str(root), str(settings.db_path), "ip:"]
@@ -307,13 +340,17 @@ def test_no_handler_returns_addresses_or_paths(space: dict) -> None:
         text = json.dumps(result)
         # ... and the handler itself, as if the page had offered those values
         params = inspect.signature(fn.fn).parameters
-        direct = fn.fn(*args[fn.name], *([request] if "request" in params else []))
+        try:
+            direct = fn.fn(*args[fn.name], *([request] if "request" in params else []))
+        except gr.Error as refused:  # the admin-token API refuses a wrong token
+            direct = str(refused)
         text += repr([x.to_json() if hasattr(x, "to_json") else x for x in
                       (direct if isinstance(direct, tuple) else (direct,))])
         for bad in forbidden:
             assert bad not in text, (fn.name, bad)
     record = space["client"].predict(sid, api_name="/submission")
-    assert record["id"] == sid and record["submitter"] == "anonymous"
+    assert record["id"] == sid and record["submitter"] == "local"  # a submission from this machine (no login)
+    assert "sample" not in record["verification"]  # the secret sample never leaves through it
     first = n.MAIN_CONFIGS[0]
     assert len(record["scores"][first]["interval"]) == 2 and "metrics" in record["summary"][first]
 

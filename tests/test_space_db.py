@@ -120,7 +120,7 @@ def test_fingerprint_filter_and_schema_guard(tmp_path: Path) -> None:
     assert db.submissions("triad", fingerprint="other") == []
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-    with pytest.raises(ValueError, match="schema version '99', this code expects '2'"):
+    with pytest.raises(ValueError, match="schema version '99', this code expects '3'"):
         Database(path)
 
 
@@ -173,3 +173,73 @@ def test_revision_changes_with_every_change_to_the_submissions(tmp_path: Path) -
     with pytest.raises(DuplicateSubmission):
         db.insert(_record("d0")) and db.insert(_record("d0"))
     assert db.revision() == 5  # the failed insert rolled back, its bump too
+
+
+# the schema-2 tables as the previous release created them (spaces_app/db.py before issue 22)
+SCHEMA_2 = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS submissions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    benchmark TEXT NOT NULL CHECK (benchmark IN ('triad', 'ark')),
+    model_name TEXT NOT NULL,
+    model_link TEXT NOT NULL,
+    family TEXT NOT NULL,
+    params INTEGER,
+    submitter TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    dataset_fingerprint TEXT NOT NULL,
+    file_digest TEXT NOT NULL,
+    hidden INTEGER NOT NULL DEFAULT 0 CHECK (hidden IN (0, 1)),
+    summary_json TEXT NOT NULL,
+    mismatches_json TEXT NOT NULL,
+    run_json TEXT NOT NULL DEFAULT '{}',
+    UNIQUE (benchmark, file_digest)
+);
+CREATE TABLE IF NOT EXISTS scores (
+    submission_id INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
+    config TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    value REAL NOT NULL,
+    lo REAL,
+    hi REAL,
+    n_queries INTEGER NOT NULL,
+    PRIMARY KEY (submission_id, config)
+);
+CREATE TABLE IF NOT EXISTS query_scores (
+    submission_id INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
+    config TEXT NOT NULL,
+    query_id TEXT NOT NULL,
+    value REAL NOT NULL,
+    PRIMARY KEY (submission_id, config, query_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS attempts (
+    submitter TEXT NOT NULL,
+    at REAL NOT NULL,
+    accepted INTEGER NOT NULL,
+    action TEXT NOT NULL DEFAULT 'submit'
+);
+CREATE INDEX IF NOT EXISTS attempts_by_submitter ON attempts (submitter, at);
+"""
+
+
+def test_a_schema_2_database_is_migrated_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(SCHEMA_2)
+        conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)",
+                         [("schema_version", "2"), ("revision", "3"), ("id_secret", "ab" * 32)])
+        for sid, name, who in ((1, "minilm", "demo"), (2, "My Model", "cli"), (3, "my model", "ip:0123456789abcdef")):
+            conn.execute("INSERT INTO submissions (id, benchmark, model_name, model_link, family, params, submitter,"
+                         " created_at, dataset_fingerprint, file_digest, hidden, summary_json, mismatches_json) VALUES"
+                         " (?, 'triad', ?, '', 'f', NULL, ?, 1.0, 'fp', ?, 0, '{}', '[]')", (sid, name, who, f"d{sid}"))
+            conn.execute("INSERT INTO scores VALUES (?, ?, 'map', 0.5, NULL, NULL, 2)", (sid, n.MAIN_CONFIGS[0]))
+    db = Database(path)
+    subs = db.submissions(include_hidden=True)
+    assert [(s["id"], s["status"], s["gold_content"]) for s in subs] == [(i, "unverified", "fp") for i in (1, 2, 3)]
+    assert db.counts()["scores"] == 3 and db.integrity_ok()  # the rebuild did not cascade into the scores
+    from spaces_app.names import name_key
+
+    assert db.name_owner(name_key("MY MODEL")) == "local"  # "cli" and "demo" are the local owner now
+    assert db.revision() == 3 and db.secret() == bytes.fromhex("ab" * 32)
+    with pytest.raises(DuplicateSubmission):
+        db.insert(NewSubmission("triad", "m", "", "f", None, "s", "fp", "d1", {}, [], [], {}))

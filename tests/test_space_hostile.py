@@ -229,8 +229,9 @@ def test_model_identity_from_results_json_is_shown(db: Database, world: dict, tm
     files = replaced(tmp_path, world["run"], "results.json", json.dumps(results).encode())
     assert submit(db, world, files).accepted
     meta = dict(views.metadata_table(db.submissions()[0]).itertuples(index=False))
-    assert (meta["Model (results.json)"], meta["Revision (results.json)"]) == ("org/model", "abc123")
-    assert (meta["Source (results.json)"], meta["Source kind (results.json)"]) == ("hub:org/model", "hub")
+    assert (meta["Model (results.json, claimed)"], meta["Revision (results.json, claimed)"]) == ("org/model", "abc123")
+    assert (meta["Source (results.json, claimed)"], meta["Source kind (results.json, claimed)"]) == ("hub:org/model",
+                                                                                                  "hub")
     assert meta["results.json"] == "matches"
 
 
@@ -245,8 +246,8 @@ def test_duplicate_main_rankings_with_other_reference_configs(db: Database, worl
 def test_model_names_belong_to_their_first_submitter(db: Database, world: dict) -> None:
     assert submit(db, world, run_files(world["run"]), name="Shared Name", submitter="hf:alice").accepted
     out = submit(db, world, run_files(world["run_with_self"]), name="shared  name", submitter="hf:mallory")
-    assert out.message == ("Rejected: model name 'shared  name' is already used by another submitter (submission id "
-                           "1); choose a distinct name. Nothing was stored.")
+    assert out.message == ("Rejected: model name 'shared name' (or one that looks the same) belongs to another "
+                           "submitter; choose a distinct name. Nothing was stored.")
     tables = world["tables"]
     other = T.write_run(world["root"] / "alice2", tables, T.random_rankings(tables, seed=99, configs=n.MAIN_CONFIGS))
     assert submit(db, world, run_files(other), name="Shared Name", submitter="hf:alice").accepted  # the owner may

@@ -9,6 +9,7 @@ import stat
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -378,8 +379,7 @@ def test_ark_rejections(db: Database, world: dict, tmp_path: Path) -> None:
 @pytest.mark.parametrize("kwargs, fragment", [
     ({"model_name": "  "}, "model name is required"),
     ({"model_name": "x" * 81}, "model name is 81 characters long; the limit is 80"),
-    ({"model_name": "bad\x00name"}, "model name contains a control or invisible character (U+0000)"),
-    ({"model_name": "rtl\u202ename"}, "(U+202E)"),
+    ({"model_name": "\u2800\u200b\u3164"}, "model name is blank once invisible characters are removed"),
     ({"model_link": "javascript:alert(1)"}, "model link must be an http:// or https:// URL"),
     ({"model_link": "https://x.org/\"onmouseover=alert(1)"}, "model link must be an http:// or https:// URL"),
     ({"params": "lots"}, "parameter count 'lots': use a number such as"),
@@ -414,7 +414,7 @@ def test_digest_ignores_row_order_scores_and_encoding(world: dict) -> None:
 
     table = T.ranking_table(ranking(world, I2C))
     shuffled = table.take([3, 1, 0, 2]).set_column(2, "scores", pa.array(
-        [[0.5] * POOL] * 4, pa.list_(pa.float64())))
+        [np.linspace(0.9, 0.2, POOL).tolist()] * 4, pa.list_(pa.float64())))
     shuffled = shuffled.cast(pa.schema([("query_id", pa.large_string()), ("candidate_ids", pa.list_(pa.large_string())),
                                         ("scores", pa.list_(pa.float64()))]))
     sink = pa.BufferOutputStream()

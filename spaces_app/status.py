@@ -1,0 +1,136 @@
+"""What the leaderboard says about each row besides its numbers: the reproduction status, the implausibility and
+tie flags, and the order rows are listed in (verified rows first).
+
+Statuses (spaces_app/verify.py): **verified** (the named model, re-encoded on a sample the submitter could not
+predict, agrees with the submitted order), **unverified** (self-reported: an own encoder, a model the server cannot
+run, or a check still pending), **failed** (the re-encoded model disagrees; hidden from the default view), and
+**older gold** for rows scored on an earlier version of the gold data (kept visible, marked, resubmittable).
+Flags are computed when the table is drawn, against the verified rows present then (`Plausibility`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from spaces_app import verify
+from triad_dataset.contract import names as triad_names
+from triad_dataset.contract.errors import TriadError
+
+OLDER_GOLD: Final = "older gold"
+ORDER: Final = {verify.VERIFIED: 0, verify.PENDING: 1, verify.UNVERIFIED: 1, OLDER_GOLD: 2, verify.FAILED: 3}
+
+
+@dataclass(frozen=True)
+class Plausibility:
+    """A subset score is flagged when it reaches ``bound`` (default 1.0: perfect) or exceeds the best verified row
+    on that subset by more than ``margin`` (default 0.2). Env: TRIAD_SPACE_MAP_BOUND, TRIAD_SPACE_MAP_MARGIN."""
+
+    bound: float = 1.0
+    margin: float = 0.2
+
+    @classmethod
+    def from_env(cls) -> Plausibility:
+        out = []
+        for var, default in (("TRIAD_SPACE_MAP_BOUND", cls.bound), ("TRIAD_SPACE_MAP_MARGIN", cls.margin)):
+            raw = os.environ.get(var, "").strip()
+            try:
+                out.append(float(raw) if raw else default)
+            except ValueError:
+                raise TriadError(f"{var}={raw!r}: expected a number, e.g. {default}") from None
+        return cls(*out)
+
+
+def current(sub: Mapping[str, Any], gold_content: str | None, gold_bytes: str | None) -> bool:
+    """Scored on the gold served now (same content, or the same files)."""
+    return bool(gold_content) and sub.get("gold_content") == gold_content or \
+        bool(gold_bytes) and sub.get("dataset_fingerprint") == gold_bytes
+
+
+def row_status(sub: Mapping[str, Any], is_current: bool = True) -> str:
+    if not is_current:
+        return OLDER_GOLD
+    status = str(sub.get("status") or verify.UNVERIFIED)
+    return status if status in verify.STATUSES else verify.UNVERIFIED
+
+
+def best_verified(subs: Sequence[Mapping[str, Any]], configs: Sequence[str]) -> dict[str, float]:
+    """The best verified value per config among ``subs``."""
+    best: dict[str, float] = {}
+    for s in subs:
+        if s.get("status") != verify.VERIFIED:
+            continue
+        for c in configs:
+            sc = s["scores"].get(c)
+            if sc is not None:
+                best[c] = max(best.get(c, float("-inf")), sc.value)
+    return best
+
+
+def flags(sub: Mapping[str, Any], best: Mapping[str, float], rule: Plausibility,
+          configs: Sequence[str]) -> list[str]:
+    """Why a row's numbers are implausible, and its ties (empty: nothing to say)."""
+    out = []
+    label = triad_names.DISPLAY_NAMES
+    for c in configs:
+        sc = sub["scores"].get(c)
+        if sc is None:
+            continue
+        if sc.value >= rule.bound:
+            out.append(f"{label.get(c, c)} {sc.value:.3f} ≥ {rule.bound:g}")
+        elif c in best and sub.get("status") != verify.VERIFIED and sc.value > best[c] + rule.margin:
+            out.append(f"{label.get(c, c)} {sc.value:.3f} > best verified {best[c]:.3f} + {rule.margin:g}")
+    tied = (sub.get("summary") or {}).get("all_tied") or {}
+    if tied.get("queries"):
+        counts, totals = tied["queries"], tied.get("of") or {}
+        out.append(f"scores all tied in {sum(counts.values())} of {sum(totals.values())} queries (their order is the "
+                   "list's)")
+    return out
+
+
+def tie_range(sub: Mapping[str, Any], configs: Sequence[str] = triad_names.MAIN_CONFIGS) -> float | None:
+    """The largest positives-first minus positives-last mAP over the configs (None: no ties)."""
+    ties = (sub.get("summary") or {}).get("tie_sensitivity") or {}
+    widths = [t["positives_first"] - t["positives_last"] for c, t in ties.items()
+              if c in configs and isinstance(t, Mapping) and t.get("tied_queries")]
+    return max(widths) if widths else None
+
+
+def text(sub: Mapping[str, Any], status: str, row_flags: Sequence[str]) -> str:
+    """The status cell: the status with its evidence or reason, then the input-pipeline note and the flags."""
+    v = sub.get("verify") or {}
+    result = v.get("result") or {}
+    spec = str(v.get("spec") or "")
+    named = "" if not spec or spec.casefold() == str(sub.get("model_name", "")).casefold() else f" as {spec}"
+    if status == verify.VERIFIED:
+        out = f"verified{named} ({result.get('queries', 0)} queries, {result.get('pairs', 0)} pairs agree)"
+    elif status == verify.FAILED:
+        out = f"FAILED reproduction{named} ({result.get('disagreeing', 0)} of {result.get('pairs', 0)} pairs disagree)"
+    elif status == verify.PENDING:
+        out = f"unverified: reproduction check{named} pending"
+    elif status == OLDER_GOLD:
+        out = f"older gold ({str(sub.get('dataset_fingerprint', ''))[:8]}): resubmit to score on the current one"
+    else:
+        out = f"unverified: {v.get('reason') or 'self-reported'}"
+    if v.get("input_pipeline") == "unverified":
+        out += " · unverified input pipeline"
+    if row_flags:
+        out += " · FLAGGED: " + "; ".join(row_flags)
+    return out
+
+
+def annotate(subs: Sequence[Mapping[str, Any]], configs: Sequence[str], gold_content: str | None,
+             gold_bytes: str | None, rule: Plausibility | None = None) -> dict[int, dict[str, Any]]:
+    """Per submission id: {"status", "order", "text", "flags", "ties"} for the tables."""
+    rule = rule or Plausibility.from_env()
+    live = [s for s in subs if current(s, gold_content, gold_bytes)]
+    best = best_verified(live, configs)
+    out = {}
+    for s in subs:
+        status = row_status(s, current(s, gold_content, gold_bytes))
+        found = flags(s, best, rule, configs) if status != OLDER_GOLD else []
+        out[int(s["id"])] = {"status": status, "order": ORDER[status] + (0.5 if found else 0), "flags": found,
+                             "text": text(s, status, found), "ties": tie_range(s, configs)}
+    return out

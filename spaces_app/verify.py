@@ -1,0 +1,362 @@
+"""The reproduction check: does a submitted ranking agree with the model it names?
+
+TRIAD and ARK publish their labels, so rescoring on the server proves nothing against a ranking that sorts the
+positives first. A submission naming a model the harness can run (a registry entry, or a Hub id at its resolved
+revision) is therefore checked against that model:
+
+1. at submission time the server draws a seed (`secrets`), and with it, per main subset (TRIAD) or subtype (ARK),
+   `QUERIES` queries; for each it keeps the submitted top `TOP`, `RANDOM_RANKS` candidates from random ranks below
+   them, and the query's positives, each with its submitted rank (`draw_sample`); an ARK ranking lists only its
+   top 100 of the gallery, so `RANDOM_RANKS` gallery items it leaves out are kept too, ranked below all it lists. The sample is stored with the
+   submission and shown to nobody until it is checked (only the admin-token API hands it to a verifier);
+2. a verifier (`triad space verify`, or the Space's own CPU queue) loads the named model through the harness's
+   public path (`model_adapters.models.resolve.from_name` -> `ResolvedModel.load`), builds the query and candidate
+   inputs exactly as `triad run` does (`model_adapters.planning.inputs`), encodes them, and scores by cosine of
+   L2-normalized float32 vectors (`model_adapters.ranks.ranking.normalize`), as the runner ranks;
+3. every pair of sampled candidates whose re-computed scores differ by more than `TOLERANCE` must be in the
+   submitted order (`compare`). None disagreeing: **verified**; any: **failed** (the pairs are listed).
+
+`oracle_pass_probability` is the chance that a ranking with the positives moved to the top passes (docs/space.md
+derives it).
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from ark_dataset import names as ark_names
+from triad_dataset.contract import names as triad_names
+from triad_dataset.contract.errors import TriadError
+
+QUERIES: Final = 8  # sampled queries per main subset / subtype
+TOP: Final = 10  # the submitted top ranks, all kept
+RANDOM_RANKS: Final = 10  # further candidates from uniformly drawn ranks below the top
+# Re-computed cosines closer than this are not compared: a bf16 model's scores carry about 8 significant bits
+# (2^-8 relative); 2^-7 = 0.0078 covers two such steps, the spread between a bf16 GPU run and a CPU re-encoding.
+TOLERANCE: Final = 2.0**-7
+MAX_LISTED: Final = 20  # disagreeing pairs kept in a result
+PENDING, VERIFIED, UNVERIFIED, FAILED = "pending", "verified", "unverified", "failed"
+STATUSES: Final = (PENDING, VERIFIED, UNVERIFIED, FAILED)
+VERIFIABLE_KINDS: Final = ("registry", "entry_point", "hub")
+
+
+class Unavailable(TriadError):
+    """The check cannot run here (model not loadable, data missing): the submission stays pending."""
+
+
+# --- what a submission names ----------------------------------------------------------------------------------
+def model_spec(results: Mapping[str, Any] | None) -> tuple[str | None, str | None, str]:
+    """(what `from_name` takes, revision, why not) for the model a results.json names; spec None: not checkable."""
+    if results is None:
+        return None, None, "no results.json: the model that produced the rankings is unknown"
+    model = results.get("model")
+    if not isinstance(model, Mapping):
+        return None, None, "results.json names no model"
+    kind = model.get("source_kind")
+    if kind == "python":
+        return None, None, "own encoder (Python code the server cannot run)"
+    if kind == "local":
+        return None, None, "a local model folder the server cannot see"
+    if kind not in VERIFIABLE_KINDS:
+        return None, None, "results.json does not say where the model comes from"
+    if results.get("reranker"):
+        return None, None, "reranked runs are not reproduced (only first-stage encoders are)"
+    if results.get("captioner") or results.get("rewrites"):
+        return None, None, "text-space / rewritten-query runs are not reproduced"
+    revision = model.get("revision")
+    revision = str(revision) if isinstance(revision, str | int) and not isinstance(revision, bool) else None
+    if kind == "hub":
+        source = model.get("source")
+        if not isinstance(source, str) or "/" not in source:
+            return None, None, "results.json gives no Hub id"
+        if not revision:
+            return None, None, "results.json gives no resolved Hub revision"
+        return source, revision, ""
+    entry = _entry(model)
+    if entry is None:
+        return None, None, f"registry model {str(model.get('name'))[:60]!r} is unknown to this server"
+    return entry, revision, ""
+
+
+def claimed_entry(results: Mapping[str, Any] | None) -> str | None:
+    """The registry entry a results.json says produced the run (whether or not the run can be re-encoded: a
+    text-space or reranked run of `minilm` is still minilm's), else None."""
+    model = (results or {}).get("model")
+    if not isinstance(model, Mapping) or model.get("source_kind") not in VERIFIABLE_KINDS:
+        return None
+    return _entry(model)
+
+
+def _entry(model: Mapping[str, Any]) -> str | None:
+    """The registry entry a results.json "model" came from: by name, else by its entry's hub_id."""
+    try:
+        from model_adapters.models.registry import ENTRIES, find_entry
+    except ImportError:
+        return None
+    name = model.get("name")
+    if isinstance(name, str) and find_entry(name) is not None:
+        return name
+    hub_id = model.get("hub_id") or model.get("source")
+    found = [e.name for e in ENTRIES if e.kind == "embedder" and hub_id and e.hub_id == hub_id]
+    return found[0] if len(found) == 1 else None
+
+
+def input_pipeline(results: Mapping[str, Any] | None) -> str | None:
+    """results.json["model"]["input_pipeline"]: "verified" | "unverified" | "own", or None when not stated."""
+    model = (results or {}).get("model")
+    value = model.get("input_pipeline") if isinstance(model, Mapping) else None
+    return value if value in ("verified", "unverified", "own") else None
+
+
+# --- the sample, drawn at submission time -------------------------------------------------------------------
+def sampled_configs(benchmark: str, configs: Sequence[str]) -> list[str]:
+    main = triad_names.MAIN_CONFIGS if benchmark == "triad" else ark_names.SUBTYPES
+    return [c for c in main if c in configs]
+
+
+def _ranks(rng: np.random.Generator, length: int) -> list[int]:
+    """1-based ranks kept for one query: the top, and `RANDOM_RANKS` uniformly drawn below it."""
+    top = list(range(1, min(TOP, length) + 1))
+    below = np.arange(TOP + 1, length + 1)
+    drawn = rng.choice(below, size=min(RANDOM_RANKS, below.size), replace=False) if below.size else []
+    return sorted(set(top) | {int(r) for r in drawn})
+
+
+def _unlisted(rng: np.random.Generator, gallery: frozenset[str], listed: Mapping[str, int],
+              positives: Sequence[str]) -> list[str]:
+    """`RANDOM_RANKS` gallery items an ARK ranking does not list (it keeps only its top 100): they must not score
+    above what it lists, or an oracle could list the positive first and leave out everything the model prefers."""
+    rest = sorted(gallery - set(listed) - set(positives))
+    picks = rng.choice(len(rest), size=min(RANDOM_RANKS, len(rest)), replace=False) if rest else []
+    return [rest[int(i)] for i in sorted(picks)]
+
+
+def draw_sample(benchmark: str, parsed: Any, gold: Any, seed: int | None = None) -> dict[str, Any]:
+    """{"seed", "queries": {config: [{"query_id", "ranked": [[candidate id, submitted rank], ...]}]}}.
+
+    ``parsed``: `spaces_app.validation.ParsedSubmission`; ``gold``: `spaces_app.gold.Gold` (its positives)."""
+    seed = secrets.randbits(63) if seed is None else int(seed)
+    rng = np.random.default_rng(seed)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for config in sampled_configs(benchmark, sorted(parsed.rankings)):
+        ranking = parsed.rankings[config]
+        if benchmark == "triad":
+            positives = {r["query_id"]: list(r["positive_ids"]) for r in gold.rows[config]}
+        else:
+            positives = {r["query_id"]: [r["positive_id"]] for r in gold.rows[config]}
+        picks = rng.choice(len(ranking.query_ids), size=min(QUERIES, len(ranking.query_ids)), replace=False)
+        queries = []
+        for i in sorted(int(p) for p in picks):
+            qid = ranking.query_ids[i]
+            ranked = ranking.ranked(i)
+            keep = {r: ranked[r - 1] for r in _ranks(rng, len(ranked))}
+            where = {c: k + 1 for k, c in enumerate(ranked)}
+            for pos in positives[qid]:
+                if pos in where:
+                    keep[where[pos]] = pos
+                elif ranking.positive_rank is not None:  # ARK: the positive below the kept top 100
+                    keep[int(ranking.positive_rank[i])] = pos
+            pairs = [[keep[r], r] for r in sorted(keep)]
+            entry: dict[str, Any] = {"query_id": qid, "ranked": pairs}
+            if benchmark == "ark":  # gallery items the ranking leaves out rank below every listed one
+                pairs += [[c, len(ranked) + 1] for c in _unlisted(rng, gold.galleries[config], where, positives[qid])]
+                entry["listed"] = len(ranked)
+            queries.append(entry)
+        out[config] = queries
+    return {"seed": seed, "queries": out}
+
+
+def plan(benchmark: str, parsed: Any, gold: Any) -> tuple[str, dict[str, Any]]:
+    """(status, verify record) of a new submission: pending with its sample when the named model can be run,
+    else unverified with the reason."""
+    spec, revision, why = model_spec(parsed.results)
+    pipeline = input_pipeline(parsed.results)
+    base: dict[str, Any] = {"input_pipeline": pipeline} if pipeline else {}
+    if spec is None:
+        return UNVERIFIED, {**base, "reason": why}
+    variant = (parsed.results or {}).get("variant") or "full"
+    return PENDING, {**base, "spec": spec, "revision": revision, "variant": str(variant)[:40],
+                     "sample": draw_sample(benchmark, parsed, gold)}
+
+
+# --- re-encoding and comparing ------------------------------------------------------------------------------------
+@dataclass
+class Disagreement:
+    config: str
+    query_id: str
+    above: str  # submitted above ...
+    below: str  # ... this one, whose re-computed score is higher by more than the tolerance
+    ranks: tuple[int, int]
+    scores: tuple[float, float]
+
+
+def compare(config: str, query_id: str, ranked: Sequence[Sequence[Any]], scores: np.ndarray,
+            tolerance: float = TOLERANCE, listed: int | None = None) -> tuple[int, int, list[Disagreement]]:
+    """(pairs compared, pairs within the tolerance, disagreeing pairs) of one sampled query.
+
+    ``ranked``: [candidate id, submitted rank] in submitted order; ``scores``: re-computed, aligned; ``listed``
+    (ARK): how many ids the ranking lists — two items below that (the positive's known rank, the unlisted items) are
+    not ordered against each other, only against what is listed."""
+    s = np.asarray(scores, dtype=np.float64)
+    ranks = np.array([int(r) for _, r in ranked])
+    diff = s[None, :] - s[:, None]  # diff[i, j] = s_j - s_i; i ranked above j when ranks[i] < ranks[j]
+    upper = ranks[:, None] < ranks[None, :]
+    if listed is not None:
+        below = ranks > listed
+        upper &= ~(below[:, None] & below[None, :])
+    close = upper & (np.abs(diff) <= tolerance)
+    wrong = upper & (diff > tolerance)
+    found = [Disagreement(config, query_id, str(ranked[i][0]), str(ranked[j][0]), (int(ranked[i][1]),
+                          int(ranked[j][1])), (float(s[i]), float(s[j]))) for i, j in zip(*np.nonzero(wrong), strict=True)]
+    return int(upper.sum() - close.sum()), int(close.sum()), found
+
+
+Loader = Callable[[str, str | None, str], Any]  # (spec, revision, device) -> (encoder, identity json)
+
+
+def load_model(spec: str, revision: str | None, device: str) -> tuple[Any, dict[str, Any]]:
+    """The named model through the harness's public path (registry entry or Hub id at a revision)."""
+    try:
+        from model_adapters.models.resolve import from_name
+    except ImportError as exc:
+        raise Unavailable(f"the model harness is not installed here ({exc})") from exc
+    try:
+        resolved = from_name(spec, revision=revision)
+        return resolved.load(device), resolved.identity.to_json()
+    except TriadError as exc:
+        raise Unavailable(str(exc)) from exc
+
+
+def _read(folder: Path, table: str, column: str, values: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Rows of a dataset table whose ``column`` is in ``values`` (images included), keyed by that column."""
+    import pyarrow.parquet as pq
+
+    from triad_dataset.folder import io
+
+    try:
+        paths = io.shard_paths(folder, table)
+        rows = pq.read_table([str(p) for p in paths], filters=[(column, "in", list(set(values)))]).to_pylist()
+    except (OSError, ValueError, KeyError) as exc:
+        raise Unavailable(f"{folder}: cannot read {table} ({type(exc).__name__}: {exc})") from exc
+    return {r[column]: r for r in rows}
+
+
+def _inputs(benchmark: str, folder: Path, config: str, queries: Sequence[Mapping[str, Any]], variant: str,
+            sees_images: bool) -> tuple[list[Any], list[list[Any]]]:
+    """Model inputs of the sampled queries and of their sampled candidates, as `triad run` builds them."""
+    from model_adapters.planning import inputs
+    from model_adapters.protocol import ModelInput
+
+    corpus = triad_names.CANDIDATE_CORPUS[config] if benchmark == "triad" else config + ark_names.GALLERY_SUFFIX
+    qrows = _read(folder, config, "query_id", [q["query_id"] for q in queries])
+    crows = _read(folder, corpus, "item_id", [c for q in queries for c, _ in q["ranked"]])
+    q_inputs, c_inputs = [], []
+    for q in queries:
+        row = qrows.get(q["query_id"])
+        if row is None:
+            raise Unavailable(f"{folder}: {config} has no query {q['query_id'][:60]!r} (another dataset?)")
+        if not sees_images:  # the runner leaves images out of a text-only model's inputs (planning.plan)
+            row = {**row, "query_image": None}
+        q_inputs.append(inputs.query_input(row, variant))
+        cands = []
+        for cid, _ in q["ranked"]:
+            if cid not in crows:
+                raise Unavailable(f"{folder}: {corpus} has no item {cid[:60]!r} (another dataset?)")
+            item = inputs.candidate_input(crows[cid])
+            cands.append(item if sees_images else ModelInput(item.text, None, None))
+        c_inputs.append(cands)
+    return q_inputs, c_inputs
+
+
+def check(task: Mapping[str, Any], folders: Mapping[str, str | Path], *, device: str = "cpu",
+          loader: Loader | None = None, log: Callable[[str], None] | None = None) -> tuple[str, dict[str, Any]]:
+    """Re-encode one pending submission's sample: (verified | failed, result). Raises `Unavailable` when it cannot
+    run here (the submission then stays pending)."""
+    from model_adapters.ranks.ranking import normalize
+
+    verify = task.get("verify") or {}
+    sample = verify.get("sample") or {}
+    if not verify.get("spec") or not sample.get("queries"):
+        raise Unavailable(f"submission {task.get('id')}: no reproduction sample (not a checkable submission)")
+    benchmark = str(task.get("benchmark"))
+    folder = folders.get(benchmark)
+    if folder is None or not (Path(folder) / "audit.json").is_file():
+        raise Unavailable(f"no {benchmark.upper()} dataset folder here (give --data / --ark-data)")
+    tick = time.perf_counter()
+    encoder, identity = (loader or load_model)(str(verify["spec"]), verify.get("revision"), device)
+    sees_images = bool(identity.get("sees_images", True))
+    compared = close = queries = 0
+    wrong: list[Disagreement] = []
+    for config, sampled in sorted(sample["queries"].items()):
+        q_in, c_in = _inputs(benchmark, Path(folder), config, sampled, str(verify.get("variant") or "full"),
+                             sees_images)
+        qv = normalize(np.asarray(encoder.encode_queries(q_in), dtype=np.float32))
+        flat = [c for cands in c_in for c in cands]
+        cv = normalize(np.asarray(encoder.encode_candidates(flat), dtype=np.float32))
+        start = 0
+        for q, cands, vec in zip(sampled, c_in, qv, strict=True):
+            scores = cv[start:start + len(cands)] @ vec
+            start += len(cands)
+            n, c, bad = compare(config, q["query_id"], q["ranked"], scores, listed=q.get("listed"))
+            compared, close, queries = compared + n, close + c, queries + 1
+            wrong += bad
+        if log:
+            log(f"  {config}: {len(sampled)} queries re-encoded")
+    result = {
+        "checked_at": time.time(), "device": device, "seconds": round(time.perf_counter() - tick, 2),
+        "queries": queries, "pairs": compared, "within_tolerance": close, "tolerance": TOLERANCE,
+        "disagreeing": len(wrong), "model": {k: identity.get(k) for k in ("name", "source", "revision", "dtype")},
+        "pairs_listed": [{"config": d.config, "query_id": d.query_id, "above": d.above, "below": d.below,
+                          "ranks": list(d.ranks), "scores": [round(x, 6) for x in d.scores]}
+                         for d in wrong[:MAX_LISTED]],
+    }
+    # the sample stays with the row (a re-check by id uses it); visitors see only its seed (`public`)
+    record = {**verify, "sample_seed": sample.get("seed"), "result": result}
+    if compared == 0:  # every sampled pair within the tolerance: no order to check
+        return UNVERIFIED, {**record, "reason": "the model scores the sampled candidates alike (within the "
+                                                "tolerance): their order cannot be checked"}
+    return (FAILED if wrong else VERIFIED), record
+
+
+def public(verify: Mapping[str, Any], status: str) -> dict[str, Any]:
+    """What a visitor may see of a check: everything once it ran, only the reason before (the sample is secret)."""
+    shown = {k: v for k, v in verify.items() if k in ("reason", "input_pipeline", "result", "sample_seed")}
+    return {"status": status, **shown}
+
+
+# --- how often an oracle passes ---------------------------------------------------------------------------------
+def query_pass_probability(beaten: int, ranked: int, top: int = TOP, drawn: int = RANDOM_RANKS) -> float:
+    """P(one sampled query of an oracle passes): its positives sit at the top, so it passes only if none of the
+    ``beaten`` negatives (those the model scores above a positive by more than the tolerance; all placed below the
+    top `TOP`, where they would be caught for certain) is among the ``drawn`` ranks drawn from the
+    ``ranked - top`` below: C(ranked - top - beaten, drawn) / C(ranked - top, drawn) (docs/space.md).
+
+    >>> query_pass_probability(0, 1000), round(query_pass_probability(10, 1000), 4)
+    (1.0, 0.903)
+    """
+    below = ranked - top
+    if beaten <= 0:
+        return 1.0
+    if beaten > below - drawn:
+        return 0.0
+    return math.comb(below - beaten, min(drawn, below)) / math.comb(below, min(drawn, below))
+
+
+def oracle_pass_probability(per_query: Sequence[float], sampled: int = QUERIES) -> float:
+    """P(all ``sampled`` queries drawn without replacement from a subset pass) = e_k(p) / C(n, k), the k-th
+    elementary symmetric polynomial of the per-query pass probabilities over C(n, k) (exact, by recursion)."""
+    p = list(per_query)
+    k = min(sampled, len(p))
+    e = [1.0] + [0.0] * k
+    for x in p:  # e_j <- e_j + x * e_{j-1}, from the top down
+        for j in range(k, 0, -1):
+            e[j] += x * e[j - 1]
+    return e[k] / math.comb(len(p), k)
