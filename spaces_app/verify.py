@@ -22,6 +22,7 @@ derives it).
 
 from __future__ import annotations
 
+import functools
 import math
 import secrets
 import time
@@ -71,6 +72,13 @@ def model_spec(results: Mapping[str, Any] | None) -> tuple[str | None, str | Non
         return None, None, "reranked runs are not reproduced (only first-stage encoders are)"
     if results.get("captioner") or results.get("rewrites"):
         return None, None, "text-space / rewritten-query runs are not reproduced"
+    if results.get("reproducible") is False:
+        version = str((results.get("api") or {}).get("model_version") or model.get("revision") or "")[:60]
+        return None, None, f"API model {version}: not reproducible without provider access".replace("  ", " ")
+    if results.get("generation"):
+        return None, None, "reasoning embedder: its generations are sampled, so re-encoding cannot reproduce the run"
+    if model.get("input_pipeline") == "unverified":
+        return None, None, "--recipe generic runs are not reproduced"
     revision = model.get("revision")
     revision = str(revision) if isinstance(revision, str | int) and not isinstance(revision, bool) else None
     if kind == "hub":
@@ -183,6 +191,9 @@ def plan(benchmark: str, parsed: Any, gold: Any) -> tuple[str, dict[str, Any]]:
     if spec is None:
         return UNVERIFIED, {**base, "reason": why}
     variant = (parsed.results or {}).get("variant") or "full"
+    recipe = (parsed.results.get("model") or {}).get("recipe")  # a Hub id run with --recipe is re-run with it
+    if isinstance(recipe, str) and recipe:
+        base["recipe"] = recipe[:60]
     return PENDING, {**base, "spec": spec, "revision": revision, "variant": str(variant)[:40],
                      "sample": draw_sample(benchmark, parsed, gold)}
 
@@ -222,14 +233,16 @@ def compare(config: str, query_id: str, ranked: Sequence[Sequence[Any]], scores:
 Loader = Callable[[str, str | None, str], Any]  # (spec, revision, device) -> (encoder, identity json)
 
 
-def load_model(spec: str, revision: str | None, device: str) -> tuple[Any, dict[str, Any]]:
-    """The named model through the harness's public path (registry entry or Hub id at a revision)."""
+def load_model(spec: str, revision: str | None, device: str, recipe: str | None = None) -> tuple[Any, dict[str, Any]]:
+    """The named model through the harness's public path (registry entry or Hub id at a revision; a Hub id with the
+    recipe its run used)."""
     try:
         from model_adapters.models.resolve import from_name
     except ImportError as exc:
         raise Unavailable(f"the model harness is not installed here ({exc})") from exc
     try:
-        resolved = from_name(spec, revision=revision)
+        hub = "/" in spec and recipe is not None
+        resolved = from_name(spec, revision=revision, recipe=recipe if hub else None)
         return resolved.load(device), resolved.identity.to_json()
     except TriadError as exc:
         raise Unavailable(str(exc)) from exc
@@ -291,7 +304,9 @@ def check(task: Mapping[str, Any], folders: Mapping[str, str | Path], *, device:
     if folder is None or not (Path(folder) / "audit.json").is_file():
         raise Unavailable(f"no {benchmark.upper()} dataset folder here (give --data / --ark-data)")
     tick = time.perf_counter()
-    encoder, identity = (loader or load_model)(str(verify["spec"]), verify.get("revision"), device)
+    if loader is None:
+        loader = functools.partial(load_model, recipe=verify.get("recipe"))
+    encoder, identity = loader(str(verify["spec"]), verify.get("revision"), device)
     sees_images = bool(identity.get("sees_images", True))
     compared = close = queries = 0
     wrong: list[Disagreement] = []

@@ -131,7 +131,7 @@ def test_an_unverified_input_pipeline_is_said_on_the_row(db: Database, world: di
     out = submit(db, world, edited(world, world["runs"][0], "pipeline", results=pipeline), "tiny-random-clip")
     assert out.accepted, out.message
     assert notes_of(db, world)[out.submission_id]["text"] == (
-        "unverified: reproduction check pending · unverified input pipeline")
+        "unverified: --recipe generic runs are not reproduced · unverified input pipeline")
 
 
 def test_a_run_of_a_registry_model_that_cannot_be_re_encoded_keeps_its_name(db: Database, world: dict) -> None:
@@ -229,9 +229,9 @@ def test_f06_names_that_render_blank_are_refused(db: Database, world: dict, blan
 
 def test_f07_an_anonymous_first_submitter_owns_no_name(db: Database, world: dict) -> None:
     anon_a, anon_b = identity.address_key("198.51.100.1", b"k" * 32), identity.address_key("198.51.100.2", b"k" * 32)
-    assert submit(db, world, world["runs"][0], "bge-m3", submitter=anon_a).accepted
-    assert submit(db, world, world["runs"][1], "bge-m3", submitter="hf:bob").accepted  # not blocked by anonymity
-    rejected(submit(db, world, world["runs"][2], "bge-m3", submitter=anon_b), "belongs to another submitter")
+    assert submit(db, world, world["runs"][0], "acme-embed", submitter=anon_a).accepted
+    assert submit(db, world, world["runs"][1], "acme-embed", submitter="hf:bob").accepted  # not blocked by anonymity
+    rejected(submit(db, world, world["runs"][2], "acme-embed", submitter=anon_b), "belongs to another submitter")
     # a registry model's name belongs to no submitter: only runs of that model may use it
     rejected(submit(db, world, world["runs"][3], "MiniLM", submitter=anon_a), "stands for the registry model 'minilm'")
     assert names.registry_model("qwen/qwen3-vl-embedding-8b") == "qwen3-vl-embedding-8b"

@@ -226,3 +226,31 @@ def test_a_model_that_scores_everything_alike_leaves_the_row_unverified(tiny: di
                                    loader=lambda *a: (Alike(), {"sees_images": True}))
     assert outcome == verify.UNVERIFIED and record["result"]["pairs"] == 0
     assert record["reason"].startswith("the model scores the sampled candidates alike")
+
+
+@pytest.mark.parametrize(("extra", "reason"), [
+    ({"reproducible": False, "api": {"model_version": "doubao-embedding-vision-251215"}},
+     "API model doubao-embedding-vision-251215: not reproducible without provider access"),
+    ({"generation": {"generator": "g"}},
+     "reasoning embedder: its generations are sampled, so re-encoding cannot reproduce the run"),
+    ({"model": {"source_kind": "hub", "source": "org/m", "revision": "a" * 40, "input_pipeline": "unverified"}},
+     "--recipe generic runs are not reproduced"),
+])
+def test_runs_that_cannot_be_re_encoded_say_why(extra, reason):
+    results = {"model": {"source_kind": "registry", "name": "minilm", "revision": "r"}, **extra}
+    assert verify.model_spec(results) == (None, None, reason)
+
+
+def test_a_hub_run_with_a_chosen_recipe_is_re_run_with_it(monkeypatch):
+    seen = {}
+
+    def fake_from_name(spec, revision=None, recipe=None):
+        seen.update(spec=spec, revision=revision, recipe=recipe)
+        raise verify.TriadError("stop here")
+
+    import model_adapters.models.resolve as resolve
+
+    monkeypatch.setattr(resolve, "from_name", fake_from_name)
+    with pytest.raises(verify.Unavailable, match="stop here"):
+        verify.load_model("org/m", "a" * 40, "cpu", recipe="embed-rl")
+    assert seen == {"spec": "org/m", "revision": "a" * 40, "recipe": "embed-rl"}
