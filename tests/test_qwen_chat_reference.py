@@ -1,0 +1,147 @@
+"""The Qwen-VL chat recipes (model_adapters/families/qwen_chat.py) against their authors' code on tiny random models.
+
+Each fixture tests/fixtures/<recipe>/official.json was produced by the authors' code (NOTE.md beside it: repository,
+commit, command, substitutions) on the tiny checkpoint `tiny.save_tiny_chat_checkpoint(kind, folder)` writes, over
+the fixed inputs of tests/reference_inputs.py. Our side loads that folder through the recipe's real registry entry
+and loader (`load_encoder(entry, model_path=folder)`). Required: identical attended token ids and cosine >= 0.9999
+per vector; a mutation of the recipe (wrong pooling, wrong positions, ...) must fall below that bound.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from model_adapters.families import qwen_chat, tiny
+from model_adapters.models.registry import get_entry, load_encoder
+from model_adapters.protocol import ModelInput
+from tests import reference_inputs as R
+
+FIXTURES = Path(__file__).parent / "fixtures"
+MIN_COSINE = 0.9999
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One recipe's check: the registry entry, its tiny checkpoint, fixture folder, inputs and sides, and a
+    mutation of its options that the comparison must catch."""
+
+    entry: str
+    tiny: str
+    fixture: str
+    inputs: tuple[tuple[str, str | None, str | None], ...]
+    mutation: dict[str, Any]
+    sides: tuple[str, ...] = ("main",)
+
+
+CASES = {
+    "embed-rl": Case("embed-rl-2b", "embed-rl", "embed_rl", tuple(R.EMBED_INPUTS), {"pooling": "last_attended"}),
+}
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("tiny-chat")
+    return {kind: tiny.save_tiny_chat_checkpoint(kind, str(root / kind)) for kind in {c.tiny for c in CASES.values()}}
+
+
+def official(case: Case) -> dict:
+    return json.loads((FIXTURES / case.fixture / "official.json").read_text())
+
+
+def encoder(case: Case, folders: dict[str, str]) -> qwen_chat.QwenChatEmbedder:
+    enc = load_encoder(get_entry(case.entry), model_path=folders[case.tiny], dtype="float32")
+    assert isinstance(enc, qwen_chat.QwenChatEmbedder)
+    return enc
+
+
+def batch_of(case: Case) -> list[ModelInput]:
+    return [ModelInput(text, R.image(kind) if kind else None, instruction) for text, kind, instruction in case.inputs]
+
+
+def attended_ids(inputs: dict) -> list[list[int]]:
+    return [[int(t) for t, m in zip(row, mask, strict=True) if m]
+            for row, mask in zip(inputs["input_ids"], inputs["attention_mask"], strict=True)]
+
+
+def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+
+
+def side_encode(enc: qwen_chat.QwenChatEmbedder, batch: list[ModelInput], side: str) -> np.ndarray:
+    return enc.encode_candidates(batch) if side == "candidates" else enc.encode_queries(batch)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_tiny_checkpoint_is_the_one_the_fixture_was_made_with(name, folders):
+    case = CASES[name]
+    model = encoder(case, folders).model
+    total = float(sum(p.detach().double().sum() for p in model.parameters()))
+    assert total == pytest.approx(official(case)["weights_sum"], rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_token_ids_and_vectors_match_the_authors_code(name, folders):
+    case, ref = CASES[name], official(CASES[name])
+    enc, batch = encoder(case, folders), batch_of(case)
+    for side in case.sides:
+        inputs = enc.tokenize(batch, qwen_chat.CANDIDATE if side == "candidates" else qwen_chat.QUERY)
+        assert attended_ids(inputs) == ref[side]["input_ids"], side
+        grid = inputs["image_grid_thw"].tolist() if "image_grid_thw" in inputs else []
+        assert grid == ref[side]["image_grid_thw"], side
+        cos = cosines(side_encode(enc, batch, side), np.array(ref[side]["vectors"]))
+        assert cos.min() >= MIN_COSINE, (side, cos)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_mutated_recipe_is_caught(name, folders):
+    """The comparison can fail: the recipe with one option changed gives vectors below the bound."""
+    case, ref = CASES[name], official(CASES[name])
+    enc = encoder(case, folders)
+    enc.opts = dataclasses.replace(enc.opts, **case.mutation)
+    side = case.sides[0]
+    cos = cosines(side_encode(enc, batch_of(case), side), np.array(ref[side]["vectors"]))
+    assert cos.min() < MIN_COSINE, cos
+
+
+# --- the pieces each recipe is built from ------------------------------------------------------------------------
+def test_embed_rl_prompt_is_the_authors(folders):
+    enc = encoder(CASES["embed-rl"], folders)
+    texts, _ = enc.prompts([ModelInput("sparrow", b"png", R.I2C), ModelInput("", None, None)])
+    assert texts[0] == (f"<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>{R.I2C} sparrow"
+                        "Summarize the above content in one word:<|im_end|>\n<|im_start|>assistant\n<emb><|im_end|>\n")
+    assert texts[1] == "<|im_start|>user\n<|im_end|>\n<|im_start|>assistant\n<emb><|im_end|>\n"  # no suffix: as MMEB eval
+    assert official(CASES["embed-rl"])["main"]["prompts"][7].startswith("<|im_start|>user\nRetrieve images of")
+
+
+def test_options_are_validated_in_one_place():
+    with pytest.raises(Exception, match="option pooling='mean' is not one of last_attended"):
+        qwen_chat.ChatOptions.parse({"backbone": "qwen2_vl", "pooling": "mean"}, "recipe x")
+    with pytest.raises(Exception, match="option 'backbone' is required"):
+        qwen_chat.ChatOptions.parse({}, "recipe x")
+    with pytest.raises(Exception, match="needs pool_token"):
+        qwen_chat.ChatOptions.parse({"backbone": "qwen2_vl", "pooling": "last_token"}, "recipe x")
+    opts = qwen_chat.ChatOptions.parse({"backbone": "qwen3_vl", "suffix": "S", "pipeline": "ignored"}, "recipe x")
+    assert opts.suffix_for(True, True) == opts.suffix_for(False, True) == "S"
+
+
+def test_pooling_rules():
+    import torch
+
+    ids = torch.tensor([[0, 0, 5, 7, 5, 9, 9], [0, 1, 2, 3, 4, 5, 7]])
+    mask = torch.tensor([[0, 0, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1]])
+    assert qwen_chat.last_attended_positions(mask).tolist() == [6, 6]
+    assert qwen_chat.last_token_positions(ids, mask, 5)[0].tolist() == [4, 5]
+    # UME-R1's tail rule: a marker in the last two positions falls back to the last position
+    positions, fallbacks = qwen_chat.last_token_positions(ids, mask, 5, tail=2)
+    assert positions.tolist() == [4, 6] and fallbacks == 1
+    assert qwen_chat.first_token_positions_minus_one(ids[:1], 5).tolist() == [1]
+    with pytest.raises(ValueError, match="lost its embedding token"):
+        qwen_chat.first_token_positions_minus_one(ids, 9)
