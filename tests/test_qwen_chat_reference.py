@@ -41,13 +41,15 @@ class Case:
 
 CASES = {
     "embed-rl": Case("embed-rl-2b", "embed-rl", "embed_rl", tuple(R.EMBED_INPUTS), {"pooling": "last_attended"}),
+    "ume-r1-disc": Case("ume-r1-2b-disc", "ume-r1", "ume_r1_disc", tuple(R.EMBED_INPUTS), {"placeholder_image": None}),
 }
 
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("tiny-chat")
-    return {kind: tiny.save_tiny_chat_checkpoint(kind, str(root / kind)) for kind in {c.tiny for c in CASES.values()}}
+    kinds = {c.tiny for c in CASES.values()} | {"ume-r1"}
+    return {kind: tiny.save_tiny_chat_checkpoint(kind, str(root / kind)) for kind in kinds}
 
 
 def official(case: Case) -> dict:
@@ -145,3 +147,25 @@ def test_pooling_rules():
     assert qwen_chat.first_token_positions_minus_one(ids[:1], 5).tolist() == [1]
     with pytest.raises(ValueError, match="lost its embedding token"):
         qwen_chat.first_token_positions_minus_one(ids, 9)
+
+
+def test_ume_r1_checkpoint_is_detected_by_its_tokens_and_a_plain_qwen2_vl_is_not(folders, tmp_path):
+    """UME-R1's README reads <disc_emb> and <gen_emb> from the tokenizer without adding them, so its checkpoints
+    certainly have both: that signature (qwen2_vl, Qwen2VLForConditionalGeneration, no remote code, both tokens)
+    chooses ume-r1-disc; the same architecture without them matches no recipe."""
+    from model_adapters.models.resolve import from_name
+    from triad_dataset.contract.errors import TriadError
+
+    assert from_name(folders["ume-r1"]).identity.recipe == "ume-r1-disc"
+    plain = tiny.save_tiny_chat_checkpoint("rzenembed", str(tmp_path / "plain-qwen2-vl"))
+    with pytest.raises(TriadError, match="no verified embedder recipe matches this checkpoint"):
+        from_name(plain)
+
+
+def test_ume_r1_placeholder_only_on_pure_text_inputs(folders):
+    enc = encoder(CASES["ume-r1-disc"], folders)
+    texts, images = enc.prompts([ModelInput("a concept", None, None), ModelInput("", None, None),
+                                 ModelInput("x", R.image("small"), None)])
+    assert [t.count("<|image_pad|>") for t in texts] == [1, 0, 1] and len(images) == 2
+    assert images[0] == qwen_chat.placeholder_png((28, 28))
+    assert texts[0].endswith("a concept\n<disc_emb>\n<|im_end|>\n<|im_start|>assistant\n")

@@ -25,6 +25,7 @@ sequential positions where the authors call the language model without position 
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -308,6 +309,7 @@ def pool_positions(opts: ChatOptions, input_ids: Any, mask: Any, token_id: int |
 
 
 # --- images ------------------------------------------------------------------------------------------------------
+@functools.cache
 def placeholder_png(size: tuple[int, int]) -> bytes:
     """A white RGB image of `size` (TRIAD B.2.1: UME-R1's 28x28 placeholder on pure-text inputs), PNG-encoded."""
     from PIL import Image
@@ -331,16 +333,22 @@ class QwenChatEmbedder:
         self.processor = processor
         self.opts = opts
         self.device = device
-        tok = processor.tokenizer
-        self.pool_token_id = tok.convert_tokens_to_ids(opts.pool_token) if opts.pool_token else None
-        self.padding_side = tok.padding_side if opts.padding_side == "tokenizer" else opts.padding_side
-        self.placeholder = placeholder_png(opts.placeholder_image) if opts.placeholder_image else None
         config = getattr(model.config, "text_config", model.config)
         self.dim = int(config.hidden_size)
 
+    @property
+    def pool_token_id(self) -> int | None:
+        token = self.opts.pool_token
+        return self.processor.tokenizer.convert_tokens_to_ids(token) if token else None
+
+    @property
+    def padding_side(self) -> str:
+        side = self.opts.padding_side
+        return str(self.processor.tokenizer.padding_side) if side == "tokenizer" else side
+
     def _image_of(self, item: ModelInput) -> bytes | None:
-        if item.image is None and self.placeholder is not None and item.text:
-            return self.placeholder  # only pure-text inputs (TRIAD B.2.1); an empty input stays empty
+        if item.image is None and self.opts.placeholder_image and item.text:
+            return placeholder_png(tuple(self.opts.placeholder_image))  # pure-text inputs only (TRIAD B.2.1)
         return item.image
 
     def prompts(self, batch: Sequence[ModelInput]) -> tuple[list[str], list[bytes]]:
