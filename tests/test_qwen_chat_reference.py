@@ -27,21 +27,36 @@ MIN_COSINE = 0.9999
 
 
 @dataclasses.dataclass(frozen=True)
+class Check:
+    """One fixture section: its inputs, the side they are encoded as, and options changed for it (e.g. a small
+    max_length, as the authors' constructor takes it)."""
+
+    key: str
+    inputs: tuple[tuple[str, str | None, str | None], ...]
+    side: str = qwen_chat.QUERY
+    overrides: tuple[tuple[str, Any], ...] = ()
+
+
+MAIN = Check("main", tuple(R.EMBED_INPUTS))
+
+
+@dataclasses.dataclass(frozen=True)
 class Case:
-    """One recipe's check: the registry entry, its tiny checkpoint, fixture folder, inputs and sides, and a
-    mutation of its options that the comparison must catch."""
+    """One recipe: its registry entry, tiny checkpoint, fixture folder, checks, and a mutation of its options that
+    the comparison must catch."""
 
     entry: str
     tiny: str
     fixture: str
-    inputs: tuple[tuple[str, str | None, str | None], ...]
     mutation: dict[str, Any]
-    sides: tuple[str, ...] = ("main",)
+    checks: tuple[Check, ...] = (MAIN,)
 
 
 CASES = {
-    "embed-rl": Case("embed-rl-2b", "embed-rl", "embed_rl", tuple(R.EMBED_INPUTS), {"pooling": "last_attended"}),
-    "ume-r1-disc": Case("ume-r1-2b-disc", "ume-r1", "ume_r1_disc", tuple(R.EMBED_INPUTS), {"placeholder_image": None}),
+    "embed-rl": Case("embed-rl-2b", "embed-rl", "embed_rl", {"pooling": "last_attended"}),
+    "ume-r1-disc": Case("ume-r1-2b-disc", "ume-r1", "ume_r1_disc", {"placeholder_image": None}),
+    "rzenembed": Case("rzenembed", "rzenembed", "rzenembed", {"positions": "rope"}, (
+        MAIN, Check("truncation", tuple(R.TRUNCATION_INPUTS[:1]), overrides=(("max_length", R.TRUNCATION_MAX_LENGTH),)))),
 }
 
 
@@ -62,8 +77,8 @@ def encoder(case: Case, folders: dict[str, str]) -> qwen_chat.QwenChatEmbedder:
     return enc
 
 
-def batch_of(case: Case) -> list[ModelInput]:
-    return [ModelInput(text, R.image(kind) if kind else None, instruction) for text, kind, instruction in case.inputs]
+def batch_of(check: Check) -> list[ModelInput]:
+    return [ModelInput(text, R.image(kind) if kind else None, instruction) for text, kind, instruction in check.inputs]
 
 
 def attended_ids(inputs: dict) -> list[list[int]]:
@@ -75,8 +90,9 @@ def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
 
 
-def side_encode(enc: qwen_chat.QwenChatEmbedder, batch: list[ModelInput], side: str) -> np.ndarray:
-    return enc.encode_candidates(batch) if side == "candidates" else enc.encode_queries(batch)
+def with_options(enc: qwen_chat.QwenChatEmbedder, changes: dict[str, Any]) -> qwen_chat.QwenChatEmbedder:
+    enc.opts = dataclasses.replace(enc.opts, **changes)
+    return enc
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -91,14 +107,16 @@ def test_tiny_checkpoint_is_the_one_the_fixture_was_made_with(name, folders):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_token_ids_and_vectors_match_the_authors_code(name, folders):
     case, ref = CASES[name], official(CASES[name])
-    enc, batch = encoder(case, folders), batch_of(case)
-    for side in case.sides:
-        inputs = enc.tokenize(batch, qwen_chat.CANDIDATE if side == "candidates" else qwen_chat.QUERY)
-        assert attended_ids(inputs) == ref[side]["input_ids"], side
-        grid = inputs["image_grid_thw"].tolist() if "image_grid_thw" in inputs else []
-        assert grid == ref[side]["image_grid_thw"], side
-        cos = cosines(side_encode(enc, batch, side), np.array(ref[side]["vectors"]))
-        assert cos.min() >= MIN_COSINE, (side, cos)
+    for check in case.checks:
+        enc = with_options(encoder(case, folders), dict(check.overrides))
+        batch = batch_of(check)
+        inputs = enc.tokenize(batch, check.side)
+        assert attended_ids(inputs) == ref[check.key]["input_ids"], check.key
+        if "image_grid_thw" in ref[check.key]:
+            grid = inputs["image_grid_thw"].tolist() if "image_grid_thw" in inputs else []
+            assert grid == ref[check.key]["image_grid_thw"], check.key
+        cos = cosines(enc.encode(batch, check.side), np.array(ref[check.key]["vectors"]))
+        assert cos.min() >= MIN_COSINE, (check.key, cos)
 
 
 @pytest.mark.slow
@@ -106,10 +124,9 @@ def test_token_ids_and_vectors_match_the_authors_code(name, folders):
 def test_a_mutated_recipe_is_caught(name, folders):
     """The comparison can fail: the recipe with one option changed gives vectors below the bound."""
     case, ref = CASES[name], official(CASES[name])
-    enc = encoder(case, folders)
-    enc.opts = dataclasses.replace(enc.opts, **case.mutation)
-    side = case.sides[0]
-    cos = cosines(side_encode(enc, batch_of(case), side), np.array(ref[side]["vectors"]))
+    check = case.checks[0]
+    enc = with_options(encoder(case, folders), {**dict(check.overrides), **case.mutation})
+    cos = cosines(enc.encode(batch_of(check), check.side), np.array(ref[check.key]["vectors"]))
     assert cos.min() < MIN_COSINE, cos
 
 

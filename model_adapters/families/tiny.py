@@ -231,6 +231,18 @@ def qwen2_vl_chat_template() -> str:
         return json.load(handle)["chat_template"]
 
 
+# Weights drawn with std 0.2 instead of transformers' 0.02: with 0.02 a tiny model's attention is near uniform, so
+# a wrong position rule (multimodal RoPE index vs sequential positions) would move its vectors by only 1 - cos ~ 1e-5,
+# below what the equivalence tests can tell apart; with 0.2 it moves them by ~0.05.
+CHAT_INIT_RANGE: Final = 0.2
+
+
+def _sharpened(config: Any) -> Any:
+    for part in (config, config.text_config, config.vision_config):
+        part.initializer_range = CHAT_INIT_RANGE
+    return config
+
+
 def _qwen_tokenizer_with(tokens: tuple[str, ...], chat_template: str) -> Any:
     tok = qwen_tokenizer()
     if tokens:
@@ -248,7 +260,7 @@ def build_tiny_qwen2_vl(seed: int = 0, *, tokens: tuple[str, ...] = (), spare_ro
     from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
 
     tok = _qwen_tokenizer_with(tokens, qwen2_vl_chat_template())
-    config = _qwen2_vl_config(tok)
+    config = _sharpened(_qwen2_vl_config(tok))
     config.text_config.vocab_size = len(tok) + spare_rows
     proc = Qwen2VLImageProcessorPil(patch_size=14, merge_size=2, temporal_patch_size=2,
                                     size=dict(size or QWEN2_VL_INSTRUCT_SIZE))
@@ -262,7 +274,7 @@ def build_tiny_qwen3_vl(seed: int = 0, *, tokens: tuple[str, ...] = (), emb_toke
     from transformers import Qwen3VLForConditionalGeneration
 
     tok = _qwen_tokenizer_with(tokens, qwen3_vl_chat_template())
-    config = _qwen3_vl_config(tok)
+    config = _sharpened(_qwen3_vl_config(tok))
     if emb_token is not None:
         config.emb_token_ids = [tok.convert_tokens_to_ids(emb_token)]
     return _seeded(seed, lambda: Qwen3VLForConditionalGeneration(config)), tok, qwen3_vl_image_processor()
