@@ -102,3 +102,6 @@ def collapse_image_pads(text: str) -> str:
 
 # VLM2Vec's own code cannot encode an input with neither text nor image (zero tokens), so it is left out there.
 VLM2VEC_INPUTS = [item for item in EMBED_INPUTS if item[0] or item[1]]
+# VLM2Vec-V1 resizes every image to 1344x1344 (980x980 after the processor: 4900 vision patches); batches of at most
+# one image keep the vendored vision tower's attention within memory (indices into VLM2VEC_INPUTS, all covered).
+VLM2VEC_V1_BATCHES = [[0, 1], [2, 6], [3, 7], [4], [5]]
