@@ -57,6 +57,7 @@ CASES = {
     "ume-r1-disc": Case("ume-r1-2b-disc", "ume-r1", "ume_r1_disc", {"placeholder_image": None}),
     "rzenembed": Case("rzenembed", "rzenembed", "rzenembed", {"positions": "rope"}, (
         MAIN, Check("truncation", tuple(R.TRUNCATION_INPUTS[:1]), overrides=(("max_length", R.TRUNCATION_MAX_LENGTH),)))),
+    "ops-mm-embedding-v1": Case("ops-mm-embedding-v1-7b", "ops-mm", "ops_mm_embedding_v1", {"positions": "sequential"}),
     "lamra-ret": Case("lamra-ret", "lamra", "lamra_ret", {"pooling": "last_token"}, (
         MAIN, Check("candidates", tuple(R.EMBED_INPUTS), side=qwen_chat.CANDIDATE))),
 }

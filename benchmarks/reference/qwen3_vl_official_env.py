@@ -36,7 +36,8 @@ ProcessorMixin.check_argument_for_proper_class = _check_skip_video
 def _from_pretrained(cls, path, **kwargs):
     from transformers import AutoImageProcessor, AutoTokenizer
     tok = AutoTokenizer.from_pretrained(path, **{k: v for k, v in kwargs.items() if k == "padding_side"})
-    ip = AutoImageProcessor.from_pretrained(path)
+    # min_pixels / max_pixels given to the processor reach its image processor, as in ProcessorMixin.from_pretrained
+    ip = AutoImageProcessor.from_pretrained(path, **{k: v for k, v in kwargs.items() if k in ("min_pixels", "max_pixels")})
     template = json.load(open(os.path.join(path, "chat_template.json")))["chat_template"]
     return cls(image_processor=ip, tokenizer=tok, video_processor=None, chat_template=template)
 Qwen3VLProcessor.from_pretrained = classmethod(_from_pretrained)

@@ -57,6 +57,7 @@ POSITIONS: Final = ("rope", "sequential")
 RGBA_RULES: Final = ("white", "convert")
 TRUNCATIONS: Final = ("none", "all", "text_only", "candidates")
 MODALITIES: Final = ("image_text", "text", "image")
+NO_LIMIT: Final = int(1e20)  # transformers' LARGE_INTEGER: a model_max_length at or above it means "none"
 QUERY: Final = "query"
 CANDIDATE: Final = "candidate"
 
@@ -380,7 +381,8 @@ class QwenChatEmbedder:
         limit = self.opts.max_length or tok.model_max_length
         rows = []
         for text in texts:
-            cut = self._truncates(IMAGE_PAD in text, side)
+            # a tokenizer without a length (model_max_length "infinite") truncates nothing, as transformers does
+            cut = self._truncates(IMAGE_PAD in text, side) and limit < NO_LIMIT
             ids = tok(text, truncation=cut, max_length=limit if cut else None)["input_ids"]
             if IMAGE_PAD in text and ids.count(self.processor.image_token_id) != text.count(IMAGE_PAD):
                 raise ValueError(f"an input with an image is longer than {limit} tokens: truncation would cut its "

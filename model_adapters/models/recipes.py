@@ -131,6 +131,9 @@ UME_R1_REF: Final = Reference(
     "(get_disc_embedding_idx, left padding)", "55e551260dd7", QWEN_CHAT_TEST)
 RZENEMBED_REF: Final = Reference("360CVGroup/RzenEmbed rzen_embed_inference.py (RzenEmbed.get_fused_embeddings)",
                                  "b07eb547ec88", QWEN_CHAT_TEST)
+OPS_MM_REF: Final = Reference(
+    "OpenSearch-AI/Ops-MM-embedding-v1 Hub remote file ops_mm_embedding_v1.py (OpsMMEmbeddingV1.embed), read as "
+    "vendored verbatim by ssu-humane/VILLAIN src/models/ops_mm_embedding_v1.py", "40f1d38a2535", QWEN_CHAT_TEST)
 LAMRA_REF: Final = Reference(
     "Code-kunkun/LamRA eval/eval_mbeir.py, dataset/datasets_mbeir.py, collators/mbeir_eval.py, "
     "models/qwen2_vl.py (Qwen2VLRetForConditionalGeneration)", "72863991e62f", QWEN_CHAT_TEST)
@@ -175,6 +178,14 @@ LAMRA_OPTIONS: Final = {
     "pooling": "first_token_minus_one", "pool_token": "<emb>", "padding_side": "tokenizer",
     "positions": "sequential", "image_factor": 28, "min_pixels": 4 * 28 * 28, "max_pixels": 300 * 28 * 28,
     "rgba": "convert", "processor_resize": True, "max_length": 1024, "truncation": "candidates",
+}
+OPS_MM_OPTIONS: Final = {
+    "backbone": "qwen2_vl", "render": "chatml", "system": "You are a helpful assistant.",
+    "instruction": "system",  # embed(..., instruction=...): the instruction replaces the system text
+    "assistant": "<|endoftext|>", "pooling": "last_attended", "padding_side": "left", "positions": "rope",
+    "image_factor": 28, "min_pixels": 256 * 28 * 28, "max_pixels": 1280 * 28 * 28, "rgba": "convert",
+    "processor_resize": True, "processor_min_pixels": 256 * 28 * 28, "processor_max_pixels": 1280 * 28 * 28,
+    "max_length": None, "truncation": "all",
 }
 
 TEXT_LIMIT: Final = {"max_length": ("text_config.max_position_embeddings", None)}
@@ -237,6 +248,11 @@ RECIPES: Final[tuple[Recipe, ...]] = (
            match=Match(hub_ids=("code-kunkun/LamRA-Ret",)),
            description="LamRA-Ret: M-BEIR text format, 'Summarize above ... in one word: ', assistant '<emb>.', "
                        "pooled one position before the first <emb>, sequential positions"),
+    Recipe("ops-mm-embedding-v1", QWEN_CHAT, options=OPS_MM_OPTIONS, dtype="bfloat16", has_instruction_field=True,
+           reference=OPS_MM_REF,
+           match=Match(hub_ids=("OpenSearch-AI/Ops-MM-embedding-v1-7B", "OpenSearch-AI/Ops-MM-embedding-v1-2B")),
+           description="Ops-MM-embedding-v1: hand-written ChatML, instruction as the system text, '<|endoftext|>' "
+                       "after the assistant prompt, left padding, last token"),
     Recipe("wemm-embedding", QWEN_CHAT, match=Match(hub_ids=("tencent/WeMM-Embedding-9B",)),
            refused="its embedding code is Hub remote code (tencent/WeMM-Embedding-9B, custom_code, "
                    "AutoModelForMultimodalLM) that is in none of the searched sources (GitHub index: only "
