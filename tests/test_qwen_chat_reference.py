@@ -189,3 +189,22 @@ def test_ume_r1_placeholder_only_on_pure_text_inputs(folders):
     assert [t.count("<|image_pad|>") for t in texts] == [1, 0, 1] and len(images) == 2
     assert images[0] == qwen_chat.placeholder_png((28, 28))
     assert texts[0].endswith("a concept\n<disc_emb>\n<|im_end|>\n<|im_start|>assistant\n")
+
+
+def test_a_recipe_chosen_by_hand_refuses_a_checkpoint_of_another_backbone(folders):
+    from model_adapters.models.resolve import from_name
+    from triad_dataset.contract.errors import TriadError
+
+    resolved = from_name(folders["ume-r1"], recipe="embed-rl")  # a Qwen2-VL folder, a Qwen3-VL recipe
+    with pytest.raises(TriadError, match=r"recipe embed-rl is for qwen3_vl checkpoints; .* is qwen2_vl"):
+        resolved.load("cpu", "float32")
+
+
+def test_an_added_token_without_a_trained_embedding_row_is_refused(tmp_path):
+    """LamRA's eval adds <emb> to the tokenizer; a checkpoint with no embedding row beyond its tokenizer was not
+    trained with it (its vector would be a fresh random row)."""
+    from triad_dataset.contract.errors import TriadError
+
+    folder = tiny.save_tiny_chat_checkpoint("rzenembed", str(tmp_path / "no-spare-rows"))
+    with pytest.raises(TriadError, match=r"token <emb> \(id \d+\) has no embedding row in this checkpoint"):
+        load_encoder(get_entry("lamra-ret"), model_path=folder, dtype="float32")
