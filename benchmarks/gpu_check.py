@@ -74,12 +74,51 @@ def check_reranker(device: str, dtype: str) -> float:
     return float(np.abs(rr.score_pairs(qs, cs) - expected).max())
 
 
+def check_chat(name: str, device: str, dtype: str) -> float:
+    """A Qwen-VL chat recipe (tests/test_qwen_chat_reference.py CASES): its registry entry on its tiny folder."""
+    import dataclasses
+    import tempfile
+
+    from model_adapters.families import tiny
+    from tests.test_qwen_chat_reference import CASES
+
+    case = CASES[name]
+    ref = json.loads((FIXTURES / case.fixture / "official.json").read_text())
+    folder = tiny.save_tiny_chat_checkpoint(case.tiny, tempfile.mkdtemp(prefix=f"gpu-check-{name}-"))
+    worst = 1.0
+    for check in case.checks:
+        enc = load_encoder(get_entry(case.entry), model_path=folder, device=device, dtype=dtype)
+        enc.opts = dataclasses.replace(enc.opts, **dict(check.overrides))
+        got = enc.encode(items(list(check.inputs)), check.side)
+        worst = min(worst, min_cosine(got, np.array(ref[check.key]["vectors"])))
+    return worst
+
+
+def check_vlm2vec_v1(device: str, dtype: str) -> float:
+    import dataclasses
+    import tempfile
+
+    from model_adapters.families import tiny
+
+    ref = json.loads((FIXTURES / "vlm2vec_v1" / "official.json").read_text())
+    entry = get_entry("vlm2vec-v1-2b")  # the tiny folder has no adapter: peft is not needed
+    entry = dataclasses.replace(entry, options={k: v for k, v in entry.options.items() if k != "requires"})
+    folder = tiny.save_tiny_qwen2_vl(tempfile.mkdtemp(prefix="gpu-check-vlm2vec-v1-"))
+    enc = load_encoder(entry, model_path=folder, device=device, dtype=dtype)
+    rows = items(R.VLM2VEC_INPUTS)
+    got = np.concatenate([enc.encode_queries([rows[n] for n in batch]) for batch in R.VLM2VEC_V1_BATCHES])
+    return min_cosine(got, np.array(ref["vectors"]))
+
+
+CHAT_RECIPES = ("embed-rl", "ume-r1-disc", "rzenembed", "lamra-ret", "ops-mm-embedding-v1")
 CHECKS = [
     ("qwen3-vl-embedding", "cosine", check_qwen3_vl_embedding),
     ("clip", "cosine", lambda d, t: check_dual_tower("tiny-random-clip", "clip", "clip-vit-b32", d, t)),
     ("siglip2", "cosine", lambda d, t: check_dual_tower("tiny-random-siglip", "siglip", "siglip2", d, t)),
     ("vlm2vec-v2", "cosine", check_vlm2vec),
     ("qwen3-vl-reranker", "max |score diff|", check_reranker),
+    ("vlm2vec-v1", "cosine", check_vlm2vec_v1),
+    *[(name, "cosine", lambda d, t, name=name: check_chat(name, d, t)) for name in CHAT_RECIPES],
 ]
 
 
