@@ -227,7 +227,7 @@ def content_parts(opts: ChatOptions, text: str, has_image: bool,
     """The user turn's content list ({"type": "image"} / {"type": "text", "text": ...}); `extra` parts (e.g. a
     reasoning text and its image crops) go right before the suffix.
 
-    >>> o = ChatOptions(backbone="qwen3_vl", suffix="Summarize:")
+    >>> o = ChatOptions.parse({"backbone": "qwen3_vl", "suffix": "Summarize:"})
     >>> content_parts(o, "a dog", True)
     [{'type': 'image'}, {'type': 'text', 'text': 'a dog'}, {'type': 'text', 'text': 'Summarize:'}]
     """
