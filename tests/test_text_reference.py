@@ -183,6 +183,8 @@ def _reasonir_side(enc, ref: dict, what: str) -> np.ndarray:
 
 @pytest.mark.slow
 def test_reasonir_matches_its_authors_encode(folders):
+    from triad_dataset.contract.errors import TriadError
+
     ref = official("reasonir")
     enc = _reasonir(folders)
     assert tiny_text.weights_sum(enc.model) == pytest.approx(ref["weights_sum"], rel=1e-9)
@@ -195,7 +197,7 @@ def test_reasonir_matches_its_authors_encode(folders):
     # Their mean over zero tokens is NaN; ours is a one-line refusal naming the input.
     assert ref["empty_query_vector_is_nan"] and ref["empty_query_with_instruction_is_nan"]
     for encode, item in ((enc.encode_candidates, ModelInput("", None, None)), (enc.encode_queries, ModelInput("", None, R.C2I))):
-        with pytest.raises(ValueError, match="no token is left for its mean pooling"):
+        with pytest.raises(TriadError, match=r"^input '' \(instruction .*\): no token is left for ReasonIR's mean"):
             encode([ModelInput("sparrow", None, None), item])
 
 

@@ -114,9 +114,11 @@ class BidirectionalLlamaEncoder:
 
         inputs, pooled = self.tokenize(texts, instructions)
         empty = [i for i, n in enumerate(pooled.sum(dim=1).tolist()) if n == 0]
-        if empty:
-            raise ValueError(f"ReasonIR cannot embed {texts[empty[0]]!r}: no token is left for its mean pooling once "
-                             "the instruction is excluded (its authors' code returns NaN there)")
+        if empty:  # a data problem (e.g. an image whose caption is empty), said in one line
+            i = empty[0]
+            raise TriadError(f"input {texts[i][:80]!r} (instruction {instructions[i]!r}): no token is left for "
+                             "ReasonIR's mean pooling once the instruction is excluded (its authors' code returns NaN "
+                             "there); give the item a non-empty text or caption")
         inputs = {k: v.to(self.device) for k, v in inputs.items()}
         with torch.inference_mode():
             hidden = self.model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"],
