@@ -111,6 +111,19 @@ def check_vlm2vec_v1(device: str, dtype: str) -> float:
 
 
 CHAT_RECIPES = ("embed-rl", "ume-r1-disc", "rzenembed", "lamra-ret", "ops-mm-embedding-v1")
+def check_reasonir(device: str, dtype: str) -> float:
+    import tempfile
+
+    from model_adapters.families.tiny_text import save_reasonir
+
+    ref = json.loads((FIXTURES / "reasonir" / "official.json").read_text())
+    with tempfile.TemporaryDirectory() as folder:
+        enc = load_encoder(get_entry("reasonir-8b"), model_path=save_reasonir(folder), device=device, dtype=dtype)
+        queries = enc.encode_queries([ModelInput(t, None, i) for t, i in ref["query_inputs"]])  # right-padded
+        docs = enc.encode_candidates([ModelInput(t) for t, _ in ref["doc_inputs"]])
+    return min(min_cosine(queries, np.array(ref["query_vectors"])), min_cosine(docs, np.array(ref["doc_vectors"])))
+
+
 CHECKS = [
     ("qwen3-vl-embedding", "cosine", check_qwen3_vl_embedding),
     ("clip", "cosine", lambda d, t: check_dual_tower("tiny-random-clip", "clip", "clip-vit-b32", d, t)),
@@ -119,6 +132,7 @@ CHECKS = [
     ("qwen3-vl-reranker", "max |score diff|", check_reranker),
     ("vlm2vec-v1", "cosine", check_vlm2vec_v1),
     *[(name, "cosine", lambda d, t, name=name: check_chat(name, d, t)) for name in CHAT_RECIPES],
+    ("reasonir", "cosine", check_reasonir),
 ]
 
 

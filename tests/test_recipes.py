@@ -92,6 +92,8 @@ def _reader(folder: str):
     ({"model_type": "clip"}, None, "embedder", "clip"),
     ({"model_type": "siglip"}, None, "embedder", "siglip"),
     ({"model_type": "siglip2"}, None, "embedder", "siglip2"),
+    ({"model_type": "llama", "architectures": ["ReasonIRModel"],  # saved from ReasonIR's own class
+      "auto_map": {"AutoModel": "modeling_reasonir_8b.ReasonIRModel"}}, None, "embedder", "reasonir"),
 ])
 def test_signatures_choose_exactly_one_recipe(tmp_path, config, files, kind, recipe):
     chosen, _, _ = detect.detect(_reader(_folder(tmp_path / "m", config, files)), where="m", kind=kind)
@@ -103,6 +105,7 @@ def test_signatures_choose_exactly_one_recipe(tmp_path, config, files, kind, rec
     ({"model_type": "qwen2_vl", "architectures": ["Qwen2VLForConditionalGeneration"]}, None),
     ({"model_type": "qwen2_vl", "vision_config": {}}, {"modules.json": "[]"}),  # a multimodal ST model
     ({"model_type": "bert", "architectures": ["BertModel"]}, None),
+    ({"model_type": "llama", "architectures": ["LlamaModel"]}, None),  # a causal Llama is not ReasonIR
 ])
 def test_unknown_checkpoints_are_refused_with_what_was_found_and_the_recipes(tmp_path, config, files):
     with pytest.raises(TriadError) as err:

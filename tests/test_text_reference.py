@@ -48,10 +48,10 @@ def folders(tmp_path_factory) -> Callable[[Callable[[str], str]], str]:
 
 
 @contextmanager
-def fed_ids(encoder) -> Iterator[list[list[int]]]:
-    """The attended token ids of every row the sentence-transformers model's backbone receives."""
+def fed_ids(encoder, backbone=None) -> Iterator[list[list[int]]]:
+    """The attended token ids of every row the backbone receives (default: the sentence-transformers model's)."""
     rows: list[list[int]] = []
-    backbone = encoder.model[0].model
+    backbone = encoder.model[0].model if backbone is None else backbone
     forward = backbone.forward  # sentence-transformers calls the backbone's `forward` method itself
 
     def recording(*args, **kwargs):
@@ -156,3 +156,77 @@ def test_text_cross_encoder_matches_flag_reranker(folders):
     assert reranker.pair_ids(*ref["truncated_pair"]) == ref["truncated_ids"]
     score = reranker.score_pairs([ModelInput(q, None, i)], [ModelInput(d, None, None)])[0]
     assert abs(score - ref["truncated_score"]) <= 1e-4
+
+
+# --- ReasonIR-8B: transformers' LlamaModel with is_causal=False against the authors' ReasonIRModel.encode -----------
+def _reasonir(folders):
+    entry = get_entry("reasonir-8b")
+    assert entry.recipe == "reasonir" and not entry.sees_images and entry.has_instruction_field
+    return load_encoder(entry, model_path=folders(tiny_text.save_reasonir), dtype="float32")
+
+
+def _reasonir_side(enc, ref: dict, what: str) -> np.ndarray:
+    """Encode the fixture's `what` inputs (one right-padded batch); check ids, pooled positions and vectors."""
+    items = [ModelInput(t, None, i) for t, i in ref[f"{what}_inputs"]]
+    encode = enc.encode_candidates if what == "doc" else enc.encode_queries
+    with fed_ids(enc, enc.model) as fed:
+        got = encode(items)
+    assert fed == ref[f"{what}_ids"], what
+    prefixes = [enc.instructions.document if what == "doc" else enc.instructions.of_query(i) for i in items]
+    assert prefixes == ref[f"{what}_instructions"], what  # the BRIGHT configs' strings, derived by their driver
+    for item, prefix, pooled in zip(items, prefixes, ref[f"{what}_pooled"], strict=True):
+        _, mask = enc.tokenize([item.text], [prefix])
+        assert mask[0].tolist() == pooled, (what, item.text)  # the instruction positions are out of the mean
+    assert_close(got, ref[f"{what}_vectors"], what)
+    return got
+
+
+@pytest.mark.slow
+def test_reasonir_matches_its_authors_encode(folders):
+    from triad_dataset.contract.errors import TriadError
+
+    ref = official("reasonir")
+    enc = _reasonir(folders)
+    assert tiny_text.weights_sum(enc.model) == pytest.approx(ref["weights_sum"], rel=1e-9)
+    assert enc.max_length == 32768 and enc.tokenizer.padding_side == "right"
+    _reasonir_side(enc, ref, "query")
+    _reasonir_side(enc, ref, "doc")
+    assert_close(np.asarray(ref["doc_batch_vectors"]), ref["doc_vectors"], "their padded batch")
+    enc.max_length = R.TEXT_TRUNCATION_MAX_LENGTH
+    _reasonir_side(enc, ref, "truncated")
+    # Their mean over zero tokens is NaN; ours is a one-line refusal naming the input.
+    assert ref["empty_query_vector_is_nan"] and ref["empty_query_with_instruction_is_nan"]
+    for encode, item in ((enc.encode_candidates, ModelInput("", None, None)), (enc.encode_queries, ModelInput("", None, R.C2I))):
+        with pytest.raises(TriadError, match=r"^input '' \(instruction .*\): no token is left for ReasonIR's mean"):
+            encode([ModelInput("sparrow", None, None), item])
+
+
+@pytest.mark.slow
+def test_reasonir_reference_catches_causal_attention_and_instruction_tokens_in_the_mean(folders, monkeypatch):
+    from model_adapters.families import bidirectional_llama
+
+    ref = official("reasonir")
+    enc = _reasonir(folders)
+    queries = [ModelInput(t, None, i) for t, i in ref["query_inputs"]]
+    expected = np.asarray(ref["query_vectors"])
+
+    def min_cosine() -> float:
+        got = enc.encode_queries(queries).astype(np.float64)
+        return float(((got * expected).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(expected, axis=1)).min())
+
+    assert min_cosine() >= MIN_COSINE
+    enc.model.config.is_causal = True  # mutation 1: the Llama's own causal attention
+    causal = min_cosine()
+    enc.model.config.is_causal = False
+    monkeypatch.setattr(bidirectional_llama, "pooled_mask", lambda mask, lengths: mask.clone())  # mutation 2
+    with_instruction = min_cosine()
+    assert causal < MIN_COSINE and with_instruction < MIN_COSINE, (causal, with_instruction)
+
+
+@pytest.mark.slow
+def test_the_tiny_reasonir_folder_is_detected_by_its_class_name(folders):
+    from model_adapters.models.resolve import from_name
+
+    resolved = from_name(folders(tiny_text.save_reasonir))  # config.json architectures ["ReasonIRModel"]
+    assert resolved.identity.recipe == "reasonir" and resolved.identity.input_pipeline == "verified"
+    assert resolved.identity.family == "bidirectional_llama" and not resolved.identity.sees_images

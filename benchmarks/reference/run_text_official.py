@@ -9,7 +9,10 @@ Usage (from the repository root, with the venv's python):
     python benchmarks/reference/run_text_official.py SYSTEM TINY_FOLDER OUT.json CHECKOUT
 SYSTEM: qwen3-embedding (QwenLM/Qwen3-Embedding evaluation/qwen3_embedding_model.py, TransformersTextEmbedder with
         evaluation/run_mteb.sh's settings), diver (AQ-MedAI/Diver README.md "Transformers Usage" block, executed),
-        bge-m3 (FlagEmbedding BGEM3FlagModel), bge-reranker (FlagEmbedding FlagReranker).
+        bge-m3 (FlagEmbedding BGEM3FlagModel), bge-reranker (FlagEmbedding FlagReranker), reasonir
+        (facebookresearch/ReasonIR: README.md "Transformers" usage, AutoModel + trust_remote_code loading
+        training/modeling_llama.py's ReasonIRModel, its `encode` with the instructions and max_length of
+        evaluation/bright; CHECKOUT is the root of `git archive 0aac962 training evaluation/bright/configs`).
 """
 import json
 import os
@@ -148,8 +151,79 @@ def bge_reranker() -> dict:
     return out
 
 
+# --- facebookresearch/ReasonIR: README.md "Transformers", training/modeling_llama.py ReasonIRModel.encode ----------
+def reasonir() -> dict:
+    import shutil
+    import tempfile
+
+    import numpy as np
+    from transformers import AutoModel
+
+    # Substitution: the Hub repository's remote code cannot be read here. Its auto_map is taken to load the class
+    # the repository ships, ReasonIRModel of training/modeling_llama.py: copied beside a scratch copy of the tiny
+    # folder, with config.json's auto_map pointing at it, so the README's AutoModel call runs it unchanged.
+    folder = os.path.join(tempfile.mkdtemp(), "reasonir")
+    shutil.copytree(FOLDER, folder)
+    shutil.copy(os.path.join(CHECKOUT, "training", "modeling_llama.py"), folder)
+    config_path = os.path.join(folder, "config.json")
+    config = json.load(open(config_path))
+    config["auto_map"] = {"AutoModel": "modeling_llama.ReasonIRModel"}
+    json.dump(config, open(config_path, "w"))
+    model = AutoModel.from_pretrained(folder, torch_dtype="auto", trust_remote_code=True)  # README.md
+    model.eval()
+    assert type(model).__name__ == "ReasonIRModel", type(model)
+
+    # evaluation/bright: retrieval_reasonir gives queries instructions['query'].format(task=task) and documents
+    # instructions['document'], max_length 32768 (its query_max_length / doc_max_length defaults), batch size 1.
+    # The query wrapper is the configs' own string with their task sentence replaced by the benchmark instruction;
+    # a query without one gets the documents' instruction (how their evaluation feeds a text with no task).
+    bright = json.load(open(os.path.join(CHECKOUT, "evaluation/bright/configs/reasonir/biology.json")))
+    bright = bright["instructions"]
+    task = "Given a {task} post, retrieve relevant passages that help answer the post"
+    assert task in bright["query"], bright
+
+    def prefix(instruction):
+        return bright["query"].replace(task, instruction) if instruction else bright["document"]
+
+    fed, pooled = [], []
+    model.register_forward_pre_hook(lambda _m, _a, kw: fed.extend(
+        [[t for t, m in zip(r, k) if m] for r, k in zip(kw["input_ids"].tolist(), kw["attention_mask"].tolist())]),
+        with_kwargs=True)
+    pooling = model.pooling
+
+    def recording_pooling(hidden, mask, recast=False):
+        pooled.extend(mask.tolist())  # the mask ReasonIRModel.encode pools with (instruction positions zeroed)
+        return pooling(hidden, mask, recast=recast)
+
+    model.pooling = recording_pooling
+    out = {"weights_sum": weights_sum(model), "class": type(model).__module__ + "." + type(model).__name__,
+           "attn_implementation": model.config._attn_implementation, "dtype": str(model.dtype),
+           "bright_instructions": bright}
+
+    def run(items, max_length, what):
+        keep = [(t, i) for t, i in items if t]
+        del fed[:], pooled[:]
+        vecs = [model.encode(t, instruction=prefix(i), max_length=max_length, batch_size=1) for t, i in keep]
+        out[f"{what}_inputs"] = [[t, i] for t, i in keep]
+        out[f"{what}_instructions"] = [prefix(i) for _, i in keep]
+        out[f"{what}_ids"], out[f"{what}_pooled"] = list(fed), list(pooled)
+        out[f"{what}_vectors"] = [np.asarray(v, dtype=np.float64).tolist() for v in vecs]
+
+    run(R.TEXT_QUERIES, 32768, "query")
+    run([(d, None) for d in R.TEXT_DOCS], 32768, "doc")
+    run(R.TEXT_TRUNCATION_INPUTS, R.TEXT_TRUNCATION_MAX_LENGTH, "truncated")
+    # An empty text leaves nothing but the instruction, which the mean excludes: 0 / 0.
+    out["empty_query_vector_is_nan"] = bool(np.isnan(model.encode("", instruction=prefix(None))).all())
+    out["empty_query_with_instruction_is_nan"] = bool(np.isnan(model.encode("", instruction=prefix(R.C2I))).all())
+    # The documents once more as one right-padded batch (BRIGHT encodes one at a time): padding must not matter.
+    docs = [d for d in R.TEXT_DOCS if d]
+    out["doc_batch_vectors"] = model.encode(docs, instruction=prefix(None), max_length=32768).tolist()
+    return out
+
+
 if __name__ == "__main__":
-    table = {"qwen3-embedding": qwen3_embedding, "diver": diver, "bge-m3": bge_m3, "bge-reranker": bge_reranker}
+    table = {"qwen3-embedding": qwen3_embedding, "diver": diver, "bge-m3": bge_m3, "bge-reranker": bge_reranker,
+             "reasonir": reasonir}
     result = table[SYSTEM]()
     import transformers
 

@@ -1,10 +1,12 @@
-"""Tiny random text embedders, a text cross-encoder and a MetaCLIP 2 dual tower of the real checkpoints'
+"""Tiny random text embedders (Qwen3, XLM-R, a Llama-3.1 for ReasonIR), a text cross-encoder and a MetaCLIP 2 dual tower of the real checkpoints'
 architecture classes, written as model folders with the files their authors' loaders read (sentence-transformers
 modules.json + prompts, FlagEmbedding's M3 heads). They exist to prove a recipe equal to its authors' code
 (tests/fixtures/<recipe>/NOTE.md): the authors' code and our adapter load the same folder. Their numbers are noise.
 
 Tokenizers are built locally with the real tokenizer family's class and specials: Qwen3-Embedding's (byte-level
-BPE with no merges, `<|endoftext|>` appended to every text, left padding) and XLM-R's (`XLMRobertaTokenizer`: a
+BPE with no merges, `<|endoftext|>` appended to every text, left padding), Llama-3.1's (`PreTrainedTokenizerFast`:
+Llama-3's pre-tokenizer regex, byte-level BPE with a few merges, `<|begin_of_text|>` prepended and padding with it) and
+XLM-R's (`XLMRobertaTokenizer`: a
 Unigram model over characters, `<s> … </s>`, pairs `<s> A </s></s> B </s>`, pad id 1). Folders are also readable by transformers 4.5x (the
 authors' pinned versions): the tokenizer class is named as the real checkpoints name it and the configs carry the
 4.x keys (`rope_theta`, `torch_dtype`) beside the 5.x ones.
@@ -23,6 +25,7 @@ QWEN3_EMBEDDING_QUERY_PROMPT: Final = ("Instruct: Given a web search query, retr
 QWEN3_EMBEDDING_MAX_LENGTH: Final = 8192  # QwenLM/Qwen3-Embedding README / evaluation/run_mteb.sh max_length
 BGE_M3_MAX_LENGTH: Final = 8192  # BGE-M3 model card encode(max_length=8192) and its sentence_bert_config.json
 RERANKER_MAX_POSITIONS: Final = 514  # XLM-R: 512 tokens + the padding offset
+LLAMA_3_1_MAX_POSITIONS: Final = 131072  # Llama-3.1-8B config.json (ReasonIR-8B's base, training/train.sh)
 
 
 def _byte_bpe(specials: list[str]) -> tuple[Any, dict[str, int]]:
@@ -132,6 +135,74 @@ def save_qwen3_embedding(folder: str, seed: int = SEED) -> str:
     _save_hf(folder, model, tok, "Qwen2TokenizerFast", rope_theta=model.config.rope_parameters["rope_theta"])
     _st_files(folder, dim=HIDDEN, pooling="lasttoken", max_seq_length=QWEN3_EMBEDDING_MAX_LENGTH,
               prompts={"query": QWEN3_EMBEDDING_QUERY_PROMPT, "document": ""})
+    return folder
+
+
+# --- Llama-3.1 (ReasonIR-8B) ---------------------------------------------------------------------------------------
+# Llama-3's pre-tokenizer split (its tokenizer.json `Split` pattern), then byte-level without its own regex.
+LLAMA3_SPLIT: Final = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+                       r"\s*[\r\n]+|\s+(?!\S)|\s+")
+LLAMA3_SPECIALS: Final = ("<|begin_of_text|>", "<|end_of_text|>")
+# A few merges (byte-level symbols: Ġ space, Ċ newline) so that tokens span bytes and the GritLM-style prefixes
+# ("<|user|>\n", "<|embed|>\n") end in a merged token, as they do with the real vocabulary.
+LLAMA3_MERGES: Final = (("<", "|"), ("|", ">"), ("|>", "Ċ"), ("Ċ", "Ċ"), ("Ġ", "t"), ("h", "e"), ("Ġt", "he"),
+                        ("e", "m"), ("em", "b"), ("emb", "e"), ("embe", "d"), ("u", "s"), ("us", "e"), ("use", "r"),
+                        ("Ġ", "a"), ("i", "n"), ("Ġ", "s"), ("e", "r"), ("o", "n"), ("Ġ", "b"))
+
+
+def llama3_tokenizer() -> Any:
+    """Llama-3.1's tokenizer layout over a small vocabulary: its pre-tokenizer split, byte-level BPE
+    (`ignore_merges`, as Llama-3's tokenizer.json) over the 256 byte symbols and LLAMA3_MERGES, the specials after
+    the ordinary tokens, `<|begin_of_text|>` prepended to every text. Pad token: `<|begin_of_text|>`, what GritLM's
+    training (ReasonIR's trainer, training/train.sh) sets when Llama-3.1's tokenizer has none; ReasonIR's `encode`
+    pads every call, so its tokenizer must have one (which could not be read; the pad id reaches no vector: padded
+    positions are masked in the attention and left out of the mean)."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+    merged = [a + b for a, b in LLAMA3_MERGES]
+    vocab = {tok: i for i, tok in enumerate(alphabet + merged + list(LLAMA3_SPECIALS))}
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=list(LLAMA3_MERGES), ignore_merges=True))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(LLAMA3_SPLIT), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)])
+    tok.decoder = decoders.ByteLevel()
+    bos = LLAMA3_SPECIALS[0]
+    tok.post_processor = processors.TemplateProcessing(single=f"{bos} $A", pair=f"{bos} $A {bos} $B",
+                                                       special_tokens=[(bos, vocab[bos])])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=bos, eos_token=LLAMA3_SPECIALS[1],
+                                   pad_token=bos, padding_side="right",
+                                   model_input_names=["input_ids", "attention_mask"])  # as Llama-3's config
+
+
+def _llama3_1_rope() -> dict[str, Any]:
+    """Llama-3.1-8B's RoPE: theta 500000 with the "llama3" frequency scaling (factor 8, 8192 original positions)."""
+    return {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
+
+
+def tiny_llama(seed: int = SEED) -> tuple[Any, Any]:
+    """(LlamaModel, tokenizer): the backbone class of ReasonIR-8B (its ReasonIRModel subclasses LlamaModel)."""
+    from transformers import LlamaConfig, LlamaModel
+
+    tok = llama3_tokenizer()
+    config = LlamaConfig(vocab_size=len(tok), hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=8, rms_norm_eps=1e-5,
+                         max_position_embeddings=LLAMA_3_1_MAX_POSITIONS, rope_parameters=_llama3_1_rope(),
+                         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    return _seeded(seed, lambda: LlamaModel(config)), tok
+
+
+def save_reasonir(folder: str, seed: int = SEED) -> str:
+    """The tiny Llama as a ReasonIR-8B folder: weights, tokenizer, and a config.json whose `architectures` names
+    `ReasonIRModel` (the class the checkpoint was saved from: facebookresearch/ReasonIR training/modeling_llama.py),
+    with the 4.x keys `rope_theta` / `rope_scaling` beside 5.x's `rope_parameters`. No remote code is written: the
+    authors' driver adds their modelling file to a scratch copy (tests/fixtures/reasonir/NOTE.md)."""
+    model, tok = tiny_llama(seed)
+    rope = _llama3_1_rope()
+    _save_hf(folder, model, tok, "PreTrainedTokenizerFast", rope_theta=rope["rope_theta"],
+             rope_scaling={k: v for k, v in rope.items() if k != "rope_theta"}, architectures=["ReasonIRModel"])
     return folder
 
 

@@ -30,7 +30,8 @@ RERANKER: Final = "reranker"
 QWEN_CHAT: Final = "qwen_chat"
 TINY: Final = "tiny"
 API: Final = "api"  # API-only models (model_adapters/families/api.py): requests to a provider, responses cached
-FAMILIES: Final = (DUAL_TOWER, SENTENCE_TRANSFORMER, VLM, RERANKER, TINY, API, QWEN_CHAT)
+BIDIRECTIONAL_LLAMA: Final = "bidirectional_llama"  # a Llama run with is_causal=False, instruction-excluded mean
+FAMILIES: Final = (DUAL_TOWER, SENTENCE_TRANSFORMER, VLM, RERANKER, TINY, API, QWEN_CHAT, BIDIRECTIONAL_LLAMA)
 KINDS: Final = ("embedder", "reranker")
 
 # What results.json "model" "input_pipeline" says about how the inputs were built.
@@ -217,6 +218,17 @@ OPS_MM_OPTIONS: Final = {
     "max_length": None, "truncation": "all",
 }
 
+REASONIR_REF: Final = Reference(
+    "facebookresearch/ReasonIR training/modeling_llama.py (ReasonIRModel: is_causal=False, encode, pooling) + "
+    "README.md Transformers usage + evaluation/bright/retrievers.py retrieval_reasonir and configs/reasonir/*.json "
+    "(instructions, max_length)", "0aac96269e45", "tests/test_text_reference.py")
+# ReasonIR's instruction field is `encode(..., instruction=...)`; its BRIGHT configs wrap the task instruction as
+# "<|user|>\n{task}\n<|embed|>\n" and give documents "<|embed|>\n" (TRIAD/ARK B.3: the benchmark instruction goes
+# in the instruction field); a query without one gets the documents' "<|embed|>\n" (GritLM's empty instruction).
+REASONIR_OPTIONS: Final = {"query_instruction_template": "<|user|>\n{instruction}\n<|embed|>\n",
+                           "query_instruction_default": "<|embed|>\n", "document_instruction": "<|embed|>\n",
+                           "max_length": 32768}  # retrieval_reasonir's query/doc max_length default
+
 TEXT_LIMIT: Final = {"max_length": ("text_config.max_position_embeddings", None)}
 
 RECIPES: Final[tuple[Recipe, ...]] = (
@@ -271,12 +283,14 @@ RECIPES: Final[tuple[Recipe, ...]] = (
            text_only=True, match=Match(hub_ids=("BAAI/bge-m3",)), reference=BGE_M3_REF,
            description="BGE-M3 dense: CLS token, L2, 8192 tokens, no prompts (BGEM3FlagModel); instruction "
                        "prepended"),
-    Recipe("reasonir", SENTENCE_TRANSFORMER, match=Match(hub_ids=("reasonir/ReasonIR-8B",)), text_only=True,
-           refused="ReasonIR-8B runs a bidirectional Llama through remote code (ReasonIRModel; its copy in "
-                   "facebookresearch/ReasonIR training/modeling_llama.py @ 0aac962 is readable: is_causal=False, "
-                   "mean pooling without the instruction tokens, L2) written against transformers 4.4x internals, "
-                   "with no native equivalent in transformers 5.24; no adapter or fixture has been built for it yet",
-           description="ReasonIR-8B (bidirectional Llama, remote code)"),
+    Recipe("reasonir", BIDIRECTIONAL_LLAMA, options=REASONIR_OPTIONS, has_instruction_field=True, text_only=True,
+           dtype="bfloat16", match=Match(hub_ids=("reasonir/ReasonIR-8B",), model_types=("llama",),
+                                         architectures=("ReasonIRModel",), text_only=True),
+           reference=REASONIR_REF,
+           description="ReasonIR-8B: transformers' LlamaModel with is_causal=False (ReasonIRModel's bidirectional "
+                       "attention, no remote code run); queries '<|user|>\\n{instruction}\\n<|embed|>\\n' + text, "
+                       "documents and instruction-less queries '<|embed|>\\n' + text; mean over the tokens after the "
+                       "instruction, L2; right padding; 32768 tokens"),
     # --- omni thinker embedders -----------------------------------------------------------------------------
     Recipe("qwen2.5-omni-embedder", VLM, match=Match(hub_ids=("nvidia/omni-embed-nemotron-3b",),
                                                      model_types=("qwen2_5_omni", "qwen2_5_omni_thinker")),

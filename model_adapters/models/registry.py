@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from model_adapters.models.recipes import (  # noqa: F401  (the family names are re-exported)
     API,
+    BIDIRECTIONAL_LLAMA,
     DUAL_TOWER,
     FAMILIES,
     RECIPES_BY_NAME,
@@ -87,6 +88,9 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
               description="Diver-Retriever-4B (its README's Qwen3-Embedding usage, docs/models.md)"),
     of_recipe("bge-m3", "bge-m3", "BAAI/bge-m3", max_batch=32,
               description="BGE-M3, dense vectors (FlagEmbedding's BGEM3FlagModel recipe, docs/models.md)"),
+    of_recipe("reasonir-8b", "reasonir", "reasonir/ReasonIR-8B", max_batch=8,
+              description="ReasonIR-8B (its ReasonIRModel.encode recipe on transformers' bidirectional LlamaModel, "
+                          "docs/models.md)"),
     # Dual-tower encoders (paper Table 2; fusion rule paper B.2.1)
     of_recipe("clip-vit-b32", "clip", "openai/clip-vit-base-patch32", max_batch=64, options={"max_length": 77},
               description="CLIP ViT-B/32"),
