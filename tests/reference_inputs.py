@@ -89,5 +89,19 @@ def as_embed_dict(item: tuple[str, str | None, str | None]) -> dict[str, Any]:
     if instruction:
         out["instruction"] = instruction
     return out
+def collapse_image_pads(text: str) -> str:
+    """A decoded prompt with each run of image tokens written once with its count (fixtures stay readable).
+
+    >>> collapse_image_pads("<|vision_start|><|image_pad|><|image_pad|><|vision_end|>a")
+    '<|vision_start|><|image_pad|>x2<|vision_end|>a'
+    """
+    import re
+
+    return re.sub(r"(?:<\|image_pad\|>)+", lambda m: f"<|image_pad|>x{m.group(0).count('<|image_pad|>')}", text)
+
+
 # VLM2Vec's own code cannot encode an input with neither text nor image (zero tokens), so it is left out there.
 VLM2VEC_INPUTS = [item for item in EMBED_INPUTS if item[0] or item[1]]
+# VLM2Vec-V1 resizes every image to 1344x1344 (980x980 after the processor: 4900 vision patches); batches of at most
+# one image keep the vendored vision tower's attention within memory (indices into VLM2VEC_INPUTS, all covered).
+VLM2VEC_V1_BATCHES = [[0, 1], [2, 6], [3, 7], [4], [5]]

@@ -22,12 +22,15 @@ class _Any(types.ModuleType):
     def __mro_entries__(self, bases):
         return (object,)
 
+# imageio: imported by the video eval datasets (VLM2Vec V1 driver imports the eval collator's package)
+STUBBED = ("torchvision", "timm", "decord", "flash_attn", "skimage", "cv2", "hnswlib", "wandb", "ray", "imageio")
+
 class _Finder:
     def find_module(self, fullname, path=None):
-        return self if fullname.split(".")[0] in ("torchvision", "timm", "decord", "flash_attn", "skimage", "cv2", "hnswlib", "wandb", "ray") else None
+        return self if fullname.split(".")[0] in STUBBED else None
     def find_spec(self, fullname, path=None, target=None):
         import importlib.machinery
-        if fullname.split(".")[0] in ("torchvision", "timm", "decord", "flash_attn", "skimage", "cv2", "hnswlib", "wandb", "ray"):
+        if fullname.split(".")[0] in STUBBED:
             return importlib.machinery.ModuleSpec(fullname, self)
         return None
     def create_module(self, spec):

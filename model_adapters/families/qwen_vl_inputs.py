@@ -73,14 +73,17 @@ def smart_resize(height: int, width: int, factor: int = FACTOR, min_pixels: int 
     return h_bar, w_bar
 
 
-def fetch_image(data: bytes, *, min_pixels: int = MIN_PIXELS, max_pixels: int = MAX_PIXELS) -> Any:
-    """Decode, convert to RGB (RGBA on white) and resize an image as `qwen_vl_utils.fetch_image` does."""
+def fetch_image(data: bytes, *, min_pixels: int = MIN_PIXELS, max_pixels: int = MAX_PIXELS, factor: int = FACTOR,
+                rgba: str = "white") -> Any:
+    """Decode, convert to RGB and resize an image as `qwen_vl_utils.fetch_image` does: RGBA pasted on white
+    (qwen-vl-utils 0.0.14, rgba="white") or PIL's plain `convert("RGB")` (the copies vendored by RzenEmbed, LamRA
+    and Ops-MM, rgba="convert"); `smart_resize` to multiples of `factor`; PIL's default bicubic resize."""
     from PIL import Image
 
     try:
         with Image.open(io.BytesIO(data)) as img:
             img.load()
-            if img.mode == "RGBA":
+            if img.mode == "RGBA" and rgba == "white":
                 rgb = Image.new("RGB", img.size, (255, 255, 255))
                 rgb.paste(img, mask=img.split()[3])
             else:
@@ -88,7 +91,7 @@ def fetch_image(data: bytes, *, min_pixels: int = MIN_PIXELS, max_pixels: int = 
     except Exception as exc:  # PIL raises many types (UnidentifiedImageError, OSError, SyntaxError...)
         raise ValueError(f"image does not decode ({type(exc).__name__}: {exc})") from exc
     width, height = rgb.size
-    new_height, new_width = smart_resize(height, width, FACTOR, min_pixels, max_pixels)
+    new_height, new_width = smart_resize(height, width, factor, min_pixels, max_pixels)
     return rgb.resize((new_width, new_height))
 
 
@@ -139,15 +142,22 @@ class QwenVLProcessor:
         self.merge = int(getattr(image_processor, "merge_size", MERGE_SIZE))
         self.image_token_id = tokenizer.convert_tokens_to_ids(IMAGE_PAD)
 
-    def render(self, conversations: Sequence[list[dict[str, Any]]]) -> list[str]:
-        return [self.tokenizer.apply_chat_template(c, chat_template=self.chat_template, tokenize=False,
-                                                   add_generation_prompt=True) for c in conversations]
+    def render(self, conversations: Sequence[list[dict[str, Any]]], *, add_generation_prompt: bool = True,
+               use_tokenizer_template: bool = False) -> list[str]:
+        """Each conversation rendered by the processor's chat template (or the tokenizer's own)."""
+        template = None if use_tokenizer_template else self.chat_template
+        return [self.tokenizer.apply_chat_template(c, chat_template=template, tokenize=False,
+                                                   add_generation_prompt=add_generation_prompt)
+                for c in conversations]
 
-    def expand(self, texts: Sequence[str], images: Sequence[Any]) -> tuple[list[str], dict[str, Any]]:
-        """Texts with each image placeholder expanded to its vision tokens, and the pixel tensors."""
+    def expand(self, texts: Sequence[str], images: Sequence[Any], *, do_resize: bool = False,
+               size: dict[str, int] | None = None) -> tuple[list[str], dict[str, Any]]:
+        """Texts with each image placeholder expanded to its vision tokens, and the pixel tensors (the image
+        processor resizes again within its own bounds, or `size`, when `do_resize`)."""
         if not images:
             return list(texts), {}
-        pixels = self.image_processor(images=list(images), do_resize=False, return_tensors="pt")
+        extra = {"size": size} if size else {}
+        pixels = self.image_processor(images=list(images), do_resize=do_resize, return_tensors="pt", **extra)
         counts = iter(int(g.prod()) // self.merge**2 for g in pixels["image_grid_thw"])
         out = []
         for text in texts:

@@ -214,6 +214,101 @@ def save_tiny_qwen2_vl(folder: str, seed: int = 0) -> str:
     return folder
 
 
+# --- tiny checkpoints of the Qwen-VL chat recipes (model_adapters/families/qwen_chat.py), saved as folders ---------
+# Qwen2-VL-*-Instruct's preprocessor_config.json bounds (min_pixels 3136, max_pixels 12845056).
+QWEN2_VL_INSTRUCT_SIZE: Final = {"shortest_edge": 56 * 56, "longest_edge": 28 * 28 * 16384}
+VLM2VEC_SIZE: Final = {"shortest_edge": 28 * 28 * 4, "longest_edge": 28 * 28 * 1280}
+
+
+def qwen2_vl_chat_template() -> str:
+    """Qwen2-VL-Instruct's chat template (default system "You are a helpful assistant."), 1017 characters,
+    model_adapters/families/data/qwen2_vl_chat_template.json."""
+    import json
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "data", "qwen2_vl_chat_template.json")
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)["chat_template"]
+
+
+# Weights drawn with std 0.2 instead of transformers' 0.02: with 0.02 a tiny model's attention is near uniform, so
+# a wrong position rule (multimodal RoPE index vs sequential positions) would move its vectors by only 1 - cos ~ 1e-5,
+# below what the equivalence tests can tell apart; with 0.2 it moves them by ~0.05.
+CHAT_INIT_RANGE: Final = 0.2
+
+
+def _sharpened(config: Any) -> Any:
+    for part in (config, config.text_config, config.vision_config):
+        part.initializer_range = CHAT_INIT_RANGE
+    return config
+
+
+def _qwen_tokenizer_with(tokens: tuple[str, ...], chat_template: str) -> Any:
+    tok = qwen_tokenizer()
+    if tokens:
+        tok.add_tokens(list(tokens))  # as the authors' `tokenizer.add_tokens([...])`
+    tok.chat_template = chat_template
+    return tok
+
+
+def build_tiny_qwen2_vl(seed: int = 0, *, tokens: tuple[str, ...] = (), spare_rows: int = 0,
+                        size: dict[str, int] | None = None) -> tuple[Any, Any, Any]:
+    """A tiny random Qwen2VLForConditionalGeneration with extra tokens (e.g. UME-R1's <disc_emb>, <gen_emb>), the
+    Qwen2-VL-Instruct chat template, `spare_rows` embedding rows beyond the tokenizer (as Qwen's 152064 rows beyond
+    its 151657 tokens, where LamRA's eval adds <emb>) and an image processor with `size` bounds."""
+    from transformers import Qwen2VLForConditionalGeneration
+    from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
+
+    tok = _qwen_tokenizer_with(tokens, qwen2_vl_chat_template())
+    config = _sharpened(_qwen2_vl_config(tok))
+    config.text_config.vocab_size = len(tok) + spare_rows
+    proc = Qwen2VLImageProcessorPil(patch_size=14, merge_size=2, temporal_patch_size=2,
+                                    size=dict(size or QWEN2_VL_INSTRUCT_SIZE))
+    return _seeded(seed, lambda: Qwen2VLForConditionalGeneration(config)), tok, proc
+
+
+def build_tiny_qwen3_vl(seed: int = 0, *, tokens: tuple[str, ...] = (), emb_token: str | None = None
+                        ) -> tuple[Any, Any, Any]:
+    """A tiny random Qwen3VLForConditionalGeneration with extra tokens; `emb_token` is recorded as
+    config.emb_token_ids, as Embed-RL's merge script (merge_qwen3vl.py) records <emb>."""
+    from transformers import Qwen3VLForConditionalGeneration
+
+    tok = _qwen_tokenizer_with(tokens, qwen3_vl_chat_template())
+    config = _sharpened(_qwen3_vl_config(tok))
+    if emb_token is not None:
+        config.emb_token_ids = [tok.convert_tokens_to_ids(emb_token)]
+    return _seeded(seed, lambda: Qwen3VLForConditionalGeneration(config)), tok, qwen3_vl_image_processor()
+
+
+def _save(folder: str, model: Any, tok: Any, proc: Any) -> str:
+    import json
+    import os
+
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    proc.save_pretrained(folder)
+    with open(os.path.join(folder, "chat_template.json"), "w", encoding="utf-8") as handle:
+        json.dump({"chat_template": tok.chat_template}, handle)
+    return folder
+
+
+# The tiny checkpoint of each chat recipe's architecture class and special tokens (tests/fixtures/<recipe>/NOTE.md).
+TINY_CHAT_CHECKPOINTS: Final = {
+    "embed-rl": lambda seed: build_tiny_qwen3_vl(seed, tokens=("<emb>",), emb_token="<emb>"),
+    "ume-r1": lambda seed: build_tiny_qwen2_vl(seed, tokens=("<disc_emb>", "<gen_emb>")),
+    "lamra": lambda seed: build_tiny_qwen2_vl(seed, spare_rows=8),
+    "rzenembed": lambda seed: build_tiny_qwen2_vl(seed),
+    "ops-mm": lambda seed: build_tiny_qwen2_vl(seed),
+}
+
+
+def save_tiny_chat_checkpoint(kind: str, folder: str, seed: int = 0) -> str:
+    """Write the tiny checkpoint of `kind` (a key of TINY_CHAT_CHECKPOINTS) as a model folder."""
+    if kind not in TINY_CHAT_CHECKPOINTS:
+        raise ValueError(f"unknown tiny chat checkpoint {kind!r}; valid: {', '.join(TINY_CHAT_CHECKPOINTS)}")
+    return _save(folder, *TINY_CHAT_CHECKPOINTS[kind](seed))
+
+
 def _seed(entry: Any) -> int:
     revision = str(entry.revision)
     return int(revision[4:]) if revision.startswith("seed") else 0

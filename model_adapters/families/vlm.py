@@ -9,7 +9,8 @@ of the whole sequence at `max_length` (8192); embedding = final hidden state of 
 L2-normalized. The benchmark instruction goes into the system turn (paper B.3 "instruction field"); candidates have
 none, so they keep the outer wrapper "Represent the user's input." (paper B.3, docs/protocol.md §3).
 
-VLM2Vec-V2 (`VLM2VecEncoder`, option pipeline="vlm2vec") mirrors VLM2Vec's own encoding path (docs/models.md).
+VLM2Vec-V2 (`VLM2VecEncoder`, option pipeline="vlm2vec") mirrors VLM2Vec's own encoding path (docs/models.md); VLM2Vec-V1
+checkpoints take the same path with option image_resolution=[1344, 1344] (their evaluation's `image_resolution`).
 `VLMEncoder` is a generic ChatML pipeline (left padding, last position), reachable only as `--recipe generic`
 (pipeline "generic"); it mirrors no authors' code, is used by no built-in entry, and every output of such a run says
 "unverified input pipeline".
@@ -18,6 +19,7 @@ VLM2Vec-V2 (`VLM2VecEncoder`, option pipeline="vlm2vec") mirrors VLM2Vec's own e
 from __future__ import annotations
 
 import inspect
+import io
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -216,23 +218,40 @@ def vlm2vec_text(item: ModelInput) -> str:
     return f"{IMAGE_PAD} {prompt}" if item.image is not None else prompt
 
 
+def vlm2vec_v1_image(data: bytes, resolution: tuple[int, int]) -> Any:
+    """An image as VLM2Vec's eval collator hands V1 checkpoints their images (`--image_resolution high
+    --resize_use_processor false`, experiments/public/eval/eval_vlm2vecv1_8gpu.sh): opened, resized to `resolution`
+    (1344x1344, aspect not kept) in its own mode, then made RGB (the image processor's `convert_rgb`)."""
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            img.load()
+            return img.resize(tuple(resolution)).convert("RGB")
+    except Exception as exc:  # PIL raises many types (UnidentifiedImageError, OSError, SyntaxError...)
+        raise ValueError(f"image does not decode ({type(exc).__name__}: {exc})") from exc
+
+
 class VLM2VecEncoder:
     """VLM2Vec-V2 as its authors encode (TIGER-AI-Lab/VLM2Vec @ 6e1e1d4: `process_input_text`,
     `Qwen2_VL_process_fn`, `MMEBModel._pooling` with pooling="last", normalize=True): no chat template, each input
     tokenized alone (image tokens expanded by the Qwen2-VL processor, images resized by it within 28²·4 … 28²·1280
-    pixels, sides < 28 px first resized to 56x56), right padding, last attended token, L2."""
+    pixels, sides < 28 px first resized to 56x56), right padding, last attended token, L2. V1 checkpoints
+    (`image_resolution`): every image first resized to 1344x1344, as the authors evaluate them."""
 
     def __init__(self, model: Any, processor: qvi.QwenVLProcessor, *, device: str = "cpu",
-                 min_pixels: int = VLM2VEC_MIN_PIXELS, max_pixels: int = VLM2VEC_MAX_PIXELS) -> None:
+                 min_pixels: int = VLM2VEC_MIN_PIXELS, max_pixels: int = VLM2VEC_MAX_PIXELS,
+                 image_resolution: tuple[int, int] | None = None) -> None:
         self.model = model.to(device).eval()
         self.processor = processor
         self.device = device
         self.size = {"shortest_edge": min_pixels, "longest_edge": max_pixels}
+        self.image_resolution = tuple(image_resolution) if image_resolution else None
         config = getattr(model.config, "text_config", model.config)
         self.dim = int(config.hidden_size)
 
     def image(self, data: bytes) -> Any:
-        img = decode_image(data)
+        img = vlm2vec_v1_image(data, self.image_resolution) if self.image_resolution else decode_image(data)
         return img.resize((56, 56)) if min(img.size) < VLM2VEC_MIN_SIDE else img
 
     def tokenize(self, batch: Sequence[ModelInput]) -> dict[str, Any]:
@@ -287,7 +306,8 @@ def load_vlm2vec(entry: Any, path: str, *, device: str = "cpu", dtype: str = "fl
     lm = AutoModelForImageTextToText.from_pretrained(path, dtype=torch_dtype(dtype), **kwargs)
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
     image_processor = AutoImageProcessor.from_pretrained(path, **kwargs)
-    return VLM2VecEncoder(lm.model, qvi.QwenVLProcessor(tokenizer, image_processor, ""), device=device)
+    return VLM2VecEncoder(lm.model, qvi.QwenVLProcessor(tokenizer, image_processor, ""), device=device,
+                          image_resolution=entry.options.get("image_resolution"))
 
 
 PIPELINES: Final = ("qwen3_vl", "vlm2vec", "generic")

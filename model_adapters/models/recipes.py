@@ -27,9 +27,10 @@ DUAL_TOWER: Final = "dual_tower"
 SENTENCE_TRANSFORMER: Final = "sentence_transformer"
 VLM: Final = "vlm"
 RERANKER: Final = "reranker"
+QWEN_CHAT: Final = "qwen_chat"
 TINY: Final = "tiny"
 API: Final = "api"  # API-only models (model_adapters/families/api.py): requests to a provider, responses cached
-FAMILIES: Final = (DUAL_TOWER, SENTENCE_TRANSFORMER, VLM, RERANKER, TINY, API)
+FAMILIES: Final = (DUAL_TOWER, SENTENCE_TRANSFORMER, VLM, QWEN_CHAT, RERANKER, TINY, API)
 KINDS: Final = ("embedder", "reranker")
 
 # What results.json "model" "input_pipeline" says about how the inputs were built.
@@ -118,6 +119,25 @@ DUAL_TOWER_REF: Final = Reference("transformers 5.24.0 get_text_features / get_i
 VLM2VEC_REF: Final = Reference(
     "TIGER-AI-Lab/VLM2Vec src/model/processor.py (process_input_text, Qwen2_VL_process_fn), src/model/model.py "
     "(MMEBModel._pooling)", "6e1e1d42d4cb", "tests/test_vlm2vec_reference.py")
+VLM2VEC_V1_REF: Final = Reference(
+    "TIGER-AI-Lab/VLM2Vec experiments/public/eval/eval_vlm2vecv1_8gpu.sh (--image_resolution high "
+    "--resize_use_processor false), src/data/collator/eval_collator.py (MultimodalEvalDataCollator), "
+    "src/model/processor.py, src/model/model.py", "6e1e1d42d4cb", "tests/test_vlm2vec_reference.py")
+QWEN_CHAT_TEST: Final = "tests/test_qwen_chat_reference.py"
+EMBED_RL_REF: Final = Reference(
+    "ZoengHN/Embed-RL eval/mmeb_eval/vlm2vec/src/model/processor.py (Qwen3_VL_process_fn), "
+    "src/model/model.py (MMEBModel.encode_input) + eval/toy_eval/image_eval.py", "87b52f735d75", QWEN_CHAT_TEST)
+UME_R1_REF: Final = Reference(
+    "XMUDeepLIT/UME-R1 README.md (discriminative example) + src/eval/VLM2Vec/eval_twomode.py "
+    "(get_disc_embedding_idx, left padding)", "55e551260dd7", QWEN_CHAT_TEST)
+RZENEMBED_REF: Final = Reference("360CVGroup/RzenEmbed rzen_embed_inference.py (RzenEmbed.get_fused_embeddings)",
+                                 "b07eb547ec88", QWEN_CHAT_TEST)
+OPS_MM_REF: Final = Reference(
+    "OpenSearch-AI/Ops-MM-embedding-v1 Hub remote file ops_mm_embedding_v1.py (OpsMMEmbeddingV1.embed), read as "
+    "vendored verbatim by ssu-humane/VILLAIN src/models/ops_mm_embedding_v1.py", "40f1d38a2535", QWEN_CHAT_TEST)
+LAMRA_REF: Final = Reference(
+    "Code-kunkun/LamRA eval/eval_mbeir.py, dataset/datasets_mbeir.py, collators/mbeir_eval.py, "
+    "models/qwen2_vl.py (Qwen2VLRetForConditionalGeneration)", "72863991e62f", QWEN_CHAT_TEST)
 SENTENCE_TRANSFORMERS_REF: Final = Reference("sentence-transformers SentenceTransformer.encode (the model's own "
                                              "modules.json)", "5.x", "tests/test_adapters.py")
 
@@ -125,6 +145,53 @@ ARK_EMBEDDINGS_REF: Final = Reference(
     "volcengine/volcengine-python-sdk volcenginesdkarkruntime/resources/multimodal_embeddings.py + "
     "types/multimodal_embedding/ (the request and response the provider's SDK builds and parses)", "b5be43b5e6b3",
     "tests/test_api_models.py")
+# Options of the Qwen-VL chat embedder (model_adapters/families/qwen_chat.py `ChatOptions`), each read from the
+# authors' code named in its Reference; docs/models.md "Input pipelines" lists them.
+EMBED_RL_OPTIONS: Final = {
+    "backbone": "qwen3_vl", "render": "template", "template_source": "tokenizer",
+    "instruction": "prefix",  # paper B.3: no instruction field -> plain-text prefix
+    "text_rule": "strip_vision_tokens", "suffix": "Summarize the above content in one word:", "empty": "bare",
+    "assistant": "<emb>", "add_generation_prompt": False, "add_tokens": ["<emb>"],
+    "pooling": "last_token", "pool_token": "<emb>", "padding_side": "left", "positions": "rope",
+    "image_factor": 32, "min_pixels": 128 * 32 * 32, "max_pixels": 768 * 32 * 32, "rgba": "white",
+    "processor_resize": True, "max_length": 8192, "truncation": "text_only",
+}
+UME_R1_DISC_OPTIONS: Final = {
+    "backbone": "qwen2_vl", "render": "template", "template_source": "processor",
+    "instruction": "prefix",  # paper B.3: the query-side instruction in the text (UME-R1 has no instruction field)
+    "suffix": "\n<disc_emb>\n", "add_generation_prompt": True,
+    "pooling": "last_token", "pool_token": "<disc_emb>", "pool_tail": 2, "padding_side": "left",
+    "positions": "rope", "image_factor": 28, "min_pixels": 4 * 28 * 28, "max_pixels": 16384 * 28 * 28,
+    "rgba": "white", "processor_resize": True,
+    "placeholder_image": [28, 28],  # paper B.2.1: a 28x28 white placeholder on pure-text inputs
+    "truncation": "none",
+}
+RZENEMBED_OPTIONS: Final = {
+    "backbone": "qwen2_vl", "render": "chatml", "system": "You are a helpful assistant.",
+    "instruction": "concat",  # get_fused_embeddings: instruction + text (paper B.3: its instruction field)
+    "assistant": "<|endoftext|>", "pooling": "last_attended", "padding_side": "right", "positions": "sequential",
+    "image_factor": 28, "min_pixels": 4 * 28 * 28, "max_pixels": 16384 * 28 * 28, "rgba": "convert",
+    "processor_resize": True, "processor_min_pixels": 256 * 28 * 28, "processor_max_pixels": 1280 * 28 * 28,
+    "max_length": 2000, "truncation": "all",
+}
+LAMRA_OPTIONS: Final = {
+    "backbone": "qwen2_vl", "render": "template", "template_source": "processor",
+    "instruction": "prefix", "text_rule": "mbeir_format",  # M-BEIR: format_string(f"{prompt} {text}")
+    "suffix": {"image_text": "\nSummarize above image and sentence in one word: ",
+               "text": "\nSummarize above sentence in one word: ", "image": "\nSummarize above image in one word: "},
+    "assistant": "<emb>.", "add_generation_prompt": True, "add_tokens": ["<emb>"],
+    "pooling": "first_token_minus_one", "pool_token": "<emb>", "padding_side": "tokenizer",
+    "positions": "sequential", "image_factor": 28, "min_pixels": 4 * 28 * 28, "max_pixels": 300 * 28 * 28,
+    "rgba": "convert", "processor_resize": True, "max_length": 1024, "truncation": "candidates",
+}
+OPS_MM_OPTIONS: Final = {
+    "backbone": "qwen2_vl", "render": "chatml", "system": "You are a helpful assistant.",
+    "instruction": "system",  # embed(..., instruction=...): the instruction replaces the system text
+    "assistant": "<|endoftext|>", "pooling": "last_attended", "padding_side": "left", "positions": "rope",
+    "image_factor": 28, "min_pixels": 256 * 28 * 28, "max_pixels": 1280 * 28 * 28, "rgba": "convert",
+    "processor_resize": True, "processor_min_pixels": 256 * 28 * 28, "processor_max_pixels": 1280 * 28 * 28,
+    "max_length": None, "truncation": "all",
+}
 
 TEXT_LIMIT: Final = {"max_length": ("text_config.max_position_embeddings", None)}
 
@@ -162,6 +229,44 @@ RECIPES: Final[tuple[Recipe, ...]] = (
     Recipe("vlm2vec-v2", VLM, options={"pipeline": "vlm2vec", "requires": ["peft"]}, dtype="bfloat16",
            match=Match(hub_ids=("VLM2Vec/VLM2Vec-V2.0",)), reference=VLM2VEC_REF,
            description="VLM2Vec-V2.0: no chat template, '<|image_pad|> {instruction} {text}', last attended token"),
+    Recipe("vlm2vec-v1", VLM, options={"pipeline": "vlm2vec", "requires": ["peft"], "image_resolution": [1344, 1344]},
+           dtype="bfloat16", match=Match(hub_ids=("TIGER-Lab/VLM2Vec-Qwen2VL-2B", "TIGER-Lab/VLM2Vec-Qwen2VL-7B")),
+           reference=VLM2VEC_V1_REF,
+           description="VLM2Vec-V1 (Qwen2-VL): the V2 path, every image first resized to 1344x1344 "
+                       "(image_resolution 'high', as the authors evaluate V1 checkpoints)"),
+    # --- Qwen-VL chat embedders (model_adapters/families/qwen_chat.py) ---------------------------------------------
+    Recipe("embed-rl", QWEN_CHAT, options=EMBED_RL_OPTIONS, dtype="bfloat16", reference=EMBED_RL_REF,
+           match=Match(hub_ids=("ZoengHouNaam/Embed-RL-2B", "ZoengHouNaam/Embed-RL-4B")),
+           description="Embed-RL without CoT: [image][text]['Summarize the above content in one word:'], assistant "
+                       "'<emb>', pooled at the last <emb>"),
+    Recipe("ume-r1-disc", QWEN_CHAT, options=UME_R1_DISC_OPTIONS, dtype="bfloat16", reference=UME_R1_REF,
+           match=Match(hub_ids=("zhibinlan/UME-R1-2B", "zhibinlan/UME-R1-7B"), model_types=("qwen2_vl",),
+                       architectures=("Qwen2VLForConditionalGeneration",), remote_code=False,
+                       tokens=("<disc_emb>", "<gen_emb>")),
+           description="UME-R1 discriminative mode: [image][text + '\\n<disc_emb>\\n'], generation prompt, pooled at "
+                       "the last <disc_emb>; a 28x28 white placeholder image on pure-text inputs (TRIAD B.2.1)"),
+    Recipe("rzenembed", QWEN_CHAT, options=RZENEMBED_OPTIONS, dtype="bfloat16", has_instruction_field=True,
+           reference=RZENEMBED_REF, match=Match(hub_ids=("qihoo360/RzenEmbed",)),
+           description="RzenEmbed: hand-written ChatML, instruction + text, '<|endoftext|>' after the assistant "
+                       "prompt, last attended token, sequential positions"),
+    Recipe("lamra-ret", QWEN_CHAT, options=LAMRA_OPTIONS, dtype="bfloat16", reference=LAMRA_REF,
+           match=Match(hub_ids=("code-kunkun/LamRA-Ret",)),
+           description="LamRA-Ret: M-BEIR text format, 'Summarize above ... in one word: ', assistant '<emb>.', "
+                       "pooled one position before the first <emb>, sequential positions"),
+    Recipe("ops-mm-embedding-v1", QWEN_CHAT, options=OPS_MM_OPTIONS, dtype="bfloat16", has_instruction_field=True,
+           reference=OPS_MM_REF,
+           match=Match(hub_ids=("OpenSearch-AI/Ops-MM-embedding-v1-7B", "OpenSearch-AI/Ops-MM-embedding-v1-2B")),
+           description="Ops-MM-embedding-v1: hand-written ChatML, instruction as the system text, '<|endoftext|>' "
+                       "after the assistant prompt, left padding, last token"),
+    Recipe("wemm-embedding", QWEN_CHAT, match=Match(hub_ids=("tencent/WeMM-Embedding-9B",)),
+           refused="its embedding code is Hub remote code (tencent/WeMM-Embedding-9B, custom_code, "
+                   "AutoModelForMultimodalLM) that is in none of the searched sources (GitHub index: only "
+                   "third-party clients); no fixture can prove an input pipeline for it",
+           description="WeMM-Embedding-9B (Qwen3.5 backbone + remote code)"),
+    Recipe("b-tokens", QWEN_CHAT, match=Match(hub_ids=("siyrus/Btoks-Qwen3VL-2B-Instruct",)),
+           refused="no inference code found: the Hub card names a VLM2Emb class, and no repository in the searched "
+                   "GitHub index holds it or any B-Tokens (Btoks) encoding code",
+           description="B-Tokens-2B (Qwen3-VL-2B + bottleneck tokens)"),
     Recipe(GENERIC, VLM, options={"pipeline": "generic"}, has_instruction_field=True,
            description="a generic ChatML pipeline (system = instruction, left padding, last position) that mirrors "
                        "no authors' code: only with --recipe generic, and every output says 'unverified input "

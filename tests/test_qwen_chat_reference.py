@@ -1,0 +1,191 @@
+"""The Qwen-VL chat recipes (model_adapters/families/qwen_chat.py) against their authors' code on tiny random models.
+
+Each fixture tests/fixtures/<recipe>/official.json was produced by the authors' code (NOTE.md beside it: repository,
+commit, command, substitutions) on the tiny checkpoint `tiny.save_tiny_chat_checkpoint(kind, folder)` writes, over
+the fixed inputs of tests/reference_inputs.py. Our side loads that folder through the recipe's real registry entry
+and loader (`load_encoder(entry, model_path=folder)`). Required: identical attended token ids and cosine >= 0.9999
+per vector; a mutation of the recipe (wrong pooling, wrong positions, ...) must fall below that bound.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from model_adapters.families import qwen_chat, tiny
+from model_adapters.models.registry import get_entry, load_encoder
+from model_adapters.protocol import ModelInput
+from tests import reference_inputs as R
+
+FIXTURES = Path(__file__).parent / "fixtures"
+MIN_COSINE = 0.9999
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """One fixture section: its inputs, the side they are encoded as, and options changed for it (e.g. a small
+    max_length, as the authors' constructor takes it)."""
+
+    key: str
+    inputs: tuple[tuple[str, str | None, str | None], ...]
+    side: str = qwen_chat.QUERY
+    overrides: tuple[tuple[str, Any], ...] = ()
+
+
+MAIN = Check("main", tuple(R.EMBED_INPUTS))
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One recipe: its registry entry, tiny checkpoint, fixture folder, checks, and a mutation of its options that
+    the comparison must catch."""
+
+    entry: str
+    tiny: str
+    fixture: str
+    mutation: dict[str, Any]
+    checks: tuple[Check, ...] = (MAIN,)
+
+
+CASES = {
+    "embed-rl": Case("embed-rl-2b", "embed-rl", "embed_rl", {"pooling": "last_attended"}),
+    "ume-r1-disc": Case("ume-r1-2b-disc", "ume-r1", "ume_r1_disc", {"placeholder_image": None}),
+    "rzenembed": Case("rzenembed", "rzenembed", "rzenembed", {"positions": "rope"}, (
+        MAIN, Check("truncation", tuple(R.TRUNCATION_INPUTS[:1]), overrides=(("max_length", R.TRUNCATION_MAX_LENGTH),)))),
+    "ops-mm-embedding-v1": Case("ops-mm-embedding-v1-7b", "ops-mm", "ops_mm_embedding_v1", {"positions": "sequential"}),
+    "lamra-ret": Case("lamra-ret", "lamra", "lamra_ret", {"pooling": "last_token"}, (
+        MAIN, Check("candidates", tuple(R.EMBED_INPUTS), side=qwen_chat.CANDIDATE))),
+}
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("tiny-chat")
+    kinds = {c.tiny for c in CASES.values()} | {"ume-r1"}
+    return {kind: tiny.save_tiny_chat_checkpoint(kind, str(root / kind)) for kind in kinds}
+
+
+def official(case: Case) -> dict:
+    return json.loads((FIXTURES / case.fixture / "official.json").read_text())
+
+
+def encoder(case: Case, folders: dict[str, str]) -> qwen_chat.QwenChatEmbedder:
+    enc = load_encoder(get_entry(case.entry), model_path=folders[case.tiny], dtype="float32")
+    assert isinstance(enc, qwen_chat.QwenChatEmbedder)
+    return enc
+
+
+def batch_of(check: Check) -> list[ModelInput]:
+    return [ModelInput(text, R.image(kind) if kind else None, instruction) for text, kind, instruction in check.inputs]
+
+
+def attended_ids(inputs: dict) -> list[list[int]]:
+    return [[int(t) for t, m in zip(row, mask, strict=True) if m]
+            for row, mask in zip(inputs["input_ids"], inputs["attention_mask"], strict=True)]
+
+
+def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+
+
+def with_options(enc: qwen_chat.QwenChatEmbedder, changes: dict[str, Any]) -> qwen_chat.QwenChatEmbedder:
+    enc.opts = dataclasses.replace(enc.opts, **changes)
+    return enc
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_tiny_checkpoint_is_the_one_the_fixture_was_made_with(name, folders):
+    case = CASES[name]
+    model = encoder(case, folders).model
+    total = float(sum(p.detach().double().sum() for p in model.parameters()))
+    assert total == pytest.approx(official(case)["weights_sum"], rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_token_ids_and_vectors_match_the_authors_code(name, folders):
+    case, ref = CASES[name], official(CASES[name])
+    for check in case.checks:
+        enc = with_options(encoder(case, folders), dict(check.overrides))
+        batch = batch_of(check)
+        inputs = enc.tokenize(batch, check.side)
+        assert attended_ids(inputs) == ref[check.key]["input_ids"], check.key
+        if "image_grid_thw" in ref[check.key]:
+            grid = inputs["image_grid_thw"].tolist() if "image_grid_thw" in inputs else []
+            assert grid == ref[check.key]["image_grid_thw"], check.key
+        cos = cosines(enc.encode(batch, check.side), np.array(ref[check.key]["vectors"]))
+        assert cos.min() >= MIN_COSINE, (check.key, cos)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_mutated_recipe_is_caught(name, folders):
+    """The comparison can fail: the recipe with one option changed gives vectors below the bound."""
+    case, ref = CASES[name], official(CASES[name])
+    check = case.checks[0]
+    enc = with_options(encoder(case, folders), {**dict(check.overrides), **case.mutation})
+    cos = cosines(enc.encode(batch_of(check), check.side), np.array(ref[check.key]["vectors"]))
+    assert cos.min() < MIN_COSINE, cos
+
+
+# --- the pieces each recipe is built from ------------------------------------------------------------------------
+def test_embed_rl_prompt_is_the_authors(folders):
+    enc = encoder(CASES["embed-rl"], folders)
+    texts, _ = enc.prompts([ModelInput("sparrow", b"png", R.I2C), ModelInput("", None, None)])
+    assert texts[0] == (f"<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>{R.I2C} sparrow"
+                        "Summarize the above content in one word:<|im_end|>\n<|im_start|>assistant\n<emb><|im_end|>\n")
+    assert texts[1] == "<|im_start|>user\n<|im_end|>\n<|im_start|>assistant\n<emb><|im_end|>\n"  # no suffix: as MMEB eval
+    assert official(CASES["embed-rl"])["main"]["prompts"][7].startswith("<|im_start|>user\nRetrieve images of")
+
+
+def test_options_are_validated_in_one_place():
+    with pytest.raises(Exception, match="option pooling='mean' is not one of last_attended"):
+        qwen_chat.ChatOptions.parse({"backbone": "qwen2_vl", "pooling": "mean"}, "recipe x")
+    with pytest.raises(Exception, match="option 'backbone' is required"):
+        qwen_chat.ChatOptions.parse({}, "recipe x")
+    with pytest.raises(Exception, match="needs pool_token"):
+        qwen_chat.ChatOptions.parse({"backbone": "qwen2_vl", "pooling": "last_token"}, "recipe x")
+    opts = qwen_chat.ChatOptions.parse({"backbone": "qwen3_vl", "suffix": "S", "pipeline": "ignored"}, "recipe x")
+    assert opts.suffix_for(True, True) == opts.suffix_for(False, True) == "S"
+
+
+def test_pooling_rules():
+    import torch
+
+    ids = torch.tensor([[0, 0, 5, 7, 5, 9, 9], [0, 1, 2, 3, 4, 5, 7]])
+    mask = torch.tensor([[0, 0, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1]])
+    assert qwen_chat.last_attended_positions(mask).tolist() == [6, 6]
+    assert qwen_chat.last_token_positions(ids, mask, 5)[0].tolist() == [4, 5]
+    # UME-R1's tail rule: a marker in the last two positions falls back to the last position
+    positions, fallbacks = qwen_chat.last_token_positions(ids, mask, 5, tail=2)
+    assert positions.tolist() == [4, 6] and fallbacks == 1
+    assert qwen_chat.first_token_positions_minus_one(ids[:1], 5).tolist() == [1]
+    with pytest.raises(ValueError, match="lost its embedding token"):
+        qwen_chat.first_token_positions_minus_one(ids, 9)
+
+
+def test_ume_r1_checkpoint_is_detected_by_its_tokens_and_a_plain_qwen2_vl_is_not(folders, tmp_path):
+    """UME-R1's README reads <disc_emb> and <gen_emb> from the tokenizer without adding them, so its checkpoints
+    certainly have both: that signature (qwen2_vl, Qwen2VLForConditionalGeneration, no remote code, both tokens)
+    chooses ume-r1-disc; the same architecture without them matches no recipe."""
+    from model_adapters.models.resolve import from_name
+    from triad_dataset.contract.errors import TriadError
+
+    assert from_name(folders["ume-r1"]).identity.recipe == "ume-r1-disc"
+    plain = tiny.save_tiny_chat_checkpoint("rzenembed", str(tmp_path / "plain-qwen2-vl"))
+    with pytest.raises(TriadError, match="no verified embedder recipe matches this checkpoint"):
+        from_name(plain)
+
+
+def test_ume_r1_placeholder_only_on_pure_text_inputs(folders):
+    enc = encoder(CASES["ume-r1-disc"], folders)
+    texts, images = enc.prompts([ModelInput("a concept", None, None), ModelInput("", None, None),
+                                 ModelInput("x", R.image("small"), None)])
+    assert [t.count("<|image_pad|>") for t in texts] == [1, 0, 1] and len(images) == 2
+    assert images[0] == qwen_chat.placeholder_png((28, 28))
+    assert texts[0].endswith("a concept\n<disc_emb>\n<|im_end|>\n<|im_start|>assistant\n")
