@@ -148,3 +148,11 @@ def test_parse_notes_and_limits():
     assert E.parse_tcot(names["text_with_box"][4], None).crops == ()  # no image: nothing to crop
     large = E.parse_tcot(names["large_aspect"][4], R.image("large"))
     assert len(large.crops) == 1  # 1500 x 10 px: aspect 150 > 50
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("CMYK", (40, 40), (0, 255, 0, 0)).save(buf, format="JPEG")  # a mode PNG cannot hold
+    (crop,) = E.parse_tcot('<thinking>{"bbox_2d": [[0, 0, 500, 500]]}</thinking>', buf.getvalue()).crops
+    assert Image.open(io.BytesIO(crop)).size == (20, 20) and Image.open(io.BytesIO(crop)).mode == "RGB"

@@ -83,6 +83,7 @@ def test_ume_r1_gen_run_completes_then_reruns_without_generating(ume_first, tria
     gen = r1["generation"]
     assert r1["complete"] is True and r1["model"]["recipe"] == "ume-r1-gen"
     assert r1["model"]["generation"]["key"] == gen["key"] and gen["roles"] == ["query"]
+    assert "generation" not in r1["model"]["options"]  # recorded once, prompts by their sha256
     assert gen["generated"] == gen["inputs"] == _queries(r1)  # distinct queries; candidates are Disc mode
     assert gen["decoding"]["max_new_tokens"] == 12 and gen["seed"] == 0
     assert gen["fallback_inputs"] == sum(gen["fallbacks"].values()) > 0

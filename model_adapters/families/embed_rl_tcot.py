@@ -51,6 +51,7 @@ IMAGE_PATH: Final = "image.jpg"  # our stand-in for the authors' absolute image 
 MIN_CROP_SIZE: Final = 10
 MAX_ASPECT_RATIO: Final = 50
 BOX_SCALE: Final = 1000  # bbox_2d coordinates are per mille of the image's width and height
+PNG_MODES: Final = ("1", "L", "LA", "P", "RGB", "RGBA", "I", "I;16")  # PIL modes a PNG keeps as they are
 
 # Why an input's T-CoT is not read as thinking + boxes (results.json "generation" "fallbacks").
 NO_REQUEST: Final = "no T-CoT: nothing to reason about (the authors' script skips an input without text or image)"
@@ -156,8 +157,11 @@ def _crops(image: bytes, boxes: list[tuple[float, float, float, float]]) -> list
         for box in boxes:
             pixels = crop_box(box, *img.size)
             if pixels is not None:
+                crop = img.crop(pixels)
+                if crop.mode not in PNG_MODES:  # e.g. CMYK: fetch_image would convert it to RGB all the same
+                    crop = crop.convert("RGB")
                 buf = io.BytesIO()
-                img.crop(pixels).save(buf, format="PNG")  # lossless: the crop reaches fetch_image unchanged
+                crop.save(buf, format="PNG")  # lossless: the crop reaches fetch_image as the authors' crop does
                 out.append(buf.getvalue())
     return out
 

@@ -167,8 +167,9 @@ def _identity_of(entry: ModelEntry, *, kind: str, source_kind: str, source: str,
     recipe = R.RECIPES_BY_NAME.get(entry.recipe or "")
     spec = entry.options.get("generation")  # a reasoning entry's GenerationSpec fields (known before loading)
     generation = summary_of(spec_identity(spec, f"model {name}")) if spec is not None else None
+    options = {k: v for k, v in entry.options.items() if k != "generation"}  # recorded once, as `generation`
     return ModelIdentity(name=name, source_kind=source_kind, source=source, revision=revision, family=entry.family,
-                         sees_images=entry.sees_images, dtype=dtype or entry.dtype, options=dict(entry.options),
+                         sees_images=entry.sees_images, dtype=dtype or entry.dtype, options=options,
                          recipe=entry.recipe, input_pipeline=recipe.input_pipeline if recipe else None,
                          settings_of=settings_of, kind=kind, signature=signature, generation=generation)
 
