@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from model_adapters.families._common import decode_image, hub_kwargs, torch_dtype
+from model_adapters.families.generating import decode, generate_new_ids
 
 # ChatML (the Qwen chat format) for the tiny models, which have no template of their own.
 CHATML_TEMPLATE: Final = (
@@ -24,14 +25,9 @@ CHATML_TEMPLATE: Final = (
 
 
 def _generate(model: Any, tokenizer: Any, inputs: Any, max_new_tokens: int) -> list[str]:
-    import torch
-
-    inputs = {k: v.to(model.device) for k, v in dict(inputs).items()}
-    with torch.inference_mode():
-        out = model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False,
-                             pad_token_id=tokenizer.pad_token_id)
-    new = out[:, inputs["input_ids"].shape[1]:]
-    return [t.strip() for t in tokenizer.batch_decode(new, skip_special_tokens=True)]
+    rows = generate_new_ids(model, inputs, max_new_tokens=max_new_tokens, do_sample=False,
+                            pad_token_id=tokenizer.pad_token_id)
+    return decode(tokenizer, rows, skip_special_tokens=True, strip=True)
 
 
 class VlmCaptioner:

@@ -31,7 +31,8 @@ QWEN_CHAT: Final = "qwen_chat"
 TINY: Final = "tiny"
 API: Final = "api"  # API-only models (model_adapters/families/api.py): requests to a provider, responses cached
 BIDIRECTIONAL_LLAMA: Final = "bidirectional_llama"  # a Llama run with is_causal=False, instruction-excluded mean
-FAMILIES: Final = (DUAL_TOWER, SENTENCE_TRANSFORMER, VLM, RERANKER, TINY, API, QWEN_CHAT, BIDIRECTIONAL_LLAMA)
+REASONING: Final = "reasoning"  # generate, then embed (model_adapters/families/reasoning.py; TRIAD §5.4, B.2.1)
+FAMILIES: Final = (DUAL_TOWER, SENTENCE_TRANSFORMER, VLM, QWEN_CHAT, BIDIRECTIONAL_LLAMA, RERANKER, TINY, API, REASONING)
 KINDS: Final = ("embedder", "reranker")
 
 # What results.json "model" "input_pipeline" says about how the inputs were built.
@@ -228,6 +229,43 @@ REASONIR_REF: Final = Reference(
 REASONIR_OPTIONS: Final = {"query_instruction_template": "<|user|>\n{instruction}\n<|embed|>\n",
                            "query_instruction_default": "<|embed|>\n", "document_instruction": "<|embed|>\n",
                            "max_length": 32768}  # retrieval_reasonir's query/doc max_length default
+# --- reasoning embedders (model_adapters/families/reasoning.py; TRIAD §5.4, B.2.1) ------------------------------
+UME_R1_GEN_REF: Final = Reference(
+    "XMUDeepLIT/UME-R1 README.md (generative example: prompt, generate) + src/eval/VLM2Vec/eval_twomode.py "
+    "(encode_embeddings mode gen, get_gen_embedding_idx)", "55e551260dd7", "tests/test_ume_r1_gen_reference.py")
+EMBED_RL_TCOT_REF: Final = Reference(
+    "ZoengHN/Embed-RL data_pipe/eval_cot_generate/image_cot_generate.py (the T-CoT requests), "
+    "train/reinforcement_learning/verl/verl/utils/dataset/vlm2vec_dataset.py (the four prompts), "
+    "eval/mmeb_eval/vlm2vec/src/model/processor.py (Qwen3_VL_process_fn, process_cot_with_visual_content)",
+    "87b52f735d75", "tests/test_embed_rl_tcot_reference.py")
+# The README's generative prompt, verbatim (trailing spaces included), after the Disc suffix "\n<disc_emb>\n".
+UME_R1_GEN_PROMPT: Final = (
+    "Represent the above input text, images, videos, or any combination of the three as embeddings. \n"
+    "First output the thinking process in <think> </think> tags and then summarize the entire input in a word or "
+    "sentence. \nFinally, use the <gen_emb> tag to represent the entire input.")
+UME_R1_GEN_OPTIONS: Final = {
+    **UME_R1_DISC_OPTIONS,  # the Disc input (and, for candidates, the Disc embedding)
+    "reasoning": "ume-r1-gen", "gen_prompt": UME_R1_GEN_PROMPT,
+    # over the checkpoint's generation_config.json (TRIAD B.2.1 keeps its sampling settings): the README's and the
+    # eval command's --max_new_tokens 8192
+    "decoding": {"max_new_tokens": 8192}, "seed": 0,
+}
+EMBED_RL_TCOT_OPTIONS: Final = {
+    **EMBED_RL_OPTIONS,  # the Embed-RL embedder, with the T-CoT before its summarize line
+    "reasoning": "embed-rl-tcot",
+    # TRIAD B.2.1: Qwen3-VL-8B-Instruct (the reasoner's training backbone) for the unreleased reasoner
+    "generator": "Qwen/Qwen3-VL-8B-Instruct", "generator_revision": "main", "generator_dtype": "bfloat16",
+    # image_cot_generate.py's request: temperature 1.0, max_tokens 4096 (over the reasoner's generation_config.json)
+    "decoding": {"do_sample": True, "temperature": 1.0, "max_new_tokens": 4096}, "seed": 0,
+}
+TWN_REFUSED: Final = (
+    "Think When Needed (TRIAD B.2.1; arXiv 2605.14448: reasoning + embedding LoRA adapters and a routing gate on "
+    "Qwen3-VL-4B-Instruct) has no public code or weights: the paper's project page "
+    "(github.com/winterfell00/Think-When..., truncated in our copy) is in no searched source — the GitHub code "
+    "index (repositories named winterfell00 / Think-When / TWN; the strings '2605.14448' and 'Think When Needed': "
+    "only paper digests), the docs, issues and web-page indexes (the abstract, no weights) — and fetching "
+    "winterfell00/Think-When-Needed gave no snapshot; its adapters, gate and wrapper cannot be fed as their authors "
+    "do")
 
 TEXT_LIMIT: Final = {"max_length": ("text_config.max_position_embeddings", None)}
 
@@ -356,6 +394,17 @@ RECIPES: Final[tuple[Recipe, ...]] = (
            description="Volcengine Ark multimodal embeddings API (POST /embeddings/multimodal): one request per input, "
                        "text then image as a base64 data URL, the instruction prepended; responses cached by model "
                        "version + payload hash; results marked not reproducible"),
+    # --- reasoning embedders: generate, then embed (never detected: registry entries or --recipe) ------------
+    Recipe("ume-r1-gen", REASONING, options=UME_R1_GEN_OPTIONS, dtype="bfloat16", reference=UME_R1_GEN_REF,
+           description="UME-R1 Gen: queries generate with the README's prompt and the checkpoint's sampling settings, "
+                       "embedded at the generation step after the last <gen_emb> (else the last step); candidates "
+                       "in Disc mode (ume-r1-disc)"),
+    Recipe("embed-rl-tcot", REASONING, options=EMBED_RL_TCOT_OPTIONS, dtype="bfloat16", reference=EMBED_RL_TCOT_REF,
+           description="Embed-RL + T-CoT: a T-CoT from Qwen3-VL-8B-Instruct with Embed-RL's four prompts on both "
+                       "sides, its bbox_2d boxes cropped as extra images, embedded by the embed-rl recipe with the "
+                       "T-CoT before the summarize line"),
+    Recipe("twn", REASONING, refused=TWN_REFUSED,
+           description="TWN (Think When Needed): adaptive reasoning embedder on Qwen3-VL-4B-Instruct"),
     # --- rerankers --------------------------------------------------------------------------------------------
     Recipe("qwen3-vl-reranker", RERANKER, kind="reranker", options={"pipeline": "qwen3_vl"},
            has_instruction_field=True, dtype="bfloat16",

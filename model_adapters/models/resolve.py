@@ -167,10 +167,29 @@ def _identity_of(entry: ModelEntry, *, kind: str, source_kind: str, source: str,
     recipe = R.RECIPES_BY_NAME.get(entry.recipe or "")
     spec = entry.options.get("generation")  # a reasoning entry's GenerationSpec fields (known before loading)
     generation = summary_of(spec_identity(spec, f"model {name}")) if spec is not None else None
+    options = {k: v for k, v in entry.options.items() if k != "generation"}  # recorded once, as `generation`
     return ModelIdentity(name=name, source_kind=source_kind, source=source, revision=revision, family=entry.family,
-                         sees_images=entry.sees_images, dtype=dtype or entry.dtype, options=dict(entry.options),
+                         sees_images=entry.sees_images, dtype=dtype or entry.dtype, options=options,
                          recipe=entry.recipe, input_pipeline=recipe.input_pipeline if recipe else None,
                          settings_of=settings_of, kind=kind, signature=signature, generation=generation)
+
+
+def _repo_files(source: str, revision: str | None) -> tuple[detect.FileReader, str | None]:
+    """A reader of a folder's or Hub repository's files and its revision: a folder's content digest
+    (`folder_signature`, so another folder at the same path is another revision), a Hub commit."""
+    if os.path.isdir(source):
+        return _folder_reader(source), folder_signature(source)
+    return _hub_reader(source, revision or "main", flag="model")
+
+
+def _with_generation(entry: ModelEntry, source: str) -> ModelEntry:
+    """A reasoning entry with its generation spec (generator, prompts, decoding read from the generator's
+    generation_config.json, seed), which names the generation cache before anything loads."""
+    if not entry.options.get("reasoning"):
+        return entry
+    from model_adapters.families import reasoning
+
+    return reasoning.resolved(entry, source, _repo_files)
 
 
 def _refuse_refused(entry: ModelEntry, where: str) -> None:
@@ -206,6 +225,7 @@ def _local_copy(entry: ModelEntry, path: str, *, kind: str, name: str | None, re
     label = name or (entry.name if own_snapshot else os.path.basename(folder))
     if label != entry.name:
         _refuse_registry_name(label, kind)
+    entry = _with_generation(entry, folder)
     identity = _identity_of(entry, kind=kind, source_kind="local", source=folder, name=label,
                             revision=snapshot[1] if snapshot else revision, dtype=dtype, settings_of=entry.name,
                             signature=folder_signature(folder))
@@ -228,7 +248,8 @@ def _folder(path: str, *, kind: str, name: str | None, revision: str | None, dty
                                                    hub_id=snapshot[0] if snapshot else None)
     label = name or (snapshot[0] if snapshot else os.path.basename(folder))
     _refuse_registry_name(label, kind)
-    entry = _entry_of(chosen, label, folder, revision="", dtype=dtype or default_dtype, kind=kind, options=options)
+    entry = _with_generation(_entry_of(chosen, label, folder, revision="", dtype=dtype or default_dtype, kind=kind,
+                                       options=options), folder)
     identity = _identity_of(entry, kind=kind, source_kind="local", source=folder, name=label,
                             revision=snapshot[1] if snapshot else revision, dtype=dtype,
                             signature=folder_signature(folder))
@@ -240,7 +261,7 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
 
 
-def _hub_reader(repo: str, revision: str) -> tuple[detect.FileReader, str]:
+def _hub_reader(repo: str, revision: str, *, flag: str = "--model") -> tuple[detect.FileReader, str]:
     """A reader of the repo's files at `revision` (downloaded, or from the local cache when offline) and the commit
     the revision resolves to (from the snapshot path the files land in)."""
     from huggingface_hub import hf_hub_download
@@ -257,13 +278,13 @@ def _hub_reader(repo: str, revision: str) -> tuple[detect.FileReader, str]:
         except EntryNotFoundError:  # includes "not in the local cache" when offline
             return None
         except GatedRepoError as exc:
-            raise TriadError(f"--model {repo}: gated on the Hub; accept its terms and log in (hf auth login)") from exc
+            raise TriadError(f"{flag} {repo}: gated on the Hub; accept its terms and log in (hf auth login)") from exc
         except RepositoryNotFoundError as exc:
-            raise TriadError(f"--model {repo}: no such model on the Hugging Face Hub (or it is private)") from exc
+            raise TriadError(f"{flag} {repo}: no such model on the Hugging Face Hub (or it is private)") from exc
         except RevisionNotFoundError as exc:
-            raise TriadError(f"--model {repo}: revision {revision!r} does not exist") from exc
+            raise TriadError(f"{flag} {repo}: revision {revision!r} does not exist") from exc
         except OSError as exc:  # network down, ...
-            raise TriadError(f"--model {repo}: cannot be fetched ({_first_line(exc)})") from exc
+            raise TriadError(f"{flag} {repo}: cannot be fetched ({_first_line(exc)})") from exc
 
     commit = None
     for filename in (detect.CONFIG, detect.ST_MODULES):
@@ -277,7 +298,7 @@ def _hub_reader(repo: str, revision: str) -> tuple[detect.FileReader, str]:
         why = ("not a local folder, and not in the local Hugging Face cache while the Hub is offline "
                "(HF_HUB_OFFLINE=1)" if offline else
                f"has neither {detect.CONFIG} nor {detect.ST_MODULES} at revision {revision}")
-        raise TriadError(f"--model {repo}: {why}")
+        raise TriadError(f"{flag} {repo}: {why}")
     return download, commit
 
 
@@ -287,7 +308,8 @@ def _hub(repo: str, *, kind: str, name: str | None, revision: str | None, dtype:
     chosen, options, default_dtype = detect.detect(read, where=repo, kind=kind, recipe=recipe, hub_id=repo)
     label = name or repo
     _refuse_registry_name(label, kind)
-    entry = _entry_of(chosen, label, repo, revision=commit, dtype=dtype or default_dtype, kind=kind, options=options)
+    entry = _with_generation(_entry_of(chosen, label, repo, revision=commit, dtype=dtype or default_dtype, kind=kind,
+                                       options=options), repo)
     identity = _identity_of(entry, kind=kind, source_kind="hub", source=repo, name=label, revision=commit,
                             dtype=dtype)
     return ResolvedModel(identity, entry=entry)
@@ -349,6 +371,7 @@ def from_name(spec: str, *, kind: str = "embedder", model_path: str | None = Non
         if name and name != entry.name:
             _refuse_registry_name(name, kind)
         entry = _pin_commit(replace(entry, revision=revision) if revision else entry)
+        entry = _with_generation(entry, entry.hub_id)
         identity = _identity_of(entry, kind=kind, source_kind="entry_point" if plugin else "registry",
                                 source=plugin or entry.hub_id, name=name or entry.name, revision=entry.revision,
                                 dtype=dtype)
