@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ark_dataset import names as ark_names
+from model_adapters.models.recipes import SYSTEM_TYPES
 from spaces_app import captioner, identity, names, pools, verify
 from spaces_app import gold as gold_mod
 from spaces_app import validation as v
@@ -35,7 +36,8 @@ MAX_NAME = 80
 MAX_LINK = 300
 MAX_FAMILY = 40
 MAX_PARAMS = 10**15  # far above any model, far below SQLite's 64-bit integers
-FAMILIES = ("dual-tower", "VLM embedder", "reasoning embedder", "text-only", "lexical", "baseline", "other")
+# The leaderboard's family names: the systems table's types (docs/models.md) a first stage can be, then the others.
+FAMILIES = (*(t for t in SYSTEM_TYPES if t not in ("reranker", "captioner")), "lexical", "baseline", "other")
 
 
 @dataclass(frozen=True)

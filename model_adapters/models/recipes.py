@@ -34,6 +34,9 @@ BIDIRECTIONAL_LLAMA: Final = "bidirectional_llama"  # a Llama run with is_causal
 REASONING: Final = "reasoning"  # generate, then embed (model_adapters/families/reasoning.py; TRIAD §5.4, B.2.1)
 FAMILIES: Final = (DUAL_TOWER, SENTENCE_TRANSFORMER, VLM, QWEN_CHAT, BIDIRECTIONAL_LLAMA, RERANKER, TINY, API, REASONING)
 KINDS: Final = ("embedder", "reranker")
+# What kind of system a model is, in the words the leaderboard's family column and docs/models.md's systems table use.
+SYSTEM_TYPES: Final = ("dual-tower", "VLM embedder", "reasoning embedder", "text-only", "API embedder", "reranker",
+                       "agentic", "captioner")
 
 # What results.json "model" "input_pipeline" says about how the inputs were built.
 VERIFIED: Final = "verified"  # a recipe proven equal to its authors' code (its Reference)
