@@ -144,12 +144,17 @@ def test_refused_recipes_give_their_reason_by_signature_by_hub_id_and_by_name(tm
 
 
 # --- issue 20 Done means: an unknown Qwen-VL folder is refused; --recipe generic runs and says so -------------------
-def test_unknown_qwen3_vl_folder_exits_2_listing_recipes(triad_dir, qwen3_vl_folder, tmp_path, capsys):
-    code, _, err = _run(capsys, "--model", qwen3_vl_folder, "--data", triad_dir, "--config", "constraints_cars",
+@pytest.mark.parametrize("backbone", ["qwen3_vl", "qwen2_vl"])
+def test_unknown_qwen_vl_folder_exits_2_listing_recipes(triad_dir, qwen3_vl_folder, tmp_path, capsys, backbone):
+    folder = qwen3_vl_folder if backbone == "qwen3_vl" else tiny.save_tiny_qwen2_vl(str(tmp_path / "some-qwen2-vl"))
+    capsys.readouterr()  # what writing the folder printed
+    code, _, err = _run(capsys, "--model", folder, "--data", triad_dir, "--config", "constraints_cars",
                         "--out", str(tmp_path / "o"), "--no-cache", "--quiet")
     line = _one_line(err)
     assert code == 2 and "no verified embedder recipe matches this checkpoint" in line, line
-    assert "model_type 'qwen3_vl'" in line and "qwen3-vl-embedding" in line and "--recipe generic" in line
+    assert f"model_type '{backbone}'" in line and "--recipe generic" in line
+    assert all(name in line for name in ("qwen3-vl-embedding", "embed-rl", "ume-r1-disc", "rzenembed", "lamra-ret"))
+    assert "jina-clip-v2" not in line and "twn" not in line  # refused recipes are no choice
     assert not (tmp_path / "o").exists()
 
 

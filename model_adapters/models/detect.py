@@ -128,7 +128,7 @@ def _dtype(config: dict[str, Any], recipe: R.Recipe) -> str:
 
 
 def _choices(kind: str) -> str:
-    names = ", ".join(R.recipe_names(kind))
+    names = ", ".join(r.name for r in R.RECIPES if r.kind == kind and not r.refused and r.name != R.GENERIC)
     generic = f"; --recipe {R.GENERIC} runs the {R.UNVERIFIED_LABEL}" if kind == "embedder" else ""
     return f"recipes: {names}; choose one with --recipe NAME{generic}"
 
