@@ -66,7 +66,7 @@ class RunConfig:
     quiet: bool = False
     encoder: Any = None  # your own Encoder object or "module:factory" (then `model` is None)
     reranker: Any = None  # your own Reranker object or "module:factory" (instead of `rerank`)
-    name: str | None = None  # the name results are shown under (default: registry name / folder / Hub id / factory)
+    name: str | None = None  # the name results are shown under (default: registry name / folder / Hub id / your class)
     revision: str | None = None  # Hub commit to pin; your own model's version (caches a Python encoder's vectors)
     family: str | None = None  # override family detection for a folder / Hub id
     sees_images: bool | None = None  # Python encoders: False leaves images out of their inputs (default True)
