@@ -117,7 +117,7 @@ def profile_long(sub: Mapping[str, Any]) -> pd.DataFrame:
             node = by[profile]
             n_p, n_n = n.PROFILES[profile]
             iv = node.get("interval") or [None, None]
-            rows.append({"Subset": n.DISPLAY_NAMES[c], "Profile": profile, "Conditions": f"{n_p}P + {n_n}N",
+            rows.append({"Subset": legend.header(c), "Profile": profile, "Conditions": f"{n_p}P + {n_n}N",
                          "mAP": _round(node.get("map")), LO: _round(iv[0]), HI: _round(iv[1]),
                          "Queries": node.get("n_queries")})
     return pd.DataFrame(rows, columns=["Subset", "Profile", "Conditions", "mAP", LO, HI, "Queries"])
@@ -131,7 +131,7 @@ def profile_plot(sub: Mapping[str, Any], chance: Mapping[str, float] | None = No
     fig, ax = _figure(6.5, 3.4)
     order = [p for p in n.PROFILES if p in set(table["Profile"])]
     for c in n.CONSTRAINTS_CONFIGS:
-        part = table[table["Subset"] == n.DISPLAY_NAMES[c]]
+        part = table[table["Subset"] == legend.header(c)]
         if len(part):
             part = part.set_index("Profile").reindex(order).reset_index()
             _line(ax, np.arange(len(order)), part, label=legend.header(c))

@@ -4,9 +4,9 @@ The paper's test decides (TRIAD App. C/D: two-sided Wilcoxon signed-rank on the 
 correction over the compared subsets, α = 0.05); its 95 % paired bootstrap interval of ΔmAP (3,000 resamples) is
 shown beside it. The two look at different things — Wilcoxon at the ranks of the per-query differences, the
 interval at their mean — and can disagree. A difference is called significant only when both agree: Holm-adjusted
-p < 0.05 *and* the interval excludes 0 *and* both point the same way (the rank-biserial effect's sign is the
-Wilcoxon direction). Otherwise the verdict says which of the two objects, so "yes" never stands beside an interval
-that contains 0.
+p < 0.05 *and* the interval, as shown (3 decimals), excludes 0 *and* both point the same way (the rank-biserial
+effect's sign is the Wilcoxon direction). Otherwise the verdict says which of the two objects, so "yes" never
+stands beside an interval that contains 0.
 """
 
 from __future__ import annotations

@@ -310,7 +310,7 @@ def paired_comparison(a: Mapping[str, Any], b: Mapping[str, Any], per_query: Any
         p = stats.wilcoxon(x, y)
         pvals.append(p)
         effect = stats.rank_biserial(x, y)
-        raw.append((lo, hi, effect))  # the decision reads the unrounded interval
+        raw.append(effect)  # the decision reads the interval as shown and the unrounded effect's sign
         rows.append({"Subset": display(c), "Queries": len(shared), "mAP A": _round(x.mean()),
                      "mAP B": _round(y.mean()), "ΔmAP (A−B)": _round(float(x.mean() - y.mean())),
                      "95% CI low": _round(lo), "95% CI high": _round(hi), "Wilcoxon p": f"{p:.3g}",
@@ -318,9 +318,9 @@ def paired_comparison(a: Mapping[str, Any], b: Mapping[str, Any], per_query: Any
     if rows:
         from spaces_app import significance
 
-        for row, adj, (lo, hi, effect) in zip(rows, stats.holm(pvals), raw, strict=True):
+        for row, adj, effect in zip(rows, stats.holm(pvals), raw, strict=True):
             row["Holm p"] = f"{adj:.3g}"
-            row[significance.COLUMN] = significance.verdict(adj, lo, hi, effect)
+            row[significance.COLUMN] = significance.verdict(adj, row["95% CI low"], row["95% CI high"], effect)
     return pd.DataFrame(rows)
 
 
