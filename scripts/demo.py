@@ -131,7 +131,9 @@ class Demo:
                 print(outcome.message)
                 lines.append(outcome.message.splitlines()[0])
             accepted = sum(line.startswith("Accepted") for line in lines)
-            self.seeded = f"{accepted} runs accepted, {len(lines) - accepted} already there"
+            again = sum("already submitted" in line for line in lines)
+            other = [line for line in lines if not line.startswith("Accepted") and "already submitted" not in line]
+            self.seeded = f"{accepted} runs accepted, {again} already there" + "".join(f"; {o}" for o in other)
             return db, self.seeded
 
         return self._stage(f"leaderboard database -> {db}", "leaderboard", "submit", body)
