@@ -45,9 +45,9 @@ INTRO = """# TRIAD leaderboard
 Multimodal retrieval across three tracks: **Abstraction** (instance ↔ concept over WordNet, I2C and C2I),
 **Constraints** (a reference product plus requested changes) and **State** (the same intent over a multi-turn
 dialogue), on Fashion and Cars. Each subset is reported on its own (mAP, 3 decimals; what each column measures and
-its chance level: under the table) — there is deliberately **no aggregate column**. Every number is recomputed on this server from the submitted rankings
-against the gold labels it holds; submitted scores are never taken on faith. ARK (knowledge × reasoning) has its
-own tab.
+its chance level: under the table) — there is deliberately **no aggregate column**. Every number is recomputed on
+this server from the submitted rankings against the gold labels it holds; submitted scores are never taken on
+faith. ARK (knowledge × reasoning) has its own tab.
 """
 ABOUT = f"""### How submissions work
 1. Run `triad run --model NAME --data DIR --out RUN` (or `--encoder my_encoder.py:build` for your own model); the
@@ -113,7 +113,7 @@ class Leaderboard:
         return hit
 
     def card(self) -> str:
-        """The served TRIAD gold folder's dataset card (README.md without its YAML header), or a note."""
+        """The served TRIAD gold folder's dataset card (README.md without its YAML header); "" when it has none."""
         path = self.golds.available().get("triad")
         try:
             return legend.card_markdown((path / "README.md").read_text(encoding="utf-8")) if path else ""
