@@ -242,6 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     except TriadError as exc:
         print(f"demo: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("demo: interrupted (finished stages are reused by the next run)", file=sys.stderr)
+        return 130
     if args.ocr:
         demo.compare_ocr()
     demo.final_screen(timer.seconds, db)
