@@ -67,27 +67,25 @@ class Demo:
         return value
 
     # --- stages -----------------------------------------------------------------------------------------------
-    def build_triad(self) -> None:
+    def build(self, benchmark: str) -> None:
+        """The TRIAD or ARK mini edition (kept when its folder is already built)."""
+        folder = self.triad_dir if benchmark == "triad" else self.ark_dir
+
         def body():
-            if (self.triad_dir / "audit.json").exists():
+            if (folder / "audit.json").exists():
                 return None, "already built (--fresh rebuilds)"
-            from triad_dataset.editions.mini import build_mini
+            if benchmark == "triad":
+                from triad_dataset.editions.mini import build_mini
 
-            build_mini(self.triad_dir)
-            return None, f"{len(_configs(self.triad_dir))} configs"
-
-        self._stage(f"TRIAD mini edition -> {self.triad_dir}", "triad-mini", "mini edition", body)
-
-    def build_ark(self) -> None:
-        def body():
-            if (self.ark_dir / "audit.json").exists():
-                return None, "already built (--fresh rebuilds)"
+                build_mini(folder)
+                return None, f"{len(_configs(folder))} configs"
             from ark_dataset.mini import build_ark_mini
 
-            build_ark_mini(self.ark_dir)
-            return None, f"{len(_configs(self.ark_dir)) // 2} subtypes"
+            build_ark_mini(folder)
+            return None, f"{len(_configs(folder)) // 2} subtypes (+ their galleries)"
 
-        self._stage(f"ARK mini edition -> {self.ark_dir}", "ark-mini", "ARK mini", body)
+        bar = "mini edition" if benchmark == "triad" else "ARK mini"  # the builders' own progress bars
+        self._stage(f"{RUN_LABELS[benchmark]} mini edition -> {folder}", f"{benchmark}-mini", bar, body)
 
     def run_model(self, key: str, data: Path, captions: Path | None = None) -> None:
         from model_adapters.runner import RunConfig, run
@@ -232,8 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     track = " + ARK over OCR captions" if args.ocr else f" (ARK over OCR captions: make demo-ocr, {OCR_TIME})"
     console.say(f"TRIAD + ARK demo: mini editions, {args.model} on both, the leaderboard{track}")
     try:
-        demo.build_triad()
-        demo.build_ark()
+        demo.build("triad")
+        demo.build("ark")
         demo.run_model("triad", demo.triad_dir)
         demo.run_model("ark", demo.ark_dir)
         if args.ocr:

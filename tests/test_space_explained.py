@@ -22,18 +22,6 @@ from triad_dataset.folder.audit import summarize_config
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _skilled(tables: dict, skill: float, seed: int) -> dict:
-    """Rankings of a model that scores positives `skill` standard deviations higher than the rest."""
-    rng = np.random.default_rng(seed)
-    out = {}
-    for c in [c for c in tables if c in n.TASK_CONFIGS]:
-        out[c] = {}
-        for r in tables[c]:
-            pos = set(r["positive_ids"])
-            score = np.array([skill * (x in pos) for x in r["candidate_ids"]]) + rng.normal(size=len(r["candidate_ids"]))
-            out[c][r["query_id"]] = [r["candidate_ids"][i] for i in np.argsort(-score, kind="stable")]
-    return out
-
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
@@ -44,7 +32,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     T.write_ark_gold(root / "ark", ark)
     db, golds = Database(root / "db.sqlite"), GoldStore({"triad": root / "triad", "ark": root / "ark"})
     for i, skill in enumerate((0.0, 0.3, 2.0)):
-        run = T.write_run(root / f"run{i}", tables, _skilled(tables, skill, 30 + i))
+        run = T.write_run(root / f"run{i}", tables, T.skilled_rankings(tables, skill, seed=30 + i))
         out = submit_files(db, golds, sorted((run / "rankings").glob("*.parquet")) + [run / "results.json"],
                            model_name=f"m{i}", submitter="t", rate_limit=RateLimit(99, 60))
         assert out.accepted, out.message

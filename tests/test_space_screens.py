@@ -8,7 +8,6 @@ import os
 import socket
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from ark_dataset import names as ark_names
@@ -29,29 +28,6 @@ ARK_MODELS = (("ark random", 0.0), ("ark model", 2.5))
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def _skilled(tables: dict, skill: float, seed: int) -> dict:
-    """Rankings that score a positive `skill` standard deviations above the rest (TRIAD pools)."""
-    rng = np.random.default_rng(seed)
-    out = {}
-    for c in [c for c in tables if c in n.TASK_CONFIGS]:
-        out[c] = {}
-        for r in tables[c]:
-            pos = set(r["positive_ids"])
-            score = np.array([skill * (x in pos) for x in r["candidate_ids"]]) + rng.normal(size=len(r["candidate_ids"]))
-            out[c][r["query_id"]] = [r["candidate_ids"][i] for i in np.argsort(-score, kind="stable")]
-    return out
-
-
-def _ark_skilled(tables: dict, skill: float, seed: int) -> dict:
-    rng = np.random.default_rng(seed)
-    out = {}
-    for s in [s for s in tables if s in ark_names.SUBTYPES]:
-        gallery = [g["item_id"] for g in tables[s + ark_names.GALLERY_SUFFIX]]
-        out[s] = {}
-        for r in tables[s]:
-            score = np.array([skill * (g == r["positive_id"]) for g in gallery]) + rng.normal(size=len(gallery))
-            out[s][r["query_id"]] = [gallery[i] for i in np.argsort(-score, kind="stable")]
-    return out
 
 
 def artifacts() -> Path:
@@ -72,10 +48,10 @@ def board(tmp_path_factory: pytest.TempPathFactory):
     T.write_ark_gold(root / "ark", ark)
     db, gold = root / "space.sqlite", {"triad": root / "triad", "ark": root / "ark"}
     for i, (name, skill) in enumerate(TRIAD_MODELS):
-        run = T.write_run(root / f"run{i}", tables, _skilled(tables, skill, 10 + i))
+        run = T.write_run(root / f"run{i}", tables, T.skilled_rankings(tables, skill, seed=10 + i))
         submit_run_dir(db, gold, run, model_name=name, family="dual-tower", params="86M")
     for i, (name, skill) in enumerate(ARK_MODELS):
-        run = T.write_run(root / f"ark{i}", ark, _ark_skilled(ark, skill, 20 + i), benchmark="ark")
+        run = T.write_run(root / f"ark{i}", ark, T.ark_skilled_rankings(ark, skill, seed=20 + i), benchmark="ark")
         submit_run_dir(db, gold, run, model_name=name, family="vlm")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
