@@ -425,7 +425,8 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                         gr.Markdown(card, elem_id="dataset-card")
 
         refresh_outputs = [main_table, family, ref_table, detail_pick, diag_pick, pick_a, pick_b, ark_df,
-                           ark_domain_plot, ark_domain_long, ark_skill_plot, ark_skill_long, ark_skill_df, ark_sub_df, ark_rob_df, about_status, main_legend, ref_legend, ark_legend]
+                           ark_domain_plot, ark_domain_long, ark_skill_plot, ark_skill_long, ark_skill_df, ark_sub_df,
+                           ark_rob_df, about_status, main_legend, ref_legend, ark_legend]
         private = {"api_visibility": "private"}
         demo.load(refresh, [search, family, sort_by], refresh_outputs, **private)
         for trigger in (search.submit, family.change, sort_by.change):

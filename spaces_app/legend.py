@@ -30,28 +30,26 @@ class Column:
     tooltip: str
 
 
-# TRIAD §3.2 and docs/protocol.md §1: the paper's short names (I2C, B-Fashion, ...) are kept by the API and in
-# results.json; the page puts the track in front of each.
+# TRIAD §3.2 and docs/protocol.md §1. The paper's short names (I2C, B-Fashion, ...) stay the keys of the API and of
+# results.json; the page puts the track in front of each. Domains follow names.DOMAINS: fashion, then cars.
+_FASHION_CONSTRAINTS = ("a reference product + 1–3 requested changes (positive and negative conditions) retrieves the "
+                        "products satisfying all of them")
+_FASHION_STATE = ("the same final intent as Constraints Fashion, stated over a 2–3 turn dialogue that may revise "
+                  "earlier conditions")
 COLUMNS: Final[Mapping[str, Column]] = {
-    "abstraction_i2c": Column("Abstraction", "Abstraction I2C",
-                              "image → concept: an instance image (+ its class name) retrieves its WordNet "
-                              "ancestors 1–2 levels up"),
-    "abstraction_c2i": Column("Abstraction", "Abstraction C2I",
-                              "concept → image: a concept's name and definition retrieves images of classes 1–2 "
-                              "levels below it (5 positives)"),
-    "constraints_fashion": Column("Constraints", "Constraints Fashion",
-                                  "a reference product + 1–3 requested changes (positive and negative conditions) "
-                                  "retrieves the products satisfying all of them"),
-    "constraints_cars": Column("Constraints", "Constraints Cars", "the same on Stanford Cars"),
-    "state_fashion": Column("State", "State Fashion",
-                            "the same final intent as Constraints Fashion, stated over a 2–3 turn dialogue that may "
-                            "revise earlier conditions"),
-    "state_cars": Column("State", "State Cars", "the same over a dialogue on Stanford Cars"),
-    "self_i2c": Column("Reference: Self", "Self I2C",
-                       "an instance retrieves its own leaf concept (one positive: mAP = MRR)"),
-    "self_c2i": Column("Reference: Self", "Self C2I", "a leaf concept retrieves its own instance (one positive)"),
-    "same_fashion": Column("Reference: Same", "Same Fashion", "find this exact product: its other images"),
-    "same_cars": Column("Reference: Same", "Same Cars", "find this exact car: its other images"),
+    n.ABSTRACTION_CONFIGS[0]: Column("Abstraction", "Abstraction I2C", "image → concept: an instance image (+ its "
+                                     "class name) retrieves its WordNet ancestors 1–2 levels up"),
+    n.ABSTRACTION_CONFIGS[1]: Column("Abstraction", "Abstraction C2I", "concept → image: a concept's name and "
+                                     "definition retrieves images of classes 1–2 levels below it (5 positives)"),
+    n.CONSTRAINTS_CONFIGS[0]: Column("Constraints", "Constraints Fashion", _FASHION_CONSTRAINTS),
+    n.CONSTRAINTS_CONFIGS[1]: Column("Constraints", "Constraints Cars", "the same on Stanford Cars"),
+    n.STATE_CONFIGS[0]: Column("State", "State Fashion", _FASHION_STATE),
+    n.STATE_CONFIGS[1]: Column("State", "State Cars", "the same over a dialogue on Stanford Cars"),
+    n.SELF_CONFIGS[0]: Column("Reference: Self", "Self I2C",
+                              "an instance retrieves its own leaf concept (one positive: mAP = MRR)"),
+    n.SELF_CONFIGS[1]: Column("Reference: Self", "Self C2I", "a leaf concept retrieves its own instance (one positive)"),
+    n.SAME_CONFIGS[0]: Column("Reference: Same", "Same Fashion", "find this exact product: its other images"),
+    n.SAME_CONFIGS[1]: Column("Reference: Same", "Same Cars", "find this exact car: its other images"),
 }
 
 
