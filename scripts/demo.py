@@ -1,9 +1,10 @@
 """`make demo`: the TRIAD and ARK mini editions, the default model (minilm) run on both, the leaderboard seeded with
-both runs, then one screen saying where everything is and what to try next (≈ 2 min on 2 CPU cores, empty caches).
+both runs, then one screen saying where everything is and what to try next (4 min 16 s on 2 CPU cores at load ≈ 4
+with empty caches; README "Quick start").
 
 `make demo OCR=1` / `make demo-ocr` (`--ocr`) adds ARK's text-space track: OCR captions of every ARK mini gallery
 image, the model run over them, and the R@1 / R@10 comparison with the text-only run. OCR of the 2,580 mini images
-is the slow step (≈ 35-70 min on 2 cores the first time, README "Quick start"; cached in ~/.cache/triad/captions,
+is the slow step (≈ 35-70 min on 2 cores the first time, 0.8-1.7 s per image; cached in ~/.cache/triad/captions,
 so a second run does no OCR).
 
 The terminal shows one progress bar per stage and one result line; each stage's whole output (tables, third-party
