@@ -422,6 +422,7 @@ USER_CODE_ERRORS = {
     "syntax_enc.py": "import numpy as np\n\nvalue = = 1\n\ndef build():\n    return None\n",
     "import_enc.py": "import numpy as np\nimport no_such_dependency_xyz  # noqa\n\ndef build():\n    return None\n",
     "module_enc.py": "CONFIG = {}\nSIZE = CONFIG['size']\n\ndef build():\n    return None\n",
+    "nomod_enc.py": "import nomod  # a missing module whose name begins the file's name\n",
     "factory_enc.py": ("import json\n\ndef _weights():\n    raise ValueError('weights.bin missing\\nsecond line')\n\n"
                        "def build():\n    return _weights()\n\ndef build_json():\n    return json.loads('{')\n"),
 }
@@ -433,6 +434,8 @@ USER_CODE_ERRORS = {
     ("--encoder", "import_enc:build", "import_enc:build: import_enc.py:2: importing it raised ModuleNotFoundError: "
                                       "No module named 'no_such_dependency_xyz'"),
     ("--encoder", "module_enc.py:build", "module_enc.py:build: module_enc.py:2: importing it raised KeyError: 'size'"),
+    ("--encoder", "nomod_enc:build", "nomod_enc:build: nomod_enc.py:1: importing it raised ModuleNotFoundError: "
+                                     "No module named 'nomod'"),
     ("--encoder", "factory_enc:build", "factory_enc:build: factory_enc.py:4: build() raised ValueError: weights.bin "
                                        "missing"),
     ("--encoder", "factory_enc:build_json", "factory_enc:build_json: factory_enc.py:10: build_json() raised "

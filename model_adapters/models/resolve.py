@@ -133,8 +133,8 @@ def _import(module_name: str, spec: str) -> Any:
         own_file = os.path.abspath(found.origin) if found is not None and found.origin else None
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        if exc.name is None or not module_name.startswith(exc.name):
-            raise _user_code_error(spec, exc, own_file, "importing it raised") from exc
+        if exc.name is None or not (module_name == exc.name or module_name.startswith(exc.name + ".")):
+            raise _user_code_error(spec, exc, own_file, "importing it raised") from exc  # missing inside the module
         raise TriadError(f"{spec}: module {exc.name!r} not found (is it installed, on PYTHONPATH or in the "
                          "current folder?)") from exc
     except Exception as exc:
