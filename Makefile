@@ -8,7 +8,7 @@ export TOKENIZERS_PARALLELISM := false
 STAMP := .make/setup.stamp
 DEMO_DIR ?= demo_output
 
-.PHONY: setup test demo lint bench artifacts
+.PHONY: setup test demo demo-ocr lint bench artifacts
 setup: $(STAMP)
 $(STAMP): setup.cfg constraints.txt scripts/setup_machine.sh
 	PY=$(PY) scripts/setup_machine.sh
@@ -21,8 +21,13 @@ test: setup lint
 	$(PY) -m pytest
 	$(PY) scripts/check_artifacts.py
 
+# ≈ 4 min on 2 cores with empty caches (README: Quick start); OCR=1 (or `make demo-ocr`) adds ARK over OCR captions (≈ 35-70 min of OCR
+# the first time, cached afterwards)
 demo: setup
-	$(PY) scripts/demo.py --out $(DEMO_DIR)
+	$(PY) scripts/demo.py --out $(DEMO_DIR) $(if $(filter 1 yes true,$(OCR)),--ocr)
+
+demo-ocr: setup
+	$(PY) scripts/demo.py --out $(DEMO_DIR) --ocr
 
 bench: setup
 	for f in benchmarks/bench_*.py; do $(PY) $$f || exit 1; done

@@ -71,7 +71,7 @@ class RunConfig:
     quiet: bool = False
     encoder: Any = None  # your own Encoder object or "module:factory" (then `model` is None)
     reranker: Any = None  # your own Reranker object or "module:factory" (instead of `rerank`)
-    name: str | None = None  # the name results are shown under (default: registry name / folder / Hub id / factory)
+    name: str | None = None  # the name results are shown under (default: registry name / folder / Hub id / your class)
     revision: str | None = None  # Hub commit to pin; your own model's version (caches a Python encoder's vectors)
     recipe: str | None = None  # the input recipe of a folder / Hub id, by name (default: detected; recipes.py)
     rerank_recipe: str | None = None  # the same for the reranker

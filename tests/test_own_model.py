@@ -179,7 +179,7 @@ def test_own_reranker_through_a_factory(triad_dir, tmp_path, capsys, my_encoder)
     code, _, _ = _cli(capsys, "--encoder", "my_encoder:build", "--reranker", "my_reranker:build", "--rerank-top", "5",
                       "--data", triad_dir, "--config", "constraints_cars", "--out", str(tmp_path / "o"), "--no-cache")
     saved = json.loads((tmp_path / "o" / "results.json").read_text())
-    assert code == 0 and saved["reranker"]["name"] == "my_reranker:build" and saved["reranker"]["kind"] == "reranker"
+    assert code == 0 and saved["reranker"]["name"] == "Shorter" and saved["reranker"]["kind"] == "reranker"
     assert saved["reranker"]["encoder_class"] == "my_reranker.Shorter" and saved["two_stage"]
     sys.modules.pop("my_reranker", None)
 
@@ -394,8 +394,8 @@ def not_an_encoder(): return NotAnEncoder()
     (["--model", "minilm", "--recipe", "clip"], r"--recipe clip: minilm is a registry model fed by its own recipe "),
     (["--model", "{clip}"], r"model clip \(local .*/clip\): cannot be loaded \(OSError: "),
     (["--model", "nobody/nothing"], "nobody/nothing: not a local folder, and not in the local Hugging Face cache while the Hub"),
-    (["--encoder", "bad_encoders:no_dim"], r"model bad_encoders:no_dim \(python @ r1\): the encoder's `dim` is None"),
-    (["--encoder", "bad_encoders:zero"], r"model bad_encoders:zero \(python @ r1\): candidate batch 1 of 30 inputs \(first input: "
+    (["--encoder", "bad_encoders:no_dim"], r"model NoDim \(python bad_encoders:no_dim @ r1\): the encoder's `dim` is None"),
+    (["--encoder", "bad_encoders:zero"], r"model Zero \(python bad_encoders:zero @ r1\): candidate batch 1 of 30 inputs \(first input: "
                                             r"cars_items item car\d+\): returned all-zero vectors for 30 inputs"),
     (["--encoder", "bad_encoders:fewer_rows"], r"returned shape \(\d+, 4\) for \d+ inputs \(one row per input"),
     (["--encoder", "bad_encoders:nan"], "returned NaN/inf vectors for"),
@@ -423,6 +423,75 @@ def test_user_errors_are_one_line_with_exit_code_2(triad_dir, tmp_path, monkeypa
     assert not (tmp_path / "out" / "results.json").exists()
 
 
+USER_CODE_ERRORS = {
+    "syntax_enc.py": "import numpy as np\n\nvalue = = 1\n\ndef build():\n    return None\n",
+    "import_enc.py": "import numpy as np\nimport no_such_dependency_xyz  # noqa\n\ndef build():\n    return None\n",
+    "module_enc.py": "CONFIG = {}\nSIZE = CONFIG['size']\n\ndef build():\n    return None\n",
+    "nomod_enc.py": "import nomod  # a missing module whose name begins the file's name\n",
+    "factory_enc.py": ("import json\n\ndef _weights():\n    raise ValueError('weights.bin missing\\nsecond line')\n\n"
+                       "def build():\n    return _weights()\n\ndef build_json():\n    return json.loads('{')\n"),
+}
+
+
+@pytest.mark.parametrize(("flag", "spec", "expected"), [
+    ("--encoder", "syntax_enc:build", "syntax_enc:build: syntax_enc.py:3: importing it raised SyntaxError: "),
+    ("--encoder", "syntax_enc.py:build", "syntax_enc.py:build: syntax_enc.py:3: importing it raised SyntaxError: "),
+    ("--encoder", "import_enc:build", "import_enc:build: import_enc.py:2: importing it raised ModuleNotFoundError: "
+                                      "No module named 'no_such_dependency_xyz'"),
+    ("--encoder", "module_enc.py:build", "module_enc.py:build: module_enc.py:2: importing it raised KeyError: 'size'"),
+    ("--encoder", "nomod_enc:build", "nomod_enc:build: nomod_enc.py:1: importing it raised ModuleNotFoundError: "
+                                     "No module named 'nomod'"),
+    ("--encoder", "factory_enc:build", "factory_enc:build: factory_enc.py:4: build() raised ValueError: weights.bin "
+                                       "missing"),
+    ("--encoder", "factory_enc:build_json", "factory_enc:build_json: factory_enc.py:10: build_json() raised "
+                                            "JSONDecodeError: "),  # raised inside json: the user's line that called it
+    ("--reranker", "syntax_enc:build", "syntax_enc:build: syntax_enc.py:3: importing it raised SyntaxError: "),
+])
+def test_an_error_in_your_encoder_file_is_one_line_naming_file_and_line(triad_dir, tmp_path, monkeypatch, capsys,
+                                                                       my_encoder, flag, spec, expected):
+    """Issue 23: a syntax error, an import error or an exception at module level in your encoder / reranker file,
+    or an exception raised by its factory: one line naming the file and line, exit 2, no traceback."""
+    for name, text in USER_CODE_ERRORS.items():
+        (my_encoder / name).write_text(text, encoding="utf-8")
+        monkeypatch.delitem(sys.modules, name[:-3], raising=False)
+    encoder = [] if flag == "--encoder" else ["--encoder", "my_encoder:build", "--rerank-top", "5"]
+    line = _one_line_error(capsys, *encoder, flag, spec, "--data", triad_dir, "--config", "constraints_cars",
+                           "--out", str(tmp_path / "out"), "--no-cache")
+    assert line.startswith("triad run: error: " + expected), line
+    assert "second line" not in line and not (tmp_path / "out").exists()
+
+
+def test_your_encoder_is_named_after_its_class_or_its_file(tmp_path, monkeypatch):
+    """Without --name: the class the factory returns when it is defined in the factory's module, else the file /
+    module stem (a library's class says nothing about the model); the submit hint quotes what the shell needs."""
+    from model_adapters.models.resolve import default_name, from_python
+    from model_adapters.ranks.output import written_lines
+
+    (tmp_path / "wrapping.py").write_text("from types import SimpleNamespace\n\nclass Mine:\n    pass\n\n"
+                                          "def build():\n    return SimpleNamespace()\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "wrapping", raising=False)
+    import wrapping
+
+    assert default_name(wrapping.Mine(), "wrapping:build") == "Mine"
+    assert default_name(wrapping.build(), "wrapping:build") == "wrapping"
+    assert default_name(wrapping.build(), str(tmp_path / "wrapping.py") + ":build") == "wrapping"
+    assert default_name(wrapping.Mine()) == "Mine"
+
+    class Enc:
+        dim = 2
+
+        def encode_queries(self, batch):
+            return np.ones((len(batch), 2))
+
+        encode_candidates = encode_queries
+
+    assert from_python(Enc()).identity.name == "Enc"
+    results = {"complete": True, "model": {"name": "my model's v2"}}
+    hint = written_lines(tmp_path / "run dir", results)[-1]
+    assert hint.endswith(f"triad space --submit '{tmp_path / 'run dir'}' --model-name 'my model'\"'\"'s v2'")
+
+
 def test_detect_reports_what_it_found(tmp_path):
     folder = _config_folder(tmp_path / "empty", None)
     with pytest.raises(TriadError, match=r"found: no config.json; no modules.json"):
@@ -437,7 +506,8 @@ def test_limit_run_is_marked_partial_and_says_where_it_wrote(triad_dir, tmp_path
     assert code == 0 and out == ""  # --quiet prints nothing
     saved = json.loads((tmp_path / "o" / "results.json").read_text())
     assert saved["complete"] is False and saved["run"]["limit"] == 2
-    assert saved["model"]["name"] == "my_encoder:build"  # no --name: the factory the user named
+    assert saved["model"]["name"] == "BagOfWordsAndColour"  # no --name: the class (a valid leaderboard name)
+    assert saved["model"]["source"] == "my_encoder:build"
     main(["run", "--no-validate", "--encoder", "my_encoder:build", "--data", triad_dir, "--config",
           "constraints_cars", "--limit", "2", "--out", str(tmp_path / "o"), "--no-cache"])
     lines = capsys.readouterr().out.splitlines()
@@ -445,7 +515,7 @@ def test_limit_run_is_marked_partial_and_says_where_it_wrote(triad_dir, tmp_path
     assert f"rankings: {tmp_path / 'o' / 'rankings'}/ (1 files)" in lines
     assert lines[-1] == ("PARTIAL RUN (--limit 2: only the first 2 queries of each config): not comparable to full "
                          "runs and not submittable to the leaderboard")
-    assert any(line.startswith("TRIAD · model my_encoder:build (python @ v1)") for line in lines)
+    assert any(line.startswith("TRIAD · model BagOfWordsAndColour (python my_encoder:build @ v1)") for line in lines)
 
 
 @pytest.mark.slow

@@ -449,7 +449,7 @@ def test_ark_folders_go_to_the_ark_validator(tmp_path: Path, monkeypatch: pytest
     out = tmp_path / "ark"
     out.mkdir()
     (out / "audit.json").write_text(json.dumps({"benchmark": "ark"}))
-    from triad_dataset.commands import validate_any  # the dispatch sits above both benchmarks
+    from triad_cli.folders import validate_any  # the dispatch sits above both benchmarks
 
     assert validate_any(out) == ["daily_life / q1: broken"] and seen == [out]
     assert "an ARK folder" in validate_folder(out)[0] and seen == [out]  # TRIAD's validator never imports ARK's

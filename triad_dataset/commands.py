@@ -1,6 +1,7 @@
-"""`triad build {mini,full,ark,ark-mini,scaled}`, `triad validate DIR`, `triad audit DIR`, `triad publish DIR`.
+"""`triad build {mini,full,scaled}` and `triad audit DIR`: TRIAD's commands (ARK's: ark_dataset/commands.py;
+`triad validate` / `triad publish`, for either benchmark: triad_cli/folders.py).
 
-Registered into the `triad` CLI by triad_dataset/cli.py. Handlers import their (heavy) modules lazily.
+Registered into the `triad` CLI by triad_cli/main.py. Handlers import their (heavy) modules lazily.
 """
 
 from __future__ import annotations
@@ -14,30 +15,12 @@ from triad_dataset.contract.errors import TriadError
 
 
 def register(subparsers: Any) -> None:
-    _register_build(subparsers)
-    p = subparsers.add_parser("validate", help="check every invariant of a TRIAD or ARK folder",
-                              description="Exit 0 when valid; otherwise print one line per violation "
-                                          "('config / query_id: what is wrong') and exit 1.")
-    p.add_argument("dir", help="dataset folder")
-    p.set_defaults(handler=_validate)
     p = subparsers.add_parser("audit", help="print the audit table of a built TRIAD folder")
     p.add_argument("dir", help="dataset folder")
     p.set_defaults(handler=_audit)
-    p = subparsers.add_parser("publish", help="upload a validated folder to the Hugging Face Hub",
-                              description="Validates DIR, then uploads README.md, audit.json and data/ with "
-                                          "huggingface_hub (token from `hf auth login` or HF_TOKEN).")
-    p.add_argument("dir", help="dataset folder")
-    p.add_argument("--repo", required=True, help="dataset repo id ORG/NAME")
-    p.add_argument("--dry-run", action="store_true", help="list the files and sizes that would be uploaded")
-    p.add_argument("--private", action="store_true", help="create the repo as private")
-    p.add_argument("--message", default=None, help="commit message")
-    p.set_defaults(handler=_publish)
 
 
-def _register_build(subparsers: Any) -> None:
-    build = subparsers.add_parser("build", help="build a dataset folder (TRIAD mini/full/scaled, ARK)")
-    kinds = build.add_subparsers(dest="kind", metavar="KIND", required=True)
-
+def register_build(kinds: Any) -> None:
     p = kinds.add_parser("mini", help="the embedded, deterministic TRIAD mini edition (offline, < 2 min)")
     _out_args(p, seed=0)
     p.set_defaults(handler=_build_mini)
@@ -76,17 +59,6 @@ def _register_build(subparsers: Any) -> None:
     p.add_argument("--size", required=True, help="pool size (e.g. 3000) or 'full' (every eligible product)")
     _out_args(p, seed=2027)
     p.set_defaults(handler=_build_scaled)
-
-    p = kinds.add_parser("ark", help="import an ARK release into a Hub-style folder")
-    p.add_argument("--from", "--src", dest="src", required=True, type=Path, help="the release folder")
-    p.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN",
-                   help="rename a release column (repeatable)")
-    _out_args(p, seed=None)
-    p.set_defaults(handler=_build_ark)
-
-    p = kinds.add_parser("ark-mini", help="the embedded ARK mini edition")
-    _out_args(p, seed=0)
-    p.set_defaults(handler=_build_ark_mini)
 
 
 def _out_args(p: argparse.ArgumentParser, *, seed: int | None) -> None:
@@ -136,55 +108,15 @@ def _build_scaled(args: argparse.Namespace) -> int:
     return _report_validation(path)
 
 
-def _build_ark(args: argparse.Namespace) -> int:
-    from ark_dataset.importer import import_release, parse_mapping
-
-    path = import_release(args.src, args.out, mapping=parse_mapping(args.map) or None, overwrite=args.overwrite)
-    return _report_validation(path)
-
-
-def _build_ark_mini(args: argparse.Namespace) -> int:
-    from ark_dataset.mini import build_ark_mini
-
-    path = build_ark_mini(args.out, seed=args.seed, overwrite=args.overwrite)
-    return _report_validation(path)
-
-
-def validate_any(path: str | Path) -> list[str]:
-    """Every violation of a TRIAD or ARK folder, by the validator of the benchmark its audit.json names (this
-    dispatch sits above both benchmarks, so neither validator imports the other)."""
-    from triad_dataset.folder import io as folder
+def _report_validation(path: Path) -> int:
+    """Validate a folder the builder just wrote (issue 2: use the validator on every build)."""
     from triad_dataset.folder.validate import validate_folder
 
-    try:
-        benchmark = folder.read_audit(Path(path)).get("benchmark")
-    except TriadError:
-        benchmark = None  # the TRIAD validator reports the unreadable audit.json
-    if benchmark == "ark":
-        from ark_dataset.validate import validate_folder as validate_ark
-
-        return list(validate_ark(path))
-    return validate_folder(path)
-
-
-def _report_validation(path: Path) -> int:
-    """Validate a folder another builder just wrote (issue 2: use the validator on every build)."""
-    violations = validate_any(path)
+    violations = validate_folder(path)
     for line in violations:
         print(line, file=sys.stderr)
     print(f"wrote {path} ({len(violations)} validation violations)")
     return 1 if violations else 0
-
-
-def _validate(args: argparse.Namespace) -> int:
-    violations = validate_any(args.dir)
-    for line in violations:
-        print(line)
-    if violations:
-        print(f"{args.dir}: {len(violations)} violations", file=sys.stderr)
-        return 1
-    print(f"{args.dir}: valid")
-    return 0
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -194,12 +126,4 @@ def _audit(args: argparse.Namespace) -> int:
     if read_audit(args.dir).get("benchmark") != "triad":
         raise TriadError(f"{args.dir}: `triad audit` prints TRIAD audits; see audit.json of this folder")
     print(format_folder_audit(args.dir))
-    return 0
-
-
-def _publish(args: argparse.Namespace) -> int:
-    from triad_dataset.folder.publish import publish
-
-    print(publish(args.dir, args.repo, dry_run=args.dry_run, private=args.private, commit_message=args.message,
-                  validate=validate_any))
     return 0

@@ -84,8 +84,36 @@ def _refuse_registry_name(name: str, kind: str) -> None:
 
 
 # --- Python encoders ------------------------------------------------------------------------------------------
+def _where(exc: BaseException, own_file: str | None) -> str:
+    """`file:line` of the user's code where ``exc`` arose: the line a SyntaxError names, else the innermost
+    traceback frame in the user's file (or, failing that, the innermost frame outside Python's import machinery).
+    Paths under the current folder are shown relative to it."""
+    import traceback
+
+    if isinstance(exc, SyntaxError) and exc.filename:
+        filename, line = exc.filename, exc.lineno
+    else:
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<frozen")]
+        own = [f for f in frames if own_file and os.path.abspath(f.filename) == own_file]
+        frame = (own or frames or [None])[-1]
+        if frame is None:
+            return own_file or "?"
+        filename, line = frame.filename, frame.lineno
+    shown = os.path.relpath(filename) if os.path.abspath(filename).startswith(os.getcwd() + os.sep) else filename
+    return f"{shown}:{line}" if line else shown
+
+
+def _user_code_error(spec: str, exc: Exception, own_file: str | None, what: str) -> TriadError:
+    """One line for an exception raised by the user's encoder / reranker file (a user error: exit 2)."""
+    message = exc.msg if isinstance(exc, SyntaxError) else str(exc).strip()
+    first = message.splitlines()[0] if message else ""
+    return TriadError(f"{spec}: {_where(exc, own_file)}: {what} {type(exc).__name__}{': ' + first if first else ''}")
+
+
 def _import(module_name: str, spec: str) -> Any:
-    """A module by dotted name (the current folder is searched too, as `python -m` would) or a `.py` file path."""
+    """A module by dotted name (the current folder is searched too, as `python -m` would) or a `.py` file path.
+    Any error while importing it (a syntax error, a missing dependency, an exception at module level) is one
+    line naming the file and line."""
     import sys
 
     if module_name.endswith(".py"):
@@ -96,33 +124,61 @@ def _import(module_name: str, spec: str) -> Any:
         if module_spec is None or module_spec.loader is None:
             raise TriadError(f"{spec}: {module_name} cannot be imported")
         module = importlib.util.module_from_spec(module_spec)
-        module_spec.loader.exec_module(module)
+        try:
+            module_spec.loader.exec_module(module)
+        except Exception as exc:
+            raise _user_code_error(spec, exc, path, "importing it raised") from exc
         return module
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.append(os.getcwd())
+    own_file = None
     try:
+        found = importlib.util.find_spec(module_name)
+        own_file = os.path.abspath(found.origin) if found is not None and found.origin else None
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        if exc.name is None or not module_name.startswith(exc.name):
-            raise  # the module exists but imports something missing: the user's traceback helps them
+        if exc.name is None or not (module_name == exc.name or module_name.startswith(exc.name + ".")):
+            raise _user_code_error(spec, exc, own_file, "importing it raised") from exc  # missing inside the module
         raise TriadError(f"{spec}: module {exc.name!r} not found (is it installed, on PYTHONPATH or in the "
                          "current folder?)") from exc
+    except Exception as exc:
+        raise _user_code_error(spec, exc, own_file, "importing it raised") from exc
 
 
 def load_factory(spec: str) -> Any:
     """Call `module:factory` or `path/file.py:factory` (a function or class with no required arguments) and return
-    what it gives; exceptions raised inside the factory are the user's own and keep their traceback."""
+    what it gives; an exception raised inside the factory is one line naming the file and line it came from."""
     module_name, sep, attr = spec.rpartition(":")
     if not sep or not module_name or not attr:
         raise TriadError(f"{spec!r}: expected module:factory (e.g. my_pkg.models:build) or file.py:factory")
-    factory: Any = _import(module_name, spec)
+    module = _import(module_name, spec)
+    factory: Any = module
     for part in attr.split("."):
         factory = getattr(factory, part, None)
         if factory is None:
             raise TriadError(f"{spec}: {module_name} has no attribute {attr!r}")
     if not callable(factory):
         raise TriadError(f"{spec}: {attr} is not callable")
-    return factory()
+    try:
+        return factory()
+    except TriadError:
+        raise
+    except Exception as exc:
+        own = getattr(module, "__file__", None)
+        raise _user_code_error(spec, exc, os.path.abspath(own) if own else None, f"{attr}() raised") from exc
+
+
+def default_name(obj: Any, spec: str | None = None) -> str:
+    """The name a run of your own encoder / reranker gets without `--name` (or a `name` attribute): its class
+    (`BagOfWordsAndColour`), or the factory's file / module stem (`my_encoder`) when the factory returns an object
+    of a class defined elsewhere (a library's wrapper says nothing about your model)."""
+    cls = type(obj)
+    if spec is None:
+        return cls.__name__
+    module_name = spec.rpartition(":")[0]
+    if module_name.endswith(".py"):
+        module_name = os.path.splitext(os.path.basename(module_name))[0]
+    return cls.__name__ if cls.__module__ == module_name else module_name.rpartition(".")[2]
 
 
 def _check_protocol(obj: Any, kind: str, where: str) -> None:
@@ -143,13 +199,13 @@ def _check_protocol(obj: Any, kind: str, where: str) -> None:
 def from_python(obj: Any, *, kind: str = "embedder", name: str | None = None, revision: str | None = None,
                 sees_images: bool | None = None) -> ResolvedModel:
     """A Python object (or a "module:factory" string) satisfying the Encoder / Reranker protocol."""
-    source = obj if isinstance(obj, str) else None
-    if source is not None:
-        obj = load_factory(source)
+    spec = obj if isinstance(obj, str) else None
+    if spec is not None:
+        obj = load_factory(spec)
     cls = _class_path(obj)
-    source = source or cls
+    source = spec or cls
     _check_protocol(obj, kind, source)
-    name = name or getattr(obj, "name", None) or source
+    name = name or getattr(obj, "name", None) or default_name(obj, spec)
     _refuse_registry_name(str(name), kind)
     seen = sees_images if sees_images is not None else bool(getattr(obj, "sees_images", True))
     generation = None

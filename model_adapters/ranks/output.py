@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shlex
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -143,5 +144,5 @@ def written_lines(out_dir: str | os.PathLike[str], results: Mapping[str, Any]) -
     else:
         name = (results.get("model") or {}).get("name", "NAME")
         lines.append(f"submit: upload {out / RANKINGS}/*.parquet and {out / RESULTS} to the leaderboard Space, or "
-                     f"locally: triad space --submit {out} --model-name {name}")
+                     f"locally: triad space --submit {shlex.quote(str(out))} --model-name {shlex.quote(str(name))}")
     return lines

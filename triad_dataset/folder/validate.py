@@ -2,7 +2,7 @@
 
 Each violation reads ``<config> / <query_id or item_id>: <what is wrong>`` (``*`` when it concerns the whole config).
 ARK folders (audit.json ``"benchmark": "ark"``) are checked by `ark_dataset.validate.validate_folder`;
-`triad validate` picks the validator by the folder's benchmark (`triad_dataset.commands.validate_any`).
+`triad validate` picks the validator by the folder's benchmark (`triad_cli.folders.validate_any`).
 
 Checks on a TRIAD folder:
 
@@ -499,7 +499,7 @@ def validate_folder(directory: str | Path) -> list[str]:
         audit = folder.read_audit(path)
     except TriadError as exc:
         return [_line("audit.json", ALL, str(exc))]
-    if audit.get("benchmark") == "ark":  # the dispatch lives above both benchmarks (triad_dataset.commands)
+    if audit.get("benchmark") == "ark":  # the dispatch lives above both benchmarks (triad_cli.folders)
         return [_line("audit.json", "benchmark", "an ARK folder: check it with `triad validate` or "
                       "ark_dataset.validate.validate_folder")]
     if audit.get("benchmark") != "triad":

@@ -1,0 +1,75 @@
+"""The `triad` console entry point (setup.cfg `console_scripts`; also `python -m triad_cli`).
+
+Each part of the project registers its own subcommands through a small `register(subparsers)` function, and the
+kinds of `triad build` it builds through `register_build(kinds)`; modules are listed here once and must keep their
+top-level imports light (heavy libraries are imported inside handlers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from triad_dataset.contract.errors import TriadError
+
+# Modules that contribute subcommands. Each defines `register(subparsers) -> None` and / or
+# `register_build(kinds) -> None` (kinds of `triad build`); a handler is set with `parser.set_defaults(handler=fn)`
+# where `fn(args) -> int` returns the exit code. Listed in the order `triad --help` shows them.
+COMMAND_MODULES: tuple[str, ...] = (
+    "triad_dataset.commands",
+    "ark_dataset.commands",
+    "triad_cli.folders",
+    "model_adapters.commands",
+    "model_adapters.captioners.commands",
+    "spaces_app.commands",
+)
+
+
+def _modules() -> list[ModuleType]:
+    """The command modules that are installed (a part left out of an installation contributes nothing)."""
+    found = []
+    for name in COMMAND_MODULES:
+        try:
+            found.append(importlib.import_module(name))
+        except ModuleNotFoundError as exc:
+            if exc.name != name:  # a real import error inside the module must surface
+                raise
+    return found
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="triad", description="TRIAD and ARK retrieval benchmarks.")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    modules = _modules()
+    build = subparsers.add_parser("build", help="build a dataset folder (TRIAD mini/full/scaled, ARK)")
+    kinds = build.add_subparsers(dest="kind", metavar="KIND", required=True)
+    for module in modules:
+        if hasattr(module, "register_build"):
+            module.register_build(kinds)
+        if hasattr(module, "register"):
+            module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(handler(args) or 0)
+    except TriadError as exc:
+        print(f"triad {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"triad {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
