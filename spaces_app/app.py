@@ -373,8 +373,8 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             subs = lb.board("ark", list(lb.golds.get("ark").configs) if "ark" in lb.golds.available() else [])
             df = ark_status(views.ark_table(subs))
         else:
-            df = views.score_table(lb.board("triad", MAIN), MAIN + REFERENCE, sort_by=main_labels[0],
-                                   status=lb.annotations("triad", MAIN))
+            df = views.score_table(lb.board("triad", MAIN), MAIN + REFERENCE, sort_by=views.display(MAIN[0]),
+                                   status=lb.annotations("triad", MAIN))  # the API keeps the paper's keys (I2C, ...)
         return [{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
                 for row in df.to_dict(orient="records")]
 
