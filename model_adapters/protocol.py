@@ -42,6 +42,29 @@ class Encoder(Protocol):
 
 
 @runtime_checkable
+class StagedEncoder(Protocol):
+    """An `Encoder` that also exposes its two steps, so the runner can prepare upcoming batches while the model runs
+    the current one (model_adapters.vectors.pipeline; optional: an encoder without these methods is called through
+    `encode_queries` / `encode_candidates`). `role` is "query" or "candidate".
+
+    - `input_lengths`: each input's token count as the model will see it (image tokens included), for length
+      bucketing; cheap (no image decoding where the size can be read from the header);
+    - `prepare`: everything before the model (decode, resize, tokenize) on the CPU, returning what `forward` takes;
+      called from background threads, several at once, while `forward` runs: it must not touch the model, and
+      must not share a tokenizer between threads (`families._common.PerThread`);
+    - `forward`: the model on prepared inputs, returning one vector per input (a torch tensor, which may stay on
+      the device, or an array); `forward(prepare(batch, role), role)` is exactly `encode_queries` /
+      `encode_candidates`.
+    """
+
+    def input_lengths(self, batch: Sequence[ModelInput], role: str) -> list[int]: ...
+
+    def prepare(self, batch: Sequence[ModelInput], role: str) -> Any: ...
+
+    def forward(self, prepared: Any, role: str) -> Any: ...
+
+
+@runtime_checkable
 class Reranker(Protocol):
     """A pairwise scorer for the two-stage reference (docs/protocol.md §4): one float per (query, candidate) pair, higher is
     more relevant."""

@@ -275,13 +275,16 @@ def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distribut
     vectors: dict[str, np.ndarray] = {}
     stats = None
     if mine:
-        vectors, stats = encode_items(run_encoder.get(), mine, plan.items, model=model.identity.label,
+        encoder = run_encoder.get()
+        device = _encode_device(ctx)
+        vectors, stats = encode_items(encoder, mine, plan.items, model=model.identity.label,
                                       batch_size=cfg.batch_size or model.max_batch, cache=cache,
                                       skip_bad_images=cfg.skip_bad_images,
-                                      show_progress=not cfg.quiet and ctx.is_main, log=lambda m: _log(ctx, cfg, m))
+                                      show_progress=not cfg.quiet and ctx.is_main, log=lambda m: _log(ctx, cfg, m),
+                                      grow=device.startswith("cuda") and not cfg.batch_size, device=device)
     plan.items.close_images()
     gathered = ctx.gather((vectors, stats.images_skipped if stats else [], stats.batch_halvings if stats else 0,
-                           run_encoder.figures()))
+                           {**run_encoder.figures(), "encoding": stats.figures() if stats else None}))
     info = {"cache_hits": len(found), "encoded": len(missing),
             "corrupted_cache_shards": cache.stats.corrupted_shards if cache else [],
             "cache_dir": str(cache.dir) if cache else None, "cache_check": check, "images_skipped": [],
@@ -293,6 +296,9 @@ def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distribut
         info["images_skipped"] += skipped
         info["batch_halvings"] += halvings
     info["figures"] = [fig for *_, fig in gathered]
+    info["encoding"] = [fig.pop("encoding") for fig in info["figures"]]  # per process: order, batch sizes, padding
+    info["encoding"] = (info["encoding"][0] if len(info["encoding"]) == 1 else info["encoding"]) if any(
+        info["encoding"]) else None
     if cache is not None:
         for part, *_ in gathered[1:]:
             cache._vectors.update(part)  # other ranks wrote their shards; keep rank 0's view complete
@@ -302,6 +308,13 @@ def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distribut
             run_encoder.stage.add(fig["generated"])
         run_encoder.stage.cache.compact()
     return found, info
+
+
+def _encode_device(ctx: distributed.Context) -> str:
+    """The device encoding runs on (torch is not imported for it: an encoder given as an object may not use it)."""
+    if ctx.requested_device is not None or "torch" in sys.modules:
+        return str(ctx.device)
+    return "cpu"
 
 
 def count_truncation(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context

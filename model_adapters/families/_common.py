@@ -68,3 +68,51 @@ def require_modules(entry: Any) -> None:
     if missing:
         raise TriadError(f"model {entry.name}: its loading code needs {', '.join(missing)}, not installed here "
                          f"(pip install {' '.join(missing)})")
+
+
+class PerThread:
+    """A deep copy of `obj` for each thread that asks for it (the thread that made it gets `obj` itself): Hugging
+    Face fast tokenizers raise "Already borrowed" when two threads use one at once (model_adapters.vectors.pipeline
+    prepares batches on several threads)."""
+
+    def __init__(self, obj: Any) -> None:
+        import threading
+
+        self._obj = obj
+        self._owner = threading.get_ident()
+        self._local = threading.local()
+
+    def get(self) -> Any:
+        import copy
+        import threading
+
+        if threading.get_ident() == self._owner:
+            return self._obj
+        mine = getattr(self._local, "obj", None)
+        if mine is None:
+            mine = self._local.obj = copy.deepcopy(self._obj)
+        return mine
+
+
+def pinned(tensors: dict[str, Any], device: str) -> dict[str, Any]:
+    """Host tensors in pinned memory when they go to a CUDA device (so `to_device` copies without blocking)."""
+    if not str(device).startswith("cuda"):
+        return tensors
+    return {k: v.pin_memory() if hasattr(v, "pin_memory") else v for k, v in tensors.items()}
+
+
+def to_device(tensors: dict[str, Any], device: str) -> dict[str, Any]:
+    """Move prepared tensors to `device` (non-blocking from pinned memory)."""
+    return {k: v.to(device, non_blocking=True) if hasattr(v, "to") else v for k, v in tensors.items()}
+
+
+def image_size(data: bytes) -> tuple[int, int]:
+    """(width, height) of encoded image bytes from the header only (no decoding); (0, 0) when unreadable (the
+    encode step reports the item)."""
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            return int(img.size[0]), int(img.size[1])
+    except Exception:  # PIL raises many types; the decode in `prepare` names the item
+        return 0, 0

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from model_adapters.families._common import PerThread
 from model_adapters.planning.inputs import join_instruction
 from model_adapters.planning.truncation import TextLimit
 from model_adapters.protocol import ModelInput
@@ -91,6 +92,16 @@ class BidirectionalLlamaEncoder:
         self.max_length = max_length
         self.device = device
         self.dim = int(model.config.hidden_size)
+        self._length_tokenizer = PerThread(tokenizer)
+
+    def input_lengths(self, batch: Sequence[ModelInput], role: str) -> list[int]:
+        """Tokens of `instruction + text` per input (cut at max_length), for length bucketing."""
+        if role == "query":
+            texts = [self.instructions.of_query(item) + item.text for item in batch]
+        else:
+            texts = [self.instructions.document + join_instruction(item.instruction, item.text) for item in batch]
+        ids = self._length_tokenizer.get()(texts, truncation=True, max_length=self.max_length)["input_ids"]
+        return [len(row) for row in ids]
 
     def text_limit(self) -> TextLimit:
         return PrefixedTextLimit(self.max_length, self.tokenizer, instructions=self.instructions)

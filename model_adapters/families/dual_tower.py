@@ -12,7 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from model_adapters.families._common import decode_image, features, hub_kwargs, require_modules, torch_dtype
+from model_adapters.families._common import (
+    PerThread,
+    decode_image,
+    features,
+    hub_kwargs,
+    pinned,
+    require_modules,
+    to_device,
+    torch_dtype,
+)
 from model_adapters.planning.inputs import join_instruction
 from model_adapters.planning.truncation import TextLimit
 from model_adapters.protocol import ModelInput
@@ -32,13 +41,17 @@ def fuse(text: np.ndarray | None, image: np.ndarray | None) -> np.ndarray:
 
 
 class DualTowerEncoder:
-    """Encodes each input's text and image with separate towers and fuses them with `fuse`."""
+    """Encodes each input's text and image with separate towers and fuses them with `fuse`; in two steps for the
+    runner's input pipeline (protocol.StagedEncoder): `prepare` tokenizes and decodes + processes the images on a
+    thread's own tokenizer and image processor, `forward` runs both towers and fuses on the device (no host copy
+    between the towers)."""
 
     def __init__(self, model: Any, tokenizer: Any, image_processor: Any, *, device: str = "cpu",
                  padding: str | bool = True, max_length: int = 77, lowercase: bool = False) -> None:
         self.model = model.to(device).eval()
         self.tokenizer = tokenizer
         self.image_processor = image_processor
+        self._processors = PerThread((tokenizer, image_processor))
         self.device = device
         self.padding = padding
         self.max_length = max_length
@@ -46,42 +59,57 @@ class DualTowerEncoder:
         config = model.config
         self.dim = int(getattr(config, "projection_dim", 0) or getattr(config.text_config, "hidden_size", 0))
 
-    def text_features(self, texts: Sequence[str]) -> np.ndarray:
+    def _texts(self, batch: Sequence[ModelInput]) -> list[str]:
+        texts = [join_instruction(item.instruction, item.text) for item in batch]
+        return [t.lower() for t in texts] if self.lowercase else texts
+
+    def input_lengths(self, batch: Sequence[ModelInput], role: str) -> list[int]:
+        """Text tokens per input (cut at max_length); the image tower's input has one size for every image."""
+        tokenizer, _ = self._processors.get()
+        texts = self._texts(batch)
+        ids = tokenizer([t for t in texts if t], truncation=True, max_length=self.max_length)["input_ids"]
+        it = iter(ids)
+        return [len(next(it)) if t else 0 for t in texts]
+
+    def prepare(self, batch: Sequence[ModelInput], role: str) -> dict[str, Any]:
+        tokenizer, image_processor = self._processors.get()
+        texts = self._texts(batch)
+        text_rows = [i for i, t in enumerate(texts) if t]
+        image_rows = [i for i, item in enumerate(batch) if item.image is not None]
+        out: dict[str, Any] = {"size": len(batch), "text_rows": text_rows, "image_rows": image_rows}
+        if text_rows:
+            enc = tokenizer([texts[i] for i in text_rows], padding=self.padding, truncation=True,
+                            max_length=self.max_length, return_tensors="pt")
+            keep = ("input_ids",) if getattr(self.model.config, "model_type", "") in ("siglip", "siglip2") else (
+                "input_ids", "attention_mask")  # SigLIP's text tower is trained without an attention mask
+            out["text"] = pinned({k: enc[k] for k in keep}, self.device)
+        if image_rows:
+            pixels = image_processor(images=[decode_image(batch[i].image) for i in image_rows], return_tensors="pt")
+            out["pixel_values"] = pinned({"pixel_values": pixels["pixel_values"]}, self.device)["pixel_values"]
+        return out
+
+    def forward(self, prepared: dict[str, Any], role: str) -> Any:
         import torch
 
-        texts = [t.lower() for t in texts] if self.lowercase else list(texts)
-        enc = self.tokenizer(texts, padding=self.padding, truncation=True, max_length=self.max_length,
-                             return_tensors="pt")
-        enc = {k: v.to(self.device) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
-        if getattr(self.model.config, "model_type", "") in ("siglip", "siglip2"):
-            enc.pop("attention_mask", None)  # SigLIP's text tower is trained without an attention mask
+        total = torch.zeros((prepared["size"], self.dim), dtype=torch.float32, device=self.device)
         with torch.inference_mode():
-            out = features(self.model.get_text_features(**enc))
-        return out.float().cpu().numpy()
-
-    def image_features(self, images: Sequence[bytes]) -> np.ndarray:
-        import torch
-
-        pixels = self.image_processor(images=[decode_image(b) for b in images], return_tensors="pt")
-        pixel_values = pixels["pixel_values"].to(self.device, dtype=next(self.model.parameters()).dtype)
-        with torch.inference_mode():
-            out = features(self.model.get_image_features(pixel_values=pixel_values))
-        return out.float().cpu().numpy()
+            if prepared["text_rows"]:
+                text = features(self.model.get_text_features(**to_device(prepared["text"], self.device)))
+                total[prepared["text_rows"]] += text.float()
+            if prepared["image_rows"]:
+                dtype = next(self.model.parameters()).dtype
+                pixel_values = prepared["pixel_values"].to(self.device, dtype=dtype, non_blocking=True)
+                total[prepared["image_rows"]] += features(self.model.get_image_features(pixel_values=pixel_values)
+                                                          ).float()
+        norms = total.norm(dim=1, keepdim=True)  # fuse: 1:1 sum, then L2 (paper B.2.1)
+        return total / torch.where(norms == 0, torch.ones_like(norms), norms)
 
     def text_limit(self) -> TextLimit:
-        """The limit `text_features` truncates at, counted with this encoder's tokenizer (runner reports)."""
+        """The limit `prepare` truncates texts at, counted with this encoder's tokenizer (runner reports)."""
         return TextLimit(self.max_length, self.tokenizer, self.lowercase)
 
     def encode(self, batch: Sequence[ModelInput]) -> np.ndarray:
-        texts = [join_instruction(item.instruction, item.text) for item in batch]
-        text_rows = [i for i, t in enumerate(texts) if t]
-        image_rows = [i for i, item in enumerate(batch) if item.image is not None]
-        total = np.zeros((len(batch), self.dim), dtype=np.float32)
-        if text_rows:
-            total[text_rows] += self.text_features([texts[i] for i in text_rows])
-        if image_rows:
-            total[image_rows] += self.image_features([batch[i].image for i in image_rows])
-        return fuse(total, None).astype(np.float32)
+        return self.forward(self.prepare(batch, "query"), "query").cpu().numpy()
 
     def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
         return self.encode(batch)

@@ -203,7 +203,9 @@ class ReasonedInput(ModelInput):
 class TCoTEmbedder(QwenChatEmbedder):
     """The Embed-RL recipe with each input's T-CoT parts before the summarize line and its crops as extra images."""
 
-    def prompts(self, batch: Sequence[ModelInput]) -> tuple[list[str], list[bytes]]:
+    def prompts(self, batch: Sequence[ModelInput], processor: qvi.QwenVLProcessor | None = None
+                ) -> tuple[list[str], list[bytes]]:
+        processor = processor or self.processor
         if self.opts.render != "template":
             raise ValueError("the T-CoT embedder renders through the chat template only")
         convs, images = [], []
@@ -215,8 +217,8 @@ class TCoTEmbedder(QwenChatEmbedder):
                 if part.get("type") == "image":
                     images.append(tcot.crops[part["crop"]] if "crop" in part else image)
             convs.append(conv)
-        texts = self.processor.render(convs, add_generation_prompt=self.opts.add_generation_prompt,
-                                      use_tokenizer_template=self.opts.template_source == "tokenizer")
+        texts = processor.render(convs, add_generation_prompt=self.opts.add_generation_prompt,
+                                 use_tokenizer_template=self.opts.template_source == "tokenizer")
         if sum(t.count(IMAGE_PAD) for t in texts) != len(images):
             raise ValueError("the rendered prompts do not hold one image slot per image")
         return texts, images

@@ -34,7 +34,14 @@ from typing import Any, Final
 import numpy as np
 
 from model_adapters.families import qwen_vl_inputs as qvi
-from model_adapters.families._common import hub_kwargs, l2_normalize, torch_dtype
+from model_adapters.families._common import (
+    PerThread,
+    hub_kwargs,
+    image_size,
+    pinned,
+    to_device,
+    torch_dtype,
+)
 from model_adapters.protocol import ModelInput
 from triad_dataset.contract.errors import TriadError
 
@@ -332,6 +339,7 @@ class QwenChatEmbedder:
     def __init__(self, model: Any, processor: qvi.QwenVLProcessor, opts: ChatOptions, *, device: str = "cpu") -> None:
         self.model = model.to(device).eval()
         self.processor = processor
+        self._processors = PerThread(processor)  # prepare and input_lengths run on the runner's threads
         self.opts = opts
         self.device = device
         config = getattr(model.config, "text_config", model.config)
@@ -352,52 +360,56 @@ class QwenChatEmbedder:
             return placeholder_png(tuple(self.opts.placeholder_image))  # pure-text inputs only (TRIAD B.2.1)
         return item.image
 
-    def prompts(self, batch: Sequence[ModelInput]) -> tuple[list[str], list[bytes]]:
+    def prompts(self, batch: Sequence[ModelInput], processor: qvi.QwenVLProcessor | None = None
+                ) -> tuple[list[str], list[bytes]]:
         """Rendered prompts (one <|image_pad|> per image) and the image bytes in prompt order."""
+        processor = processor or self.processor
         images = [self._image_of(item) for item in batch]
         if self.opts.render == "chatml":
             texts = [chatml_prompt(self.opts, item, img is not None) for item, img in zip(batch, images, strict=True)]
         else:
             convs = [conversation(self.opts, item, img is not None) for item, img in zip(batch, images, strict=True)]
-            texts = self.processor.render(convs, add_generation_prompt=self.opts.add_generation_prompt,
-                                          use_tokenizer_template=self.opts.template_source == "tokenizer")
+            texts = processor.render(convs, add_generation_prompt=self.opts.add_generation_prompt,
+                                     use_tokenizer_template=self.opts.template_source == "tokenizer")
         return texts, [img for img in images if img is not None]
 
     def _truncates(self, has_image: bool, side: str) -> bool:
         rule = self.opts.truncation
         return rule == "all" or (rule == "text_only" and not has_image) or (rule == "candidates" and side == CANDIDATE)
 
-    def tokenize(self, batch: Sequence[ModelInput], side: str = QUERY) -> dict[str, Any]:
+    def tokenize(self, batch: Sequence[ModelInput], side: str = QUERY,
+                 processor: qvi.QwenVLProcessor | None = None) -> dict[str, Any]:
         """Model inputs of a batch, identical to the authors' (token ids, pixel values, grids, token types)."""
-        texts, image_bytes = self.prompts(batch)
+        processor = processor or self.processor
+        texts, image_bytes = self.prompts(batch, processor)
         images = [prepare_image(self.opts, data) for data in image_bytes]
         size = None
         if self.opts.processor_resize and (self.opts.processor_min_pixels or self.opts.processor_max_pixels):
-            own = self.processor.image_processor.size
+            own = processor.image_processor.size
             size = {"shortest_edge": self.opts.processor_min_pixels or own["shortest_edge"],
                     "longest_edge": self.opts.processor_max_pixels or own["longest_edge"]}
-        texts, vision = self.processor.expand(texts, images, do_resize=self.opts.processor_resize, size=size)
-        tok = self.processor.tokenizer
+        texts, vision = processor.expand(texts, images, do_resize=self.opts.processor_resize, size=size)
+        tok = processor.tokenizer
         limit = self.opts.max_length or tok.model_max_length
         rows = []
         for text in texts:
             # a tokenizer without a length (model_max_length "infinite") truncates nothing, as transformers does
             cut = self._truncates(IMAGE_PAD in text, side) and limit < NO_LIMIT
             ids = tok(text, truncation=cut, max_length=limit if cut else None)["input_ids"]
-            if IMAGE_PAD in text and ids.count(self.processor.image_token_id) != text.count(IMAGE_PAD):
+            if IMAGE_PAD in text and ids.count(processor.image_token_id) != text.count(IMAGE_PAD):
                 raise ValueError(f"an input with an image is longer than {limit} tokens: truncation would cut its "
                                  "image tokens")
             rows.append({"input_ids": ids})
         enc = tok.pad(rows, padding=True, padding_side=self.padding_side, return_tensors="pt")
         inputs = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], **vision}
-        inputs["mm_token_type_ids"] = self.processor.mm_token_type_ids(enc["input_ids"])
+        inputs["mm_token_type_ids"] = processor.mm_token_type_ids(enc["input_ids"])
         return inputs
 
     def hidden_states(self, inputs: dict[str, Any]) -> Any:
         """Last-layer hidden states (after the final norm) of the model's forward over `inputs`."""
         import torch
 
-        inputs = {k: v.to(self.device) for k, v in inputs.items()}
+        inputs = to_device(inputs, self.device)
         if "pixel_values" in inputs:
             inputs["pixel_values"] = inputs["pixel_values"].to(next(self.model.parameters()).dtype)
         if self.opts.positions == "sequential":
@@ -406,14 +418,40 @@ class QwenChatEmbedder:
         with torch.inference_mode():
             return self.model(**inputs).last_hidden_state
 
-    def encode(self, batch: Sequence[ModelInput], side: str = QUERY) -> np.ndarray:
+    def input_lengths(self, batch: Sequence[ModelInput], role: str) -> list[int]:
+        """Tokens per input for length bucketing: the rendered prompt's, each image counted as the vision tokens of
+        its header size through the recipe's `smart_resize` (exact where the image processor does not resize
+        again; an estimate, for ordering only, where it does), cut at the recipe's max_length."""
+        processor = self._processors.get()
+        texts, _ = self.prompts(batch, processor)
+        ids = processor.tokenizer(texts)["input_ids"]
+        limit = self.opts.max_length or NO_LIMIT
+        out = []
+        for item, row in zip(batch, ids, strict=True):
+            n = len(row)
+            data = self._image_of(item)
+            width, height = image_size(data) if data is not None else (0, 0)
+            if width and height and max(width, height) / min(width, height) <= qvi.MAX_RATIO:
+                factor = self.opts.image_factor
+                h, w = qvi.smart_resize(height, width, factor, self.opts.min_pixels, self.opts.max_pixels)
+                n += h * w // factor**2 - 1
+            out.append(min(n, limit))
+        return out
+
+    def prepare(self, batch: Sequence[ModelInput], role: str) -> dict[str, Any]:
+        return pinned(self.tokenize(batch, role, self._processors.get()), self.device)
+
+    def forward(self, prepared: dict[str, Any], role: str) -> Any:
         import torch
 
-        inputs = self.tokenize(batch, side)
-        hidden = self.hidden_states(inputs)
-        where = pool_positions(self.opts, inputs["input_ids"], inputs["attention_mask"], self.pool_token_id)
-        pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), where.to(hidden.device)]
-        return l2_normalize(pooled.float().cpu().numpy()).astype(np.float32)
+        hidden = self.hidden_states(prepared)
+        where = pool_positions(self.opts, prepared["input_ids"], prepared["attention_mask"], self.pool_token_id)
+        pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), where.to(hidden.device)].float()
+        norms = pooled.norm(dim=1, keepdim=True)
+        return pooled / torch.where(norms == 0, torch.ones_like(norms), norms)
+
+    def encode(self, batch: Sequence[ModelInput], side: str = QUERY) -> np.ndarray:
+        return self.forward(self.prepare(batch, side), side).cpu().numpy()
 
     def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
         return self.encode(batch, QUERY)

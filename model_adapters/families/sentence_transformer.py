@@ -15,12 +15,15 @@ gets is not in the config.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
 
-from model_adapters.planning.inputs import join_instruction
+from model_adapters.families._common import PerThread, pinned
+from model_adapters.planning.inputs import CANDIDATE, QUERY, join_instruction
 from model_adapters.planning.truncation import TextLimit
 from model_adapters.protocol import ModelInput
 from triad_dataset.contract.errors import TriadError
@@ -68,7 +71,23 @@ def document_prompt(prompts: dict[str, str]) -> str:
     return next((prompts[n] for n in DOCUMENT_PROMPTS if prompts.get(n)), "")
 
 
+@dataclass
+class Prepared:
+    """A batch tokenized by `SentenceTransformer.preprocess`: one part per prompt (rows, features, forward kwargs)."""
+
+    size: int
+    parts: list[tuple[list[int], dict[str, Any], dict[str, Any]]]
+
+
 class SentenceTransformerEncoder:
+    """Encodes as `SentenceTransformer.encode_query` / `encode_document` / `encode` do, in two steps (`prepare`:
+    `SentenceTransformer.preprocess` with the prompt those methods resolve; `forward`: the model's modules, as
+    `SentenceTransformer._inference` runs them), so the runner can tokenize the next batch while the model runs
+    (protocol.StagedEncoder); tests/test_encode_pipeline.py checks the two steps equal `encode_query` /
+    `encode_document` on models with and without prompts."""
+
+    prepare_threads = 1  # preprocess uses the model's one tokenizer (serialised by a lock)
+
     def __init__(self, model: Any, *, query_template: str | None = None, use_prompts: bool = True) -> None:
         self.model = model
         self.dim = int(model.get_embedding_dimension())
@@ -76,15 +95,12 @@ class SentenceTransformerEncoder:
         # use_prompts=False: the authors' code reads no sentence-transformers prompts (e.g. FlagEmbedding's BGE-M3)
         self.query_prompt: dict[str, str] = {} if use_prompts else {"prompt": ""}
         self.document_prompt = document_prompt(dict(model.prompts)) if use_prompts else ""
+        self._lock = threading.Lock()
+        self._length_tokenizer = PerThread(model.tokenizer)
 
     def text_limit(self) -> TextLimit:
         """sentence-transformers truncates at `max_seq_length` tokens (special tokens included)."""
         return TextLimit(int(self.model.max_seq_length), self.model.tokenizer)
-
-    def _encode(self, method: Any, texts: list[str], **prompt: Any) -> np.ndarray:
-        vectors = method(texts, batch_size=max(1, len(texts)), convert_to_numpy=True, normalize_embeddings=False,
-                         show_progress_bar=False, **prompt)
-        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
 
     def query_texts(self, batch: Sequence[ModelInput]) -> tuple[list[str], list[bool]]:
         """The text of each query and whether it is complete (formatted by `query_template`, no model prompt) or
@@ -99,20 +115,75 @@ class SentenceTransformerEncoder:
                 formatted.append(False)
         return out, formatted
 
-    def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
+    def _query_prompt(self) -> str | None:
+        """The prompt `encode_query` resolves: ours when given, else the config's "query" prompt, else its default."""
+        if "prompt" in self.query_prompt:
+            return self.query_prompt["prompt"]
+        return self.model._resolve_prompt(None, "query" if "query" in self.model.prompts else None)
+
+    def parts(self, batch: Sequence[ModelInput], role: str) -> list[tuple[list[int], list[str], str | None,
+                                                                          dict[str, Any]]]:
+        """(rows, texts, prompt, forward kwargs) per way of feeding: `encode(prompt="")` for template-formatted
+        queries, `encode_query` for the other queries, `encode_document` for candidates."""
+        if role != QUERY:
+            texts = [join_instruction(i.instruction, i.text) for i in batch]
+            return [(list(range(len(batch))), texts, self.document_prompt, {"task": "document"})]
         texts, formatted = self.query_texts(batch)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        out = []
         for done in (True, False):
             rows = [i for i, f in enumerate(formatted) if f == done]
             if rows:  # formatted rows: prompt "" (the template replaces the model's query prompt)
-                method = self.model.encode if done else self.model.encode_query
-                out[rows] = self._encode(method, [texts[i] for i in rows], **({"prompt": ""} if done else
-                                                                               self.query_prompt))
+                prompt, kwargs = ("", {}) if done else (self._query_prompt(), {"task": "query"})
+                out.append((rows, [texts[i] for i in rows], prompt, kwargs))
         return out
 
+    def input_lengths(self, batch: Sequence[ModelInput], role: str) -> list[int]:
+        """Tokens per input as the model sees them (prompt and special tokens included, cut at max_seq_length)."""
+        tokenizer = self._length_tokenizer.get()
+        limit = int(self.model.max_seq_length)
+        lengths = [0] * len(batch)
+        for rows, texts, prompt, _ in self.parts(batch, role):
+            ids = tokenizer([(prompt or "") + t for t in texts], truncation=True, max_length=limit)["input_ids"]
+            for i, row in zip(rows, ids, strict=True):
+                lengths[i] = len(row)
+        return lengths
+
+    def prepare(self, batch: Sequence[ModelInput], role: str) -> Prepared:
+        parts = []
+        for rows, texts, prompt, kwargs in self.parts(batch, role):
+            with self._lock:
+                features = self.model.preprocess(texts, prompt=prompt, **kwargs)
+            parts.append((rows, pinned(features, str(self.model.device)), kwargs))
+        return Prepared(len(batch), parts)
+
+    def forward(self, prepared: Prepared, role: str) -> Any:
+        import torch
+        from sentence_transformers.util import batch_to_device, truncate_embeddings
+
+        self.model.eval()
+        out = None
+        with torch.inference_mode():
+            for rows, features, kwargs in prepared.parts:
+                emb = self.model(batch_to_device(features, self.model.device), **kwargs)["sentence_embedding"]
+                if self.model.truncate_dim is not None:
+                    emb = truncate_embeddings(emb, self.model.truncate_dim)
+                if len(prepared.parts) == 1:
+                    return emb
+                out = emb.new_zeros((prepared.size, emb.shape[1])) if out is None else out
+                out[rows] = emb
+        return out
+
+    def _vectors(self, batch: Sequence[ModelInput], role: str) -> np.ndarray:
+        if not batch:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        emb = self.forward(self.prepare(batch, role), role)
+        return emb.detach().float().cpu().numpy().reshape(len(batch), self.dim)
+
+    def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        return self._vectors(batch, QUERY)
+
     def encode_candidates(self, batch: Sequence[ModelInput]) -> np.ndarray:
-        return self._encode(self.model.encode_document, [join_instruction(i.instruction, i.text) for i in batch],
-                            prompt=self.document_prompt)
+        return self._vectors(batch, CANDIDATE)
 
 
 def _max_seq_length(path: str, revision: str) -> int:

@@ -26,7 +26,17 @@ from typing import Any, Final
 import numpy as np
 
 from model_adapters.families import qwen_vl_inputs as qvi
-from model_adapters.families._common import decode_image, hub_kwargs, l2_normalize, require_modules, torch_dtype
+from model_adapters.families._common import (
+    PerThread,
+    decode_image,
+    hub_kwargs,
+    image_size,
+    l2_normalize,
+    pinned,
+    require_modules,
+    to_device,
+    torch_dtype,
+)
 from model_adapters.protocol import ModelInput
 from triad_dataset.contract.names import VLM_OUTER_INSTRUCTION
 
@@ -60,6 +70,17 @@ def last_attended_embedding(hidden: Any, mask: Any) -> np.ndarray:
     last = mask.shape[1] - 1 - mask.flip(dims=[1]).argmax(dim=1)
     pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
     return l2_normalize(pooled.float().cpu().numpy()).astype(np.float32)
+
+
+def last_attended_vectors(hidden: Any, mask: Any) -> Any:
+    """`last_attended_embedding` kept on the device: the pooled rows as a float32 tensor, L2-normalized (zero rows
+    stay zero)."""
+    import torch
+
+    last = mask.shape[1] - 1 - mask.flip(dims=[1]).argmax(dim=1)
+    pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), last].float()
+    norms = pooled.norm(dim=1, keepdim=True)
+    return pooled / torch.where(norms == 0, torch.ones_like(norms), norms)
 
 
 class QwenStyleInputs:
@@ -130,13 +151,16 @@ class VLMEncoder:
 
 
 class Qwen3VLEmbedder:
-    """Qwen3-VL-Embedding as its authors run it (see the module docstring)."""
+    """Qwen3-VL-Embedding as its authors run it (see the module docstring), in two steps for the runner's input
+    pipeline (protocol.StagedEncoder): `prepare` builds the official `_preprocess_inputs` on a thread's own copy of
+    the processor, `forward` runs the model and pools on the device."""
 
     def __init__(self, model: Any, processor: qvi.QwenVLProcessor, *, device: str = "cpu",
                  max_length: int = qvi.MAX_LENGTH, min_pixels: int = qvi.MIN_PIXELS,
                  max_pixels: int = qvi.MAX_PIXELS, default_instruction: str = VLM_OUTER_INSTRUCTION) -> None:
         self.model = model.to(device).eval()
         self.processor = processor
+        self._processors = PerThread(processor)
         self.device = device
         self.max_length = max_length
         self.min_pixels = min_pixels
@@ -151,25 +175,47 @@ class Qwen3VLEmbedder:
         return [{"role": "system", "content": [{"type": "text", "text": system}]},
                 {"role": "user", "content": qvi.content(item.text, item.image)}]
 
-    def tokenize(self, batch: Sequence[ModelInput]) -> dict[str, Any]:
+    def tokenize(self, batch: Sequence[ModelInput], processor: qvi.QwenVLProcessor | None = None) -> dict[str, Any]:
         """Model inputs of a batch, identical to the official `_preprocess_inputs`."""
-        texts = self.processor.render([self.conversation(item) for item in batch])
+        processor = processor or self.processor
+        texts = processor.render([self.conversation(item) for item in batch])
         images = [qvi.fetch_image(item.image, min_pixels=self.min_pixels, max_pixels=self.max_pixels)
                   for item in batch if item.image is not None]
-        texts, vision = self.processor.expand(texts, images)
-        enc = self.processor.tokenizer(texts, padding=True, padding_side="right", truncation=True,
-                                       max_length=self.max_length, return_tensors="pt")  # official: right padding
+        texts, vision = processor.expand(texts, images)
+        enc = processor.tokenizer(texts, padding=True, padding_side="right", truncation=True,
+                                  max_length=self.max_length, return_tensors="pt")  # official: right padding
         batch_inputs = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], **vision}
-        batch_inputs["mm_token_type_ids"] = self.processor.mm_token_type_ids(enc["input_ids"])
+        batch_inputs["mm_token_type_ids"] = processor.mm_token_type_ids(enc["input_ids"])
         return batch_inputs
 
-    def encode(self, batch: Sequence[ModelInput]) -> np.ndarray:
+    def input_lengths(self, batch: Sequence[ModelInput], role: str) -> list[int]:
+        """Tokens per input: the rendered conversation's, each image's placeholder counted as its vision tokens
+        (from the image's header size through `smart_resize`; no decoding), cut at max_length."""
+        processor = self._processors.get()
+        ids = processor.tokenizer(processor.render([self.conversation(item) for item in batch]))["input_ids"]
+        out = []
+        for item, row in zip(batch, ids, strict=True):
+            n = len(row)
+            width, height = image_size(item.image) if item.image is not None else (0, 0)
+            if width and height and max(width, height) / min(width, height) <= qvi.MAX_RATIO:
+                h, w = qvi.smart_resize(height, width, qvi.FACTOR, self.min_pixels, self.max_pixels)
+                n += h * w // qvi.FACTOR**2 - 1
+            out.append(min(n, self.max_length))
+        return out
+
+    def prepare(self, batch: Sequence[ModelInput], role: str) -> dict[str, Any]:
+        return pinned(self.tokenize(batch, self._processors.get()), self.device)
+
+    def forward(self, prepared: dict[str, Any], role: str) -> Any:
         import torch
 
-        inputs = {k: v.to(self.device) for k, v in self.tokenize(batch).items()}
+        inputs = to_device(prepared, self.device)
         with torch.inference_mode():
             hidden = self.model(**inputs).last_hidden_state
-        return last_attended_embedding(hidden, inputs["attention_mask"])
+        return last_attended_vectors(hidden, inputs["attention_mask"])
+
+    def encode(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        return self.forward(self.prepare(batch, "query"), "query").cpu().numpy()
 
     def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
         return self.encode(batch)
@@ -244,6 +290,7 @@ class VLM2VecEncoder:
                  image_resolution: tuple[int, int] | None = None) -> None:
         self.model = model.to(device).eval()
         self.processor = processor
+        self._processors = PerThread(processor)
         self.device = device
         self.size = {"shortest_edge": min_pixels, "longest_edge": max_pixels}
         self.image_resolution = tuple(image_resolution) if image_resolution else None
@@ -254,30 +301,53 @@ class VLM2VecEncoder:
         img = vlm2vec_v1_image(data, self.image_resolution) if self.image_resolution else decode_image(data)
         return img.resize((56, 56)) if min(img.size) < VLM2VEC_MIN_SIDE else img
 
-    def tokenize(self, batch: Sequence[ModelInput]) -> dict[str, Any]:
+    def tokenize(self, batch: Sequence[ModelInput], processor: qvi.QwenVLProcessor | None = None) -> dict[str, Any]:
+        processor = processor or self.processor
         texts = [vlm2vec_text(item) for item in batch]
         images = [self.image(item.image) for item in batch if item.image is not None]
         vision: dict[str, Any] = {}
         if images:
-            pixels = self.processor.image_processor(images=images, size=self.size, return_tensors="pt")
+            pixels = processor.image_processor(images=images, size=self.size, return_tensors="pt")
             vision = {"pixel_values": pixels["pixel_values"], "image_grid_thw": pixels["image_grid_thw"]}
-            counts = iter(int(g.prod()) // self.processor.merge**2 for g in pixels["image_grid_thw"])
+            counts = iter(int(g.prod()) // processor.merge**2 for g in pixels["image_grid_thw"])
             texts = [t.replace(IMAGE_PAD, IMAGE_PAD * next(counts), 1) if IMAGE_PAD in t else t for t in texts]
-        tok = self.processor.tokenizer
+        tok = processor.tokenizer
         enc = tok(texts, padding=True, padding_side="right", return_tensors="pt")
         inputs = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], **vision}
-        inputs["mm_token_type_ids"] = self.processor.mm_token_type_ids(enc["input_ids"])
+        inputs["mm_token_type_ids"] = processor.mm_token_type_ids(enc["input_ids"])
         return inputs
 
-    def encode(self, batch: Sequence[ModelInput]) -> np.ndarray:
-        import torch
+    def input_lengths(self, batch: Sequence[ModelInput], role: str) -> list[int]:
+        """Tokens per input for length bucketing: the text's, each image counted as the vision tokens of its header
+        size (V1: the fixed resolution) through the processor's 28-px `smart_resize` bounds."""
+        processor = self._processors.get()
+        ids = processor.tokenizer([vlm2vec_text(item) for item in batch])["input_ids"]
+        out = []
+        for item, row in zip(batch, ids, strict=True):
+            n = len(row)
+            width, height = (self.image_resolution or image_size(item.image)) if item.image is not None else (0, 0)
+            if width and height and max(width, height) / min(width, height) <= qvi.MAX_RATIO:
+                width, height = (56, 56) if min(width, height) < VLM2VEC_MIN_SIDE else (width, height)
+                h, w = qvi.smart_resize(height, width, 28, self.size["shortest_edge"], self.size["longest_edge"])
+                n += h * w // 28**2 - 1
+            out.append(n)
+        return out
 
+    def prepare(self, batch: Sequence[ModelInput], role: str) -> dict[str, Any]:
         if any(not item.text and item.image is None for item in batch):
             raise ValueError("VLM2Vec cannot encode an input with neither text nor image (its prompt has no tokens)")
-        inputs = {k: v.to(self.device) for k, v in self.tokenize(batch).items()}
+        return pinned(self.tokenize(batch, self._processors.get()), self.device)
+
+    def forward(self, prepared: dict[str, Any], role: str) -> Any:
+        import torch
+
+        inputs = to_device(prepared, self.device)
         with torch.inference_mode():
             hidden = self.model(**inputs).last_hidden_state
-        return last_attended_embedding(hidden, inputs["attention_mask"])
+        return last_attended_vectors(hidden, inputs["attention_mask"])
+
+    def encode(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        return self.forward(self.prepare(batch, "query"), "query").cpu().numpy()
 
     def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
         return self.encode(batch)

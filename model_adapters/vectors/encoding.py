@@ -1,22 +1,29 @@
-"""Encode the missing items in batches: progress bar, cache writes per batch, and the bad-input rules
-(undecodable images, invalid vectors: `model_adapters.vectors.checks`, out-of-memory → halve the batch and retry,
-an `--offline` API model's missing responses → counted over every batch, then one line)."""
+"""Encode the missing items in batches: ordered by token count, prepared ahead of the model on background threads
+(`model_adapters.vectors.pipeline`, `schedule`), cache writes per batch on a background writer, a progress bar, and
+the bad-input rules (undecodable images, invalid vectors: `model_adapters.vectors.checks`, out-of-memory → halve the
+batch and retry, an `--offline` API model's missing responses → counted over every batch, then one line)."""
 
 from __future__ import annotations
 
+import os
 import sys
+from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Final
 
 import numpy as np
 
 from model_adapters.planning import inputs
 from model_adapters.planning.plan import Item
-from model_adapters.protocol import OfflineMiss
-from model_adapters.vectors import checks
+from model_adapters.protocol import ModelInput, OfflineMiss, StagedEncoder
+from model_adapters.vectors import checks, pipeline, schedule
 from model_adapters.vectors.cache import EmbeddingCache
 from triad_dataset.contract.errors import TriadError
+
+GROW_AFTER: Final = 4  # batches that ran at one size before it doubles (where growing is allowed)
+GROW_LIMIT: Final = 16  # growing stops at this many times the starting batch size
+HOST_EVERY: Final = 8  # on CUDA, vectors move to the host every this many batches (one sync, not one per batch)
 
 
 @dataclass
@@ -25,6 +32,16 @@ class EncodeStats:
     images_skipped: list[str] | None = None
     batch_halvings: int = 0
     batches: int = 0
+    batch_size: dict[str, Any] = field(default_factory=dict)  # start, final, largest, grew
+    padding: schedule.Padding = field(default_factory=schedule.Padding)
+    order: str = "text length"
+    prepared_ahead: int = 0  # preparer threads (0: the encoder is called as one step)
+
+    def figures(self) -> dict[str, Any]:
+        """The encoding figures results.json records ("encoding")."""
+        return {"order": self.order, "batches": self.batches, "batch_size": dict(self.batch_size),
+                "prepared_ahead": self.prepared_ahead, "batch_halvings": self.batch_halvings,
+                **self.padding.as_dict()}
 
 
 def _is_oom(exc: BaseException) -> bool:
@@ -55,76 +72,193 @@ def _bad_images(batch: Sequence[Item]) -> list[int]:
     return bad
 
 
+def _staged(encoder: Any) -> bool:
+    return isinstance(encoder, StagedEncoder)
+
+
+def preparer_threads(device: str | None) -> int:
+    """Preparer threads: every core but the one feeding the model (at least one); on one core, one."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cores - (1 if str(device or "").startswith("cuda") else 0))
+
+
+def _text_lengths(batch: Sequence[ModelInput], role: str) -> list[int]:
+    return [len(item.text) for item in batch]
+
+
+def _group_of(items: Any) -> Callable[[str], tuple[str, bool]]:
+    has_image = getattr(items, "has_image", None)
+    index = getattr(items, "index", None)
+    role_of = getattr(items, "role", None)
+    if has_image is not None and index is not None and callable(role_of):
+        return lambda k: (role_of(k), bool(has_image[index[k]]))
+    return lambda k: (items[k].role, False)
+
+
+class _Sizes:
+    """The batch size: halved on out-of-memory (then fixed), doubled every GROW_AFTER batches where allowed."""
+
+    def __init__(self, start: int, grow: bool) -> None:
+        self.start = self.now = self.largest = max(1, start)
+        self.grow, self.grew, self._ran = grow, False, 0
+
+    def __call__(self) -> int:
+        return self.now
+
+    def ran(self, n: int) -> None:
+        if not self.grow or n < self.now:
+            return
+        self._ran += 1
+        if self._ran >= GROW_AFTER and self.now * 2 <= self.start * GROW_LIMIT:
+            self.now, self._ran, self.grew = self.now * 2, 0, True
+            self.largest = max(self.largest, self.now)
+
+    def halve(self) -> None:
+        self.now, self.grow, self._ran = max(1, self.now // 2), False, 0
+
+    def figures(self) -> dict[str, Any]:
+        return {"start": self.start, "final": self.now, "largest": self.largest, "grew": self.grew}
+
+
 def encode_items(encoder: Any, keys: Sequence[str], items: dict[str, Item], *, model: str, batch_size: int,
                  cache: EmbeddingCache | None, skip_bad_images: bool = False, show_progress: bool = True,
-                 log: Callable[[str], None] | None = None) -> tuple[dict[str, np.ndarray], EncodeStats]:
-    """Vectors for `keys` (queries through encode_queries, candidates through encode_candidates)."""
+                 log: Callable[[str], None] | None = None, grow: bool = False, device: str | None = None,
+                 workers: int | None = None) -> tuple[dict[str, np.ndarray], EncodeStats]:
+    """Vectors for `keys` (queries through encode_queries, candidates through encode_candidates; a `StagedEncoder`
+    through prepare + forward, prepared ahead on `workers` threads). `grow`: double the batch size while it fits
+    (until the first out-of-memory, then settle; the runner allows it on CUDA)."""
     from tqdm.auto import tqdm
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
-    stats = EncodeStats(images_skipped=[])
+    staged = _staged(encoder)
+    sizes = _Sizes(batch_size, grow)
+    lengths = encoder.input_lengths if callable(getattr(encoder, "input_lengths", None)) else _text_lengths
+    stats = EncodeStats(images_skipped=[], order="token count" if lengths is not _text_lengths else "text length",
+                        prepared_ahead=(workers or preparer_threads(device)) if staged else 0)
     out: dict[str, np.ndarray] = {}
     dim = checks.encoder_dim(encoder, model)
-    # Group by role, then by text length so batches pad little; the order depends only on the inputs.
-    # A plan's item table orders items with images by where they are stored (their images stream from the parquet
-    # shards, see model_adapters.planning.images) without reading any image to sort.
+    # Group by role (and, for a plan's item table, with / without image: images stream from the parquet shards in
+    # storage order, see model_adapters.planning.images); the feeder sorts by token count within each group.
     order_key = getattr(items, "encode_order_key", None) or (lambda k: (items[k].role, len(items[k].model_input.text), k))
     ordered = sorted(keys, key=order_key)
-    role_of = getattr(items, "role", None) or (lambda k: items[k].role)
+    labels: dict[str, str] = {}
+
+    def read(key: str) -> ModelInput:
+        item = items[key]  # an item table reads its image now, once
+        labels[key] = item.label
+        return item.model_input
+
+    feed = pipeline.Feed(read, _group_of(items), lengths, sizes, encoder.prepare if staged else None,
+                         workers=stats.prepared_ahead or 1, depth=2 * max(1, stats.prepared_ahead) + 2)
     bar = tqdm(total=len(ordered), desc="encode", unit="item", disable=not show_progress, dynamic_ncols=True)
-    start, size = 0, max(1, batch_size)
-    offline_missing, offline_where = 0, ""
+    writer = pipeline.Writer(cache.put) if cache is not None else None
+    host = _Host(device, dim, model, writer, out, stats, labels)
+    offline = [0, ""]
+
+    def run_one(batch: pipeline.Batch) -> None:
+        fn = encoder.encode_queries if batch.role == inputs.QUERY else encoder.encode_candidates
+        model_inputs = list(batch.inputs)
+        no_cache: set[int] = set()
+        try:
+            if staged:
+                prepared = batch.prepared.result() if batch.prepared is not None else encoder.prepare(
+                    model_inputs, batch.role)
+                vectors = encoder.forward(prepared, batch.role)
+            else:
+                vectors = fn(model_inputs)
+        except OfflineMiss as miss:  # nothing to encode this batch with: count it, look at the rest
+            offline[0], offline[1] = offline[0] + miss.missing, miss.where
+            bar.update(len(batch.keys))
+            return
+        except Exception as exc:
+            if _is_oom(exc):
+                raise
+            bad = _bad_images([Item(batch.role, m, labels[k]) for k, m in zip(batch.keys, model_inputs, strict=True)])
+            if not bad:
+                raise
+            if not skip_bad_images:
+                raise TriadError(f"{labels[batch.keys[bad[0]]]}: image does not decode; fix the data or pass "
+                                 "--skip-bad-images to encode such items without their image") from exc
+            for i in bad:
+                stats.images_skipped.append(labels[batch.keys[i]])
+                no_cache.add(i)
+                text = model_inputs[i].text or model_inputs[i].instruction or " "
+                model_inputs[i] = replace(model_inputs[i], text=text, image=None)
+            vectors = fn(model_inputs)
+        stats.padding.add(batch.lengths)
+        host.add(batch, vectors, no_cache)
+        sizes.ran(len(batch.keys))
+        bar.update(len(batch.keys))
+
     try:
-        while start < len(ordered):
-            role = role_of(ordered[start])
-            chunk = [k for k in ordered[start:start + size] if role_of(k) == role]
-            batch = [items[k] for k in chunk]  # an item table reads these images now, once
-            model_inputs = [b.model_input for b in batch]
-            no_cache: set[int] = set()
-            fn = encoder.encode_queries if role == inputs.QUERY else encoder.encode_candidates
-            try:
-                vectors = fn(model_inputs)
-            except OfflineMiss as miss:  # nothing to encode this batch with: count it, look at the rest
-                offline_missing, offline_where = offline_missing + miss.missing, miss.where
-                bar.update(len(chunk))
-                start += len(chunk)
-                continue
-            except Exception as exc:
-                if _is_oom(exc):
-                    if size == 1:
-                        raise TriadError(f"model {model}: out of memory on a single input ({batch[0].label})") from exc
-                    size = max(1, size // 2)
-                    stats.batch_halvings += 1
-                    log(f"out of memory on a batch of {len(chunk)}: retrying with batch size {size}")
-                    _free_memory()
-                    continue
-                bad = _bad_images(batch)
-                if not bad:
-                    raise
-                if not skip_bad_images:
-                    raise TriadError(f"{batch[bad[0]].label}: image does not decode; fix the data or pass "
-                                     "--skip-bad-images to encode such items without their image") from exc
-                for i in bad:
-                    stats.images_skipped.append(batch[i].label)
-                    no_cache.add(i)
-                    text = model_inputs[i].text or model_inputs[i].instruction or " "
-                    model_inputs[i] = replace(model_inputs[i], text=text, image=None)
-                vectors = fn(model_inputs)
-            arr = checks.check_batch(vectors, [b.label for b in batch], model=model, dim=dim,
-                                     batch=f"{role} batch {stats.batches + 1} of {len(batch)} inputs")
-            stats.batches += 1
-            keep = [i for i in range(len(chunk)) if i not in no_cache]
-            if cache is not None and keep:
-                cache.put([chunk[i] for i in keep], arr[keep])
-            for k, v in zip(chunk, arr, strict=True):
-                out[k] = v
-            stats.encoded += len(chunk)
-            bar.update(len(chunk))
-            start += len(chunk)
+        with pipeline.Feeder(ordered, feed) as feeder:
+            for fed in feeder:
+                todo = deque([fed])
+                while todo:
+                    batch = todo.popleft()
+                    if len(batch.keys) > sizes():  # cut before the batch size shrank: split, prepare here
+                        todo.extendleft(reversed(_split(batch, sizes())))
+                        continue
+                    try:
+                        run_one(batch)
+                    except Exception as exc:
+                        if not _is_oom(exc):
+                            raise
+                        if len(batch.keys) == 1:
+                            raise TriadError(f"model {model}: out of memory on a single input "
+                                             f"({labels[batch.keys[0]]})") from exc
+                        host.flush()
+                        sizes.halve()
+                        stats.batch_halvings += 1
+                        log(f"out of memory on a batch of {len(batch.keys)}: retrying with batch size {sizes()}")
+                        _free_memory()
+                        todo.extendleft(reversed(_split(batch, sizes())))
+        host.flush()
     finally:
         bar.close()
-    if offline_missing:
-        raise TriadError(f"model {model}: --offline, and {offline_missing} of the {len(ordered)} inputs to encode are "
-                         f"not in its response cache ({offline_where}); run without --offline to request them (or "
+        if writer is not None:
+            writer.close()  # every batch encoded so far is on disk (an interrupted run resumes after it)
+    stats.batch_size = sizes.figures()
+    if offline[0]:
+        raise TriadError(f"model {model}: --offline, and {offline[0]} of the {len(ordered)} inputs to encode are "
+                         f"not in its response cache ({offline[1]}); run without --offline to request them (or "
                          "give --api-cache the folder that holds them)")
     return out, stats
+
+
+def _split(batch: pipeline.Batch, size: int) -> list[pipeline.Batch]:
+    """`batch` in pieces of at most `size`, to be prepared by the caller."""
+    return [pipeline.Batch(batch.role, batch.keys[i:i + size], batch.inputs[i:i + size], batch.lengths[i:i + size])
+            for i in range(0, len(batch.keys), max(1, size))]
+
+
+class _Host:
+    """Vectors to the host, checked, handed to the cache writer: on CUDA every HOST_EVERY batches in one copy."""
+
+    def __init__(self, device: str | None, dim: int | None, model: str, writer: pipeline.Writer | None,
+                 out: dict[str, np.ndarray], stats: EncodeStats, labels: dict[str, str]) -> None:
+        self.every = HOST_EVERY if str(device or "").startswith("cuda") else 1
+        self.dim, self.model, self.writer, self.out, self.stats = dim, model, writer, out, stats
+        self.labels = labels
+        self.pending: list[tuple[pipeline.Batch, Any, set[int]]] = []
+
+    def add(self, batch: pipeline.Batch, vectors: Any, no_cache: set[int]) -> None:
+        self.pending.append((batch, vectors, no_cache))
+        if len(self.pending) >= self.every:
+            self.flush()
+
+    def flush(self) -> None:
+        pending, self.pending = self.pending, []
+        for batch, vectors, no_cache in pending:
+            if hasattr(vectors, "detach"):  # a torch tensor, possibly on the device
+                vectors = vectors.detach().float().cpu().numpy()
+            self.stats.batches += 1
+            arr = checks.check_batch(vectors, [self.labels[k] for k in batch.keys],
+                                     model=self.model, dim=self.dim,
+                                     batch=f"{batch.role} batch {self.stats.batches} of {len(batch.keys)} inputs")
+            keep = [i for i in range(len(batch.keys)) if i not in no_cache]
+            if self.writer is not None and keep:
+                self.writer.put([batch.keys[i] for i in keep], arr[keep])
+            for k, v in zip(batch.keys, arr, strict=True):
+                self.out[k] = v
+            self.stats.encoded += len(batch.keys)

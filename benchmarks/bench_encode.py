@@ -1,0 +1,257 @@
+"""The runner's encode phase against the bare model on the same inputs, same batch size and threads (issue 24).
+
+1. `minilm` (real weights) on every config of a TRIAD mini edition: the runner's `encode_items` (token-count order,
+   tokenization prepared ahead on a thread, cache writes off the main thread) against bare
+   `SentenceTransformer.encode` of the very texts the runner feeds (one call, its own length sort), each side a fresh
+   process that counts its imports and model load, the two interleaved, `--repeats` times; items/s min / median /
+   max, and the ratio of the medians. With `--baseline DIR` (a checkout of an older commit) its runner is a third
+   side. Padded tokens per item (what the batches computed, / the items) for the runner's order, the order before
+   issue 24 (text length) and bare sentence-transformers' order, from minilm's tokenizer.
+2. Tiny CLIP and tiny Qwen3-VL (random weights, real architecture classes) on `--images` inputs with 800x600 JPEGs:
+   the runner's `encode_items` against the pipeline limit, the slower of (a) the bare forward on ready tensors and
+   (b) the preprocessing (decode, resize, tokenize: the encoder's `prepare`) alone on every core; in-process.
+
+    python benchmarks/bench_encode.py --data demo_output/triad [--repeats 3] [--device cuda] [--baseline DIR]
+
+On CUDA (`--device cuda`, or benchmarks/gpu_check.sh) the same sides run on the GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BATCH = 64  # minilm's registry batch size, both sides
+
+
+def _env(code: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+# --- minilm: one side per process ---------------------------------------------------------------------------------
+def runner_side(data: str, threads: int, device: str) -> dict[str, Any]:
+    """The runner's encode phase; the plan is built first (not timed: it is the plan phase)."""
+    sys.path.insert(0, os.getcwd())
+    from model_adapters.planning.plan import plan_triad
+    from triad_dataset.contract.names import TASK_CONFIGS
+
+    plan = plan_triad(data, list(TASK_CONFIGS), variant="full", limit=None, sees_images=False)
+    keys = list(plan.items)
+    start = time.perf_counter()
+    import torch
+
+    torch.set_num_threads(threads)
+    from model_adapters.models.registry import get_entry, load_encoder
+    from model_adapters.vectors.encoding import encode_items
+
+    encoder = load_encoder(get_entry("minilm"), device=device)
+    kwargs = {"device": device} if "device" in encode_items.__code__.co_varnames else {}
+    _, stats = encode_items(encoder, keys, plan.items, model="minilm", batch_size=BATCH, cache=None,
+                            show_progress=False, **kwargs)
+    seconds = time.perf_counter() - start
+    figures = stats.figures() if hasattr(stats, "figures") else {}
+    return {"items": len(keys), "seconds": seconds, "padding": figures}
+
+
+def bare_side(texts_file: str, threads: int, device: str) -> dict[str, Any]:
+    with open(texts_file, encoding="utf-8") as handle:
+        texts = json.load(handle)
+    start = time.perf_counter()
+    import torch
+
+    torch.set_num_threads(threads)
+    from sentence_transformers import SentenceTransformer
+
+    from model_adapters.models.registry import get_entry, resolve_path
+
+    model = SentenceTransformer(resolve_path(get_entry("minilm")), device=device)
+    model.encode(texts, batch_size=BATCH, convert_to_numpy=True, show_progress_bar=False)
+    return {"items": len(texts), "seconds": time.perf_counter() - start}
+
+
+def runner_texts(data: str) -> tuple[list[str], list[str]]:
+    """The texts the runner hands minilm (no prompts: `join_instruction` on both sides) and each item's role."""
+    from model_adapters.planning.inputs import join_instruction
+    from model_adapters.planning.plan import plan_triad
+    from triad_dataset.contract.names import TASK_CONFIGS
+
+    plan = plan_triad(data, list(TASK_CONFIGS), variant="full", limit=None, sees_images=False)
+    texts, roles = [], []
+    for key in plan.items:
+        item = plan.items[key]
+        texts.append(join_instruction(item.model_input.instruction, item.model_input.text))
+        roles.append(item.role)
+    return texts, roles
+
+
+def padding_table(texts: list[str], roles: list[str]) -> dict[str, float]:
+    """Padded tokens per item for three orders of the same texts, batches of BATCH, minilm's tokenizer."""
+    from transformers import AutoTokenizer
+
+    from model_adapters.models.registry import get_entry, resolve_path
+    from model_adapters.vectors.schedule import padded_tokens
+
+    tok = AutoTokenizer.from_pretrained(resolve_path(get_entry("minilm")))
+    lengths = [len(ids) for ids in tok(texts, truncation=True, max_length=256)["input_ids"]]
+    idx = range(len(texts))
+
+    def per_item(order: list[int], by_role: bool) -> float:
+        total = 0
+        for role in (sorted(set(roles)) if by_role else [None]):
+            rows = [i for i in order if role is None or roles[i] == role]
+            total += padded_tokens([lengths[i] for i in rows], BATCH)
+        return round(total / len(texts), 2)
+
+    return {"tokens_per_item": round(sum(lengths) / len(texts), 2),
+            "runner, token count (this commit)": per_item(sorted(idx, key=lambda i: (lengths[i], i)), True),
+            "runner, text length (before issue 24)": per_item(sorted(idx, key=lambda i: (len(texts[i]), i)), True),
+            "bare sentence-transformers (text length, one call)": per_item(sorted(idx, key=lambda i: -len(texts[i])),
+                                                                          False)}
+
+
+def minilm(args: argparse.Namespace) -> None:
+    texts, roles = runner_texts(args.data)
+    with tempfile.TemporaryDirectory() as tmp:
+        texts_file = os.path.join(tmp, "texts.json")
+        with open(texts_file, "w", encoding="utf-8") as handle:
+            json.dump(texts, handle)
+        sides = {"runner": (ROOT, ["--side", "runner", "--data", args.data]),
+                 "bare SentenceTransformer.encode": (ROOT, ["--side", "bare", "--texts", texts_file])}
+        if args.baseline:
+            sides["runner before (--baseline)"] = (Path(args.baseline), ["--side", "runner", "--data", args.data])
+        runs: dict[str, list[float]] = {name: [] for name in sides}
+        padding = None
+        for _ in range(args.repeats):
+            for name, (code, extra) in sides.items():
+                cmd = [sys.executable, str(ROOT / "benchmarks" / "bench_encode.py"), *extra, "--threads",
+                       str(args.threads), "--device", args.device]
+                out = subprocess.run(cmd, env=_env(code), cwd=code, capture_output=True, text=True, check=False)
+                if out.returncode != 0:
+                    sys.exit(f"{name} failed:\n{out.stderr[-3000:]}")
+                got = json.loads(out.stdout.strip().splitlines()[-1])
+                runs[name].append(got["items"] / got["seconds"])
+                if name == "runner":
+                    padding = got["padding"]
+    print(f"\nminilm, {len(texts)} distinct texts of the TRIAD mini edition, batch {BATCH}, {args.threads} threads, "
+          f"{args.device}, import + model load + encode, {args.repeats} interleaved runs, load {_load()}")
+    print("| side | items/s min | median | max | × bare (medians) |\n|---|---:|---:|---:|---:|")
+    bare = statistics.median(runs["bare SentenceTransformer.encode"])
+    for name, values in runs.items():
+        med = statistics.median(values)
+        print(f"| {name} | {min(values):.0f} | {med:.0f} | {max(values):.0f} | {med / bare:.2f}× |")
+    print("\npadded tokens per item (tokens the batches computed / items):")
+    for name, value in padding_table(texts, roles).items():
+        print(f"  {name}: {value}")
+    print(f"  runner's own count (results.json encoding): {padding}")
+
+
+# --- tiny image models: in-process --------------------------------------------------------------------------------
+def jpeg(seed: int, size: tuple[int, int] = (800, 600)) -> bytes:
+    """A photo-like 800x600 JPEG (smooth gradients + noise, quality 90)."""
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    w, h = size
+    x, y = np.meshgrid(np.linspace(0, 1, w), np.linspace(0, 1, h))
+    base = np.stack([x * rng.uniform(50, 255), y * rng.uniform(50, 255), (x + y) / 2 * rng.uniform(50, 255)], -1)
+    pixels = np.clip(base + rng.normal(0, 12, base.shape), 0, 255).astype("uint8")
+    buf = io.BytesIO()
+    Image.fromarray(pixels).save(buf, format="JPEG", quality=90)
+    return buf.getvalue()
+
+
+def pipeline_limit(args: argparse.Namespace) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    import torch
+
+    from model_adapters.models.registry import get_entry, load_encoder
+    from model_adapters.planning.plan import Item
+    from model_adapters.protocol import ModelInput
+    from model_adapters.vectors.encoding import encode_items, preparer_threads
+
+    torch.set_num_threads(args.threads)
+    images = [jpeg(i) for i in range(args.images)]
+    words = "red blue leather cotton sleeve collar wheel sedan coupe vintage modern small large".split()
+    inputs = [ModelInput(" ".join(words[(i * 7 + j) % len(words)] for j in range(3 + i % 9)), images[i])
+              for i in range(args.images)]
+    items = {f"k{i:05d}": Item("candidate", m, f"item {i}") for i, m in enumerate(inputs)}
+    cores = preparer_threads(args.device)
+    print(f"\ntiny models, {args.images} inputs with 800x600 JPEGs, {args.threads} torch threads, {args.device}, "
+          f"preprocessing on {cores} threads, {args.repeats} interleaved runs, load {_load()}")
+    print("| model | batch | forward alone (items/s) | preprocessing alone | pipeline limit | runner | runner / limit "
+          "(medians) |\n|---|---:|---:|---:|---:|---:|---:|")
+    for name in ("tiny-random-clip", "tiny-random-vlm"):
+        entry = get_entry(name)
+        encoder = load_encoder(entry, device=args.device)
+        size = entry.max_batch
+        batches = [inputs[i:i + size] for i in range(0, len(inputs), size)]
+        fwd, pre, run = [], [], []
+        encoder.forward(encoder.prepare(batches[0], "candidate"), "candidate")  # warm-up (first-call costs)
+        for _ in range(args.repeats):
+            with ThreadPoolExecutor(cores) as pool:
+                t = time.perf_counter()
+                prepared = list(pool.map(encoder.prepare, batches, ["candidate"] * len(batches)))
+                pre.append(len(inputs) / (time.perf_counter() - t))
+            t = time.perf_counter()
+            for p in prepared:
+                encoder.forward(p, "candidate")
+            if args.device.startswith("cuda"):
+                torch.cuda.synchronize()
+            fwd.append(len(inputs) / (time.perf_counter() - t))
+            t = time.perf_counter()
+            encode_items(encoder, list(items), items, model=name, batch_size=size, cache=None, show_progress=False,
+                         device=args.device)
+            run.append(len(inputs) / (time.perf_counter() - t))
+        f, p, r = (statistics.median(v) for v in (fwd, pre, run))
+        limit = min(f, p)
+        print(f"| {name} | {size} | {f:.1f} | {p:.1f} | {limit:.1f} | {r:.1f} (min {min(run):.1f}, max "
+              f"{max(run):.1f}) | {r / limit:.2f} |")
+
+
+def _load() -> str:
+    return f"{os.getloadavg()[0]:.1f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", help="a TRIAD mini edition (triad build mini; make demo writes demo_output/triad)")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--images", type=int, default=128, help="inputs with images for the tiny models")
+    ap.add_argument("--baseline", help="a checkout of an older commit: its runner as a third minilm side")
+    ap.add_argument("--only", choices=("minilm", "images"))
+    ap.add_argument("--side", choices=("runner", "bare"), help=argparse.SUPPRESS)
+    ap.add_argument("--texts", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.side == "runner":
+        print(json.dumps(runner_side(args.data, args.threads, args.device)))
+        return
+    if args.side == "bare":
+        print(json.dumps(bare_side(args.texts, args.threads, args.device)))
+        return
+    sys.path.insert(0, str(ROOT))
+    args.data = os.path.abspath(args.data) if args.data else None
+    if args.only != "images":
+        if not args.data:
+            sys.exit("--data: a TRIAD mini edition (triad build mini --out DIR, or make demo)")
+        minilm(args)
+    if args.only != "minilm":
+        pipeline_limit(args)
+
+
+if __name__ == "__main__":
+    main()
