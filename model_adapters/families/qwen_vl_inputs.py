@@ -73,6 +73,21 @@ def smart_resize(height: int, width: int, factor: int = FACTOR, min_pixels: int 
     return h_bar, w_bar
 
 
+def image_tokens(size: tuple[int, int], factor: int, min_pixels: int, max_pixels: int) -> int:
+    """Vision tokens of an image of `size` (width, height) once `smart_resize`d to multiples of `factor` (one token
+    per factor x factor cell); 0 for an unreadable size or an aspect `smart_resize` refuses (the encode step names
+    such an image). For length bucketing (model_adapters.vectors.schedule).
+
+    >>> image_tokens((800, 600), 32, MIN_PIXELS, MAX_PIXELS), image_tokens((0, 0), 32, MIN_PIXELS, MAX_PIXELS)
+    (475, 0)
+    """
+    width, height = size
+    if not width or not height or max(width, height) / min(width, height) > MAX_RATIO:
+        return 0
+    h, w = smart_resize(height, width, factor, min_pixels, max_pixels)
+    return h * w // factor**2
+
+
 def fetch_image(data: bytes, *, min_pixels: int = MIN_PIXELS, max_pixels: int = MAX_PIXELS, factor: int = FACTOR,
                 rgba: str = "white") -> Any:
     """Decode, convert to RGB and resize an image as `qwen_vl_utils.fetch_image` does: RGBA pasted on white

@@ -32,6 +32,7 @@ from model_adapters.families._common import (
     hub_kwargs,
     image_size,
     l2_normalize,
+    l2_normalize_rows,
     pinned,
     require_modules,
     to_device,
@@ -78,9 +79,7 @@ def last_attended_vectors(hidden: Any, mask: Any) -> Any:
     import torch
 
     last = mask.shape[1] - 1 - mask.flip(dims=[1]).argmax(dim=1)
-    pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), last].float()
-    norms = pooled.norm(dim=1, keepdim=True)
-    return pooled / torch.where(norms == 0, torch.ones_like(norms), norms)
+    return l2_normalize_rows(hidden[torch.arange(hidden.shape[0], device=hidden.device), last])
 
 
 class QwenStyleInputs:
@@ -196,10 +195,8 @@ class Qwen3VLEmbedder:
         out = []
         for item, row in zip(batch, ids, strict=True):
             n = len(row)
-            width, height = image_size(item.image) if item.image is not None else (0, 0)
-            if width and height and max(width, height) / min(width, height) <= qvi.MAX_RATIO:
-                h, w = qvi.smart_resize(height, width, qvi.FACTOR, self.min_pixels, self.max_pixels)
-                n += h * w // qvi.FACTOR**2 - 1
+            if item.image is not None:
+                n += qvi.image_tokens(image_size(item.image), qvi.FACTOR, self.min_pixels, self.max_pixels) - 1
             out.append(min(n, self.max_length))
         return out
 
@@ -325,11 +322,10 @@ class VLM2VecEncoder:
         out = []
         for item, row in zip(batch, ids, strict=True):
             n = len(row)
-            width, height = (self.image_resolution or image_size(item.image)) if item.image is not None else (0, 0)
-            if width and height and max(width, height) / min(width, height) <= qvi.MAX_RATIO:
-                width, height = (56, 56) if min(width, height) < VLM2VEC_MIN_SIDE else (width, height)
-                h, w = qvi.smart_resize(height, width, 28, self.size["shortest_edge"], self.size["longest_edge"])
-                n += h * w // 28**2 - 1
+            if item.image is not None:
+                size = self.image_resolution or image_size(item.image)
+                size = (56, 56) if 0 < min(size) < VLM2VEC_MIN_SIDE else size
+                n += qvi.image_tokens(size, 28, self.size["shortest_edge"], self.size["longest_edge"]) - 1
             out.append(n)
         return out
 

@@ -102,17 +102,23 @@ class Feeder:
         feed = self.feed
         for run in schedule.groups(self.ordered, feed.group_of):
             role, has_image = feed.group_of(run[0])
-            # items with images: windows read in storage order; without: the whole run at once (no image to read)
-            span = len(run) if not has_image else schedule.WINDOW_BATCHES * feed.size()
-            for window in schedule.windows(run, span):
-                inputs = {k: feed.read(k) for k in window}
-                lengths = dict(zip(window, feed.lengths([inputs[k] for k in window], role), strict=True))
-                ordered = schedule.by_length(window, [lengths[k] for k in window])
+            # items with images: windows read in storage order; without: windows of their text-length order
+            span = (schedule.WINDOW_BATCHES if has_image else schedule.TEXT_WINDOW_BATCHES) * feed.size()
+            carry: list[tuple[str, ModelInput, int]] = []  # a window's last, short batch joins the next window
+            windows = list(schedule.windows(run, span))
+            for w, window in enumerate(windows):
+                inputs = [feed.read(k) for k in window]
+                rows = carry + list(zip(window, inputs, feed.lengths(inputs, role), strict=True))
+                rows.sort(key=lambda r: (r[2], r[0]))
+                carry = []
                 start = 0
-                while start < len(ordered):
-                    keys = ordered[start:start + max(1, feed.size())]
-                    start += len(keys)
-                    yield Batch(role, keys, [inputs[k] for k in keys], [lengths[k] for k in keys])
+                while start < len(rows):
+                    chunk = rows[start:start + max(1, feed.size())]
+                    if len(chunk) < feed.size() and w + 1 < len(windows):
+                        carry = chunk
+                        break
+                    start += len(chunk)
+                    yield Batch(role, [r[0] for r in chunk], [r[1] for r in chunk], [r[2] for r in chunk])
 
     def _run(self) -> None:
         try:

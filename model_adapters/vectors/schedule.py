@@ -4,7 +4,8 @@ A batch pads every input to its longest one, so the work of a batch is `len(batc
 the inputs by their token count (not their character count: the two disagree on 25 % of the padding of the TRIAD mini
 inputs, issue 24) makes neighbours alike. Items with images stream their images from the parquet shards in storage
 order (`model_adapters.planning.images`), so they are sorted within windows of a few batches read in that order,
-never across the whole file; items without images are sorted all at once. The batches' order changes only which
+never across the whole file; items without images, already in text-length order, are sorted by tokens within
+windows of 64 batches (so the model starts after the first window's token counts, not all of them). The batches' order changes only which
 inputs share a batch: vectors are the same up to float noise (tests/test_encode_pipeline.py).
 """
 
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 from typing import Final
 
 WINDOW_BATCHES: Final = 16  # items with images: sort within windows of this many batches, read in storage order
+TEXT_WINDOW_BATCHES: Final = 64  # items without: windows of this many batches of the text-length order (the first
+# batch starts after 64 batches' token counts, not all of them; the windows are nearly sorted already)
 
 
 @dataclass
@@ -44,15 +47,6 @@ def padded_tokens(lengths: Sequence[int], batch_size: int) -> int:
     """
     return sum(max(lengths[i:i + batch_size]) * len(lengths[i:i + batch_size])
                for i in range(0, len(lengths), batch_size))
-
-
-def by_length(keys: Sequence[str], lengths: Sequence[int]) -> list[str]:
-    """`keys` sorted by length, ties by key (the order depends only on the inputs).
-
-    >>> by_length(["a", "b", "c"], [5, 2, 5])
-    ['b', 'a', 'c']
-    """
-    return [k for _, k in sorted(zip(lengths, keys, strict=True))]
 
 
 def windows(keys: Sequence[str], size: int) -> Iterator[list[str]]:
