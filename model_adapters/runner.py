@@ -275,9 +275,8 @@ def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distribut
     vectors: dict[str, np.ndarray] = {}
     stats = None
     if mine:
-        encoder = run_encoder.get()
         device = _encode_device(ctx)
-        vectors, stats = encode_items(encoder, mine, plan.items, model=model.identity.label,
+        vectors, stats = encode_items(run_encoder.get(), mine, plan.items, model=model.identity.label,
                                       batch_size=cfg.batch_size or model.max_batch, cache=cache,
                                       skip_bad_images=cfg.skip_bad_images,
                                       show_progress=not cfg.quiet and ctx.is_main, log=lambda m: _log(ctx, cfg, m),
@@ -296,9 +295,8 @@ def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distribut
         info["images_skipped"] += skipped
         info["batch_halvings"] += halvings
     info["figures"] = [fig for *_, fig in gathered]
-    info["encoding"] = [fig.pop("encoding") for fig in info["figures"]]  # per process: order, batch sizes, padding
-    info["encoding"] = (info["encoding"][0] if len(info["encoding"]) == 1 else info["encoding"]) if any(
-        info["encoding"]) else None
+    encodings = [fig.pop("encoding") for fig in info["figures"]]  # per process: order, batch sizes, padding
+    info["encoding"] = None if not any(encodings) else encodings[0] if len(encodings) == 1 else encodings
     if cache is not None:
         for part, *_ in gathered[1:]:
             cache._vectors.update(part)  # other ranks wrote their shards; keep rank 0's view complete

@@ -504,3 +504,13 @@ def test_counted_limit_is_the_encoders_own(model):
     assert counted.limit == own.limit and counted.lowercase == own.lowercase
     text = "Reference product info: brand: Audi. User conversation: [Round 1] User: make it red " * 4
     assert counted.token_counts([text]) == own.token_counts([text]) and counted.token_counts([text])[0] > 64
+
+
+def test_results_say_how_the_inputs_were_batched(triad_dir, tmp_path):
+    """run.encoding (issue 24): the order, the batch sizes, the preparer threads and the padding, as encoded."""
+    enc = run(_cfg(triad_dir, tmp_path, configs="constraints_cars", no_cache=True))["run"]["encoding"]
+    assert enc["order"] == "token count" and enc["prepared_ahead"] >= 1 and enc["batch_halvings"] == 0
+    assert enc["batch_size"] == {"start": 16, "final": 16, "largest": 16, "grew": False}  # CPU: no growing
+    assert 0 < enc["tokens"] <= enc["padded_tokens"]
+    own = run(_cfg(triad_dir, tmp_path, encoder=HashEncoder(), configs="constraints_cars", no_cache=True))
+    assert own["run"]["encoding"]["order"] == "text length" and own["run"]["encoding"]["prepared_ahead"] == 0

@@ -133,8 +133,9 @@ def encode_items(encoder: Any, keys: Sequence[str], items: dict[str, Item], *, m
     staged = _staged(encoder)
     sizes = _Sizes(batch_size, grow)
     lengths = encoder.input_lengths if callable(getattr(encoder, "input_lengths", None)) else _text_lengths
+    threads = min(workers or preparer_threads(device), getattr(encoder, "prepare_threads", None) or 1 << 10)
     stats = EncodeStats(images_skipped=[], order="token count" if lengths is not _text_lengths else "text length",
-                        prepared_ahead=(workers or preparer_threads(device)) if staged else 0)
+                        prepared_ahead=threads if staged else 0)
     out: dict[str, np.ndarray] = {}
     dim = checks.encoder_dim(encoder, model)
     # Group by role (and, for a plan's item table, with / without image: images stream from the parquet shards in
