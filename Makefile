@@ -21,7 +21,7 @@ test: setup lint
 	$(PY) -m pytest
 	$(PY) scripts/check_artifacts.py
 
-# ≈ 4 min on 2 cores with empty caches (README: Quick start); OCR=1 (or `make demo-ocr`) adds ARK over OCR captions (≈ 16 min of OCR on 2 quiet cores, up to ≈ 70 under load,
+# 44 s on 2 quiet cores with empty caches (README: Quick start); OCR=1 (or `make demo-ocr`) adds ARK over OCR captions (≈ 16 min of OCR on 2 quiet cores, up to ≈ 70 under load,
 # the first time, cached afterwards)
 demo: setup
 	$(PY) scripts/demo.py --out $(DEMO_DIR) $(if $(filter 1 yes true,$(OCR)),--ocr)

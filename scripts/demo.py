@@ -1,6 +1,6 @@
 """`make demo`: the TRIAD and ARK mini editions, the default model (minilm) run on both, the leaderboard seeded with
-both runs, then one screen saying where everything is and what to try next (4 min 16 s on 2 CPU cores at load ≈ 4
-with empty caches; README "Quick start").
+both runs, then one screen saying where everything is and what to try next (44 s on 2 quiet CPU cores with empty
+caches, 4 min 16 s at load ≈ 4; README "Quick start").
 
 `make demo OCR=1` / `make demo-ocr` (`--ocr`) adds ARK's text-space track: OCR captions of every ARK mini gallery
 image, the model run over them, and the R@1 / R@10 comparison with the text-only run. OCR of the 2,580 mini images
