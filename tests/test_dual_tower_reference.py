@@ -30,6 +30,19 @@ def reference() -> dict:
     return json.loads(FIXTURE.read_text())
 
 
+def record_text_ids(enc) -> list[list[int]]:
+    """The token ids the encoder's text tower receives, appended to the returned list as it runs."""
+    fed: list[list[int]] = []
+    text_tower = enc.model.get_text_features
+
+    def recording(**kwargs):
+        fed.extend(kwargs["input_ids"].tolist())
+        return text_tower(**kwargs)
+
+    enc.model.get_text_features = recording
+    return fed
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", sorted(CASES))
 def test_dual_tower_matches_the_documented_usage(reference, arch):
@@ -83,14 +96,7 @@ def test_metaclip_2_matches_the_documented_usage(tmp_path):
     assert type(enc.model).__name__ == "MetaClip2Model"
     assert float(sum(p.detach().double().sum() for p in enc.model.parameters())) == pytest.approx(
         ref["weights_sum"], rel=1e-9)
-    fed: list[list[int]] = []
-    text_tower = enc.model.get_text_features
-
-    def recording(**kwargs):
-        fed.extend(kwargs["input_ids"].tolist())
-        return text_tower(**kwargs)
-
-    enc.model.get_text_features = recording
+    fed = record_text_ids(enc)
     batch = [ModelInput(t, R.image(k) if k else None, i) for t, k, i in R.EMBED_INPUTS + R.TRUNCATION_INPUTS]
     out = np.concatenate([enc.encode_queries([item]) for item in batch])
     assert fed == [ids for ids in ref["input_ids"] if ids]
@@ -120,14 +126,7 @@ def test_bge_vl_clip_matches_its_remote_encode(tmp_path):
     assert float(sum(p.detach().double().sum() for p in enc.model.parameters())) == pytest.approx(
         ref["weights_sum"], rel=1e-9)
     enc.max_length = 256  # the tiny CLIP's positions: their encode() never cuts (TRUNCATION_INPUTS fail there)
-    fed: list[list[int]] = []
-    text_tower = enc.model.get_text_features
-
-    def recording(**kwargs):
-        fed.extend(kwargs["input_ids"].tolist())
-        return text_tower(**kwargs)
-
-    enc.model.get_text_features = recording
+    fed = record_text_ids(enc)
     out = np.concatenate([enc.encode_queries([ModelInput(t, R.image(k) if k else None, i)])
                           for t, k, i in R.EMBED_INPUTS])
     assert fed == [ids for ids in ref["input_ids"] if ids]

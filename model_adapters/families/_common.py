@@ -38,6 +38,11 @@ def l2_normalize(x: np.ndarray) -> np.ndarray:
     return x / np.where(norms == 0, 1.0, norms)
 
 
+def last_attended_positions(mask: Any) -> Any:
+    """Index of each row's last attended token (any padding side)."""
+    return mask.shape[1] - 1 - mask.flip(dims=[1]).argmax(dim=1)
+
+
 def l2_normalize_rows(x: Any) -> Any:
     """`l2_normalize` for a torch tensor, on its device, in float32 (zero rows stay zero)."""
     import torch

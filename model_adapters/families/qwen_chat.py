@@ -39,6 +39,7 @@ from model_adapters.families._common import (
     hub_kwargs,
     image_size,
     l2_normalize_rows,
+    last_attended_positions,
     pinned,
     to_device,
     torch_dtype,
@@ -279,11 +280,6 @@ def chatml_prompt(opts: ChatOptions, item: ModelInput, has_image: bool) -> str:
 
 
 # --- 4. pooling --------------------------------------------------------------------------------------------------
-def last_attended_positions(mask: Any) -> Any:
-    """Index of each row's last attended token (any padding side)."""
-    return mask.shape[1] - 1 - mask.flip(dims=[1]).argmax(dim=1)
-
-
 def last_token_positions(input_ids: Any, mask: Any, token_id: int, tail: int = 0) -> tuple[Any, int]:
     """Index of each row's last `token_id` (Embed-RL's `_get_embedding_reps`; UME-R1's `get_disc_embedding_idx` with
     tail=2: a token in the last `tail` positions of the row counts as missing); a missing token falls back to the

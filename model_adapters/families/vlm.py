@@ -33,6 +33,7 @@ from model_adapters.families._common import (
     image_size,
     l2_normalize,
     l2_normalize_rows,
+    last_attended_positions,
     pinned,
     require_modules,
     to_device,
@@ -63,23 +64,12 @@ def embedding_prompt(item: ModelInput) -> str:
     return chat_prompt(system, (IMAGE_SLOT if item.image is not None else "") + item.text)
 
 
-def last_attended_embedding(hidden: Any, mask: Any) -> np.ndarray:
-    """L2-normalized final hidden state of each row's last attended token (right padding), as Qwen3-VL-Embedding
-    and VLM2Vec-V2 pool."""
-    import torch
-
-    last = mask.shape[1] - 1 - mask.flip(dims=[1]).argmax(dim=1)
-    pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
-    return l2_normalize(pooled.float().cpu().numpy()).astype(np.float32)
-
-
 def last_attended_vectors(hidden: Any, mask: Any) -> Any:
-    """`last_attended_embedding` kept on the device: the pooled rows as a float32 tensor, L2-normalized (zero rows
-    stay zero)."""
+    """Final hidden state of each row's last attended token, L2-normalized, as Qwen3-VL-Embedding and VLM2Vec-V2
+    pool: a float32 tensor kept on the device (zero rows stay zero)."""
     import torch
 
-    last = mask.shape[1] - 1 - mask.flip(dims=[1]).argmax(dim=1)
-    return l2_normalize_rows(hidden[torch.arange(hidden.shape[0], device=hidden.device), last])
+    return l2_normalize_rows(hidden[torch.arange(hidden.shape[0], device=hidden.device), last_attended_positions(mask)])
 
 
 class QwenStyleInputs:

@@ -72,10 +72,6 @@ def _bad_images(batch: Sequence[Item]) -> list[int]:
     return bad
 
 
-def _staged(encoder: Any) -> bool:
-    return isinstance(encoder, StagedEncoder)
-
-
 def preparer_threads(device: str | None) -> int:
     """Preparer threads: every core but the one feeding the model (at least one); on one core, one."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -130,7 +126,7 @@ def encode_items(encoder: Any, keys: Sequence[str], items: dict[str, Item], *, m
     from tqdm.auto import tqdm
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
-    staged = _staged(encoder)
+    staged = isinstance(encoder, StagedEncoder)
     sizes = _Sizes(batch_size, grow)
     lengths = encoder.input_lengths if callable(getattr(encoder, "input_lengths", None)) else _text_lengths
     threads = min(workers or preparer_threads(device), getattr(encoder, "prepare_threads", None) or 1 << 10)
