@@ -328,7 +328,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                                            family=family, params=params, submitter=lb.who(request, profile),
                                            limits=lb.limits, login=lb.settings.oauth)
             except UploadGone as gone:
-                return (f"Rejected: {str(gone)[:80]} is no longer on the server (uploads are read once and kept "
+                return (f"Rejected: {str(gone)[:80]} is no longer on the server (uploads are kept "
                         "10 minutes); upload it again. Nothing was stored.")
             if outcome.accepted and outcome.submission_id is not None:
                 _after_accept(outcome.submission_id)

@@ -4,9 +4,9 @@ holds (``.parquet``, ``.json``, ``.zip``); anything else is deleted as soon as G
 gets a 4xx answer naming the rule. Gradio's other file-writing route (``/process_recording``, for video
 recordings the app never takes) is closed, and its monitoring routes answer only to the admin token.
 
-Uploaded files: a submission works on its own hard-linked copy (`claim_uploads`), so two submissions of identical
-bytes (Gradio keeps one file per content) never race over one path; `sweep` deletes what is left on the
-documented schedule."""
+Uploaded files: a submission works on its own hard-linked copy (`claim_uploads`) and never removes the shared
+upload, which another submission of identical bytes (Gradio keeps one file per content) may be claiming at the same
+moment; `sweep` deletes shared uploads and leftovers by age, on the documented schedule."""
 
 from __future__ import annotations
 
@@ -68,9 +68,10 @@ class UploadGone(Exception):
 
 @contextlib.contextmanager
 def claim_uploads(paths: Sequence[str | Path]) -> Iterator[list[str]]:
-    """The uploads as this submission's own files: hard links (or copies) in a private folder, the shared upload
-    removed at once; the private folder is deleted on exit whatever happens. Paths outside Gradio's upload folder
-    (the command line's run folders) are used as they are."""
+    """The uploads as this submission's own files: hard links (or copies) in a private folder, deleted on exit
+    whatever happens. The shared upload stays for `sweep` to remove by age (a concurrent submission of the same
+    bytes may be claiming that path). Paths outside Gradio's upload folder (the command line's run folders) are used
+    as they are."""
     root = upload_dir()
     private = root / CLAIMS / uuid.uuid4().hex
     out: list[str] = []
@@ -89,7 +90,6 @@ def claim_uploads(paths: Sequence[str | Path]) -> Iterator[list[str]]:
                     shutil.copyfile(p, target)
             except FileNotFoundError:
                 raise UploadGone(p.name) from None
-            remove_upload(p)
             out.append(str(target))
         yield out
     finally:

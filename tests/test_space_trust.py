@@ -106,7 +106,7 @@ def test_f01_an_ark_oracle_is_flagged_not_trusted(db: Database, world: dict) -> 
 
 def test_f02_a_hand_written_results_json_claim_is_shown_as_a_claim(db: Database, world: dict) -> None:
     def claim(r: dict) -> dict:
-        return {**r, "model": {"name": "qwen3-vl-embedding-8b", "source_kind": "registry", "revision": "abc",
+        return {**r, "model": {"name": "qwen3-vl-embedding-8b", "source_kind": "registry", "revision": "c" * 40,
                                "hub_id": "Qwen/Qwen3-VL-Embedding-8B"}}
 
     run = edited(world, world["runs"][0], "claimed", results=claim)
