@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 SCHEMA_VERSION = "3"
 ATTEMPTS_KEEP_S = 7 * 86400.0  # attempts older than this are pruned (every rate-limit window is shorter)
@@ -103,6 +103,10 @@ DROP TABLE submissions;
 ALTER TABLE submissions_v3 RENAME TO submissions;
 UPDATE meta SET value = '3' WHERE key = 'schema_version';
 """)
+
+
+# a row a visitor does not see by default: hidden by the admin, or a failed reproduction check
+NOT_PUBLIC: Final = "(hidden = 1 OR status = 'failed')"
 
 
 class DuplicateSubmission(Exception):
@@ -274,14 +278,14 @@ class Database:
         gold_content = sub.gold_content or sub.dataset_fingerprint
         with self._write() as conn:
             dup = conn.execute(
-                "SELECT id, model_name, hidden FROM submissions WHERE benchmark = ? AND gold_content = ? AND "
-                "file_digest = ?", (sub.benchmark, gold_content, sub.file_digest),
+                f"SELECT id, model_name, {NOT_PUBLIC} AS hidden FROM submissions WHERE benchmark = ? AND "
+                "gold_content = ? AND file_digest = ?", (sub.benchmark, gold_content, sub.file_digest),
             ).fetchone()
             if dup is not None:
                 raise DuplicateSubmission(int(dup["id"]), str(dup["model_name"]), bool(dup["hidden"]))
             same = conn.execute(
-                "SELECT id, model_name, hidden FROM submissions WHERE benchmark = ? AND gold_content = ? AND "
-                "score_digest = ? AND score_digest != ''", (sub.benchmark, gold_content, sub.score_digest),
+                f"SELECT id, model_name, {NOT_PUBLIC} AS hidden FROM submissions WHERE benchmark = ? AND "
+                "gold_content = ? AND score_digest = ? AND score_digest != ''", (sub.benchmark, gold_content, sub.score_digest),
             ).fetchone() if sub.score_digest else None
             if same is not None:
                 raise DuplicateSubmission(int(same["id"]), str(same["model_name"]), bool(same["hidden"]), "scores")
@@ -359,8 +363,8 @@ class Database:
         if self._absent():
             return None
         with self._connect() as conn:
-            row = conn.execute("SELECT id, model_name, hidden FROM submissions WHERE benchmark = ? AND "
-                               "gold_content = ? AND file_digest = ?", (benchmark, gold_content, digest)).fetchone()
+            row = conn.execute(f"SELECT id, model_name, {NOT_PUBLIC} AS hidden FROM submissions WHERE "
+                               "benchmark = ? AND gold_content = ? AND file_digest = ?", (benchmark, gold_content, digest)).fetchone()
         return (int(row[0]), str(row[1]), bool(row[2])) if row else None
 
     def set_verification(self, submission_id: int, status: str, verify: Mapping[str, Any]) -> bool:

@@ -377,6 +377,9 @@ def submit_files(db: Database, golds: gold_mod.GoldStore, paths: Sequence[str | 
             return _accepted_anyway(stored[0])
         if _disk_full(exc):
             return _rejected("the server's storage is full; nothing could be written (please report this)")
+        if _storage_failed(exc):
+            return _rejected("the server's storage failed (full or unwritable); nothing could be written (please "
+                             "report this)")
         return _rejected(f"the server failed while checking this submission ({type(exc).__name__}); please report "
                          "this")
 
@@ -390,8 +393,20 @@ def _disk_full(exc: BaseException) -> bool:
     import errno
     import sqlite3
 
-    return (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or (
+    return (isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)) or (
         isinstance(exc, sqlite3.OperationalError) and "full" in str(exc))
+
+
+def _storage_failed(exc: BaseException) -> bool:
+    """A write the storage refused other than "full": SQLite's I/O and read-only errors (a full disk under WAL often
+    reads "disk I/O error"), an OS input/output or read-only-filesystem error."""
+    import errno
+    import sqlite3
+
+    if isinstance(exc, sqlite3.OperationalError):
+        text = str(exc).lower()
+        return "disk i/o error" in text or "readonly" in text or "read-only" in text
+    return isinstance(exc, OSError) and exc.errno in (errno.EIO, errno.EROFS)
 
 
 def _submit(db: Database, golds: gold_mod.GoldStore, paths: Sequence[str | Path], model_name: Any, model_link: Any,
