@@ -149,7 +149,7 @@ class Leaderboard:
 
     def annotations(self, bench: str, configs: list[str]) -> dict[int, dict[str, Any]]:
         return status.annotate(self.all_subs(bench), configs, self.content(bench), self.fingerprint(bench),
-                               self.plausibility)
+                               self.plausibility, self.chance(bench))
 
     def board(self, bench: str, configs: list[str], *, every_row: bool = False) -> list[dict[str, Any]]:
         """The rows a table lists: failed rows only with ``every_row``; older-gold rows listed (marked)."""

@@ -7,8 +7,9 @@ space; a name with nothing visible left is refused.
 
 Ownership key (`name_key`): the UTS #39 confusable skeleton (Unicode Technical Standard #39 §4: NFD, each
 character replaced by its confusable prototype, NFD again) with combining marks dropped and case folded, skeleton
-again after folding. "Εxample" (Greek Epsilon), "Еxample" (Cyrillic Ie), "e\u0301xample" and "EXAMPLE" share one
-key. The confusable data is Unicode's confusables.txt as packaged by `confusable-homoglyphs` (its pairs are
+again after folding, taken per character from its upper-case form (or its case-folded form where the capital has no
+look-alike), so that every case variant of a name has its key. "Εxample" (Greek Epsilon), "Еxample" (Cyrillic Ie),
+"e\u0301xample", "EXAMPLE" and "example" share one key; "MINILM" is reserved as "minilm" is. The confusable data is Unicode's confusables.txt as packaged by `confusable-homoglyphs` (its pairs are
 symmetric; each confusable class is a star around its prototype, recovered in `_prototypes`).
 """
 
@@ -29,6 +30,7 @@ MAX_NAME: Final = 80
 _INVISIBLE: Final = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\p{Co}\p{Cs}\p{Zl}\p{Zp}"
                                   r"\u2800\u115f\u1160\u3164\uffa0]")
 _VISIBLE: Final = regex.compile(r"[\p{L}\p{N}\p{P}\p{S}]")
+_ALNUM: Final = regex.compile(r"[\p{L}\p{N}]")
 _LRM: Final = "\u200e\u200f"  # the packaged data wraps right-to-left glyphs in direction marks for display
 
 
@@ -54,6 +56,8 @@ def clean_name(value: Any, field_name: str = "model name", max_len: int = MAX_NA
         raise NameError_(f"{field_name} is blank once invisible characters are removed")
     if not _VISIBLE.search(text):
         raise NameError_(f"{field_name} has no visible letter, digit or symbol")
+    if not _ALNUM.search(text):
+        raise NameError_(f"{field_name} has no letter or digit")
     if len(text) > max_len:
         raise NameError_(f"{field_name} is {len(text)} characters long; the limit is {max_len}")
     return text
@@ -118,16 +122,35 @@ def skeleton(text: str) -> str:
 
 
 def name_key(name: str) -> str:
-    """The key a name is owned by: skeleton, combining marks dropped, case folded, skeleton again, white space
-    collapsed.
+    """The key a name is owned by: each character's key taken from its upper-case form (skeleton, combining marks
+    dropped, case folded, skeleton again), or from its case-folded form where the upper-case one has no look-alike;
+    white space collapsed.
 
-    >>> name_key("My  Model") == name_key("my model") == name_key("my mode\\u0406")
+    Every case variant gets one key ("MINILM", "MiniLM", "minilm"), and the look-alikes that only a capital has
+    stay caught ("I" for "l", so "i" and "l" share a key; Greek "Β" for "B", so "β" keys as "b").
+
+    >>> name_key("My  Model") == name_key("my model") == name_key("my mode\u0406") == name_key("MY MODEL")
     True
     """
     text = clean_name(name, max_len=10 * MAX_NAME) if name else ""
+    base = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text))
+    keyed = "".join(_char_key(c) for c in base if unicodedata.category(c) not in ("Mn", "Me"))
+    return " ".join(_fold_key(keyed).split())
+
+
+def _fold_key(text: str) -> str:
+    """Skeleton, combining marks dropped, NFKC and case folded, skeleton again, combining marks dropped."""
     base = "".join(c for c in skeleton(text) if unicodedata.category(c) not in ("Mn", "Me"))
     folded = skeleton(unicodedata.normalize("NFKC", base).casefold())
-    return " ".join("".join(c for c in folded if unicodedata.category(c) not in ("Mn", "Me")).split())
+    return "".join(c for c in folded if unicodedata.category(c) not in ("Mn", "Me"))
+
+
+@functools.lru_cache(maxsize=4096)
+def _char_key(char: str) -> str:
+    """One character's key, the same for all its cases: its upper-case form's, else its case-folded form's."""
+    upper = char.upper()
+    key = _fold_key(upper)
+    return key if key != upper.casefold() else _fold_key(char.casefold())
 
 
 @functools.lru_cache(maxsize=1)

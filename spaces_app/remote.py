@@ -55,10 +55,16 @@ class Checker:
             except verify.Unavailable as exc:
                 print(f"submission {sid}: left pending ({exc})")
                 continue
+            except Exception as exc:  # one broken row must not hold up the rows after it
+                status, record = verify.crash_record(task, exc)
             self.report(sid, status, record)
-            result = record["result"]
-            print(f"submission {sid}: {status} ({result['queries']} queries, {result['pairs']} pairs compared, "
-                  f"{result['disagreeing']} disagreeing, {result['within_tolerance']} within {verify.TOLERANCE:g})")
+            result = record.get("result")
+            if result is None:
+                print(f"submission {sid}: {status} ({record.get('reason')})")
+            else:
+                print(f"submission {sid}: {status} ({result['queries']} queries, {result['pairs']} pairs compared, "
+                      f"{result['disagreeing']} disagreeing, {result['within_tolerance']} within "
+                      f"{verify.TOLERANCE:g})")
             failed += status == verify.FAILED
         return 1 if failed else 0
 

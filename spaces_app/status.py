@@ -20,21 +20,26 @@ from triad_dataset.contract import names as triad_names
 from triad_dataset.contract.errors import TriadError
 
 OLDER_GOLD: Final = "older gold"
-ORDER: Final = {verify.VERIFIED: 0, verify.PENDING: 1, verify.UNVERIFIED: 1, OLDER_GOLD: 2, verify.FAILED: 3}
+# pending rows are listed apart from, below, the self-reported ones until their check has run
+ORDER: Final = {verify.VERIFIED: 0, verify.UNVERIFIED: 1, verify.PENDING: 2, OLDER_GOLD: 3, verify.FAILED: 4}
 
 
 @dataclass(frozen=True)
 class Plausibility:
-    """A subset score is flagged when it reaches ``bound`` (default 1.0: perfect) or exceeds the best verified row
-    on that subset by more than ``margin`` (default 0.2). Env: TRIAD_SPACE_MAP_BOUND, TRIAD_SPACE_MAP_MARGIN."""
+    """A subset score is flagged when it reaches ``bound`` (default 1.0: perfect), exceeds the best verified row
+    on that subset by more than ``margin`` (default 0.2), or, while no row of that subset is verified, reaches
+    ``unverified_bound`` of the way from chance to perfect (default 0.9: (score - chance) / (1 - chance) ≥ 0.9).
+    Env: TRIAD_SPACE_MAP_BOUND, TRIAD_SPACE_MAP_MARGIN, TRIAD_SPACE_MAP_UNVERIFIED_BOUND."""
 
     bound: float = 1.0
     margin: float = 0.2
+    unverified_bound: float = 0.9
 
     @classmethod
     def from_env(cls) -> Plausibility:
         out = []
-        for var, default in (("TRIAD_SPACE_MAP_BOUND", cls.bound), ("TRIAD_SPACE_MAP_MARGIN", cls.margin)):
+        for var, default in (("TRIAD_SPACE_MAP_BOUND", cls.bound), ("TRIAD_SPACE_MAP_MARGIN", cls.margin),
+                             ("TRIAD_SPACE_MAP_UNVERIFIED_BOUND", cls.unverified_bound)):
             raw = os.environ.get(var, "").strip()
             try:
                 out.append(float(raw) if raw else default)
@@ -70,18 +75,23 @@ def best_verified(subs: Sequence[Mapping[str, Any]], configs: Sequence[str]) -> 
 
 
 def flags(sub: Mapping[str, Any], best: Mapping[str, float], rule: Plausibility,
-          configs: Sequence[str]) -> list[str]:
-    """Why a row's numbers are implausible, and its ties (empty: nothing to say)."""
+          configs: Sequence[str], chance: Mapping[str, float] | None = None) -> list[str]:
+    """Why a row's numbers are implausible, and its ties (empty: nothing to say); ``chance``: the chance level per
+    config (0 where not given), for the bound that applies while a subset has no verified row."""
     out = []
     label = triad_names.DISPLAY_NAMES
     for c in configs:
         sc = sub["scores"].get(c)
         if sc is None:
             continue
+        low = min(max(float((chance or {}).get(c, 0.0)), 0.0), 0.999)
         if sc.value >= rule.bound:
             out.append(f"{label.get(c, c)} {sc.value:.3f} ≥ {rule.bound:g}")
         elif c in best and sub.get("status") != verify.VERIFIED and sc.value > best[c] + rule.margin:
             out.append(f"{label.get(c, c)} {sc.value:.3f} > best verified {best[c]:.3f} + {rule.margin:g}")
+        elif c not in best and (sc.value - low) / (1 - low) >= rule.unverified_bound:
+            out.append(f"{label.get(c, c)} {sc.value:.3f}: {rule.unverified_bound:g} of the way from chance "
+                       f"{low:.3f} to 1 with no verified row")
     tied = (sub.get("summary") or {}).get("all_tied") or {}
     if tied.get("queries"):
         counts, totals = tied["queries"], tied.get("of") or {}
@@ -122,15 +132,16 @@ def text(sub: Mapping[str, Any], status: str, row_flags: Sequence[str]) -> str:
 
 
 def annotate(subs: Sequence[Mapping[str, Any]], configs: Sequence[str], gold_content: str | None,
-             gold_bytes: str | None, rule: Plausibility | None = None) -> dict[int, dict[str, Any]]:
-    """Per submission id: {"status", "order", "text", "flags", "ties"} for the tables."""
+             gold_bytes: str | None, rule: Plausibility | None = None,
+             chance: Mapping[str, float] | None = None) -> dict[int, dict[str, Any]]:
+    """Per submission id: {"status", "order", "text", "flags", "ties"} for the tables (``chance``: per config)."""
     rule = rule or Plausibility.from_env()
     live = [s for s in subs if current(s, gold_content, gold_bytes)]
     best = best_verified(live, configs)
     out = {}
     for s in subs:
         status = row_status(s, current(s, gold_content, gold_bytes))
-        found = flags(s, best, rule, configs) if status != OLDER_GOLD else []
+        found = flags(s, best, rule, configs, chance) if status != OLDER_GOLD else []
         out[int(s["id"])] = {"status": status, "order": ORDER[status] + (0.5 if found else 0), "flags": found,
                              "text": text(s, status, found), "ties": tie_range(s, configs)}
     return out

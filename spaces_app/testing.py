@@ -209,7 +209,7 @@ def write_run(out_dir: str | Path, tables: Mapping[str, list[dict]], rankings: M
             _atomic_write(out / "rankings" / f"{c}.parquet",
                           parquet_bytes(ranking_table(r, top=ARK_TOP, positives=positives[c])))
     configs = {c: {k: val for k, val in scored[c].items()} for c in rankings}
-    results = {"benchmark": benchmark, "model": {"name": model}, "variant": "default",
+    results = {"benchmark": benchmark, "model": {"name": model}, "variant": "full",
                "dataset": {"path": "", "fingerprint": fingerprint}, "configs": configs,
                "summary": {k: val for k, val in scored.items() if k not in rankings}, "run": {}}
     _atomic_write(out / "results.json", json.dumps(results, indent=1).encode())

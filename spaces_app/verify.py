@@ -185,6 +185,21 @@ def input_pipeline(results: Mapping[str, Any] | None) -> str | None:
     return value if value in ("verified", "unverified", "own") else None
 
 
+def variant_problem(results: Mapping[str, Any] | None, benchmark: str = "triad") -> str | None:
+    """Why the input variant a results.json names cannot be re-built by the check, else None (unstated: full)."""
+    value = (results or {}).get("variant")
+    if value is None or value == "":
+        return None
+    try:
+        from model_adapters.planning.inputs import ARK_VARIANTS, VARIANTS
+    except ImportError:
+        return None
+    valid = ARK_VARIANTS if benchmark == "ark" else VARIANTS
+    if isinstance(value, str) and value in valid:
+        return None
+    return f"results.json variant {value!r:.42} is not one of: {', '.join(valid)}"
+
+
 # --- the sample, drawn at submission time -------------------------------------------------------------------
 def sampled_configs(benchmark: str, configs: Sequence[str]) -> list[str]:
     main = triad_names.MAIN_CONFIGS if benchmark == "triad" else ark_names.SUBTYPES
@@ -251,6 +266,9 @@ def plan(benchmark: str, parsed: Any, gold: Any) -> tuple[str, dict[str, Any]]:
     base: dict[str, Any] = {"input_pipeline": pipeline} if pipeline else {}
     if spec is None:
         return UNVERIFIED, {**base, "reason": why}
+    problem = variant_problem(parsed.results, benchmark)
+    if problem:
+        return UNVERIFIED, {**base, "reason": problem}
     variant = (parsed.results or {}).get("variant") or "full"
     recipe = (parsed.results.get("model") or {}).get("recipe")  # a Hub id run with --recipe is re-run with it
     if isinstance(recipe, str) and recipe:
@@ -374,6 +392,9 @@ def check(task: Mapping[str, Any], folders: Mapping[str, str | Path], *, device:
     folder = folders.get(benchmark)
     if folder is None or not (Path(folder) / "audit.json").is_file():
         raise Unavailable(f"no {benchmark.upper()} dataset folder here (give --data / --ark-data)")
+    problem = variant_problem({"variant": verify.get("variant")}, benchmark)
+    if problem:  # a row stored before plan validated the variant
+        return UNVERIFIED, {**verify, "sample_seed": sample.get("seed"), "reason": problem}
     tick = time.perf_counter()
     if loader is None:
         loader = functools.partial(load_model, recipe=verify.get("recipe"))
@@ -419,6 +440,17 @@ def check(task: Mapping[str, Any], folders: Mapping[str, str | Path], *, device:
         return UNVERIFIED, {**record, "reason": "the model scores the sampled candidates alike (within the "
                                                 "tolerance): their order cannot be checked"}
     return (FAILED if wrong else VERIFIED), record
+
+
+CRASH_CHARS: Final = 200  # of the exception's type and message kept in the reason
+
+
+def crash_record(task: Mapping[str, Any], exc: BaseException) -> tuple[str, dict[str, Any]]:
+    """(unverified, record) of a check that raised something other than `Unavailable`: the reason names the error,
+    so the admin sees it and the queue goes on (the submitter is proven wrong in nothing)."""
+    verify = task.get("verify") or {}
+    what = f"{type(exc).__name__}: {exc}"[:CRASH_CHARS]
+    return UNVERIFIED, {**verify, "reason": f"check crashed: {what}"}
 
 
 def public(verify: Mapping[str, Any], status: str) -> dict[str, Any]:

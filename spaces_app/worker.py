@@ -92,6 +92,9 @@ class VerifyQueue(threading.Thread):
                     self._tried.add(task["id"])
                     print(f"verify queue: submission {task['id']} left pending ({exc})", file=sys.stderr)
                     continue
+                except Exception as exc:  # one broken row must not hold up the rows after it
+                    status, record = verify.crash_record(task, exc)
+                    print(f"verify queue: submission {task['id']}: {record['reason']}", file=sys.stderr)
                 self.db.set_verification(task["id"], status, record)
                 done += 1
         return done

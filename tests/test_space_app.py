@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -308,7 +309,14 @@ def test_forged_forwarded_for_is_ignored(space: dict) -> None:
     msg = submit(client, run_files(run), "forged header")
     assert msg.startswith("Accepted"), msg
     stored_as = [gradio_upload_path(f.name, f.read_bytes()) for f in run_files(run)]
-    assert [p for p in stored_as if p.exists()] == []  # deleted once the submission had read them
+    from spaces_app import guard
+
+    assert all(p.exists() for p in stored_as)  # a claim never removes a shared upload ...
+    old = time.time() - 2 * guard.UPLOAD_MAX_AGE_S
+    for p in stored_as:
+        os.utime(p, (old, old))
+    guard.sweep()
+    assert [p for p in stored_as if p.exists()] == []  # ... the sweeper removes it once aged out
     db = Database(space["settings"].db_path)
     stored = next(s for s in db.submissions(include_hidden=True) if s["model_name"] == "forged header")
     # the TCP peer, not the header: a loopback peer on a board without login is the local owner (issue 23)
