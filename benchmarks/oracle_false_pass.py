@@ -1,93 +1,112 @@
-"""How often would an oracle pass the Space's reproduction check while claiming a given model?
+"""How often does a doctored ranking pass the Space's reproduction check while claiming a given model?
 
-    python benchmarks/oracle_false_pass.py RUN_DIR --data GOLD_DIR
+    python benchmarks/oracle_false_pass.py RUN_DIR --data GOLD_DIR [--seeds 300]
 
-RUN_DIR is an honest `triad run` of the model (its rankings carry the model's scores); GOLD_DIR the dataset folder
-it ran on. The strongest oracle claiming that model takes the model's own ranking and moves every query's
-positives to the top (mAP 1.0 / R@1 1.0): it disagrees with the model exactly on the negatives the model scores
-above one of the positives by more than the tolerance (`b_q` per query; for ARK the items above the positive). It
-keeps those out of the always-checked top 10 (TRIAD) or leaves them out of its listed top 100 (ARK), so it passes
-a sampled query when none of them is drawn: `spaces_app.verify.query_pass_probability`; a subset passes when all
-its sampled queries do (`oracle_pass_probability`, exact over the draw of queries); the check passes when every
-subset does (independent draws). docs/space.md states the derivation and the figures this prints.
-
-For ARK queries whose positive is below the listed top 100 the model's full scores are unknown: b_q is then
-counted as the listed items scoring above the 100th by more than the tolerance, a lower bound (so the printed
-pass probability is an upper bound for those subtypes).
+RUN_DIR is an honest `triad run` of the model on a TRIAD folder (its rankings list every query's whole pool with
+the model's scores); GOLD_DIR the folder it ran on. Each attack of `benchmarks/attacks.py` re-orders the run's
+rankings; for each of ``--seeds`` server draws the project's own sampler (`spaces_app.verify.draw_sample`) picks
+the queries and ranks, and `spaces_app.verify.judge` decides against the model's scores, which are the honest run's
+own (a re-encoding on the server agrees with them to the last bits). Printed: passes per attack with a 95 %
+upper bound, and the same for honest runs (unchanged, and perturbed as a bf16 run would be), which must pass.
+docs/space.md quotes the figures.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
+from tqdm import tqdm
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ark_dataset import names as ark_names  # noqa: E402
+from benchmarks import attacks  # noqa: E402
 from spaces_app import verify  # noqa: E402
+from spaces_app.validation import ParsedRanking, ParsedSubmission  # noqa: E402
 from triad_dataset.contract import names as triad_names  # noqa: E402
 from triad_dataset.folder import io  # noqa: E402
 
 
-def beaten_counts(run: Path, gold: Path, config: str, benchmark: str) -> tuple[list[int], list[int]]:
-    """(b_q, ids ranked per query) for one config."""
-    table = pq.read_table(run / "rankings" / f"{config}.parquet").to_pylist()
-    rows = {r["query_id"]: r for r in io.read_rows(gold, config, columns=[
-        "query_id", "positive_ids" if benchmark == "triad" else "positive_id"])}
-    out, lengths = [], []
-    for r in table:
-        scores = np.asarray(r["scores"], dtype=np.float64)
-        if benchmark == "triad":
-            positive = np.isin(r["candidate_ids"], rows[r["query_id"]]["positive_ids"])
-            floor = scores[positive].min()
-            out.append(int((scores[~positive] > floor + verify.TOLERANCE).sum()))
-        else:
-            pos = rows[r["query_id"]]["positive_id"]
-            if pos in r["candidate_ids"]:
-                floor = scores[r["candidate_ids"].index(pos)]
-                out.append(int((scores > floor + verify.TOLERANCE).sum()))
-            else:  # below the listed top: at least the listed items clearly above the last listed one
-                out.append(int((scores > scores[-1] + verify.TOLERANCE).sum()))
-        lengths.append(len(r["candidate_ids"]))
-    return out, lengths
+def read_run(run: Path, configs: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """The run's rows per config: query id, ids best-first, scores."""
+    return {c: pq.read_table(run / "rankings" / f"{c}.parquet").to_pylist() for c in configs}
+
+
+def read_gold(gold: Path, configs: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    return {c: io.read_rows(gold, c, columns=["query_id", "candidate_ids", "positive_ids"]) for c in configs}
+
+
+def model_pools(rows: Mapping[str, Sequence[Mapping[str, Any]]], gold_rows: Mapping[str, Sequence[Mapping[str, Any]]]
+                ) -> dict[str, dict[str, verify.Pool]]:
+    """The model's scores over each query's whole pool, in pool order, from the honest run."""
+    out: dict[str, dict[str, verify.Pool]] = {}
+    for config, ranked in rows.items():
+        score = {r["query_id"]: dict(zip(r["candidate_ids"], r["scores"], strict=True)) for r in ranked}
+        out[config] = {}
+        for g in gold_rows[config]:
+            ids = list(g["candidate_ids"])
+            out[config][g["query_id"]] = verify.Pool(
+                ids, np.array([score[g["query_id"]][c] for c in ids], dtype=np.float32),
+                np.isin(np.array(ids, dtype=object), list(g["positive_ids"])))
+    return out
+
+
+class _Gold:
+    """What `verify.draw_sample` reads of a gold: its query rows (positives)."""
+
+    def __init__(self, rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
+        self.rows = rows
+
+
+def parsed(rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> ParsedSubmission:
+    """A submission of these rankings as the server parses it (only what the sampler reads)."""
+    rankings = {c: ParsedRanking([r["query_id"] for r in rs], [list(r["candidate_ids"]) for r in rs])
+                for c, rs in rows.items()}
+    return ParsedSubmission(rankings=rankings, results={})
+
+
+def passes(rows: Mapping[str, Sequence[Mapping[str, Any]]], gold_rows: Mapping[str, Sequence[Mapping[str, Any]]],
+           pools: Mapping[str, Mapping[str, verify.Pool]], seeds: Sequence[int]) -> list[tuple[str, dict]]:
+    """(status, result) of the check for each server seed."""
+    sub, gold = parsed(rows), _Gold(gold_rows)
+    return [verify.judge(verify.draw_sample("triad", sub, gold, seed), pools) for seed in seeds]
+
+
+def upper95(k: int, n: int) -> float:
+    """One-sided 95 % Clopper-Pearson upper bound of a pass rate k / n."""
+    from scipy.stats import beta
+
+    return 1.0 if k >= n else float(beta.ppf(0.95, k + 1, n - k))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run")
     parser.add_argument("--data", required=True)
+    parser.add_argument("--seeds", type=int, default=300)
     args = parser.parse_args(argv)
-    run, gold = Path(args.run), Path(args.data)
-    results = json.loads((run / "results.json").read_text())
-    benchmark = results["benchmark"]
-    configs = triad_names.MAIN_CONFIGS if benchmark == "triad" else [
-        s for s in ark_names.SUBTYPES if (run / "rankings" / f"{s}.parquet").exists()]
-    print(f"model {results['model']['name']} on {gold.name} ({benchmark}); tolerance {verify.TOLERANCE:g}, "
-          f"{verify.QUERIES} queries per subset, top {verify.TOP} + {verify.RANDOM_RANKS} drawn ranks\n")
-    print("| subset | queries | pool / listed | queries with b_q = 0 | median b_q | P(subset passes) |")
-    print("|---|---:|---:|---:|---:|---:|")
-    total = 1.0
-    for config in configs:
-        beaten, lengths = beaten_counts(run, gold, config, benchmark)
-        if benchmark == "triad":
-            per_query = [verify.query_pass_probability(b, n) for b, n in zip(beaten, lengths, strict=True)]
-        else:  # ARK: the drawn items are among the gallery items the ranking leaves out
-            gallery = len(io.read_table(gold, config + ark_names.GALLERY_SUFFIX, columns=["item_id"]))
-            per_query = [verify.query_pass_probability(b, gallery - n + verify.TOP, top=verify.TOP)
-                         for b, n in zip(beaten, lengths, strict=True)]
-        p = verify.oracle_pass_probability(per_query)
-        total *= p
-        print(f"| {triad_names.DISPLAY_NAMES.get(config, config)} | {len(beaten)} | {max(lengths)} | "
-              f"{sum(b == 0 for b in beaten)} | {float(np.median(beaten)):g} | {p:.3g} |")
-    exponent = math.log10(total) if total > 0 else float("-inf")
-    print(f"\nP(an oracle claiming this model passes every subset) = {total:.3g} (10^{exponent:.1f})")
+    configs = triad_names.MAIN_CONFIGS
+    rows, gold_rows = read_run(Path(args.run), configs), read_gold(Path(args.data), configs)
+    positives = {c: {g["query_id"]: set(g["positive_ids"]) for g in gs} for c, gs in gold_rows.items()}
+    pools = model_pools(rows, gold_rows)
+    seeds = list(range(args.seeds))
+    print(f"{Path(args.run).name} on {Path(args.data).name}: {verify.QUERIES} queries per subset, tolerance "
+          f"{verify.TOLERANCE:g}, alpha {verify.ALPHA:g}, {len(seeds)} server draws each\n")
+    print("| submission | verified | 95 % upper bound | mean mAP gain on the sampled queries |")
+    print("|---|---:|---:|---:|")
+    cases = {"honest run, unchanged": lambda ids, s, p, rng: list(ids), "honest run, bf16-size noise (within the tolerance)":
+             attacks.perturbed(), **attacks.ATTACKS}
+    for name, attack in tqdm(cases.items(), desc="attacks", leave=False):
+        out = passes(attacks.apply(attack, rows, positives, seed=1), gold_rows, pools, seeds)
+        k = sum(status == verify.VERIFIED for status, _ in out)
+        gain = float(np.mean([r["ap"]["submitted"] - r["ap"]["own"] for _, r in out]))
+        print(f"| {name} | {k} / {len(out)} | {upper95(k, len(out)):.3g} | {gain:+.3f} |")
     return 0
 
 

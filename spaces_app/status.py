@@ -27,7 +27,8 @@ ORDER: Final = {verify.VERIFIED: 0, verify.UNVERIFIED: 1, verify.PENDING: 2, OLD
 @dataclass(frozen=True)
 class Plausibility:
     """A subset score is flagged when it reaches ``bound`` (default 1.0: perfect), exceeds the best verified row
-    on that subset by more than ``margin`` (default 0.2), or, while no row of that subset is verified, reaches
+    on that subset by more than ``margin`` (default 0.2; a verified row: when its mAP on the sampled queries exceeds
+    the model's own re-computed one by more than that), or, while no row of that subset is verified, reaches
     ``unverified_bound`` of the way from chance to perfect (default 0.9: (score - chance) / (1 - chance) ≥ 0.9).
     Env: TRIAD_SPACE_MAP_BOUND, TRIAD_SPACE_MAP_MARGIN, TRIAD_SPACE_MAP_UNVERIFIED_BOUND."""
 
@@ -92,6 +93,10 @@ def flags(sub: Mapping[str, Any], best: Mapping[str, float], rule: Plausibility,
         elif c not in best and (sc.value - low) / (1 - low) >= rule.unverified_bound:
             out.append(f"{label.get(c, c)} {sc.value:.3f}: {rule.unverified_bound:g} of the way from chance "
                        f"{low:.3f} to 1 with no verified row")
+    ap = ((sub.get("verify") or {}).get("result") or {}).get("ap") or {}
+    if sub.get("status") == verify.VERIFIED and ap.get("submitted") is not None and ap.get("own") is not None \
+            and ap["submitted"] > ap["own"] + rule.margin:  # verified rows: against the model's own re-computed AP
+        out.append(f"sampled mAP {ap['submitted']:.3f} > the model's own {ap['own']:.3f} + {rule.margin:g}")
     tied = (sub.get("summary") or {}).get("all_tied") or {}
     if tied.get("queries"):
         counts, totals = tied["queries"], tied.get("of") or {}
@@ -108,6 +113,26 @@ def tie_range(sub: Mapping[str, Any], configs: Sequence[str] = triad_names.MAIN_
     return max(widths) if widths else None
 
 
+def failures(result: Mapping[str, Any]) -> list[str]:
+    """Why a check failed, one clause per test it failed (`verify.judge`)."""
+    out = []
+    if result.get("disagreeing"):
+        out.append(f"{result['disagreeing']} of {result.get('pairs', 0)} pairs disagree")
+    outside = result.get("outside_listed") or []
+    if outside:
+        q = outside[0]
+        low, high = q["range"]
+        own = f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f}–{high:.2f}"
+        more = result.get("outside_tie_range", 1) - 1
+        out.append(f"query {str(q['query_id'])[:40]}: AP {q['ap']:.2f}, the model's own {own}"
+                   + (f"; {more} more of {result.get('queries', 0)} queries outside the model's range" if more else ""))
+    fav = result.get("favourable") or {}
+    if fav.get("p") is not None and fav.get("alpha") is not None and fav["p"] < fav["alpha"]:
+        out.append(f"AP above the model's own on {fav.get('above', 0)} of {fav.get('above', 0) + fav.get('below', 0)}"
+                   f" queries that differ, p = {fav['p']:.2g}: not noise")
+    return out or ["the re-encoded model disagrees"]
+
+
 def text(sub: Mapping[str, Any], status: str, row_flags: Sequence[str]) -> str:
     """The status cell: the status with its evidence or reason, then the input-pipeline note and the flags."""
     v = sub.get("verify") or {}
@@ -115,9 +140,11 @@ def text(sub: Mapping[str, Any], status: str, row_flags: Sequence[str]) -> str:
     spec = str(v.get("spec") or "")
     named = "" if not spec or spec.casefold() == str(sub.get("model_name", "")).casefold() else f" as {spec}"
     if status == verify.VERIFIED:
-        out = f"verified{named} ({result.get('queries', 0)} queries, {result.get('pairs', 0)} pairs agree)"
+        evidence = "AP within the model's tie range on all" if "ap" in result else \
+            f"{result.get('pairs', 0)} pairs agree"
+        out = f"verified{named} ({result.get('queries', 0)} queries, {evidence})"
     elif status == verify.FAILED:
-        out = f"FAILED reproduction{named} ({result.get('disagreeing', 0)} of {result.get('pairs', 0)} pairs disagree)"
+        out = f"FAILED reproduction{named} ({'; '.join(failures(result))})"
     elif status == verify.PENDING:
         out = f"unverified: reproduction check{named} pending"
     elif status == OLDER_GOLD:

@@ -7,23 +7,27 @@ revision) is therefore checked against that model:
 1. at submission time the server draws a seed (`secrets`), and with it, per main subset (TRIAD) or subtype (ARK),
    `QUERIES` queries; for each it keeps the submitted top `TOP`, `RANDOM_RANKS` candidates from random ranks below
    them, and the query's positives, each with its submitted rank (`draw_sample`); an ARK ranking lists only its
-   top 100 of the gallery, so `RANDOM_RANKS` gallery items it leaves out are kept too, ranked below all it lists. The sample is stored with the
-   submission and shown to nobody until it is checked (only the admin-token API hands it to a verifier);
+   top 100 of the gallery, so `RANDOM_RANKS` gallery items it leaves out are kept too, ranked below all it lists.
+   The sample is stored with the submission and shown to nobody until it is checked (only the admin-token API
+   hands it to a verifier);
 2. a verifier (`triad space verify`, or the Space's own CPU queue) loads the named model through the harness's
-   public path (`model_adapters.models.resolve.from_name` -> `ResolvedModel.load`), builds the query and candidate
-   inputs exactly as `triad run` does (`model_adapters.planning.inputs`), encodes them, and scores by cosine of
-   L2-normalized float32 vectors (`model_adapters.ranks.ranking.normalize`), as the runner ranks;
-3. every pair of sampled candidates whose re-computed scores differ by more than `TOLERANCE` must be in the
-   submitted order (`compare`). None disagreeing: **verified**; any: **failed** (the pairs are listed).
+   public path (`model_adapters.models.resolve.from_name` -> `ResolvedModel.load`), builds the inputs of each
+   sampled query and of its **whole pool** (TRIAD: its fixed candidates; ARK: the whole gallery) exactly as
+   `triad run` does (`model_adapters.planning.inputs`), encodes them, and scores by cosine of L2-normalized float32
+   vectors (`model_adapters.ranks.ranking.normalize`), as the runner ranks;
+3. `judge` fails the submission when a sampled pair whose re-computed scores differ by more than `TOLERANCE` is
+   in the wrong order (`compare`), when a query's submitted AP lies outside the range the model's own near-ties
+   allow (`reproduction.tie_range`), or when the submitted APs sit above the model's own across the sampled
+   queries more often and by more than random noise would (`reproduction.favourable_p` < `ALPHA`). Otherwise:
+   **verified**.
 
-`oracle_pass_probability` is the chance that a ranking with the positives moved to the top passes (docs/space.md
-derives it).
+How often each kind of doctored ranking passes is measured, not assumed: `benchmarks/oracle_false_pass.py` runs
+the sampler and `judge` over many server draws (docs/space.md quotes the figures).
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import os
 import re
 import secrets
@@ -36,6 +40,7 @@ from typing import Any, Final
 import numpy as np
 
 from ark_dataset import names as ark_names
+from spaces_app import reproduction
 from triad_dataset.contract import names as triad_names
 from triad_dataset.contract.errors import TriadError
 
@@ -46,6 +51,8 @@ RANDOM_RANKS: Final = 10  # further candidates from uniformly drawn ranks below 
 # (2^-8 relative); 2^-7 = 0.0078 covers two such steps, the spread between a bf16 GPU run and a CPU re-encoding.
 TOLERANCE: Final = 2.0**-7
 MAX_LISTED: Final = 20  # disagreeing pairs kept in a result
+# An honest run fails the favourable-end test with at most this chance (`reproduction.favourable_p`).
+ALPHA: Final = 1e-4
 PENDING, VERIFIED, UNVERIFIED, FAILED = "pending", "verified", "unverified", "failed"
 STATUSES: Final = (PENDING, VERIFIED, UNVERIFIED, FAILED)
 VERIFIABLE_KINDS: Final = ("registry", "entry_point", "hub")
@@ -351,38 +358,134 @@ def _read(folder: Path, table: str, column: str, values: Sequence[str]) -> dict[
     return {r[column]: r for r in rows}
 
 
-def _inputs(benchmark: str, folder: Path, config: str, queries: Sequence[Mapping[str, Any]], variant: str,
-            sees_images: bool) -> tuple[list[Any], list[list[Any]]]:
-    """Model inputs of the sampled queries and of their sampled candidates, as `triad run` builds them."""
-    from model_adapters.planning import inputs
-    from model_adapters.protocol import ModelInput
+@dataclass
+class Pool:
+    """One sampled query's whole pool as the model scores it: ids in pool (TRIAD) or gallery (ARK) order."""
 
-    corpus = triad_names.CANDIDATE_CORPUS[config] if benchmark == "triad" else config + ark_names.GALLERY_SUFFIX
+    ids: list[str]
+    scores: np.ndarray
+    positive: np.ndarray  # bool, aligned with ids
+
+
+def _pools(benchmark: str, folder: Path, config: str, queries: Sequence[Mapping[str, Any]]
+           ) -> tuple[dict[str, dict[str, Any]], dict[str, tuple[list[str], list[str]]], list[str]]:
+    """(query rows, query id -> (pool ids, positive ids), the distinct ids to encode in first-seen order)."""
     qrows = _read(folder, config, "query_id", [q["query_id"] for q in queries])
-    crows = _read(folder, corpus, "item_id", [c for q in queries for c, _ in q["ranked"]])
-    q_inputs, c_inputs = [], []
+    pools: dict[str, tuple[list[str], list[str]]] = {}
+    gallery: list[str] | None = None
     for q in queries:
         row = qrows.get(q["query_id"])
         if row is None:
             raise Unavailable(f"{folder}: {config} has no query {q['query_id'][:60]!r} (another dataset?)")
+        if benchmark == "triad":  # the query's fixed pool, in pool order (exact ties break by it)
+            pools[q["query_id"]] = (list(row["candidate_ids"]), list(row["positive_ids"]))
+        else:  # the whole gallery, in gallery order
+            if gallery is None:
+                from triad_dataset.folder import io
+
+                gallery = [r["item_id"] for r in io.read_rows(folder, config + ark_names.GALLERY_SUFFIX,
+                                                               columns=["item_id"])]
+            pools[q["query_id"]] = (gallery, [row["positive_id"]])
+    distinct = list(dict.fromkeys(c for ids, _ in pools.values() for c in ids))
+    if not distinct:
+        raise Unavailable(f"{folder}: {config}: the sampled queries have empty pools (another dataset?)")
+    return qrows, pools, distinct
+
+
+def _encoded_pools(benchmark: str, folder: Path, config: str, queries: Sequence[Mapping[str, Any]], variant: str,
+                   sees_images: bool, encoder: Any, done: dict[tuple[str, str], np.ndarray]
+                   ) -> tuple[dict[str, Pool], int]:
+    """Each sampled query's whole pool re-encoded and scored as `triad run` scores it (inputs built by
+    `model_adapters.planning.inputs`, cosine of L2-normalized float32 vectors); and how many items were encoded.
+    ``done``: (corpus, item id) -> vector, filled here and shared by the configs that rank one corpus."""
+    from model_adapters.planning import inputs
+    from model_adapters.protocol import ModelInput
+    from model_adapters.ranks.ranking import normalize
+
+    corpus = triad_names.CANDIDATE_CORPUS[config] if benchmark == "triad" else config + ark_names.GALLERY_SUFFIX
+    qrows, pools, distinct = _pools(benchmark, folder, config, queries)
+    todo = [c for c in distinct if (corpus, c) not in done]
+    crows = _read(folder, corpus, "item_id", todo) if todo else {}
+    q_inputs, c_inputs = [], []
+    for q in queries:
+        row = qrows[q["query_id"]]
         if not sees_images:  # the runner leaves images out of a text-only model's inputs (planning.plan)
             row = {**row, "query_image": None}
         q_inputs.append(inputs.query_input(row, variant))
-        cands = []
-        for cid, _ in q["ranked"]:
-            if cid not in crows:
-                raise Unavailable(f"{folder}: {corpus} has no item {cid[:60]!r} (another dataset?)")
-            item = inputs.candidate_input(crows[cid])
-            cands.append(item if sees_images else ModelInput(item.text, None, None))
-        c_inputs.append(cands)
-    return q_inputs, c_inputs
+    for cid in todo:
+        if cid not in crows:
+            raise Unavailable(f"{folder}: {corpus} has no item {cid[:60]!r} (another dataset?)")
+        item = inputs.candidate_input(crows[cid])
+        c_inputs.append(item if sees_images else ModelInput(item.text, None, None))
+    qv = normalize(np.asarray(encoder.encode_queries(q_inputs), dtype=np.float32))
+    if todo:
+        vectors = normalize(np.asarray(encoder.encode_candidates(c_inputs), dtype=np.float32))
+        done.update(((corpus, c), v) for c, v in zip(todo, vectors, strict=True))
+    cv = np.stack([done[(corpus, c)] for c in distinct])
+    row_of = {c: i for i, c in enumerate(distinct)}
+    out = {}
+    for q, vec in zip(queries, qv, strict=True):
+        ids, positives = pools[q["query_id"]]
+        scores = cv[np.fromiter((row_of[c] for c in ids), dtype=np.int64, count=len(ids))] @ vec
+        out[q["query_id"]] = Pool(ids, scores, np.isin(np.array(ids, dtype=object), positives))
+    return out, len(todo)
+
+
+def judge(sample: Mapping[str, Any], pools: Mapping[str, Mapping[str, Pool]], tolerance: float = TOLERANCE,
+          alpha: float = ALPHA) -> tuple[str, dict[str, Any]]:
+    """(verified | failed | unverified, result) of a sample against the model's whole-pool scores.
+
+    Failed when a sampled pair farther apart than the tolerance is in the wrong order (`compare`), when a query's
+    submitted AP lies outside the model's tie range (`reproduction.tie_range`), or when the submitted APs sit
+    above the model's own more than random noise would put them (`reproduction.favourable_p` < ``alpha``)."""
+    compared = close = 0
+    wrong: list[Disagreement] = []
+    judged: list[reproduction.QueryJudgement] = []
+    for config, sampled in sorted(sample["queries"].items()):
+        for q in sampled:
+            pool = pools[config][q["query_id"]]
+            at = {c: i for i, c in enumerate(pool.ids)}
+            for cid, _ in q["ranked"]:
+                if cid not in at:
+                    raise Unavailable(f"{config}: sampled item {cid[:60]!r} is not in query "
+                                      f"{q['query_id'][:60]!r}'s pool (another dataset?)")
+            scores = pool.scores[[at[c] for c, _ in q["ranked"]]]
+            n, c, bad = compare(config, q["query_id"], q["ranked"], scores, tolerance, listed=q.get("listed"))
+            compared, close, wrong = compared + n, close + c, wrong + bad
+            positives = set(np.array(pool.ids, dtype=object)[pool.positive])
+            ranks = [int(r) for cid, r in q["ranked"] if cid in positives]
+            judged.append(reproduction.judge_query(config, q["query_id"], pool.scores, pool.positive, ranks,
+                                                   tolerance))
+    outside = [j for j in judged if not j.in_range]
+    diffs = [j.submitted - j.own for j in judged]
+    p = reproduction.favourable_p(diffs)
+    step = reproduction.GRID / 2
+    result = {
+        "queries": len(judged), "pairs": compared, "within_tolerance": close, "tolerance": tolerance,
+        "disagreeing": len(wrong),
+        "pairs_listed": [{"config": d.config, "query_id": d.query_id, "above": d.above, "below": d.below,
+                          "ranks": list(d.ranks), "scores": [round(x, 6) for x in d.scores]}
+                         for d in wrong[:MAX_LISTED]],
+        "ap": {k: round(float(np.mean([getattr(j, k) for j in judged])), 6) if judged else None
+               for k in ("submitted", "own", "low", "high")},
+        "outside_tie_range": len(outside),
+        "outside_listed": [{"config": j.config, "query_id": j.query_id, "ap": round(j.submitted, 4),
+                            "own": round(j.own, 4), "range": [round(j.low, 4), round(j.high, 4)]}
+                           for j in outside[:MAX_LISTED]],
+        "favourable": {"above": sum(d > step for d in diffs), "below": sum(d < -step for d in diffs),
+                       "p": float(f"{p:.3g}"), "alpha": alpha},
+    }
+    if wrong or outside or p < alpha:
+        return FAILED, result
+    if compared == 0:  # every sampled pair within the tolerance: no order to check
+        return UNVERIFIED, result
+    return VERIFIED, result
 
 
 def check(task: Mapping[str, Any], folders: Mapping[str, str | Path], *, device: str = "cpu",
           loader: Loader | None = None, log: Callable[[str], None] | None = None) -> tuple[str, dict[str, Any]]:
-    """Re-encode one pending submission's sample: (verified | failed, result). Raises `Unavailable` when it cannot
-    run here (the submission then stays pending)."""
-    from model_adapters.ranks.ranking import normalize
+    """Re-encode the whole pools of one pending submission's sampled queries and `judge` them: (verified | failed |
+    unverified, result). Raises `Unavailable` when it cannot run here (the submission then stays pending)."""
 
     verify = task.get("verify") or {}
     sample = verify.get("sample") or {}
@@ -409,37 +512,25 @@ def check(task: Mapping[str, Any], folders: Mapping[str, str | Path], *, device:
                             "reason": f"not verifiable as {spec}: the run was made at revision {str(claimed)[:60]!r}, "
                                       f"this server loads {str(loaded)[:60]!r}"}
     sees_images = bool(identity.get("sees_images", True))
-    compared = close = queries = 0
-    wrong: list[Disagreement] = []
+    pools: dict[str, dict[str, Pool]] = {}
+    vectors: dict[tuple[str, str], np.ndarray] = {}
+    encoded = 0
     for config, sampled in sorted(sample["queries"].items()):
-        q_in, c_in = _inputs(benchmark, Path(folder), config, sampled, str(verify.get("variant") or "full"),
-                             sees_images)
-        qv = normalize(np.asarray(encoder.encode_queries(q_in), dtype=np.float32))
-        flat = [c for cands in c_in for c in cands]
-        cv = normalize(np.asarray(encoder.encode_candidates(flat), dtype=np.float32))
-        start = 0
-        for q, cands, vec in zip(sampled, c_in, qv, strict=True):
-            scores = cv[start:start + len(cands)] @ vec
-            start += len(cands)
-            n, c, bad = compare(config, q["query_id"], q["ranked"], scores, listed=q.get("listed"))
-            compared, close, queries = compared + n, close + c, queries + 1
-            wrong += bad
+        pools[config], n = _encoded_pools(benchmark, Path(folder), config, sampled,
+                                          str(verify.get("variant") or "full"), sees_images, encoder, vectors)
+        encoded += n
         if log:
-            log(f"  {config}: {len(sampled)} queries re-encoded")
-    result = {
-        "checked_at": time.time(), "device": device, "seconds": round(time.perf_counter() - tick, 2),
-        "queries": queries, "pairs": compared, "within_tolerance": close, "tolerance": TOLERANCE,
-        "disagreeing": len(wrong), "model": {k: identity.get(k) for k in ("name", "source", "revision", "dtype")},
-        "pairs_listed": [{"config": d.config, "query_id": d.query_id, "above": d.above, "below": d.below,
-                          "ranks": list(d.ranks), "scores": [round(x, 6) for x in d.scores]}
-                         for d in wrong[:MAX_LISTED]],
-    }
+            log(f"  {config}: {len(sampled)} queries, {n} items re-encoded")
+    status, result = judge(sample, pools)
+    result = {"checked_at": time.time(), "device": device, "seconds": round(time.perf_counter() - tick, 2),
+              "items_encoded": encoded, **result,
+              "model": {k: identity.get(k) for k in ("name", "source", "revision", "dtype")}}
     # the sample stays with the row (a re-check by id uses it); visitors see only its seed (`public`)
     record = {**verify, "sample_seed": sample.get("seed"), "result": result}
-    if compared == 0:  # every sampled pair within the tolerance: no order to check
+    if status == UNVERIFIED:
         return UNVERIFIED, {**record, "reason": "the model scores the sampled candidates alike (within the "
                                                 "tolerance): their order cannot be checked"}
-    return (FAILED if wrong else VERIFIED), record
+    return status, record
 
 
 CRASH_CHARS: Final = 200  # of the exception's type and message kept in the reason
@@ -457,33 +548,3 @@ def public(verify: Mapping[str, Any], status: str) -> dict[str, Any]:
     """What a visitor may see of a check: everything once it ran, only the reason before (the sample is secret)."""
     shown = {k: v for k, v in verify.items() if k in ("reason", "input_pipeline", "result", "sample_seed")}
     return {"status": status, **shown}
-
-
-# --- how often an oracle passes ---------------------------------------------------------------------------------
-def query_pass_probability(beaten: int, ranked: int, top: int = TOP, drawn: int = RANDOM_RANKS) -> float:
-    """P(one sampled query of an oracle passes): its positives sit at the top, so it passes only if none of the
-    ``beaten`` negatives (those the model scores above a positive by more than the tolerance; all placed below the
-    top `TOP`, where they would be caught for certain) is among the ``drawn`` ranks drawn from the
-    ``ranked - top`` below: C(ranked - top - beaten, drawn) / C(ranked - top, drawn) (docs/space.md).
-
-    >>> query_pass_probability(0, 1000), round(query_pass_probability(10, 1000), 4)
-    (1.0, 0.903)
-    """
-    below = ranked - top
-    if beaten <= 0:
-        return 1.0
-    if beaten > below - drawn:
-        return 0.0
-    return math.comb(below - beaten, min(drawn, below)) / math.comb(below, min(drawn, below))
-
-
-def oracle_pass_probability(per_query: Sequence[float], sampled: int = QUERIES) -> float:
-    """P(all ``sampled`` queries drawn without replacement from a subset pass) = e_k(p) / C(n, k), the k-th
-    elementary symmetric polynomial of the per-query pass probabilities over C(n, k) (exact, by recursion)."""
-    p = list(per_query)
-    k = min(sampled, len(p))
-    e = [1.0] + [0.0] * k
-    for x in p:  # e_j <- e_j + x * e_{j-1}, from the top down
-        for j in range(k, 0, -1):
-            e[j] += x * e[j - 1]
-    return e[k] / math.comb(len(p), k)

@@ -6,7 +6,6 @@ and the false-pass probability of docs/space.md is the exact hypergeometric figu
 from __future__ import annotations
 
 import json
-import math
 import shutil
 from pathlib import Path
 
@@ -157,18 +156,6 @@ def test_an_oracle_is_never_verified_and_is_flagged(tiny: dict, tmp_path: Path) 
     note = notes[own.submission_id]
     assert note["status"] == verify.UNVERIFIED and note["text"].startswith("unverified: own encoder")
     assert "FLAGGED: I2C 1.000 ≥ 1" in note["text"] and note["order"] == 1.5  # after every unflagged row
-
-
-def test_oracle_pass_probability_is_the_hypergeometric_figure() -> None:
-    # one query, 30 ranked, 4 negatives that beat a positive: all placed below the top 10; 10 of the 20 below drawn
-    assert verify.query_pass_probability(4, 30) == pytest.approx(math.comb(16, 10) / math.comb(20, 10))
-    assert verify.query_pass_probability(11, 30) == 0.0  # more than 20 - 10: one is always drawn
-    # e_k / C(n, k) equals the average over every k-subset of the product (brute force on 6 queries)
-    from itertools import combinations
-
-    p = [0.9, 0.5, 1.0, 0.2, 0.7, 0.33]
-    brute = np.mean([np.prod([p[i] for i in s]) for s in combinations(range(6), 3)])
-    assert verify.oracle_pass_probability(p, 3) == pytest.approx(brute, rel=1e-12)
 
 
 def test_ark_runs_are_checked_against_items_they_leave_out(tmp_path: Path) -> None:
