@@ -32,6 +32,7 @@ import os
 import re
 import secrets
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -392,6 +393,46 @@ def _pools(benchmark: str, folder: Path, config: str, queries: Sequence[Mapping[
     return qrows, pools, distinct
 
 
+BATCH: Final = 32  # items per encoder call in a check
+MEMO_BYTES: Final = 256 * 2**20  # candidate vectors a verifier keeps per loaded model, across checks
+_MEMOS: weakref.WeakKeyDictionary[Any, dict[tuple[str, bool], _Vectors]] = weakref.WeakKeyDictionary()
+
+
+class _Vectors(dict):
+    """(corpus, item id) -> normalized vector of one loaded model on one folder; stops growing at `MEMO_BYTES`."""
+
+    nbytes = 0
+
+    def update(self, pairs: Any = (), **kw: Any) -> None:  # type: ignore[override]
+        for key, vector in dict(pairs, **kw).items():
+            if key not in self and self.nbytes + vector.nbytes <= MEMO_BYTES:
+                self[key] = vector
+                self.nbytes += vector.nbytes
+
+
+def _memo(encoder: Any, folder: Path, sees_images: bool) -> dict[tuple[str, str], np.ndarray]:
+    """The candidate vectors already computed by this loaded model on this folder (a queue checks several
+    submissions of one model in a row; the vectors are the model's own, never a submitter's)."""
+    try:
+        per = _MEMOS.setdefault(encoder, {})
+    except TypeError:  # an encoder that cannot be weakly referenced: no memo
+        return _Vectors()
+    return per.setdefault((str(folder.resolve()), sees_images), _Vectors())
+
+
+def _batched(encode: Callable[[list[Any]], Any], items: list[Any]) -> np.ndarray:
+    """``encode`` over ``items`` in batches of similar text length (as the runner batches: little padding), in the
+    items' order."""
+    order = sorted(range(len(items)), key=lambda i: len(getattr(items[i], "text", None) or ""))
+    out: list[np.ndarray] = [np.empty(0)] * len(items)
+    for start in range(0, len(order), BATCH):
+        chunk = order[start:start + BATCH]
+        vectors = np.asarray(encode([items[i] for i in chunk]), dtype=np.float32)
+        for i, v in zip(chunk, vectors, strict=True):
+            out[i] = v
+    return np.stack(out)
+
+
 def _encoded_pools(benchmark: str, folder: Path, config: str, queries: Sequence[Mapping[str, Any]], variant: str,
                    sees_images: bool, encoder: Any, done: dict[tuple[str, str], np.ndarray]
                    ) -> tuple[dict[str, Pool], int]:
@@ -419,7 +460,7 @@ def _encoded_pools(benchmark: str, folder: Path, config: str, queries: Sequence[
         c_inputs.append(item if sees_images else ModelInput(item.text, None, None))
     qv = normalize(np.asarray(encoder.encode_queries(q_inputs), dtype=np.float32))
     if todo:
-        vectors = normalize(np.asarray(encoder.encode_candidates(c_inputs), dtype=np.float32))
+        vectors = normalize(_batched(encoder.encode_candidates, c_inputs))
         done.update(((corpus, c), v) for c, v in zip(todo, vectors, strict=True))
     cv = np.stack([done[(corpus, c)] for c in distinct])
     row_of = {c: i for i, c in enumerate(distinct)}
@@ -513,7 +554,7 @@ def check(task: Mapping[str, Any], folders: Mapping[str, str | Path], *, device:
                                       f"this server loads {str(loaded)[:60]!r}"}
     sees_images = bool(identity.get("sees_images", True))
     pools: dict[str, dict[str, Pool]] = {}
-    vectors: dict[tuple[str, str], np.ndarray] = {}
+    vectors = _memo(encoder, Path(folder), sees_images)
     encoded = 0
     for config, sampled in sorted(sample["queries"].items()):
         pools[config], n = _encoded_pools(benchmark, Path(folder), config, sampled,
