@@ -134,6 +134,48 @@ def test_generic_recipe_refuses_prompts_that_name_no_retrieval_side(folders, tmp
         from_name(folder).load("cpu", "float32")
 
 
+# --- a local copy of a known text embedder is detected by its files, as its Hub id would be ----------------------
+def test_a_local_qwen3_embedding_folder_is_refused_naming_both_lookalikes(folders):
+    from model_adapters.models.resolve import from_name
+    from triad_dataset.contract.errors import TriadError
+
+    with pytest.raises(TriadError, match=r"matches several embedder recipes \(qwen3-embedding, diver-retriever\)"):
+        from_name(folders(tiny_text.save_qwen3_embedding))
+
+
+@pytest.mark.parametrize("recipe, name", [("qwen3-embedding", "qwen3-embedding-4b"),
+                                          ("diver-retriever", "diver-retriever-4b")])
+def test_a_qwen3_embedding_folder_chosen_by_recipe_feeds_instructed_queries_as_the_entry(folders, recipe, name):
+    from model_adapters.models.resolve import from_name
+
+    folder = folders(tiny_text.save_qwen3_embedding)
+    resolved = from_name(folder, recipe=recipe)
+    assert resolved.identity.recipe == recipe and resolved.identity.input_pipeline == "verified"
+    query = [ModelInput("sparrow", None, R.C2I)]
+    with fed_ids(detected := resolved.load("cpu", "float32")) as got:
+        detected.encode_queries(query)
+    with fed_ids(entry := load_encoder(get_entry(name), model_path=folder, dtype="float32")) as expected:
+        entry.encode_queries(query)
+    assert got == expected
+    assert entry.model.tokenizer.decode(got[0]).startswith(f"Instruct: {R.C2I}\nQuery:")
+
+
+def test_a_local_bge_m3_folder_is_detected_as_bge_m3(folders):
+    from model_adapters.models.resolve import from_name
+
+    assert from_name(folders(tiny_text.save_bge_m3)).identity.recipe == "bge-m3"
+
+
+def test_an_instruction_template_prompt_is_refused_by_the_generic_recipe(folders, tmp_path):
+    from model_adapters.models.resolve import from_name
+    from triad_dataset.contract.errors import TriadError
+
+    folder = _with_prompts(folders(tiny_text.save_qwen3_embedding),
+                           {"query": "Instruct: Given a question, retrieve passages\nQuery: "}, tmp_path / "e5-inst")
+    with pytest.raises(TriadError, match="is an instruction template"):
+        from_name(folder)
+
+
 # --- bge-reranker-v2-m3 ---------------------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_text_cross_encoder_matches_flag_reranker(folders):

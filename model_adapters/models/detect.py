@@ -20,6 +20,8 @@ from triad_dataset.contract.errors import TriadError
 
 ST_MODULES: Final = "modules.json"
 CONFIG: Final = "config.json"
+ST_CONFIG: Final = "config_sentence_transformers.json"
+SENTENCE_TRANSFORMERS: Final = "sentence-transformers"  # the generic recipe: a fallback behind any specific match
 TOKENIZER_FILES: Final = ("tokenizer.json", "tokenizer_config.json", "added_tokens.json")
 
 # A reader of one file of the model: the local path of that file, or None when the model has no such file.
@@ -70,6 +72,14 @@ class Checkpoint:
         return bool(self.config.get("auto_map"))
 
     @property
+    def query_prompt(self) -> str | None:
+        """config_sentence_transformers.json prompts["query"], or None when it has none."""
+        conf = _json(self.read, ST_CONFIG) if self.has_file(ST_CONFIG) else None
+        prompts = conf.get("prompts") if isinstance(conf, dict) else None
+        value = prompts.get("query") if isinstance(prompts, dict) else None
+        return value if isinstance(value, str) else None
+
+    @property
     def tokens(self) -> set[str]:
         """The tokenizer's added tokens (tokenizer.json added_tokens, tokenizer_config.json added_tokens_decoder,
         added_tokens.json): where special tokens such as <emb> or <disc_emb> live."""
@@ -106,6 +116,7 @@ def matches(match: R.Match, ckpt: Checkpoint) -> bool:
         match.remote_code is None or ckpt.remote_code == match.remote_code,
         not match.text_only or not any(key in ckpt.config for key in R.MULTIMODAL_CONFIG_KEYS),
         all(ckpt.has_file(name) for name in match.files),
+        match.query_prompt is None or ckpt.query_prompt == match.query_prompt,
     )
     return all(checks) and all(t in ckpt.tokens for t in match.tokens)
 
@@ -117,7 +128,19 @@ def candidates(ckpt: Checkpoint, kind: str) -> list[R.Recipe]:
         by_id = [r for r in of_kind if ckpt.hub_id in r.match.hub_ids]
         if by_id:
             return by_id
-    return [r for r in of_kind if matches(r.match, ckpt)]
+    found = [r for r in of_kind if matches(r.match, ckpt)]
+    specific = [r for r in found if r.name != SENTENCE_TRANSFORMERS]
+    return specific or found
+
+
+def _refuse_instruction_template(chosen: R.Recipe, ckpt: Checkpoint, where: str) -> None:
+    """Refuse the generic sentence-transformers recipe for a checkpoint whose query prompt is an instruction
+    template: that recipe would append the benchmark instruction after the checkpoint's default task."""
+    prompt = ckpt.query_prompt
+    if chosen.name == SENTENCE_TRANSFORMERS and prompt is not None and R.INSTRUCTION_TEMPLATE_MARKER in prompt:
+        raise TriadError(f"{where}: its query prompt {prompt!r} is an instruction template that the "
+                         f"{SENTENCE_TRANSFORMERS} recipe cannot fill as its authors do (the benchmark instruction "
+                         f"would follow the default task); no verified recipe matches it; {_choices(chosen.kind)}")
 
 
 def _dtype(config: dict[str, Any], recipe: R.Recipe) -> str:
@@ -148,5 +171,6 @@ def detect(read: FileReader, *, where: str, kind: str = "embedder", recipe: str 
             raise TriadError(f"{where}: matches several {kind} recipes ({', '.join(r.name for r in found)}); choose "
                              "one with --recipe NAME")
         chosen = found[0]
+        _refuse_instruction_template(chosen, ckpt, where)
     chosen.refuse_if_refused(where)
     return chosen, R.options_for(chosen, ckpt.config), _dtype(ckpt.config, chosen)

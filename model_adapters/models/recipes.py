@@ -70,7 +70,8 @@ class Match:
     the signature; a recipe with no signature field set is chosen by Hub id only. Every signature field that is set
     must hold: `model_types` (config.json model_type is one of them), `architectures` (one of them is listed in
     config.json architectures), `remote_code` (True: config.json has an auto_map; False: it has none), `tokens` (all
-    are tokens of the tokenizer), `files` (all exist), `text_only` (config.json has none of MULTIMODAL_CONFIG_KEYS).
+    are tokens of the tokenizer), `files` (all exist), `text_only` (config.json has none of MULTIMODAL_CONFIG_KEYS),
+    `query_prompt` (config_sentence_transformers.json prompts["query"] is exactly this).
     """
 
     hub_ids: tuple[str, ...] = ()
@@ -80,6 +81,7 @@ class Match:
     tokens: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
     text_only: bool | None = None
+    query_prompt: str | None = None
 
     @property
     def has_signature(self) -> bool:
@@ -270,6 +272,17 @@ TWN_REFUSED: Final = (
     "winterfell00/Think-When-Needed gave no snapshot; its adapters, gate and wrapper cannot be fed as their authors "
     "do")
 
+# Qwen3-Embedding's config_sentence_transformers.json query prompt (Hub Qwen/Qwen3-Embedding-4B; Diver-Retriever-4B,
+# its fine-tune, ships the same files): a local copy shows it, the Qwen3 backbone and modules.json.
+QWEN3_EMBEDDING_QUERY_PROMPT: Final = ("Instruct: Given a web search query, retrieve relevant passages that answer "
+                                       "the query\nQuery:")
+QWEN3_EMBEDDING_SIGNATURE: Final[dict[str, Any]] = {
+    "model_types": ("qwen3",), "architectures": ("Qwen3Model", "Qwen3ForCausalLM"), "files": ("modules.json",),
+    "text_only": True, "remote_code": False, "query_prompt": QWEN3_EMBEDDING_QUERY_PROMPT}
+# A sentence-transformers query prompt with this marker is an instruction template: the generic recipe would put the
+# benchmark instruction after the checkpoint's default task, so it refuses such a checkpoint.
+INSTRUCTION_TEMPLATE_MARKER: Final = "Instruct:"
+
 TEXT_LIMIT: Final = {"max_length": ("text_config.max_position_embeddings", None)}
 
 RECIPES: Final[tuple[Recipe, ...]] = (
@@ -312,16 +325,18 @@ RECIPES: Final[tuple[Recipe, ...]] = (
            description="EVA-CLIP (remote code behind model_type clip)"),
     # --- text embedders with their own query prompts (ARK §4.1 caption-then-embed) -------------------------
     Recipe("qwen3-embedding", SENTENCE_TRANSFORMER, options=QWEN3_EMBEDDING_OPTIONS, has_instruction_field=True,
-           text_only=True, dtype="float16", match=Match(hub_ids=("Qwen/Qwen3-Embedding-4B", "Qwen/Qwen3-Embedding-8B")),
+           text_only=True, dtype="float16", match=Match(hub_ids=("Qwen/Qwen3-Embedding-4B", "Qwen/Qwen3-Embedding-8B"), **QWEN3_EMBEDDING_SIGNATURE),
            reference=QWEN3_EMBEDDING_REF,
            description="Qwen3-Embedding: queries 'Instruct: {instruction}\\nQuery:{text}' (no instruction: the "
                        "model's own query prompt), documents bare, left padding, last token, L2, 8192 tokens"),
     Recipe("diver-retriever", SENTENCE_TRANSFORMER, options=QWEN3_EMBEDDING_OPTIONS, has_instruction_field=True,
-           text_only=True, dtype="bfloat16", match=Match(hub_ids=("AQ-MedAI/Diver-Retriever-4B",)),
+           text_only=True, dtype="bfloat16", match=Match(hub_ids=("AQ-MedAI/Diver-Retriever-4B",), **QWEN3_EMBEDDING_SIGNATURE),
            reference=DIVER_REF,
            description="Diver-Retriever (Qwen3-Embedding-4B fine-tune), fed as its README: Qwen3-Embedding's recipe"),
     Recipe("bge-m3", SENTENCE_TRANSFORMER, options={"max_seq_length": 8192, "pooling": "cls", "use_prompts": False},
-           text_only=True, match=Match(hub_ids=("BAAI/bge-m3",)), reference=BGE_M3_REF,
+           text_only=True, reference=BGE_M3_REF,
+           match=Match(hub_ids=("BAAI/bge-m3",), model_types=("xlm-roberta",), architectures=("XLMRobertaModel",),
+                       files=("modules.json", "colbert_linear.pt", "sparse_linear.pt"), text_only=True),
            description="BGE-M3 dense: CLS token, L2, 8192 tokens, no prompts (BGEM3FlagModel); instruction "
                        "prepended"),
     Recipe("reasonir", BIDIRECTIONAL_LLAMA, options=REASONIR_OPTIONS, has_instruction_field=True, text_only=True,
