@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from model_adapters.generation.stage import GENERATION_DIR, GenerationStage, ReasoningAdapter, is_reasoning
+from model_adapters.models.identity import pillow_notice
 from model_adapters.models.recipes import API, UNVERIFIED
 from model_adapters.models.resolve import ResolvedModel, from_name, from_python
 from model_adapters.planning import inputs, textspace, truncation
@@ -162,6 +163,9 @@ def _log(ctx: distributed.Context, cfg: RunConfig, msg: str) -> None:
 
 
 def _open_cache(model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context) -> EmbeddingCache | None:
+    notice = pillow_notice(model.identity.versions)
+    if notice is not None:
+        _log(ctx, cfg, notice)
     if cfg.no_cache:
         return None
     if not model.identity.cacheable:

@@ -17,7 +17,10 @@ from model_adapters.models.recipes import API, UNVERIFIED, UNVERIFIED_LABEL
 
 SOURCE_KINDS: Final = ("registry", "hub", "local", "python", "entry_point")
 # Libraries whose versions can change the vectors; recorded in results.json and part of the cache key.
-LIBRARIES: Final = ("torch", "transformers", "sentence-transformers", "numpy", "triad-benchmark")
+LIBRARIES: Final = ("torch", "transformers", "sentence-transformers", "numpy", "pillow", "tokenizers",
+                    "triad-benchmark")
+# The Pillow the fixtures were made with (constraints.txt pins it): its resampling moves image vectors.
+PINNED_PILLOW: Final = "12.3.0"
 _COMMIT: Final = re.compile(r"[0-9a-f]{40}")
 _RELEASE: Final = re.compile(r"[A-Za-z0-9_.-]+==[A-Za-z0-9_.+!-]+")  # "<distribution>==<version>"
 _SNAPSHOT: Final = re.compile(r"(?:^|/)models--(?P<repo>[^/]+)/snapshots/(?P<sha>[0-9a-f]{40})/?$")
@@ -34,6 +37,15 @@ def library_versions() -> dict[str, str | None]:
         except metadata.PackageNotFoundError:
             out[name] = None
     return out
+
+
+def pillow_notice(versions: dict[str, str | None]) -> str | None:
+    """The one-line notice for a run under another Pillow than PINNED_PILLOW (None when it is the pinned one)."""
+    installed = versions.get("pillow")
+    if installed is None or installed == PINNED_PILLOW:
+        return None
+    return (f"note: Pillow {installed} is installed, not the pinned {PINNED_PILLOW} (constraints.txt): image inputs "
+            "may be resized differently from the fixtures, and vectors cached under another Pillow are not reused")
 
 
 def snapshot_of(path: str) -> tuple[str, str] | None:
