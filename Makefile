@@ -1,18 +1,25 @@
-PY ?= python3
+# The project's own virtual environment unless PY names another interpreter (README: Prerequisites).
+VENV_PY := .venv/bin/python
+PY ?= $(VENV_PY)
 export HF_HUB_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export HF_EVALUATE_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export GRADIO_ANALYTICS_ENABLED := False
 export TOKENIZERS_PARALLELISM := false
-STAMP := .make/setup.stamp
+STAMP := .make/setup$(subst /,_,$(abspath $(PY))).stamp
 DEMO_DIR ?= demo_output
 
 .PHONY: setup test demo demo-ocr lint bench artifacts
 setup: $(STAMP)
-$(STAMP): setup.cfg constraints.txt scripts/setup_machine.sh
+$(STAMP): setup.cfg constraints.txt scripts/setup_machine.sh $(filter $(VENV_PY),$(PY))
 	PY=$(PY) scripts/setup_machine.sh
 	@mkdir -p .make && touch $(STAMP)
+
+# over the machine's packages: what is already installed there is reused, the rest goes into .venv only; without a
+# pip of its own where the machine has one (the bundled pip brings an old setuptools that shadows the machine's)
+$(VENV_PY):
+	python3 -m venv --system-site-packages $(if $(shell python3 -c 'import pip' 2>/dev/null && echo y),--without-pip) .venv
 
 lint: setup
 	$(PY) -m ruff check .

@@ -10,9 +10,10 @@
 3. `triad space bundle --out DIR` (run from the wheel) writes a Space folder; without gold its app refuses to start
    (exit 2, naming --data), and with `--gold-triad` (the mini edition) it starts from that folder alone.
 
-The virtual environment uses `--system-site-packages` for the heavy dependencies (torch, transformers, evaluate,
-gradio), and every check asserts that the project itself is imported from the wheel (or the Space folder), never
-from the source tree or the editable install. Each step prints one line; the exit status is 1 when any fails.
+The virtual environment sees the running interpreter's packages for the heavy dependencies (torch, transformers,
+evaluate, gradio): `--system-site-packages` plus a .pth file naming this interpreter's site-packages, so that it
+works from inside a virtual environment too. Every check asserts that the project itself is imported from the wheel
+(or the Space folder), never from the source tree or the editable install. Each step prints one line; the exit status is 1 when any fails.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import argparse
 import json
 import os
 import shutil
+import site
 import socket
 import subprocess
 import sys
@@ -67,10 +69,31 @@ def build_wheel(work: Path) -> Path:
     return wheels[0]
 
 
+def outer_site_dirs() -> list[str]:
+    """The running interpreter's site-packages folders (a virtual environment's own, then its base's when it sees
+    them), which a venv made from here must see: `--system-site-packages` alone reaches only the base interpreter."""
+    dirs = [*site.getsitepackages()]
+    if site.ENABLE_USER_SITE:
+        dirs.append(site.getusersitepackages())
+    return [d for d in dict.fromkeys(dirs) if Path(d).is_dir()]
+
+
+def expose_outer_packages(python: Path) -> Path:
+    """Write a .pth file into the venv of `python` listing `outer_site_dirs()`; they come after the venv's own
+    folder, so what is installed into the venv (the wheel) still wins."""
+    inner = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                           capture_output=True, text=True, check=True, env=_env()).stdout.strip()
+    pth = Path(inner) / "_triad_outer_env.pth"
+    pth.write_text("".join(f"{d}\n" for d in outer_site_dirs() if Path(d).resolve() != Path(inner).resolve()),
+                   encoding="utf-8")
+    return pth
+
+
 def make_venv(work: Path, wheel: Path) -> Path:
     venv = work / "venv"
     _run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], cwd=work)
     python = venv / "bin" / "python"
+    expose_outer_packages(python)
     # --ignore-installed: the machine's editable install of the same version must not satisfy the wheel
     _run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--ignore-installed", str(wheel)],
          cwd=work)

@@ -168,23 +168,42 @@ class Demo:
             cells = [f"{triad_names.DISPLAY_NAMES[c]} {triad['configs'][c]['metrics']['map']:.3f}"
                      for c in triad_names.MAIN_CONFIGS if c in triad.get("configs", {})]
             say("  " + "   ".join(cells))
+        triad_cmd, python_cmd = _commands_as_typed()
         say("\nTry next:")
         flags = "" if out == Path("demo_output") else (  # `triad space` defaults to demo_output/'s files
             f" --data {shlex.quote(str(self.triad_dir))} --ark-data {shlex.quote(str(self.ark_dir))} "
             f"--db {shlex.quote(str(db))}")
         tips = [
-            (f"triad space{flags}", "the leaderboard at http://127.0.0.1:7860 (tabs: TRIAD, Diagnostics, Compare, "
+            (f"{triad_cmd} space{flags}", "the leaderboard at http://127.0.0.1:7860 (tabs: TRIAD, Diagnostics, Compare, "
                                     "ARK, ...)"),
-            (f"triad run --encoder my_encoder.py:build --data {shlex.quote(str(self.triad_dir))} --out runs/mine",
+            (f"{triad_cmd} run --encoder my_encoder.py:build --data {shlex.quote(str(self.triad_dir))} --out runs/mine",
              "your own model (README: Evaluate your own model)"),
-            (f"triad space --submit runs/mine --model-name my-model{flags}", "put it on the local board"),
-            ("python -c \"import evaluate; print(evaluate.load('triad_map').compute(predictions=[[0.9, 0.2, 0.4]], "
+            (f"{triad_cmd} space --submit runs/mine --model-name my-model{flags}", "put it on the local board"),
+            (f"{python_cmd} -c \"import evaluate; print(evaluate.load('triad_map').compute(predictions=[[0.9, 0.2, 0.4]], "
              "references=[[1, 1, 0]]))\"", "the metric alone"),
         ]
         if not self.ocr:
             tips.append(("make demo-ocr", f"add ARK over OCR captions ({OCR_TIME})"))
         for command, what in tips:
             say(f"  {command}\n      {what}")
+
+
+def _commands_as_typed() -> tuple[str, str]:
+    """`triad` and `python` as they run from this shell: bare when PATH finds this interpreter's, else their path
+    (e.g. `.venv/bin/triad` when the venv is not activated)."""
+    bindir = Path(sys.executable).parent
+    names = []
+    for name in ("triad", "python"):
+        found = shutil.which(name)
+        if found and Path(found).resolve() == (bindir / name).resolve():
+            names.append(name)
+            continue
+        path = bindir / name
+        try:
+            names.append(shlex.quote(str(path.relative_to(Path.cwd()))))
+        except ValueError:
+            names.append(shlex.quote(str(path)))
+    return names[0], names[1]
 
 
 def _configs(folder: Path) -> list[str]:
