@@ -317,21 +317,55 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
 
 
+def hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false", "False")
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether a TCP connection to the Hub's endpoint opens within `timeout` seconds (a probe, so that an unreachable
+    Hub is said at once rather than after huggingface_hub's retries)."""
+    import socket
+    from urllib.parse import urlparse
+
+    from huggingface_hub import constants
+
+    url = urlparse(constants.ENDPOINT)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((url.hostname or "", port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def unreachable_message(repo: str) -> str:
+    return f"could not reach the Hugging Face Hub for {repo}; download it first or set HF_HUB_OFFLINE=1"
+
+
 def _hub_reader(repo: str, revision: str, *, flag: str = "--model") -> tuple[detect.FileReader, str]:
-    """A reader of the repo's files at `revision` (downloaded, or from the local cache when offline) and the commit
-    the revision resolves to (from the snapshot path the files land in)."""
+    """A reader of the repo's files at `revision` (downloaded, or from the local cache when offline or when the Hub
+    cannot be reached) and the commit the revision resolves to (from the snapshot path the files land in)."""
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import (
         EntryNotFoundError,
         GatedRepoError,
+        LocalEntryNotFoundError,
         RepositoryNotFoundError,
         RevisionNotFoundError,
     )
 
+    offline = hub_offline()
+    local_only = not offline and not hub_reachable()
+    missed_hub = [local_only]
+
     def download(filename: str) -> str | None:
         try:
-            return hf_hub_download(repo, filename, revision=revision)
-        except EntryNotFoundError:  # includes "not in the local cache" when offline
+            return hf_hub_download(repo, filename, revision=revision, local_files_only=local_only)
+        except LocalEntryNotFoundError:  # not cached, and the Hub offline or not answering
+            if not offline:
+                missed_hub[0] = True
+            return None
+        except EntryNotFoundError:
             return None
         except GatedRepoError as exc:
             raise TriadError(f"{flag} {repo}: gated on the Hub; accept its terms and log in (hf auth login)") from exc
@@ -340,7 +374,7 @@ def _hub_reader(repo: str, revision: str, *, flag: str = "--model") -> tuple[det
         except RevisionNotFoundError as exc:
             raise TriadError(f"{flag} {repo}: revision {revision!r} does not exist") from exc
         except OSError as exc:  # network down, ...
-            raise TriadError(f"{flag} {repo}: cannot be fetched ({_first_line(exc)})") from exc
+            raise TriadError(f"{unreachable_message(repo)} ({_first_line(exc)})") from exc
 
     commit = None
     for filename in (detect.CONFIG, detect.ST_MODULES):
@@ -350,7 +384,8 @@ def _hub_reader(repo: str, revision: str, *, flag: str = "--model") -> tuple[det
             commit = snap[1] if snap else None
             break
     if commit is None:
-        offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false", "False")
+        if missed_hub[0]:
+            raise TriadError(unreachable_message(repo))
         why = ("not a local folder, and not in the local Hugging Face cache while the Hub is offline "
                "(HF_HUB_OFFLINE=1)" if offline else
                f"has neither {detect.CONFIG} nor {detect.ST_MODULES} at revision {revision}")
