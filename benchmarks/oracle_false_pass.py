@@ -98,15 +98,18 @@ def main(argv: list[str] | None = None) -> int:
     seeds = list(range(args.seeds))
     print(f"{Path(args.run).name} on {Path(args.data).name}: {verify.QUERIES} queries per subset, tolerance "
           f"{verify.TOLERANCE:g}, alpha {verify.ALPHA:g}, {len(seeds)} server draws each\n")
-    print("| submission | verified | 95 % upper bound | mean mAP gain on the sampled queries |")
-    print("|---|---:|---:|---:|")
+    print("| submission | verified | 95 % upper bound | mean mAP gain on the sampled queries | fewest queries "
+          "outside the tie range | largest favourable-end p |")
+    print("|---|---:|---:|---:|---:|---:|")
     cases = {"honest run, unchanged": lambda ids, s, p, rng: list(ids), "honest run, bf16-size noise (within the tolerance)":
              attacks.perturbed(), **attacks.ATTACKS}
     for name, attack in tqdm(cases.items(), desc="attacks", leave=False):
         out = passes(attacks.apply(attack, rows, positives, seed=1), gold_rows, pools, seeds)
         k = sum(status == verify.VERIFIED for status, _ in out)
         gain = float(np.mean([r["ap"]["submitted"] - r["ap"]["own"] for _, r in out]))
-        print(f"| {name} | {k} / {len(out)} | {upper95(k, len(out)):.3g} | {gain:+.3f} |")
+        fewest = min(r["outside_tie_range"] for _, r in out)
+        largest = max(r["favourable"]["p"] for _, r in out)
+        print(f"| {name} | {k} / {len(out)} | {upper95(k, len(out)):.3g} | {gain:+.3f} | {fewest} | {largest:.2g} |")
     return 0
 
 

@@ -1,7 +1,7 @@
 """The reproduction check (issue 22): a `triad run --model tiny-random-clip` output submitted unchanged is verified by
 `triad space verify`; the same run with one sampled query's top two candidates swapped fails, naming that pair; an
-oracle built from the public labels is never verified (claiming the model it fails, claiming nothing it is flagged),
-and the false-pass probability of docs/space.md is the exact hypergeometric figure."""
+oracle built from the public labels is never verified (claiming the model it fails, claiming nothing it is flagged).
+Blends and the measured false-pass figures: tests/test_space_blends.py."""
 
 from __future__ import annotations
 
