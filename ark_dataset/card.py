@@ -28,10 +28,15 @@ def _front_matter(*, license_id: str, synthetic: bool, n_queries: int) -> str:
         "---",
         f"pretty_name: {'ARK mini (synthetic)' if synthetic else 'ARK'}",
         f"license: {license_id}",
-        "language:", "- en",
-        "task_categories:", "- text-retrieval", "- visual-document-retrieval",
-        "tags:", *(f"- {t}" for t in tags),
-        "size_categories:", f"- {size}",
+        "language:",
+        "- en",
+        "task_categories:",
+        "- text-retrieval",
+        "- visual-document-retrieval",
+        "tags:",
+        *(f"- {t}" for t in tags),
+        "size_categories:",
+        f"- {size}",
         "---",
     ]
     return "\n".join(lines) + "\n"
@@ -41,7 +46,11 @@ def _taxonomy_table(present: Mapping[str, tuple[int, int]]) -> str:
     rows = ["| Domain | Subtype (config) | In this folder |", "|---|---|---|"]
     for domain, subtypes in DOMAIN_SUBTYPES.items():
         for subtype in subtypes:
-            here = f"{present[subtype][0]} queries, {present[subtype][1]} gallery items" if subtype in present else "absent"
+            here = (
+                f"{present[subtype][0]} queries, {present[subtype][1]} gallery items"
+                if subtype in present
+                else "absent"
+            )
             rows.append(f"| {DOMAIN_TITLES[domain]} | `{subtype}` | {here} |")
     return "\n".join(rows)
 
@@ -85,8 +94,13 @@ a required relation. The full release has 1,750 queries and 36,858 gallery items
 """
 
 
-def mini_card(counts: Mapping[str, tuple[int, int]], *, seed: int, descriptions: Mapping[str, str],
-              labels: Mapping[str, tuple[str, Sequence[str]]] | None = None) -> str:
+def mini_card(
+    counts: Mapping[str, tuple[int, int]],
+    *,
+    seed: int,
+    descriptions: Mapping[str, str],
+    labels: Mapping[str, tuple[str, Sequence[str]]] | None = None,
+) -> str:
     """Card of the synthetic mini edition; `counts` maps each generated subtype to (queries, gallery items),
     `descriptions` to a sentence on how it is generated and `labels` to (cognitive demand, reasoning skills)."""
     labels = labels or {}

@@ -12,8 +12,9 @@ from typing import Any
 def register_build(kinds: Any) -> None:
     p = kinds.add_parser("ark", help="import an ARK release into a Hub-style folder")
     p.add_argument("--from", "--src", dest="src", required=True, type=Path, help="the release folder")
-    p.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN",
-                   help="rename a release column (repeatable)")
+    p.add_argument(
+        "--map", action="append", default=[], metavar="FIELD=COLUMN", help="rename a release column (repeatable)"
+    )
     p.add_argument("--out", required=True, type=Path, help="output folder (written atomically)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing dataset folder")
     p.set_defaults(handler=_build_ark)

@@ -13,8 +13,15 @@ import datasets
 from ark_dataset.names import GALLERY_SUFFIX, SUBTYPES
 
 QUERY_COLUMNS: tuple[str, ...] = (
-    "query_id", "domain", "subtype", "query_text", "query_image", "positive_id", "hard_negative_ids",
-    "cognitive_demand", "reasoning_skills",
+    "query_id",
+    "domain",
+    "subtype",
+    "query_text",
+    "query_image",
+    "positive_id",
+    "hard_negative_ids",
+    "cognitive_demand",
+    "reasoning_skills",
 )
 GALLERY_COLUMNS: tuple[str, ...] = ("item_id", "text", "image", "modality")
 
@@ -22,17 +29,19 @@ GALLERY_COLUMNS: tuple[str, ...] = ("item_id", "text", "image", "modality")
 def query_features() -> datasets.Features:
     """Columns of a `<subtype>` queries config."""
     string = datasets.Value("string")
-    return datasets.Features({
-        "query_id": string,
-        "domain": string,
-        "subtype": string,
-        "query_text": string,
-        "query_image": datasets.Image(),
-        "positive_id": string,
-        "hard_negative_ids": datasets.List(string),
-        "cognitive_demand": string,
-        "reasoning_skills": datasets.List(string),
-    })
+    return datasets.Features(
+        {
+            "query_id": string,
+            "domain": string,
+            "subtype": string,
+            "query_text": string,
+            "query_image": datasets.Image(),
+            "positive_id": string,
+            "hard_negative_ids": datasets.List(string),
+            "cognitive_demand": string,
+            "reasoning_skills": datasets.List(string),
+        }
+    )
 
 
 def gallery_features() -> datasets.Features:
@@ -46,7 +55,9 @@ def split_config(config: str) -> tuple[str, bool]:
     is_gallery = config.endswith(GALLERY_SUFFIX)
     subtype = config[: -len(GALLERY_SUFFIX)] if is_gallery else config
     if subtype not in SUBTYPES:
-        raise ValueError(f"unknown ARK config {config!r}; subtypes are {', '.join(SUBTYPES)} (gallery: <subtype>{GALLERY_SUFFIX})")
+        raise ValueError(
+            f"unknown ARK config {config!r}; subtypes are {', '.join(SUBTYPES)} (gallery: <subtype>{GALLERY_SUFFIX})"
+        )
     return subtype, is_gallery
 
 

@@ -43,13 +43,23 @@ from triad_dataset.contract.errors import TriadError
 QUERIES_FILE = "queries.jsonl"
 GALLERY_FILE = "gallery.jsonl"
 QUERY_FIELDS = (
-    "query_id", "query_text", "query_image", "positive_id", "hard_negative_ids", "cognitive_demand",
-    "reasoning_skills", "domain", "subtype",
+    "query_id",
+    "query_text",
+    "query_image",
+    "positive_id",
+    "hard_negative_ids",
+    "cognitive_demand",
+    "reasoning_skills",
+    "domain",
+    "subtype",
 )
 GALLERY_FIELDS = ("item_id", "text", "image", "modality")
 ALIASES = {
-    "query": "query_text", "positive": "positive_id", "negatives": "hard_negative_ids",
-    "demand": "cognitive_demand", "skills": "reasoning_skills",
+    "query": "query_text",
+    "positive": "positive_id",
+    "negatives": "hard_negative_ids",
+    "demand": "cognitive_demand",
+    "skills": "reasoning_skills",
 }
 DEMAND_SYNONYMS = {"both_knowledge_and_reasoning_intensive": "both", "knowledge_and_reasoning_intensive": "both"}
 MAX_REPORTED = 30
@@ -195,7 +205,9 @@ def _read_gallery(subtype: str, path: Path, mapping: Mapping[str, str], problems
     for number, row in _progress(_read_jsonl(path, problems), path):
         item_id = _field(row, "item_id", mapping)
         if not isinstance(item_id, str) or not item_id:
-            problems.add(f"{path}:{number}: {subtype}: missing or non-string item_id{_hint(row, GALLERY_FIELDS, mapping)}")
+            problems.add(
+                f"{path}:{number}: {subtype}: missing or non-string item_id{_hint(row, GALLERY_FIELDS, mapping)}"
+            )
             continue
         where = f"{path}:{number}: {subtype}{GALLERY_SUFFIX} / {item_id}"
         text = _optional_text(_field(row, "text", mapping), "text", where, problems)
@@ -223,7 +235,9 @@ def _positive(value: Any, where: str, problems: _Problems) -> str | None:
     return value
 
 
-def _labels(row: Mapping[str, Any], mapping: Mapping[str, str], where: str, problems: _Problems) -> tuple[str | None, list[str]]:
+def _labels(
+    row: Mapping[str, Any], mapping: Mapping[str, str], where: str, problems: _Problems
+) -> tuple[str | None, list[str]]:
     demand_raw = _field(row, "cognitive_demand", mapping)
     demand = normalize_label(demand_raw) if isinstance(demand_raw, str) else None
     demand = DEMAND_SYNONYMS.get(demand, demand) if demand else None
@@ -252,7 +266,9 @@ def _read_queries(subtype: str, path: Path, mapping: Mapping[str, str], problems
     for number, row in _progress(_read_jsonl(path, problems), path):
         query_id = _field(row, "query_id", mapping)
         if not isinstance(query_id, str) or not query_id:
-            problems.add(f"{path}:{number}: {subtype}: missing or non-string query_id{_hint(row, QUERY_FIELDS, mapping)}")
+            problems.add(
+                f"{path}:{number}: {subtype}: missing or non-string query_id{_hint(row, QUERY_FIELDS, mapping)}"
+            )
             continue
         where = f"{path}:{number}: {subtype} / {query_id}"
         for name, expected in (("subtype", subtype), ("domain", SUBTYPE_DOMAIN[subtype])):
@@ -269,11 +285,19 @@ def _read_queries(subtype: str, path: Path, mapping: Mapping[str, str], problems
             problems.add(f"{where}: query has neither text nor image{_hint(row, QUERY_FIELDS, mapping)}")
         text = _optional_text(raw_text, "query_text", where, problems)
         image = _load_image(path.parent, raw_image, where, problems)
-        rows.append({
-            "query_id": query_id, "domain": SUBTYPE_DOMAIN[subtype], "subtype": subtype, "query_text": text,
-            "query_image": image, "positive_id": _positive(_field(row, "positive_id", mapping), where, problems),
-            "hard_negative_ids": negatives, "cognitive_demand": demand, "reasoning_skills": skills,
-        })
+        rows.append(
+            {
+                "query_id": query_id,
+                "domain": SUBTYPE_DOMAIN[subtype],
+                "subtype": subtype,
+                "query_text": text,
+                "query_image": image,
+                "positive_id": _positive(_field(row, "positive_id", mapping), where, problems),
+                "hard_negative_ids": negatives,
+                "cognitive_demand": demand,
+                "reasoning_skills": skills,
+            }
+        )
     return rows
 
 
@@ -296,7 +320,9 @@ def _subtype_folders(src: Path, problems: _Problems) -> dict[str, Path]:
     return folders
 
 
-def read_release(src_dir: str | os.PathLike, *, mapping: Mapping[str, str] | None = None) -> dict[str, list[dict[str, Any]]]:
+def read_release(
+    src_dir: str | os.PathLike, *, mapping: Mapping[str, str] | None = None
+) -> dict[str, list[dict[str, Any]]]:
     """Tables (config -> rows, subtypes in paper order) of a release folder; TriadError listing every problem."""
     src = Path(src_dir)
     if not src.is_dir():
@@ -320,8 +346,13 @@ def read_release(src_dir: str | os.PathLike, *, mapping: Mapping[str, str] | Non
     return tables
 
 
-def import_release(src_dir: str | os.PathLike, out_dir: str | os.PathLike, *, mapping: Mapping[str, str] | None = None,
-                   overwrite: bool = False) -> Path:
+def import_release(
+    src_dir: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    *,
+    mapping: Mapping[str, str] | None = None,
+    overwrite: bool = False,
+) -> Path:
     """Read a release (layout above), check it, and write the Hub-style ARK folder atomically."""
     from triad_dataset.folder.io import write_folder
 
@@ -331,8 +362,18 @@ def import_release(src_dir: str | os.PathLike, out_dir: str | os.PathLike, *, ma
     subtypes = [c for c in tables if not c.endswith(GALLERY_SUFFIX)]
     counts = {s: (len(tables[s]), len(tables[s + GALLERY_SUFFIX])) for s in subtypes}
     audit = {
-        "benchmark": "ark", "edition": "release", "synthetic": False, "source": Path(src_dir).name,
-        "mapping": dict(mapping or {}), "subtypes": {s: {"queries": q, "gallery": g} for s, (q, g) in counts.items()},
+        "benchmark": "ark",
+        "edition": "release",
+        "synthetic": False,
+        "source": Path(src_dir).name,
+        "mapping": dict(mapping or {}),
+        "subtypes": {s: {"queries": q, "gallery": g} for s, (q, g) in counts.items()},
     }
-    return write_folder(out_dir, tables, features={c: features_for(c) for c in tables},
-                        card=release_card(counts, source=Path(src_dir).name), audit=audit, overwrite=overwrite)
+    return write_folder(
+        out_dir,
+        tables,
+        features={c: features_for(c) for c in tables},
+        card=release_card(counts, source=Path(src_dir).name),
+        audit=audit,
+        overwrite=overwrite,
+    )

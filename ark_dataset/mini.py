@@ -67,7 +67,12 @@ def build_ark_mini(out_dir: str | os.PathLike, *, seed: int = 0, overwrite: bool
     result = build_mini(seed=seed)
     counts = {s: (f["queries"], f["gallery"]) for s, f in result.audit["subtypes"].items()}
     return write_folder(
-        out_dir, result.tables, features={c: features_for(c) for c in result.tables},
-        card=mini_card(counts, seed=seed, descriptions={s: GENERATORS[s].DESCRIPTION for s in counts},
-                       labels=MINI_LABELS), audit=result.audit, overwrite=overwrite,
+        out_dir,
+        result.tables,
+        features={c: features_for(c) for c in result.tables},
+        card=mini_card(
+            counts, seed=seed, descriptions={s: GENERATORS[s].DESCRIPTION for s in counts}, labels=MINI_LABELS
+        ),
+        audit=result.audit,
+        overwrite=overwrite,
     )

@@ -22,7 +22,12 @@ SPLIT: Final = "test"
 
 COGNITIVE_DEMANDS: Final = ("perception_only", "knowledge_intensive", "reasoning_intensive", "both")
 REASONING_SKILLS: Final = (
-    "knowledge", "spatial", "logical", "symbolic", "fine_grained_visual", "conceptual_abstraction",
+    "knowledge",
+    "spatial",
+    "logical",
+    "symbolic",
+    "fine_grained_visual",
+    "conceptual_abstraction",
 )
 MODALITIES: Final = ("text", "image", "text_image")
 RERANK_TOP_K: Final = 50

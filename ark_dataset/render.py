@@ -42,8 +42,9 @@ def _text_mask(text: str, size: int, anchor: str) -> tuple[Image.Image, tuple[in
     return mask, (left, top)
 
 
-def stamp_text(image: Image.Image, xy: tuple[float, float], text: str, *, size: int, fill: Any = "black",
-               anchor: str = "mm") -> None:
+def stamp_text(
+    image: Image.Image, xy: tuple[float, float], text: str, *, size: int, fill: Any = "black", anchor: str = "mm"
+) -> None:
     """Draw text like `ImageDraw.text`, reusing the rendered glyph mask of repeated strings (much faster)."""
     mask, (left, top) = _text_mask(text, size, anchor)
     image.paste(fill, (round(xy[0]) + left, round(xy[1]) + top), mask)

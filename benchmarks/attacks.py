@@ -22,8 +22,9 @@ def _order(ids: Sequence[str], key: np.ndarray) -> list[str]:
     return [ids[i] for i in np.argsort(-key, kind="stable")]
 
 
-def within_tolerance(ids: list[str], scores: np.ndarray, positive: np.ndarray, rng: np.random.Generator,
-                     reach: float = 0.98 * TOLERANCE) -> list[str]:
+def within_tolerance(
+    ids: list[str], scores: np.ndarray, positive: np.ndarray, rng: np.random.Generator, reach: float = 0.98 * TOLERANCE
+) -> list[str]:
     """Every positive moved above each negative the model scores at most ``reach`` higher."""
     return _order(ids, scores + reach * positive)
 
@@ -55,8 +56,9 @@ def parked(budget: int) -> Attack:
 
 def oracle(ids: list[str], scores: np.ndarray, positive: np.ndarray, rng: np.random.Generator) -> list[str]:
     """Positives first, the rest in the model's order."""
-    return [i for i, p in zip(ids, positive, strict=True) if p] + [i for i, p in zip(ids, positive, strict=True)
-                                                                    if not p]
+    return [i for i, p in zip(ids, positive, strict=True) if p] + [
+        i for i, p in zip(ids, positive, strict=True) if not p
+    ]
 
 
 def oracle_share(share: float) -> Attack:
@@ -107,8 +109,12 @@ def perturbed(reach: float = TOLERANCE / 4) -> Attack:
     return honest
 
 
-def apply(attack: Attack, rankings: Mapping[str, Sequence[Mapping[str, Any]]],
-          positives: Mapping[str, Mapping[str, set[str]]], seed: int = 0) -> dict[str, list[dict[str, Any]]]:
+def apply(
+    attack: Attack,
+    rankings: Mapping[str, Sequence[Mapping[str, Any]]],
+    positives: Mapping[str, Mapping[str, set[str]]],
+    seed: int = 0,
+) -> dict[str, list[dict[str, Any]]]:
     """{config: [{"query_id", "candidate_ids", "scores"}]} with every query re-ordered by ``attack``.
 
     ``rankings``: an honest run's rows per config (ids best-first with their scores); ``positives``: per config,
@@ -121,7 +127,8 @@ def apply(attack: Attack, rankings: Mapping[str, Sequence[Mapping[str, Any]]],
             ids = list(r["candidate_ids"])
             scores = np.asarray(r["scores"], dtype=np.float64)
             pos = np.array([c in positives[config][r["query_id"]] for c in ids], dtype=bool)
-            done.append({"query_id": r["query_id"], "candidate_ids": attack(ids, scores, pos, rng),
-                         "scores": list(r["scores"])})
+            done.append(
+                {"query_id": r["query_id"], "candidate_ids": attack(ids, scores, pos, rng), "scores": list(r["scores"])}
+            )
         out[config] = done
     return out

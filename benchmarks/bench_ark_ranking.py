@@ -43,8 +43,9 @@ def bench_gallery(n_gallery: int = 5000, n_q: int = 100) -> str:
             # same ranking up to float32 rounding (a matrix-vector product sums in another order)
             assert abs(order.index(int(positives[q])) + 1 - int(ranks[q])) <= 3
         t_loop = time.perf_counter() - t0
-        rows.append([f"{n_q} x {n_gallery:,} (d={dim})", f"{t_batched:.3f}", f"{t_loop:.3f}",
-                     f"{t_loop / t_batched:.0f}x"])
+        rows.append(
+            [f"{n_q} x {n_gallery:,} (d={dim})", f"{t_batched:.3f}", f"{t_loop:.3f}", f"{t_loop / t_batched:.0f}x"]
+        )
     return table(["ARK ranking from cached vectors", "batched s", "per-query Python sort s", "speed-up"], rows)
 
 
@@ -75,13 +76,27 @@ def bench_distinct(tmp: str) -> str:
 
         data, what = str(write_tiny_ark(Path(tmp) / "ark")), "tiny ARK test folder"
     enc = CountingEncoder()
-    res = run(RunConfig(model=None, name="counting-encoder", data=data, out=os.path.join(tmp, "out"), encoder=enc,
-                        no_cache=True, quiet=True, validate=False))
-    rows = [[c, str(v["queries"]), str(v["pool_slots"]), str(v["distinct_items"])]
-            for c, v in res["run"]["per_config"].items()]
+    res = run(
+        RunConfig(
+            model=None,
+            name="counting-encoder",
+            data=data,
+            out=os.path.join(tmp, "out"),
+            encoder=enc,
+            no_cache=True,
+            quiet=True,
+            validate=False,
+        )
+    )
+    rows = [
+        [c, str(v["queries"]), str(v["pool_slots"]), str(v["distinct_items"])]
+        for c, v in res["run"]["per_config"].items()
+    ]
     rows.append(["**all**", "", str(res["run"]["pool_slots"]), str(res["run"]["distinct_items"])])
-    return (f"{what}, image+text model: encoder inputs {enc.calls} = distinct items {res['run']['distinct_items']}\n\n"
-            + table(["subtype", "queries", "query x gallery slots", "distinct items"], rows))
+    return (
+        f"{what}, image+text model: encoder inputs {enc.calls} = distinct items {res['run']['distinct_items']}\n\n"
+        + table(["subtype", "queries", "query x gallery slots", "distinct items"], rows)
+    )
 
 
 def main() -> None:

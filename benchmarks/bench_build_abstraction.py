@@ -82,7 +82,7 @@ def naive_depths(g: NounGraph) -> np.ndarray:
 def stand_in_classes(g: NounGraph, count: int, seed: int = 0) -> list[int]:
     """A seeded sample of non-instance synsets below physical_entity (where ImageNet-21K's classes live)."""
     below = g.descendant_distances(g.index_of("n00001930"))
-    pool = sorted(i for i in below if not g.parent_instance[g.parent_ptr[i]:g.parent_ptr[i + 1]].any())
+    pool = sorted(i for i in below if not g.parent_instance[g.parent_ptr[i] : g.parent_ptr[i + 1]].any())
     return sorted(random.Random(seed).sample(pool, count))
 
 
@@ -168,18 +168,36 @@ def main(argv: list[str] | None = None) -> int:
         if args.keep and tmp.exists():
             shutil.rmtree(tmp)
         files, wall, cpu = timed(lambda: write_stand_in_folder(g, classes, tmp))
-        stages.append(Stage(f"write stand-in folder ({len(classes):,} classes, {files:,} files)", wall, cpu, peak_rss()))
+        stages.append(
+            Stage(f"write stand-in folder ({len(classes):,} classes, {files:,} files)", wall, cpu, peak_rss())
+        )
         images, wall, cpu = timed(lambda: read_image_folder(tmp, known_wnids=g.index, progress=False))
         alt = timed(lambda: read_with_full_decode(tmp, g.index))[1]
-        stages.append(Stage(f"read image folder ({images.audit['retained']:,} kept)", wall, cpu, peak_rss(),
-                            "same reader, full-size decode", alt))
+        stages.append(
+            Stage(
+                f"read image folder ({images.audit['retained']:,} kept)",
+                wall,
+                cpu,
+                peak_rss(),
+                "same reader, full-size decode",
+                alt,
+            )
+        )
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
 
     result, wall, cpu = timed(lambda: build_abstraction(g, images, n_queries=args.queries, seed=0, progress=False))
-    stages.append(Stage(f"build_abstraction ({args.queries:,} queries x 4 configs, 1,000-candidate pools)", wall, cpu,
-                        peak_rss(), "target", 300.0))
+    stages.append(
+        Stage(
+            f"build_abstraction ({args.queries:,} queries x 4 configs, 1,000-candidate pools)",
+            wall,
+            cpu,
+            peak_rss(),
+            "target",
+            300.0,
+        )
+    )
 
     if not args.no_folder:
         from triad_dataset.contract.features import features_for
@@ -189,8 +207,15 @@ def main(argv: list[str] | None = None) -> int:
         out = Path(tempfile.mkdtemp(prefix="bench_abstraction_out_")) / "triad"
         try:
             audit = {"benchmark": "triad", "pool_size": 1000, **result.audit}
-            _, wall, cpu = timed(lambda: write_folder(out, result.tables, card="# benchmark\n", audit=audit,
-                                                      features={c: features_for(c) for c in result.tables}))
+            _, wall, cpu = timed(
+                lambda: write_folder(
+                    out,
+                    result.tables,
+                    card="# benchmark\n",
+                    audit=audit,
+                    features={c: features_for(c) for c in result.tables},
+                )
+            )
             size = sum(f.stat().st_size for f in out.rglob("*.parquet"))
             stages.append(Stage(f"write Hub folder ({size / 2**20:.0f} MiB of parquet)", wall, cpu, peak_rss()))
             problems, wall, cpu = timed(lambda: validate_folder(out))
@@ -206,18 +231,26 @@ def main(argv: list[str] | None = None) -> int:
     for st in stages:
         alt_s = f"{st.alt_wall:.2f}" if st.alt_wall else ""
         ratio = f"{st.alt_wall / st.wall:.1f}x" if st.alt_wall else ""
-        print(f"| {st.name} | {st.wall:.2f} | {st.cpu:.2f} | {st.rss / 2**20:.0f} | {st.alternative} | {alt_s} | {ratio} |")
+        print(
+            f"| {st.name} | {st.wall:.2f} | {st.cpu:.2f} | {st.rss / 2**20:.0f} | {st.alternative} | {alt_s} | {ratio} |"
+        )
     a = result.audit["abstraction"]
     i2c, c2i = (a["configs"][c] for c in names.ABSTRACTION_CONFIGS)
     skipped = {k: images.audit[k] for k in ("unreadable", "too_small", "duplicates")}
-    print(f"\nimages kept {images.audit['retained']:,}, skipped {skipped}; concepts {a['concepts']:,} "
-          f"(removed shallow {a['removed_shallow']}, blacklist in pool {a['blacklist']['in_concept_pool']})")
-    print(f"I2C: {i2c['mean_positives']:.2f} positives, {i2c['mean_siblings']:.2f} siblings per query "
-          f"(paper 1.77 / 9.05); C2I: {c2i['mean_positives']:.2f} / {c2i['mean_siblings']:.2f} (paper 5 / 150.87); "
-          f"C2I depths {c2i['depth_range'][0]}-{c2i['depth_range'][1]} (paper 5-16)")
+    print(
+        f"\nimages kept {images.audit['retained']:,}, skipped {skipped}; concepts {a['concepts']:,} "
+        f"(removed shallow {a['removed_shallow']}, blacklist in pool {a['blacklist']['in_concept_pool']})"
+    )
+    print(
+        f"I2C: {i2c['mean_positives']:.2f} positives, {i2c['mean_siblings']:.2f} siblings per query "
+        f"(paper 1.77 / 9.05); C2I: {c2i['mean_positives']:.2f} / {c2i['mean_siblings']:.2f} (paper 5 / 150.87); "
+        f"C2I depths {c2i['depth_range'][0]}-{c2i['depth_range'][1]} (paper 5-16)"
+    )
     ok = stages[-1].wall < 300 and peak_rss() < 4 * GIB
-    print(f"target (< 300 s and < 4 GiB per subset): {'met' if ok else 'NOT met'}; "
-          f"whole process peak RSS {peak_rss() / GIB:.2f} GiB")
+    print(
+        f"target (< 300 s and < 4 GiB per subset): {'met' if ok else 'NOT met'}; "
+        f"whole process peak RSS {peak_rss() / GIB:.2f} GiB"
+    )
     return 0 if ok else 1
 
 

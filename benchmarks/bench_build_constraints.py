@@ -55,29 +55,43 @@ def main() -> int:
         stages.append((name, time.perf_counter() - start, peak_rss_mib()))
         return out
 
-    catalog = stage(f"synthetic {args.domain} catalog ({args.items:,} items)",
-                    lambda: synthetic_catalog(args.domain, args.items, seed=0))
+    catalog = stage(
+        f"synthetic {args.domain} catalog ({args.items:,} items)",
+        lambda: synthetic_catalog(args.domain, args.items, seed=0),
+    )
     stage("attribute-code matrix", lambda: catalog.codes)
     images = ImageCache(catalog)
-    plans = stage(f"constraints: plan + pools ({args.queries:,} queries)",
-                  lambda: plan_constraints(catalog, args.queries, seed=0))
-    c_rows = stage("constraints: rows (serialize, reference images)",
-                   lambda: [constraints_row(catalog, p, images) for p in plans])
+    plans = stage(
+        f"constraints: plan + pools ({args.queries:,} queries)", lambda: plan_constraints(catalog, args.queries, seed=0)
+    )
+    c_rows = stage(
+        "constraints: rows (serialize, reference images)", lambda: [constraints_row(catalog, p, images) for p in plans]
+    )
     c_audit = stage("constraints: audit (pure-Python gate re-check)", lambda: constraints_audit(catalog, c_rows))
     s_rows, s_audit = stage("state: sessions, traps, rows, audit", lambda: build_state(catalog, plans, images))
-    same_rows, same_audit = stage(f"same: {args.same} queries",
-                                  lambda: build_same(catalog, args.same, images))
+    same_rows, same_audit = stage(f"same: {args.same} queries", lambda: build_same(catalog, args.same, images))
     corpus = stage("corpus rows (render every image)", lambda: corpus_rows(catalog, images))
     if args.write:
         from triad_dataset.contract.features import features_for
         from triad_dataset.folder import io as folder
 
-        tables = {f"constraints_{args.domain}": c_rows, f"state_{args.domain}": s_rows,
-                  f"same_{args.domain}": same_rows, names.DOMAIN_CORPUS[args.domain]: corpus}
+        tables = {
+            f"constraints_{args.domain}": c_rows,
+            f"state_{args.domain}": s_rows,
+            f"same_{args.domain}": same_rows,
+            names.DOMAIN_CORPUS[args.domain]: corpus,
+        }
         with tempfile.TemporaryDirectory() as tmp:
-            stage("write folder (parquet)", lambda: folder.write_folder(
-                Path(tmp) / "triad", tables, features={c: features_for(c) for c in tables}, card="# bench",
-                audit={"benchmark": "triad", "pool_size": names.POOL_SIZE}))
+            stage(
+                "write folder (parquet)",
+                lambda: folder.write_folder(
+                    Path(tmp) / "triad",
+                    tables,
+                    features={c: features_for(c) for c in tables},
+                    card="# bench",
+                    audit={"benchmark": "triad", "pool_size": names.POOL_SIZE},
+                ),
+            )
 
     # named alternative: the per-candidate Python loop over the whole catalog, on the first queries
     sample = plans[: args.gate_sample]
@@ -92,8 +106,10 @@ def main() -> int:
     python = (time.perf_counter() - start) / len(sample)
 
     total = sum(s[1] for s in stages)
-    print(f"\nbench_build_constraints: {args.domain}, {args.items:,} items, {args.queries:,} queries, "
-          f"pools of {names.POOL_SIZE:,} ({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end)\n")
+    print(
+        f"\nbench_build_constraints: {args.domain}, {args.items:,} items, {args.queries:,} queries, "
+        f"pools of {names.POOL_SIZE:,} ({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end)\n"
+    )
     print("| stage | seconds | peak RSS (MiB) |\n|---|---:|---:|")
     for name, seconds, rss in stages:
         print(f"| {name} | {seconds:.2f} | {rss:,.0f} |")
@@ -102,12 +118,18 @@ def main() -> int:
     print(f"| vectorised numpy (constraints_gate.statuses) | {vectorised * 1e3:.2f} | 1.0 |")
     print(f"| per-candidate Python loop (RuleChecker) | {python * 1e3:.1f} | {python / vectorised:.0f}x |")
     from triad_dataset.folder.audit import summarize_config
-    chance = {c: summarize_config(c, r)["random_map"] for c, r in ((f"constraints_{args.domain}", c_rows), (f"state_{args.domain}", s_rows))}
+
+    chance = {
+        c: summarize_config(c, r)["random_map"]
+        for c, r in ((f"constraints_{args.domain}", c_rows), (f"state_{args.domain}", s_rows))
+    }
     print(f"\nrandom-ranking mAP (exact): {chance}")
-    print(f"\naudit: constraints mean positives {c_audit['mean_positives']}, gate violations "
-          f"{c_audit['gate_violations']}; state gate violations {s_audit['gate_violations']}, trap violations "
-          f"{s_audit['trap_violations']}, traps {s_audit['traps']}, coverage {s_audit['trap_coverage']['share']}, "
-          f"retention {s_audit['mean_retention']}; same mean positives {same_audit['mean_positives']}")
+    print(
+        f"\naudit: constraints mean positives {c_audit['mean_positives']}, gate violations "
+        f"{c_audit['gate_violations']}; state gate violations {s_audit['gate_violations']}, trap violations "
+        f"{s_audit['trap_violations']}, traps {s_audit['traps']}, coverage {s_audit['trap_coverage']['share']}, "
+        f"retention {s_audit['mean_retention']}; same mean positives {same_audit['mean_positives']}"
+    )
     ok = total < 300 and peak_rss_mib() < 4096 and c_audit["gate_violations"] == 0 == s_audit["gate_violations"]
     print(f"target (< 300 s, < 4 GiB, 0 gate violations): {'met' if ok else 'NOT met'}")
     return 0 if ok else 1

@@ -60,8 +60,10 @@ def main() -> int:
     for subtype, secs in per_image.items():
         print(f"| {subtype} | {secs:.2f} |")
     mean = sum(per_image.values()) / len(per_image)
-    print(f"\ncached `triad caption` re-run over {images} images: {cached_s:.1f} s, {captioned} captioned "
-          f"({cached_s / images * 1000:.1f} ms per image; OCR is {mean / (cached_s / images):.0f}x slower)")
+    print(
+        f"\ncached `triad caption` re-run over {images} images: {cached_s:.1f} s, {captioned} captioned "
+        f"({cached_s / images * 1000:.1f} ms per image; OCR is {mean / (cached_s / images):.0f}x slower)"
+    )
     return 0
 
 

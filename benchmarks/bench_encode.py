@@ -37,8 +37,14 @@ BATCH = 64  # minilm's registry batch size, both sides
 
 
 def _env(code: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    return {
+        **os.environ,
+        "PYTHONPATH": str(code),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
 
 
 # --- minilm: one side per process ---------------------------------------------------------------------------------
@@ -59,8 +65,9 @@ def runner_side(data: str, threads: int, device: str) -> dict[str, Any]:
 
     encoder = load_encoder(get_entry("minilm"), device=device)
     kwargs = {"device": device} if "device" in encode_items.__code__.co_varnames else {}
-    _, stats = encode_items(encoder, keys, plan.items, model="minilm", batch_size=BATCH, cache=None,
-                            show_progress=False, **kwargs)
+    _, stats = encode_items(
+        encoder, keys, plan.items, model="minilm", batch_size=BATCH, cache=None, show_progress=False, **kwargs
+    )
     seconds = time.perf_counter() - start
     figures = stats.figures() if hasattr(stats, "figures") else {}
     return {"items": len(keys), "seconds": seconds, "padding": figures}
@@ -110,16 +117,19 @@ def padding_table(texts: list[str], roles: list[str]) -> dict[str, float]:
 
     def per_item(order: list[int], by_role: bool) -> float:
         total = 0
-        for role in (sorted(set(roles)) if by_role else [None]):
+        for role in sorted(set(roles)) if by_role else [None]:
             rows = [i for i in order if role is None or roles[i] == role]
             total += padded_tokens([lengths[i] for i in rows], BATCH)
         return round(total / len(texts), 2)
 
-    return {"tokens_per_item": round(sum(lengths) / len(texts), 2),
-            "runner, token count (this commit)": per_item(sorted(idx, key=lambda i: (lengths[i], i)), True),
-            "runner, text length (before issue 24)": per_item(sorted(idx, key=lambda i: (len(texts[i]), i)), True),
-            "bare sentence-transformers (text length, one call)": per_item(sorted(idx, key=lambda i: -len(texts[i])),
-                                                                          False)}
+    return {
+        "tokens_per_item": round(sum(lengths) / len(texts), 2),
+        "runner, token count (this commit)": per_item(sorted(idx, key=lambda i: (lengths[i], i)), True),
+        "runner, text length (before issue 24)": per_item(sorted(idx, key=lambda i: (len(texts[i]), i)), True),
+        "bare sentence-transformers (text length, one call)": per_item(
+            sorted(idx, key=lambda i: -len(texts[i])), False
+        ),
+    }
 
 
 def minilm(args: argparse.Namespace) -> None:
@@ -128,16 +138,25 @@ def minilm(args: argparse.Namespace) -> None:
         texts_file = os.path.join(tmp, "texts.json")
         with open(texts_file, "w", encoding="utf-8") as handle:
             json.dump(texts, handle)
-        sides = {"runner": (ROOT, ["--side", "runner", "--data", args.data]),
-                 "bare SentenceTransformer.encode": (ROOT, ["--side", "bare", "--texts", texts_file])}
+        sides = {
+            "runner": (ROOT, ["--side", "runner", "--data", args.data]),
+            "bare SentenceTransformer.encode": (ROOT, ["--side", "bare", "--texts", texts_file]),
+        }
         if args.baseline:
             sides["runner before (--baseline)"] = (Path(args.baseline), ["--side", "runner", "--data", args.data])
         runs: dict[str, list[float]] = {name: [] for name in sides}
         padding = None
         for _ in range(args.repeats):
             for name, (code, extra) in sides.items():
-                cmd = [sys.executable, str(ROOT / "benchmarks" / "bench_encode.py"), *extra, "--threads",
-                       str(args.threads), "--device", args.device]
+                cmd = [
+                    sys.executable,
+                    str(ROOT / "benchmarks" / "bench_encode.py"),
+                    *extra,
+                    "--threads",
+                    str(args.threads),
+                    "--device",
+                    args.device,
+                ]
                 out = subprocess.run(cmd, env=_env(code), cwd=code, capture_output=True, text=True, check=False)
                 if out.returncode != 0:
                     sys.exit(f"{name} failed:\n{out.stderr[-3000:]}")
@@ -145,8 +164,10 @@ def minilm(args: argparse.Namespace) -> None:
                 runs[name].append(got["items"] / got["seconds"])
                 if name == "runner":
                     padding = got["padding"]
-    print(f"\nminilm, {len(texts)} distinct texts of the TRIAD mini edition, batch {BATCH}, {args.threads} threads, "
-          f"{args.device}, import + model load + encode, {args.repeats} interleaved runs, load {_load()}")
+    print(
+        f"\nminilm, {len(texts)} distinct texts of the TRIAD mini edition, batch {BATCH}, {args.threads} threads, "
+        f"{args.device}, import + model load + encode, {args.repeats} interleaved runs, load {_load()}"
+    )
     print("| side | items/s min | median | max | × bare (medians) |\n|---|---:|---:|---:|---:|")
     bare = statistics.median(runs["bare SentenceTransformer.encode"])
     for name, values in runs.items():
@@ -187,20 +208,26 @@ def pipeline_limit(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     images = [jpeg(i) for i in range(args.images)]
     words = "red blue leather cotton sleeve collar wheel sedan coupe vintage modern small large".split()
-    inputs = [ModelInput(" ".join(words[(i * 7 + j) % len(words)] for j in range(3 + i % 9)), images[i])
-              for i in range(args.images)]
+    inputs = [
+        ModelInput(" ".join(words[(i * 7 + j) % len(words)] for j in range(3 + i % 9)), images[i])
+        for i in range(args.images)
+    ]
     items = {f"k{i:05d}": Item("candidate", m, f"item {i}") for i, m in enumerate(inputs)}
     cores = preparer_threads(args.device)
-    print(f"\ntiny models, {args.images} inputs with 800x600 JPEGs, {args.threads} torch threads, {args.device}, "
-          f"preprocessing on {cores} threads, {args.repeats} interleaved runs, load {_load()}")
-    print("| model | batch | forward alone (items/s) | preprocessing alone | pipeline limit (the slower) | the two "
-          "sharing the cores, 1/(1/a+1/b) | runner | runner / limit | runner / shared |\n"
-          "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(
+        f"\ntiny models, {args.images} inputs with 800x600 JPEGs, {args.threads} torch threads, {args.device}, "
+        f"preprocessing on {cores} threads, {args.repeats} interleaved runs, load {_load()}"
+    )
+    print(
+        "| model | batch | forward alone (items/s) | preprocessing alone | pipeline limit (the slower) | the two "
+        "sharing the cores, 1/(1/a+1/b) | runner | runner / limit | runner / shared |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    )
     for name in ("tiny-random-clip", "tiny-random-vlm"):
         entry = get_entry(name)
         encoder = load_encoder(entry, device=args.device)
         size = entry.max_batch
-        batches = [inputs[i:i + size] for i in range(0, len(inputs), size)]
+        batches = [inputs[i : i + size] for i in range(0, len(inputs), size)]
         fwd, pre, run = [], [], []
         encoder.forward(encoder.prepare(batches[0], "candidate"), "candidate")  # warm-up (first-call costs)
         for _ in range(args.repeats):
@@ -215,13 +242,23 @@ def pipeline_limit(args: argparse.Namespace) -> None:
                 torch.cuda.synchronize()
             fwd.append(len(inputs) / (time.perf_counter() - t))
             t = time.perf_counter()
-            encode_items(encoder, list(items), items, model=name, batch_size=size, cache=None, show_progress=False,
-                         device=args.device)
+            encode_items(
+                encoder,
+                list(items),
+                items,
+                model=name,
+                batch_size=size,
+                cache=None,
+                show_progress=False,
+                device=args.device,
+            )
             run.append(len(inputs) / (time.perf_counter() - t))
         f, p, r = (statistics.median(v) for v in (fwd, pre, run))
         limit, shared = min(f, p), 1 / (1 / f + 1 / p)  # on a CPU the forward and the preprocessing share the cores
-        print(f"| {name} | {size} | {f:.1f} | {p:.1f} | {limit:.1f} | {shared:.1f} | {r:.1f} (min {min(run):.1f}, "
-              f"max {max(run):.1f}) | {r / limit:.2f} | {r / shared:.2f} |")
+        print(
+            f"| {name} | {size} | {f:.1f} | {p:.1f} | {limit:.1f} | {shared:.1f} | {r:.1f} (min {min(run):.1f}, "
+            f"max {max(run):.1f}) | {r / limit:.2f} | {r / shared:.2f} |"
+        )
 
 
 def _load() -> str:

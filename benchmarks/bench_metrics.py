@@ -47,7 +47,8 @@ def core_arrays(scores: np.ndarray, labels: np.ndarray, role_codes: np.ndarray) 
     ranked = rank_scores(scores, labels)
     out = {m: float(v.mean()) for m, v in compute(ranked, ["map", "top1_hit", "mrr"]).items()}
     out["entry_rate@10"] = {
-        r: pooled_rate(*topk_counts(ranked, role_codes == i, K)) for i, r in enumerate(names.ROLES)
+        r: pooled_rate(*topk_counts(ranked, role_codes == i, K))
+        for i, r in enumerate(names.ROLES)
         if r != names.POSITIVE and (role_codes == i).any()
     }
     return out
@@ -74,16 +75,24 @@ def naive_loop(scores: np.ndarray, labels: np.ndarray, roles: list[list[str]]) -
         top1.append(float(y[order[0]]))
         rr.append(first)
     rates = {r: hit_counts.get(r, 0) / c for r, c in role_counts.items() if r != names.POSITIVE}
-    return {"map": sum(aps) / len(aps), "top1_hit": sum(top1) / len(top1), "mrr": sum(rr) / len(rr),
-            "entry_rate@10": rates}
+    return {
+        "map": sum(aps) / len(aps),
+        "top1_hit": sum(top1) / len(top1),
+        "mrr": sum(rr) / len(rr),
+        "entry_rate@10": rates,
+    }
 
 
 def ranx_eval(scores: np.ndarray, labels: np.ndarray) -> dict:
     import ranx
 
     qrels = ranx.Qrels({f"q{q}": {f"d{c}": 1 for c in np.flatnonzero(labels[q])} for q in range(len(labels))})
-    run = ranx.Run({f"q{q}": dict(zip([f"d{c}" for c in range(scores.shape[1])], scores[q].tolist(), strict=True))
-                    for q in range(len(scores))})
+    run = ranx.Run(
+        {
+            f"q{q}": dict(zip([f"d{c}" for c in range(scores.shape[1])], scores[q].tolist(), strict=True))
+            for q in range(len(scores))
+        }
+    )
     out = ranx.evaluate(qrels, run, ["map", "precision@1", "mrr"], make_comparable=True)
     return {"map": out["map"], "top1_hit": out["precision@1"], "mrr": out["mrr"]}
 
@@ -98,9 +107,11 @@ def trec_eval(scores: np.ndarray, labels: np.ndarray) -> dict:
     qrel = {f"q{q}": {docs[c]: 1 for c in np.flatnonzero(labels[q])} for q in range(len(labels))}
     run = {f"q{q}": dict(zip(docs, scores[q].tolist(), strict=True)) for q in range(len(scores))}
     out = pytrec_eval.RelevanceEvaluator(qrel, {"map", "P.1", "recip_rank"}).evaluate(run)
-    return {"map": float(np.mean([v["map"] for v in out.values()])),
-            "top1_hit": float(np.mean([v["P_1"] for v in out.values()])),
-            "mrr": float(np.mean([v["recip_rank"] for v in out.values()]))}
+    return {
+        "map": float(np.mean([v["map"] for v in out.values()])),
+        "top1_hit": float(np.mean([v["P_1"] for v in out.values()])),
+        "mrr": float(np.mean([v["recip_rank"] for v in out.values()])),
+    }
 
 
 def timed(fn: Callable[[], dict], repeats: int) -> tuple[float, dict]:
@@ -121,10 +132,18 @@ def six_subset_rankings(seed: int = 1) -> tuple[dict, dict]:
         for q in range(1000):
             pool = [f"{cfg}-{q}-{i}" for i in range(1000)]
             n_pos = int(rng.integers(1, 6))
-            row = {"query_id": f"q{q}", "candidate_ids": pool, "positive_ids": pool[:n_pos],
-                   "candidate_roles": [names.POSITIVE] * n_pos + typed + [names.RANDOM] * (975 - n_pos),
-                   "candidate_trap": [False] * 1000, "depth": 5 + q % 4, "profile": "D1", "conditions": [{}],
-                   "session_type": names.SESSION_TYPES[q % 2], "num_turns": 2 + q % 2}
+            row = {
+                "query_id": f"q{q}",
+                "candidate_ids": pool,
+                "positive_ids": pool[:n_pos],
+                "candidate_roles": [names.POSITIVE] * n_pos + typed + [names.RANDOM] * (975 - n_pos),
+                "candidate_trap": [False] * 1000,
+                "depth": 5 + q % 4,
+                "profile": "D1",
+                "conditions": [{}],
+                "session_type": names.SESSION_TYPES[q % 2],
+                "num_turns": 2 + q % 2,
+            }
             if cfg == names.ABSTRACTION_CONFIGS[0]:
                 row["positive_hops"] = [1 + (i % 2) for i in range(n_pos)]
             rows.append(row)
@@ -164,7 +183,9 @@ def main() -> int:
 
         ranx.evaluate(ranx.Qrels({"q": {"a": 1}}), ranx.Run({"q": {"a": 0.5, "b": 0.1}}), ["map", "precision@1", "mrr"])
         t, res = timed(lambda: ranx_eval(scores, labels), 1)
-        rows.append(("ranx (dict -> Qrels/Run, evaluate)", t, res, "map, precision@1, mrr (no entry rates); JIT warmed"))
+        rows.append(
+            ("ranx (dict -> Qrels/Run, evaluate)", t, res, "map, precision@1, mrr (no entry rates); JIT warmed")
+        )
     except ImportError:
         rows.append(("ranx", float("nan"), {}, "not installed"))
     try:
@@ -183,8 +204,10 @@ def main() -> int:
                 raise SystemExit(f"{name}: {key} {res[key]} differs from the core's {ref[key]}")
 
     core_t = rows[0][1]
-    print(f"# metrics benchmark: {args.queries} queries x {args.candidates} candidates "
-          f"(python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs)\n")
+    print(
+        f"# metrics benchmark: {args.queries} queries x {args.candidates} candidates "
+        f"(python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs)\n"
+    )
     print("| implementation | time (s) | × core time | notes |")
     print("|---|---:|---:|---|")
     for name, t, _, note in rows:
@@ -203,8 +226,10 @@ def main() -> int:
     print("\n| six-subset TRIAD scoring (6 × 10⁶ scores) | time (s) |")
     print("|---|---:|")
     print(f"| metrics.core on six score matrices (map, top1_hit, mrr, entry rates) | {t_six:.3f} |")
-    print(f"| metrics.scoring.score_triad on six subsets of ranked id lists (all metrics, diagnostics, "
-          f"intervals, dialogue cost, paper diagnostics) | {t_glue:.3f} |")
+    print(
+        f"| metrics.scoring.score_triad on six subsets of ranked id lists (all metrics, diagnostics, "
+        f"intervals, dialogue cost, paper diagnostics) | {t_glue:.3f} |"
+    )
     print(f"| of which the paper's C.3 / C.4 / Fig. 9 / D.3 diagnostics (metrics.paper_scoring) | {t_paper:.3f} |")
     return 0
 

@@ -59,32 +59,68 @@ def bench_distinct(data: str, limit: int | None) -> str:
         plan = plan_triad(data, configs, variant="full", limit=limit, sees_images=sees_images)
         for cp in plan.configs:
             slots = cp.pool_slots + len(cp.rows)
-            rows.append([family, cp.config, str(len(cp.rows)), str(slots), str(len(cp.distinct_keys)),
-                         f"{slots / len(cp.distinct_keys):.1f}x"])
+            rows.append(
+                [
+                    family,
+                    cp.config,
+                    str(len(cp.rows)),
+                    str(slots),
+                    str(len(cp.distinct_keys)),
+                    f"{slots / len(cp.distinct_keys):.1f}x",
+                ]
+            )
         slots = sum(cp.pool_slots + len(cp.rows) for cp in plan.configs)
-        rows.append([family, "**all configs together**", str(sum(len(cp.rows) for cp in plan.configs)), str(slots),
-                     str(len(plan.items)), f"{slots / len(plan.items):.1f}x"])
-    return table(["inputs", "config", "queries", "pool slots (queries + candidates)", "distinct items = encoder "
-                  "inputs", "slots / distinct"], rows)
+        rows.append(
+            [
+                family,
+                "**all configs together**",
+                str(sum(len(cp.rows) for cp in plan.configs)),
+                str(slots),
+                str(len(plan.items)),
+                f"{slots / len(plan.items):.1f}x",
+            ]
+        )
+    return table(
+        [
+            "inputs",
+            "config",
+            "queries",
+            "pool slots (queries + candidates)",
+            "distinct items = encoder inputs",
+            "slots / distinct",
+        ],
+        rows,
+    )
 
 
 def bench_cached_rerun(data: str, limit: int | None, tmp: str) -> str:
     from model_adapters.runner import RunConfig, run
 
-    cfg = dict(model="minilm", data=data, configs="all", cache_dir=os.path.join(tmp, "cache"), quiet=True,
-               limit=limit, validate=False)
+    cfg = dict(
+        model="minilm",
+        data=data,
+        configs="all",
+        cache_dir=os.path.join(tmp, "cache"),
+        quiet=True,
+        limit=limit,
+        validate=False,
+    )
     t0 = time.perf_counter()
     first = run(RunConfig(out=os.path.join(tmp, "run1"), **cfg))
     t1 = time.perf_counter()
     second = run(RunConfig(out=os.path.join(tmp, "run2"), **cfg))
     t2 = time.perf_counter()
-    same = all(first["configs"][c]["metrics"]["map"] == second["configs"][c]["metrics"]["map"]
-               for c in first["configs"])
-    rows = [["first run (cold cache)", f"{t1 - t0:.1f}", str(first["run"]["encoded"]), "1.00"],
-            ["cached re-run", f"{t2 - t1:.1f}", str(second["run"]["encoded"]), f"{(t2 - t1) / (t1 - t0):.2f}"]]
+    same = all(
+        first["configs"][c]["metrics"]["map"] == second["configs"][c]["metrics"]["map"] for c in first["configs"]
+    )
+    rows = [
+        ["first run (cold cache)", f"{t1 - t0:.1f}", str(first["run"]["encoded"]), "1.00"],
+        ["cached re-run", f"{t2 - t1:.1f}", str(second["run"]["encoded"]), f"{(t2 - t1) / (t1 - t0):.2f}"],
+    ]
     return table(["minilm run", "wall s", "encoder inputs", "time vs first run"], rows) + (
         f"\n\nidentical mAP in both runs: {same}; phases of the first run (s): "
-        + ", ".join(f"{k} {v:.1f}" for k, v in first["run"]["timings_s"].items()))
+        + ", ".join(f"{k} {v:.1f}" for k, v in first["run"]["timings_s"].items())
+    )
 
 
 def bench_scoring(n_q: int = 1000, pool: int = 1000, dim: int = 384) -> str:
@@ -107,8 +143,14 @@ def bench_scoring(n_q: int = 1000, pool: int = 1000, dim: int = 384) -> str:
             # same ranking up to float32 rounding (a matrix-vector product sums in another order)
             np.testing.assert_allclose(s[o], scores[q], atol=1e-5)
         t_loop = time.perf_counter() - t0
-        rows.append([f"{n_q:,} x {pool:,} (corpus {corpus:,}, d={dim})", f"{t_batched:.3f}", f"{t_loop:.3f}",
-                     f"{t_loop / t_batched:.1f}x"])
+        rows.append(
+            [
+                f"{n_q:,} x {pool:,} (corpus {corpus:,}, d={dim})",
+                f"{t_batched:.3f}",
+                f"{t_loop:.3f}",
+                f"{t_loop / t_batched:.1f}x",
+            ]
+        )
     return table(["scoring from cached vectors", "batched s", "per-query loop s", "speed-up"], rows)
 
 
@@ -118,8 +160,10 @@ def bench_minilm(n: int = 1024) -> str:
 
     enc = load_encoder(get_entry("minilm"))
     brands = ("Audi", "BMW", "Fiat", "Kia", "Nike", "Zara")
-    texts = [f"Product info: gender: Women, brand: {brands[i % 6]}, year: {2000 + i % 20}, season: Summer "
-             f"item {i}" for i in range(n)]
+    texts = [
+        f"Product info: gender: Women, brand: {brands[i % 6]}, year: {2000 + i % 20}, season: Summer item {i}"
+        for i in range(n)
+    ]
     batch = [ModelInput(t) for t in texts]
     enc.encode_candidates(batch[:8])
     rows = []
@@ -127,7 +171,7 @@ def bench_minilm(n: int = 1024) -> str:
         m = n if bs > 1 else n // 8
         t0 = time.perf_counter()
         for i in range(0, m, bs):
-            enc.encode_candidates(batch[i:i + bs])
+            enc.encode_candidates(batch[i : i + bs])
         dt = time.perf_counter() - t0
         rows.append([str(bs), str(m), f"{dt:.2f}", f"{m / dt:.0f}"])
     rows[1].append(f"{float(rows[0][3]) / float(rows[1][3]):.1f}x slower")

@@ -34,8 +34,12 @@ MINI_QUERIES = 112  # x 10 configs x 1,001 = 1,121,120 slots, the mini edition's
 PAPER_QUERIES = 900  # x 10 configs x 1,001 = 9,009,000 slots, the paper's
 POOL = 1000
 CORPUS = {"abstraction_concepts": 2253, "abstraction_instances": 14502, "fashion_items": 1800, "cars_items": 1400}
-PAPER_CORPUS = {"abstraction_concepts": 2253, "abstraction_instances": 16000, "fashion_items": 13000,
-                "cars_items": 8000}
+PAPER_CORPUS = {
+    "abstraction_concepts": 2253,
+    "abstraction_instances": 16000,
+    "fashion_items": 13000,
+    "cars_items": 8000,
+}
 
 
 # --- synthetic folder ---------------------------------------------------------------------------------------
@@ -55,15 +59,16 @@ def build_folder(out: Path, n_queries: int, image_kb: float, seed: int = 0) -> i
     def images(count: int) -> pa.Array:
         size = max(1, int(image_kb * 1024))
         blob = rng.integers(0, 256, size=count * size, dtype=np.uint8).tobytes()
-        values = pa.array([blob[i * size:(i + 1) * size] for i in range(count)], pa.binary())
+        values = pa.array([blob[i * size : (i + 1) * size] for i in range(count)], pa.binary())
         return pa.StructArray.from_arrays([values, pa.nulls(count, pa.string())], fields=list(image_type))
 
     def write(config: str, table: pa.Table) -> None:
         folder = out / "data" / config
         folder.mkdir(parents=True, exist_ok=True)
         pq.write_table(table, folder / "test-000000000000-00000-of-00001.parquet", row_group_size=100)
-        card.extend([f"- config_name: {config}", "  data_files:", "  - split: test",
-                     f"    path: data/{config}/test-*.parquet"])
+        card.extend(
+            [f"- config_name: {config}", "  data_files:", "  - split: test", f"    path: data/{config}/test-*.parquet"]
+        )
 
     corpus_ids: dict[str, pa.Array] = {}
     for corpus, mini in CORPUS.items():
@@ -90,13 +95,15 @@ def build_folder(out: Path, n_queries: int, image_kb: float, seed: int = 0) -> i
             "query_image": images(n_queries),
             "candidate_ids": pool_ids,
             "candidate_roles": pa.ListArray.from_arrays(offsets, pa.array(roles.ravel())),
-            "candidate_trap": pa.ListArray.from_arrays(offsets, pa.array(
-                rng.random(n_queries * POOL) < (0.002 if config in n.STATE_CONFIGS else 0))),
+            "candidate_trap": pa.ListArray.from_arrays(
+                offsets, pa.array(rng.random(n_queries * POOL) < (0.002 if config in n.STATE_CONFIGS else 0))
+            ),
             "positive_ids": pa.ListArray.from_arrays(pos_offsets, ids.take(pa.array(picks[is_pos]))),
         }
         if config == "abstraction_i2c":
-            columns["positive_hops"] = pa.ListArray.from_arrays(pos_offsets, pa.array(
-                rng.integers(1, 3, size=int(n_pos.sum())).astype(np.int64)))
+            columns["positive_hops"] = pa.ListArray.from_arrays(
+                pos_offsets, pa.array(rng.integers(1, 3, size=int(n_pos.sum())).astype(np.int64))
+            )
             columns["depth"] = pa.array(rng.integers(4, 9, size=n_queries))
         if config in n.CONSTRAINTS_CONFIGS:
             columns["profile"] = pa.array(np.asarray(list(n.PROFILES))[rng.integers(0, len(n.PROFILES), n_queries)])
@@ -155,8 +162,17 @@ def measure(data: str, out: str) -> dict:
     from model_adapters.vectors import distributed
     from triad_dataset.contract import names as n
 
-    cfg = RunConfig(model=None, name="hashed", revision="test", data=data, out=out, encoder=HashedEncoder(), no_cache=True, quiet=True,
-                    validate=False)
+    cfg = RunConfig(
+        model=None,
+        name="hashed",
+        revision="test",
+        data=data,
+        out=out,
+        encoder=HashedEncoder(),
+        no_cache=True,
+        quiet=True,
+        validate=False,
+    )
     # warm-up on 2 queries per config: the first call of each code path loads library pages and allocator arenas
     # (~130 MiB, once per process); the baseline is taken after it, so the figures are what the data costs
     warm = plan_triad(data, list(n.TASK_CONFIGS), variant="full", limit=2, sees_images=True)
@@ -203,6 +219,7 @@ def measure(data: str, out: str) -> dict:
     from triad_dataset.folder.io import read_table, shard_paths
 
     t0 = time.perf_counter()
+
     def gold_columns(config: str) -> list[str]:
         return [c for c in pq.read_schema(shard_paths(data, config)[0]).names if c not in ("query_image", "image")]
 
@@ -223,8 +240,14 @@ def measure(data: str, out: str) -> dict:
     t0 = time.perf_counter()
     rescore()
     space = {"s": time.perf_counter() - t0, "peak_over_base": peak.phase() - space_base, "gold_load_s": gold_load}
-    return {"slots": slots, "distinct": distinct, "base_rss": base, "phases": phases, "run_peak": run_peak,
-            "space": space}
+    return {
+        "slots": slots,
+        "distinct": distinct,
+        "base_rss": base,
+        "phases": phases,
+        "run_peak": run_peak,
+        "space": space,
+    }
 
 
 def legacy_space(data: str, out: str) -> dict:
@@ -237,8 +260,10 @@ def legacy_space(data: str, out: str) -> dict:
     from triad_dataset.contract import names as n
     from triad_dataset.folder.io import read_rows, shard_paths
 
-    names = {c: [x for x in pq.read_schema(shard_paths(data, c)[0]).names if x not in ("query_image", "image")]
-             for c in n.MAIN_CONFIGS}
+    names = {
+        c: [x for x in pq.read_schema(shard_paths(data, c)[0]).names if x not in ("query_image", "image")]
+        for c in n.MAIN_CONFIGS
+    }
     gold = {c: read_rows(data, c, names[c]) for c in n.MAIN_CONFIGS}
     gc.collect()
     base = _rss()
@@ -283,8 +308,9 @@ print(json.dumps({"s": time.perf_counter() - t0, "maxrss": hwm(),
 
 def whole_run(code_dir: Path, data: str, out: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(code_dir), "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run([sys.executable, "-c", WHOLE_RUN, data, out], env=env, capture_output=True, text=True,
-                          cwd=str(code_dir))
+    proc = subprocess.run(
+        [sys.executable, "-c", WHOLE_RUN, data, out], env=env, capture_output=True, text=True, cwd=str(code_dir)
+    )
     if proc.returncode != 0:
         raise SystemExit(proc.stderr[-2000:])
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -345,21 +371,29 @@ def main() -> None:
 
 def report(rows: list[dict]) -> None:
     phases = list(rows[0]["phases"])
-    print("| size | pool slots | distinct items | " + " | ".join(f"{p} s / MiB" for p in phases)
-          + " | runner peak MiB (B/slot) | Space rescoring s / MiB (legacy rows) |")
+    print(
+        "| size | pool slots | distinct items | "
+        + " | ".join(f"{p} s / MiB" for p in phases)
+        + " | runner peak MiB (B/slot) | Space rescoring s / MiB (legacy rows) |"
+    )
     print("|---" * (len(phases) + 5) + "|")
     for r in rows:
         cells = [f"{r['phases'][p]['s']:.2f} / {r['phases'][p]['peak_over_base'] / MIB:.0f}" for p in phases]
         sp, lg = r["space"], r.get("legacy_space", {"s": float("nan"), "peak_over_base": float("nan")})
-        print(f"| {r['size']}x | {r['slots']:,} | {r['distinct']:,} | " + " | ".join(cells)
-              + f" | {r['run_peak'] / MIB:.0f} ({r['run_peak'] / r['slots']:.1f}) | {sp['s']:.2f} / "
-              f"{sp['peak_over_base'] / MIB:.0f} ({lg['s']:.2f} / {lg['peak_over_base'] / MIB:.0f}) |")
+        print(
+            f"| {r['size']}x | {r['slots']:,} | {r['distinct']:,} | "
+            + " | ".join(cells)
+            + f" | {r['run_peak'] / MIB:.0f} ({r['run_peak'] / r['slots']:.1f}) | {sp['s']:.2f} / "
+            f"{sp['peak_over_base'] / MIB:.0f} ({lg['s']:.2f} / {lg['peak_over_base'] / MIB:.0f}) |"
+        )
     print()
     print("growth exponents (time, peak memory) between consecutive sizes:")
     for a, b in zip(rows, rows[1:], strict=False):
-        parts = [f"{p} {_exp(a['phases'][p]['s'], b['phases'][p]['s'], a['slots'], b['slots'])}, "
-                 f"{_exp(a['phases'][p]['peak_over_base'], b['phases'][p]['peak_over_base'], a['slots'], b['slots'])}"
-                 for p in phases]
+        parts = [
+            f"{p} {_exp(a['phases'][p]['s'], b['phases'][p]['s'], a['slots'], b['slots'])}, "
+            f"{_exp(a['phases'][p]['peak_over_base'], b['phases'][p]['peak_over_base'], a['slots'], b['slots'])}"
+            for p in phases
+        ]
         parts.append(f"space {_exp(a['space']['s'], b['space']['s'], a['slots'], b['slots'])}")
         print(f"  {a['size']}x -> {b['size']}x: " + "; ".join(parts))
     print()
@@ -369,9 +403,11 @@ def report(rows: list[dict]) -> None:
         line = f"  {r['size']}x: columnar {new['s']:.1f} s, {(new['maxrss'] - new['import_rss']) / MIB:.0f} MiB"
         if "whole_old" in r:
             old = r["whole_old"]
-            line += (f"; --baseline code {old['s']:.1f} s, {(old['maxrss'] - old['import_rss']) / MIB:.0f} MiB"
-                     f" -> {old['s'] / new['s']:.1f}x faster, "
-                     f"{(old['maxrss'] - old['import_rss']) / max(1, new['maxrss'] - new['import_rss']):.1f}x less memory")
+            line += (
+                f"; --baseline code {old['s']:.1f} s, {(old['maxrss'] - old['import_rss']) / MIB:.0f} MiB"
+                f" -> {old['s'] / new['s']:.1f}x faster, "
+                f"{(old['maxrss'] - old['import_rss']) / max(1, new['maxrss'] - new['import_rss']):.1f}x less memory"
+            )
         print(line)
 
 

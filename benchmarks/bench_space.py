@@ -45,8 +45,14 @@ from spaces_app.submit import RateLimit, submit_files  # noqa: E402
 from triad_dataset.contract import names as n  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 SUBMISSIONS = 3
@@ -75,8 +81,13 @@ def submissions_child(gold_dir: str, runs: list[str]) -> dict:
 
 def _child(code: Path, gold_dir: Path, runs: list[Path]) -> dict:
     env = {**os.environ, "PYTHONPATH": str(code), "BENCH_SPACE_CODE": str(code), "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--submissions-child", str(gold_dir),
-                           *map(str, runs)], env=env, capture_output=True, text=True, cwd=str(code))
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--submissions-child", str(gold_dir), *map(str, runs)],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=str(code),
+    )
     if proc.returncode != 0:
         raise SystemExit(proc.stderr[-3000:])
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -95,8 +106,14 @@ def bench_rescoring(root: Path, label: str, n_queries: int, pool: int, baseline:
     new = _child(ROOT, gold_dir, runs)
     old = _child(baseline, gold_dir, runs) if baseline else None
     size = sum(f.stat().st_size for f in (runs[0] / "rankings").glob("*.parquet"))
-    return {"label": label, "shape": f"6 x {n_queries:,} x {pool:,}", "upload_mb": size / 2**20, "core": core,
-            "new": new, "old": old}
+    return {
+        "label": label,
+        "shape": f"6 x {n_queries:,} x {pool:,}",
+        "upload_mb": size / 2**20,
+        "core": core,
+        "new": new,
+        "old": old,
+    }
 
 
 def _free_port() -> int:
@@ -116,8 +133,16 @@ def bench_page(root: Path, n_models: int) -> dict:
     for i in range(n_models):
         run = T.write_run(root / f"page-run-{n_models}-{i}", tables, T.random_rankings(tables, seed=100 + i))
         files = sorted((run / "rankings").glob("*.parquet")) + [run / "results.json"]
-        out = submit_files(db, golds, files, model_name=f"model-{i:02d}", family=("a", "b", "c")[i % 3],
-                           params=str(10 ** (6 + i % 4)), submitter="bench", rate_limit=RateLimit(10**6, 1))
+        out = submit_files(
+            db,
+            golds,
+            files,
+            model_name=f"model-{i:02d}",
+            family=("a", "b", "c")[i % 3],
+            params=str(10 ** (6 + i % 4)),
+            submitter="bench",
+            rate_limit=RateLimit(10**6, 1),
+        )
         if not out.accepted:
             raise SystemExit(out.message)
     settings = Settings(gold, root / "no-ark", db_path, None, _free_port(), "127.0.0.1")
@@ -158,19 +183,30 @@ def _span(values: list[float], fmt: str) -> str:
 
 def report_rescoring(rows: list[dict]) -> None:
     print(f"\nRescoring a six-subset TRIAD submission ({SUBMISSIONS} different submissions; seconds, MiB over idle)")
-    print("| size | queries x pool | upload MB | gold load (once) | score_triad alone | full submission wall (CPU) "
-          "| peak memory | full / score_triad | baseline: full submission wall (CPU), peak | baseline / this (wall, CPU) |")
+    print(
+        "| size | queries x pool | upload MB | gold load (once) | score_triad alone | full submission wall (CPU) "
+        "| peak memory | full / score_triad | baseline: full submission wall (CPU), peak | baseline / this (wall, CPU) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         new, old = r["new"], r["old"]
-        cells = [r["label"], r["shape"], f"{r['upload_mb']:.1f}", f"{new['gold_load']:.2f}", f"{r['core']:.2f}",
-                 f"{_span(new['seconds'], '.2f')} ({_span(new['cpu'], '.2f')})", _span(new["peak_mib"], ".0f"),
-                 f"{statistics.median(new['seconds']) / r['core']:.2f}x"]
+        cells = [
+            r["label"],
+            r["shape"],
+            f"{r['upload_mb']:.1f}",
+            f"{new['gold_load']:.2f}",
+            f"{r['core']:.2f}",
+            f"{_span(new['seconds'], '.2f')} ({_span(new['cpu'], '.2f')})",
+            _span(new["peak_mib"], ".0f"),
+            f"{statistics.median(new['seconds']) / r['core']:.2f}x",
+        ]
         if old:
-            cells += [f"{_span(old['seconds'], '.2f')} ({_span(old['cpu'], '.2f')}) s, "
-                      f"{_span(old['peak_mib'], '.0f')} MiB (gold load {old['gold_load']:.2f})",
-                      f"{statistics.median(old['seconds']) / statistics.median(new['seconds']):.2f}x, "
-                      f"{statistics.median(old['cpu']) / statistics.median(new['cpu']):.2f}x"]
+            cells += [
+                f"{_span(old['seconds'], '.2f')} ({_span(old['cpu'], '.2f')}) s, "
+                f"{_span(old['peak_mib'], '.0f')} MiB (gold load {old['gold_load']:.2f})",
+                f"{statistics.median(old['seconds']) / statistics.median(new['seconds']):.2f}x, "
+                f"{statistics.median(old['cpu']) / statistics.median(new['cpu']):.2f}x",
+            ]
         else:
             cells += ["–", "–"]
         print("| " + " | ".join(cells) + " |")
@@ -194,12 +230,16 @@ def main() -> int:
             return 0
         pages = [bench_page(root, 1), bench_page(root, 50)]
         print("\nPage load (seconds)")
-        print("| models | server: every table, after a change | same, unchanged database | Chromium: navigation to table |")
+        print(
+            "| models | server: every table, after a change | same, unchanged database | Chromium: navigation to table |"
+        )
         print("|---|---|---|---|")
         for p in pages:
             print(f"| {p['models']} | {p['server']:.3f} | {p['warm']:.3f} | {p['browser']:.2f} |")
-        print(f"| ratio 50 / 1 | {pages[1]['server'] / pages[0]['server']:.1f}x | "
-              f"{pages[1]['warm'] / pages[0]['warm']:.1f}x | {pages[1]['browser'] / pages[0]['browser']:.1f}x |")
+        print(
+            f"| ratio 50 / 1 | {pages[1]['server'] / pages[0]['server']:.1f}x | "
+            f"{pages[1]['warm'] / pages[0]['warm']:.1f}x | {pages[1]['browser'] / pages[0]['browser']:.1f}x |"
+        )
     return 0
 
 

@@ -64,8 +64,13 @@ def child_submit(gold: str, files: list[str]) -> dict:
     t0, c0 = time.perf_counter(), time.process_time()
     with Peak() as peak:
         out = submit_files(db, golds, files, model_name="bench", submitter="bench", rate_limit=RateLimit(9, 9))
-    return {"peak_mib": peak.over_idle_mib, "seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0,
-            "accepted": out.accepted, "message": out.message.splitlines()[0][:200]}
+    return {
+        "peak_mib": peak.over_idle_mib,
+        "seconds": time.perf_counter() - t0,
+        "cpu": time.process_time() - c0,
+        "accepted": out.accepted,
+        "message": out.message.splitlines()[0][:200],
+    }
 
 
 def child_naive(path: str) -> dict:
@@ -119,13 +124,20 @@ def main() -> int:
         hostile = run_child("submit", str(gold), *map(str, hostile_files))
         naive = run_child("naive", str(root / "hostile" / "rankings" / f"{n.MAIN_CONFIGS[0]}.parquet"))
         mini = run_child("submit", str(gold), *map(str, files))
-        rows = [(f"hostile: 2 bomb files of {len(bomb)} bytes, 10^7 ids each", hostile, HOSTILE_BOUND_MIB),
-                ("alternative: one bomb file read + to_pylist (as before)", naive, None),
-                ("valid, mini size (6 x 120 x 1,000)", mini, VALID_BOUND_MIB)]
+        rows = [
+            (f"hostile: 2 bomb files of {len(bomb)} bytes, 10^7 ids each", hostile, HOSTILE_BOUND_MIB),
+            ("alternative: one bomb file read + to_pylist (as before)", naive, None),
+            ("valid, mini size (6 x 120 x 1,000)", mini, VALID_BOUND_MIB),
+        ]
         if not args.quick:
             gold_p, files_p = make_case(root, 1000, 1000)
-            rows.append(("valid, paper size (6 x 1,000 x 1,000)", run_child("submit", str(gold_p), *map(str, files_p)),
-                         VALID_BOUND_MIB))
+            rows.append(
+                (
+                    "valid, paper size (6 x 1,000 x 1,000)",
+                    run_child("submit", str(gold_p), *map(str, files_p)),
+                    VALID_BOUND_MIB,
+                )
+            )
     print("\nPeak memory of one submission in progress, over idle (gold loaded)")
     print("| case | peak over idle (MiB) | wall s | CPU s | bound (MiB) | outcome |")
     print("|---|---:|---:|---:|---:|---|")
@@ -133,8 +145,11 @@ def main() -> int:
         outcome = r.get("message", "materialized")
         print(f"| {label} | {r['peak_mib']:.0f} | {r['seconds']:.2f} | {r['cpu']:.2f} | {bound or '–'} | {outcome} |")
     print(f"\nhostile vs the alternative: {naive['peak_mib'] / max(hostile['peak_mib'], 1):.0f}x less memory")
-    failures = [f"{label}: {r['peak_mib']:.0f} MiB > {bound} MiB" for label, r, bound in rows
-                if bound is not None and r["peak_mib"] > bound]
+    failures = [
+        f"{label}: {r['peak_mib']:.0f} MiB > {bound} MiB"
+        for label, r, bound in rows
+        if bound is not None and r["peak_mib"] > bound
+    ]
     if hostile.get("accepted") or "declares" not in hostile["message"]:
         failures.append(f"the hostile submission was not refused from the footer: {hostile['message']}")
     if not all(r.get("accepted", True) for label, r, _ in rows if label.startswith("valid")):

@@ -43,8 +43,10 @@ def main() -> None:
     if not files:
         sys.exit(f"{args.run_a}/rankings: no ranking files")
     totals = {"identical": 0, "near-ties": 0, "different": 0}
-    print("| config | queries | identical | near-tie swaps (positions) | different | largest score drift |\n"
-          "|---|---:|---:|---:|---:|---:|")
+    print(
+        "| config | queries | identical | near-tie swaps (positions) | different | largest score drift |\n"
+        "|---|---:|---:|---:|---:|---:|"
+    )
     for name in files:
         rows_a = {r["query_id"]: r for r in pq.read_table(Path(args.run_a) / "rankings" / name).to_pylist()}
         rows_b = {r["query_id"]: r for r in pq.read_table(Path(args.run_b) / "rankings" / name).to_pylist()}
@@ -59,8 +61,10 @@ def main() -> None:
             drift = max(drift, d)
         for k, v in counts.items():
             totals[k] += v
-        print(f"| {name[:-8]} | {len(rows_a)} | {counts['identical']} | {counts['near-ties']} ({moved}) | "
-              f"{counts['different']} | {drift:.1e} |")
+        print(
+            f"| {name[:-8]} | {len(rows_a)} | {counts['identical']} | {counts['near-ties']} ({moved}) | "
+            f"{counts['different']} | {drift:.1e} |"
+        )
     print(f"\ntotal: {totals} (tolerance {args.tol:g})")
     sys.exit(1 if totals["different"] else 0)
 

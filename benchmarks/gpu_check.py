@@ -111,6 +111,8 @@ def check_vlm2vec_v1(device: str, dtype: str) -> float:
 
 
 CHAT_RECIPES = ("embed-rl", "ume-r1-disc", "rzenembed", "lamra-ret", "ops-mm-embedding-v1")
+
+
 def check_reasonir(device: str, dtype: str) -> float:
     import tempfile
 
@@ -142,15 +144,18 @@ def main() -> int:
     parser.add_argument("--shard", type=int, default=0)
     parser.add_argument("--shards", type=int, default=1)
     args = parser.parse_args()
-    jobs = [(c, dt) for c in CHECKS for dt in TOLERANCE][args.shard::args.shards]
+    jobs = [(c, dt) for c in CHECKS for dt in TOLERANCE][args.shard :: args.shards]
     failed = 0
     for (family, measure, check), dtype in jobs:
         value = check(args.device, dtype)
         min_cos, max_diff = TOLERANCE[dtype]
         ok = value >= min_cos if measure == "cosine" else value <= max_diff
         bound = f">= {min_cos}" if measure == "cosine" else f"<= {max_diff}"
-        print(f"{args.device} {family:20s} {dtype:8s} {measure} = {value:.6f} (required {bound}) "
-              f"{'ok' if ok else 'FAIL'}", flush=True)
+        print(
+            f"{args.device} {family:20s} {dtype:8s} {measure} = {value:.6f} (required {bound}) "
+            f"{'ok' if ok else 'FAIL'}",
+            flush=True,
+        )
         failed += not ok
     return 1 if failed else 0
 

@@ -42,8 +42,9 @@ def read_gold(gold: Path, configs: Sequence[str]) -> dict[str, list[dict[str, An
     return {c: io.read_rows(gold, c, columns=["query_id", "candidate_ids", "positive_ids"]) for c in configs}
 
 
-def model_pools(rows: Mapping[str, Sequence[Mapping[str, Any]]], gold_rows: Mapping[str, Sequence[Mapping[str, Any]]]
-                ) -> dict[str, dict[str, verify.Pool]]:
+def model_pools(
+    rows: Mapping[str, Sequence[Mapping[str, Any]]], gold_rows: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> dict[str, dict[str, verify.Pool]]:
     """The model's scores over each query's whole pool, in pool order, from the honest run."""
     out: dict[str, dict[str, verify.Pool]] = {}
     for config, ranked in rows.items():
@@ -52,8 +53,10 @@ def model_pools(rows: Mapping[str, Sequence[Mapping[str, Any]]], gold_rows: Mapp
         for g in gold_rows[config]:
             ids = list(g["candidate_ids"])
             out[config][g["query_id"]] = verify.Pool(
-                ids, np.array([score[g["query_id"]][c] for c in ids], dtype=np.float32),
-                np.isin(np.array(ids, dtype=object), list(g["positive_ids"])))
+                ids,
+                np.array([score[g["query_id"]][c] for c in ids], dtype=np.float32),
+                np.isin(np.array(ids, dtype=object), list(g["positive_ids"])),
+            )
     return out
 
 
@@ -66,13 +69,18 @@ class _Gold:
 
 def parsed(rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> ParsedSubmission:
     """A submission of these rankings as the server parses it (only what the sampler reads)."""
-    rankings = {c: ParsedRanking([r["query_id"] for r in rs], [list(r["candidate_ids"]) for r in rs])
-                for c, rs in rows.items()}
+    rankings = {
+        c: ParsedRanking([r["query_id"] for r in rs], [list(r["candidate_ids"]) for r in rs]) for c, rs in rows.items()
+    }
     return ParsedSubmission(rankings=rankings, results={})
 
 
-def passes(rows: Mapping[str, Sequence[Mapping[str, Any]]], gold_rows: Mapping[str, Sequence[Mapping[str, Any]]],
-           pools: Mapping[str, Mapping[str, verify.Pool]], seeds: Sequence[int]) -> list[tuple[str, dict]]:
+def passes(
+    rows: Mapping[str, Sequence[Mapping[str, Any]]],
+    gold_rows: Mapping[str, Sequence[Mapping[str, Any]]],
+    pools: Mapping[str, Mapping[str, verify.Pool]],
+    seeds: Sequence[int],
+) -> list[tuple[str, dict]]:
     """(status, result) of the check for each server seed."""
     sub, gold = parsed(rows), _Gold(gold_rows)
     return [verify.judge(verify.draw_sample("triad", sub, gold, seed), pools) for seed in seeds]
@@ -96,13 +104,20 @@ def main(argv: list[str] | None = None) -> int:
     positives = {c: {g["query_id"]: set(g["positive_ids"]) for g in gs} for c, gs in gold_rows.items()}
     pools = model_pools(rows, gold_rows)
     seeds = list(range(args.seeds))
-    print(f"{Path(args.run).name} on {Path(args.data).name}: {verify.QUERIES} queries per subset, tolerance "
-          f"{verify.TOLERANCE:g}, alpha {verify.ALPHA:g}, {len(seeds)} server draws each\n")
-    print("| submission | verified | 95 % upper bound | mean mAP gain on the sampled queries | fewest queries "
-          "outside the tie range | largest favourable-end p |")
+    print(
+        f"{Path(args.run).name} on {Path(args.data).name}: {verify.QUERIES} queries per subset, tolerance "
+        f"{verify.TOLERANCE:g}, alpha {verify.ALPHA:g}, {len(seeds)} server draws each\n"
+    )
+    print(
+        "| submission | verified | 95 % upper bound | mean mAP gain on the sampled queries | fewest queries "
+        "outside the tie range | largest favourable-end p |"
+    )
     print("|---|---:|---:|---:|---:|---:|")
-    cases = {"honest run, unchanged": lambda ids, s, p, rng: list(ids), "honest run, bf16-size noise (within the tolerance)":
-             attacks.perturbed(), **attacks.ATTACKS}
+    cases = {
+        "honest run, unchanged": lambda ids, s, p, rng: list(ids),
+        "honest run, bf16-size noise (within the tolerance)": attacks.perturbed(),
+        **attacks.ATTACKS,
+    }
     for name, attack in tqdm(cases.items(), desc="attacks", leave=False):
         out = passes(attacks.apply(attack, rows, positives, seed=1), gold_rows, pools, seeds)
         k = sum(status == verify.VERIFIED for status, _ in out)

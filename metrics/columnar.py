@@ -115,13 +115,12 @@ def _codes(*arrays: Any) -> list[Any]:
     codes = np.asarray(joined.indices, dtype=np.int64)
     out, start = [], 0
     for a in arrays:
-        out.append(codes[start:start + len(a)])
+        out.append(codes[start : start + len(a)])
         start += len(a)
     return [*out, joined.dictionary]
 
 
-def _positions(pool_offsets: np.ndarray, pool_codes: np.ndarray, query: np.ndarray, codes: np.ndarray
-               ) -> np.ndarray:
+def _positions(pool_offsets: np.ndarray, pool_codes: np.ndarray, query: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """Pool position of each (query, code) pair; -1 where the code is not in that query's pool."""
     n_codes = int(max(pool_codes.max(initial=0), codes.max(initial=0))) + 1
     n_queries = pool_offsets.size - 1
@@ -130,8 +129,9 @@ def _positions(pool_offsets: np.ndarray, pool_codes: np.ndarray, query: np.ndarr
     known = codes >= 0  # -1: an id found in no pool
     codes = np.where(known, codes, 0)
     if n_queries * n_codes <= DENSE_LOOKUP:  # a (query, code) -> slot table: no sort
-        table = np.full((n_queries, n_codes), -1, dtype=np.int16 if pool_slot.size and pool_slot.max() < 32767
-                        else np.int32)
+        table = np.full(
+            (n_queries, n_codes), -1, dtype=np.int16 if pool_slot.size and pool_slot.max() < 32767 else np.int32
+        )
         table[pool_query, pool_codes] = pool_slot
         return np.where(known, table[query, codes], -1).astype(np.int64)
     pool_keys = pool_query * n_codes + pool_codes
@@ -167,8 +167,9 @@ def gold_from_table(config: str, table: Any, *, ids: bool = True) -> TriadGold:
     pos_slot = _positions(offsets, pool_codes, pos_query, pos_codes)
     if (pos_slot < 0).any():
         i = int(np.flatnonzero(pos_slot < 0)[0])
-        raise ValueError(f"{_where(config, rows, int(pos_query[i]))}: positive id {pos_flat[i].as_py()!r} is not "
-                         "in candidate_ids")
+        raise ValueError(
+            f"{_where(config, rows, int(pos_query[i]))}: positive id {pos_flat[i].as_py()!r} is not in candidate_ids"
+        )
     labels = np.zeros((n, width), dtype=np.int8)
     labels[pos_query, pos_slot] = 1
     role_code = np.full((n, width), -1, dtype=np.int16)
@@ -189,8 +190,10 @@ def gold_from_table(config: str, table: Any, *, ids: bool = True) -> TriadGold:
         bad = np.flatnonzero(given & (np.diff(h_offsets) != np.diff(pos_offsets)))
         if bad.size:
             q = int(bad[0])
-            raise ValueError(f"{_where(config, rows, q)}: {int(np.diff(h_offsets)[q])} positive_hops for "
-                             f"{int(np.diff(pos_offsets)[q])} positive_ids")
+            raise ValueError(
+                f"{_where(config, rows, q)}: {int(np.diff(h_offsets)[q])} positive_hops for "
+                f"{int(np.diff(pos_offsets)[q])} positive_ids"
+            )
         keep = np.repeat(given, np.diff(pos_offsets))
         hops[pos_query[keep], pos_slot[keep]] = np.asarray(h_flat, dtype=np.int16)
     gold = TriadGold(config, rows, labels, mask, role_code, trap, hops, has_hops)
@@ -209,18 +212,20 @@ def _duplicates_in_pools(pool_query: np.ndarray, pool_codes: np.ndarray) -> int 
     return int(keys[same[0]] // (int(pool_codes.max(initial=0)) + 1))
 
 
-def _same_lengths(config: str, rows: list[dict], column: str, offsets: np.ndarray, pool_offsets: np.ndarray,
-                  values: Any) -> None:
+def _same_lengths(
+    config: str, rows: list[dict], column: str, offsets: np.ndarray, pool_offsets: np.ndarray, values: Any
+) -> None:
     given = ~np.asarray(values.is_null())
     bad = np.flatnonzero(given & (np.diff(offsets) != np.diff(pool_offsets)))
     if bad.size:
         q = int(bad[0])
-        raise ValueError(f"{_where(config, rows, q)}: {int(np.diff(offsets)[q])} {column} for "
-                         f"{int(np.diff(pool_offsets)[q])} candidate_ids")
+        raise ValueError(
+            f"{_where(config, rows, q)}: {int(np.diff(offsets)[q])} {column} for "
+            f"{int(np.diff(pool_offsets)[q])} candidate_ids"
+        )
 
 
-def _role_codes(config: str, rows: list[dict], offsets: np.ndarray, flat: Any, width: int, column: Any
-                ) -> np.ndarray:
+def _role_codes(config: str, rows: list[dict], offsets: np.ndarray, flat: Any, width: int, column: Any) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -228,8 +233,9 @@ def _role_codes(config: str, rows: list[dict], offsets: np.ndarray, flat: Any, w
     if codes.null_count:
         i = int(np.flatnonzero(np.asarray(codes.is_null()))[0])
         q = int(np.searchsorted(offsets, i, side="right") - 1)
-        raise ValueError(f"{_where(config, rows, q)}: unknown role {flat[i].as_py()!r}; valid: "
-                         f"{', '.join(names.ROLES)}")
+        raise ValueError(
+            f"{_where(config, rows, q)}: unknown role {flat[i].as_py()!r}; valid: {', '.join(names.ROLES)}"
+        )
     out = _padded(offsets, np.asarray(codes, dtype=np.int16), width, -1, np.int16)
     out[np.asarray(column.is_null())] = -1
     return out
@@ -241,8 +247,9 @@ def check_roles(gold: TriadGold) -> None:
     mismatch = has_roles & ((gold.role_code == ROLE_CODE[names.POSITIVE]) != (gold.labels == 1)).any(axis=1)
     if mismatch.any():
         q = int(np.flatnonzero(mismatch)[0])
-        raise ValueError(f"{_where(gold.config, gold.rows, q)}: candidates with role {names.POSITIVE!r} differ "
-                         "from positive_ids")
+        raise ValueError(
+            f"{_where(gold.config, gold.rows, q)}: candidates with role {names.POSITIVE!r} differ from positive_ids"
+        )
 
 
 def order_from_ids(gold: TriadGold, query_ids: Any, candidate_ids: Any) -> np.ndarray:
@@ -264,8 +271,10 @@ def order_from_ids(gold: TriadGold, query_ids: Any, candidate_ids: Any) -> np.nd
         seen[q], where[i] = True, q
     if not seen.all():
         missing = int(np.flatnonzero(~seen)[0])
-        raise ValueError(f"config {config}, query_id {rows[missing]['query_id']!r}: no ranking "
-                         f"({int((~seen).sum())} gold queries missing)")
+        raise ValueError(
+            f"config {config}, query_id {rows[missing]['query_id']!r}: no ranking "
+            f"({int((~seen).sum())} gold queries missing)"
+        )
     if gold.pool_codes is None:
         raise ValueError(f"config {config}: gold built with ids=False cannot read rankings given as ids")
     r_offsets, r_flat = _list_parts(candidate_ids)
@@ -275,8 +284,10 @@ def order_from_ids(gold: TriadGold, query_ids: Any, candidate_ids: Any) -> np.nd
     bad = np.flatnonzero(r_len != pool_len[where])
     if bad.size:
         i = int(bad[0])
-        raise ValueError(f"config {config}, query_id {qids[i]!r}: ranking is not a permutation of the pool "
-                         f"({int(r_len[i])} ids for a pool of {int(pool_len[where[i]])})")
+        raise ValueError(
+            f"config {config}, query_id {qids[i]!r}: ranking is not a permutation of the pool "
+            f"({int(r_len[i])} ids for a pool of {int(pool_len[where[i]])})"
+        )
     import pyarrow.compute as pc
 
     # the pools' id codes were computed with the gold: only the ranked ids are looked up (hash), -1 = no pool's id
@@ -287,15 +298,19 @@ def order_from_ids(gold: TriadGold, query_ids: Any, candidate_ids: Any) -> np.nd
     slot = _positions(pool_offsets, pool_codes, r_query, r_codes)
     if (slot < 0).any():
         i = int(np.flatnonzero(slot < 0)[0])
-        raise ValueError(f"config {config}, query_id {rows[int(r_query[i])]['query_id']!r}: ranking is not a "
-                         f"permutation of the pool (id {r_flat[i].as_py()!r} is not a candidate)")
+        raise ValueError(
+            f"config {config}, query_id {rows[int(r_query[i])]['query_id']!r}: ranking is not a "
+            f"permutation of the pool (id {r_flat[i].as_py()!r} is not a candidate)"
+        )
     order = np.tile(np.arange(width, dtype=np.int64), (n, 1))
     rank = np.arange(r_flat.__len__()) - np.repeat(r_offsets[:-1], r_len)
     order[r_query, rank] = slot
     dup = first_non_permutation(order)
     if dup is not None:
-        raise ValueError(f"config {config}, query_id {rows[dup]['query_id']!r}: ranking is not a "
-                         "permutation of the pool (an id appears twice)")
+        raise ValueError(
+            f"config {config}, query_id {rows[dup]['query_id']!r}: ranking is not a "
+            "permutation of the pool (an id appears twice)"
+        )
     return order
 
 
@@ -317,9 +332,11 @@ def gold_from_rows(config: str, rows: Sequence[Mapping[str, Any]]) -> TriadGold:
 
     rows = list(rows)
     _check_rows(config, [dict(query_id=r.get("query_id")) for r in rows])
-    columns: dict[str, Any] = {"query_id": [r["query_id"] for r in rows],
-                               "candidate_ids": [list(r["candidate_ids"]) for r in rows],
-                               "positive_ids": [list(r.get("positive_ids") or []) for r in rows]}
+    columns: dict[str, Any] = {
+        "query_id": [r["query_id"] for r in rows],
+        "candidate_ids": [list(r["candidate_ids"]) for r in rows],
+        "positive_ids": [list(r.get("positive_ids") or []) for r in rows],
+    }
     for name in ("candidate_roles", "candidate_trap", "positive_hops"):
         values = [r.get(name) for r in rows]
         if any(v is not None for v in values):

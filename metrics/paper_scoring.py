@@ -102,6 +102,7 @@ def _pairing(state: TriadGold, constraints: TriadGold, paired: list[int]) -> _Pa
     in_state, in_constraints = _members(s_codes, n_codes), _members(c_codes, n_codes)
     shared_in_state = _lookup(in_constraints, s_codes)  # state pool slots whose candidate both pools contain
     positive = _members(s_codes, n_codes, select=(state.labels[sq] == 1) & shared_in_state)
+
     def slot_flags(codes: np.ndarray) -> np.ndarray:
         kept = _lookup(in_state, codes) & _lookup(in_constraints, codes)
         return (_lookup(positive, codes) * POSITIVE + kept * KEPT).astype(np.int8)
@@ -112,8 +113,17 @@ def _pairing(state: TriadGold, constraints: TriadGold, paired: list[int]) -> _Pa
     for i, q in enumerate(sq[used].tolist()):
         row = state.rows[q]
         by.setdefault(str(row.get("session_type")), {}).setdefault(str(row.get("num_turns")), []).append(i)
-    return _Pairing(paired, sq, cq, conflict & state.trap[sq].any(axis=1), flags,
-                    max(s_codes.shape[1], c_codes.shape[1]), used, shared_in_state[used].sum(axis=1), by)
+    return _Pairing(
+        paired,
+        sq,
+        cq,
+        conflict & state.trap[sq].any(axis=1),
+        flags,
+        max(s_codes.shape[1], c_codes.shape[1]),
+        used,
+        shared_in_state[used].sum(axis=1),
+        by,
+    )
 
 
 def _cached_pairing(state: TriadGold, constraints: TriadGold, paired: list[int]) -> _Pairing:
@@ -124,14 +134,24 @@ def _cached_pairing(state: TriadGold, constraints: TriadGold, paired: list[int])
     return cached[1]
 
 
-def state_pairs(state: TriadGold, constraints: TriadGold, state_order: np.ndarray, constraints_order: np.ndarray,
-                state_ap: Mapping[str, float], constraints_ap: Mapping[str, float], *, seed: int = 0
-                ) -> tuple[dict[str, Any], dict[str, Any]]:
+def state_pairs(
+    state: TriadGold,
+    constraints: TriadGold,
+    state_order: np.ndarray,
+    constraints_order: np.ndarray,
+    state_ap: Mapping[str, float],
+    constraints_ap: Mapping[str, float],
+    *,
+    seed: int = 0,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """(Fig. 9 trap strata, C.4 shared-pool rescoring) of one domain, over the state queries with a paired
     constraints query. Gold as `metrics.columnar.TriadGold` (with candidate ids), rankings as pool positions; the
     gold-only part (`_Pairing`) is built once per gold pair, the rest is an array operation over all paired queries."""
-    paired = [q for q, r in enumerate(state.rows)
-              if r["query_id"] in constraints.query_index and r["query_id"] in constraints_ap]
+    paired = [
+        q
+        for q, r in enumerate(state.rows)
+        if r["query_id"] in constraints.query_index and r["query_id"] in constraints_ap
+    ]
     if not paired:
         return {}, {}
     pairing = _cached_pairing(state, constraints, paired)
@@ -146,23 +166,29 @@ def state_pairs(state: TriadGold, constraints: TriadGold, state_order: np.ndarra
     aps = []
     for flags, order in zip(pairing.flags, (constraints_order[cq[used]], state_order[sq[used]]), strict=True):
         ranked = np.zeros((used.size, pairing.width), dtype=np.int8)
-        ranked[:, :flags.shape[1]] = np.take_along_axis(flags[used], order[:, :flags.shape[1]], axis=1)
+        ranked[:, : flags.shape[1]] = np.take_along_axis(flags[used], order[:, : flags.shape[1]], axis=1)
         aps.append(pdg.restricted_ap((ranked & POSITIVE).astype(bool), (ranked & KEPT).astype(bool)))
     ap_single, ap_multi = aps
     diff = ap_multi - ap_single
     shared_pool = {
-        "n_pairs": int(used.size), "n_skipped": len(paired) - int(used.size),
+        "n_pairs": int(used.size),
+        "n_skipped": len(paired) - int(used.size),
         "mean_shared_candidates": float(pairing.shared.mean()),
-        "single_turn_map": float(ap_single.mean()), "multi_turn_map": float(ap_multi.mean()),
-        "delta": float(diff.mean()), "interval": list(stats.bootstrap_ci(diff, seed=seed)),
-        "by_session": {s: {t: {"delta": float(diff[idx].mean()), "n_queries": len(idx)} for t, idx in turns.items()}
-                       for s, turns in pairing.by_session.items()},
+        "single_turn_map": float(ap_single.mean()),
+        "multi_turn_map": float(ap_multi.mean()),
+        "delta": float(diff.mean()),
+        "interval": list(stats.bootstrap_ci(diff, seed=seed)),
+        "by_session": {
+            s: {t: {"delta": float(diff[idx].mean()), "n_queries": len(idx)} for t, idx in turns.items()}
+            for s, turns in pairing.by_session.items()
+        },
     }
     return strata, shared_pool
 
 
-def paper_diagnostics(gold: Mapping[str, TriadGold], orders: Mapping[str, np.ndarray], scored: Mapping[str, Any], *,
-                      seed: int = 0) -> dict[str, Any]:
+def paper_diagnostics(
+    gold: Mapping[str, TriadGold], orders: Mapping[str, np.ndarray], scored: Mapping[str, Any], *, seed: int = 0
+) -> dict[str, Any]:
     """C.3, Fig. 9, C.4 and D.3 for every config (pair) present in ``scored`` (score_triad_config outputs); gold as
     `metrics.columnar.TriadGold`, rankings as pool positions best first (`metrics.scoring.score_triad_arrays`)."""
     out: dict[str, Any] = {"matched_comparisons": {}, "trap_stratified": {}, "shared_pool": {}, "resolution": {}}
@@ -171,9 +197,15 @@ def paper_diagnostics(gold: Mapping[str, TriadGold], orders: Mapping[str, np.nda
             out["matched_comparisons"][config] = matched_comparisons(gold[config].rows, scored[config]["per_query_ap"])
     for domain, c_cfg, s_cfg in zip(names.DOMAINS, names.CONSTRAINTS_CONFIGS, names.STATE_CONFIGS, strict=True):
         if c_cfg in scored and s_cfg in scored:
-            strata, shared = state_pairs(gold[s_cfg], gold[c_cfg], np.asarray(orders[s_cfg]),
-                                         np.asarray(orders[c_cfg]), scored[s_cfg]["per_query_ap"],
-                                         scored[c_cfg]["per_query_ap"], seed=seed)
+            strata, shared = state_pairs(
+                gold[s_cfg],
+                gold[c_cfg],
+                np.asarray(orders[s_cfg]),
+                np.asarray(orders[c_cfg]),
+                scored[s_cfg]["per_query_ap"],
+                scored[c_cfg]["per_query_ap"],
+                seed=seed,
+            )
             out["trap_stratified"][domain], out["shared_pool"][domain] = strata, shared
     for config in names.MAIN_CONFIGS:
         if config in scored:

@@ -25,8 +25,10 @@ def axis_scores(results: Mapping[str, Any]) -> dict[str, float]:
     summary = results.get("summary") or {}
     skills = summary.get("by_reasoning_skill") or {}
     reasoning = [v["metrics"][METRIC] for v in skills.values()]
-    return {"knowledge": float(summary["macro"]["metrics"][METRIC]),
-            "reasoning": float(np.mean(reasoning)) if reasoning else float("nan")}
+    return {
+        "knowledge": float(summary["macro"]["metrics"][METRIC]),
+        "reasoning": float(np.mean(reasoning)) if reasoning else float("nan"),
+    }
 
 
 def collect(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
@@ -53,9 +55,12 @@ def analyse(runs: Sequence[Mapping[str, Any]], *, reference: str, family: str | 
     for axis, scores in collect(runs).items():
         gains = captioner_gain(scores, reference) if reference in scores and len(scores) > 1 else {}
         members = [m for m in gains if family and m.lower().startswith(family.lower())]
-        report[axis] = {"scores": scores,
-                        "spearman": [{"a": a, "b": b, "rho": r} for (a, b), r in rank_correlations(scores).items()],
-                        "gain": gains, "mean_gain": group_gains(gains, members) if family else None}
+        report[axis] = {
+            "scores": scores,
+            "spearman": [{"a": a, "b": b, "rho": r} for (a, b), r in rank_correlations(scores).items()],
+            "gain": gains,
+            "mean_gain": group_gains(gains, members) if family else None,
+        }
     return report
 
 
@@ -72,8 +77,7 @@ def load_runs(paths: Sequence[str]) -> list[dict[str, Any]]:
     return out
 
 
-def report_from_runs(paths: Sequence[str], *, reference: str, family: str | None = None, as_json: bool = False
-                     ) -> str:
+def report_from_runs(paths: Sequence[str], *, reference: str, family: str | None = None, as_json: bool = False) -> str:
     report = analyse(load_runs(paths), reference=reference, family=family)
     if as_json:
         return json.dumps(report, indent=2)

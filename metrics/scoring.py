@@ -52,11 +52,15 @@ def _ranking_order(config: str, qid: str, index: Mapping[str, int], ranked: Sequ
         bad = next(c for c in ranked if not isinstance(c, str) or c not in index)
         raise ValueError(f"{where}: ranking is not a permutation of the pool (id {bad!r} is not a candidate)") from None
     if len(order) != len(index):
-        raise ValueError(f"{where}: ranking is not a permutation of the pool ({len(order)} ids for a pool of {len(index)})")
+        raise ValueError(
+            f"{where}: ranking is not a permutation of the pool ({len(order)} ids for a pool of {len(index)})"
+        )
     return order
 
 
-def _check_permutations(config: str, rows: Sequence[Mapping[str, Any]], ranking: Mapping[str, Any], order: np.ndarray) -> None:
+def _check_permutations(
+    config: str, rows: Sequence[Mapping[str, Any]], ranking: Mapping[str, Any], order: np.ndarray
+) -> None:
     """Every row of ``order`` (length-checked, padded with its own tail) must hit every pool slot exactly once."""
     hit = np.zeros(order.shape, dtype=bool)
     np.put_along_axis(hit, order, True, axis=1)
@@ -65,7 +69,9 @@ def _check_permutations(config: str, rows: Sequence[Mapping[str, Any]], ranking:
         qid = rows[int(bad[0])]["query_id"]
         seen: set[str] = set()
         dup = next(c for c in ranking[qid] if c in seen or seen.add(c))
-        raise ValueError(f"config {config}, query_id {qid!r}: ranking is not a permutation of the pool (duplicate id {dup!r})")
+        raise ValueError(
+            f"config {config}, query_id {qid!r}: ranking is not a permutation of the pool (duplicate id {dup!r})"
+        )
 
 
 def _gold_rows(config: str, rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -103,8 +109,7 @@ class _Config:
         self.ranked: Ranked = rank_from_order(order, gold.labels, gold.mask)
 
     @classmethod
-    def from_rows(cls, config: str, rows: Sequence[Mapping[str, Any]], ranking: Mapping[str, Sequence[str]]
-                  ) -> _Config:
+    def from_rows(cls, config: str, rows: Sequence[Mapping[str, Any]], ranking: Mapping[str, Sequence[str]]) -> _Config:
         rows = _gold_rows(config, rows)
         _queries_match(config, rows, ranking)
         gold = gold_from_rows(config, rows)
@@ -113,7 +118,7 @@ class _Config:
         for q, row in enumerate(rows):
             pool = row["candidate_ids"]
             index = dict(zip(pool, range(len(pool)), strict=True))
-            order[q, :len(pool)] = _ranking_order(config, row["query_id"], index, ranking[row["query_id"]])
+            order[q, : len(pool)] = _ranking_order(config, row["query_id"], index, ranking[row["query_id"]])
         _check_permutations(config, rows, ranking, order)
         return cls(gold, order)
 
@@ -166,8 +171,12 @@ def _diagnostics(cfg: _Config, ap: np.ndarray, seed: int) -> dict[str, Any]:
     if config in names.ABSTRACTION_CONFIGS and any(r.get("depth") is not None for r in rows):
         return {"map_by_depth": _by_key(ap, [r.get("depth") for r in rows], seed)}  # paper 5.1: mAP by depth
     if config in names.CONSTRAINTS_CONFIGS:
-        counts = [len(r["conditions"]) if r.get("conditions") is not None else sum(names.PROFILES.get(
-            r.get("profile"), (0, 0))) for r in rows]
+        counts = [
+            len(r["conditions"])
+            if r.get("conditions") is not None
+            else sum(names.PROFILES.get(r.get("profile"), (0, 0)))
+            for r in rows
+        ]
         return {
             "map_by_profile": _by_key(ap, [r.get("profile") for r in rows], seed, order=list(names.PROFILES)),
             "map_by_condition_count": _by_key(ap, counts, seed),  # paper Fig. 4a
@@ -279,8 +288,9 @@ def score_triad(
     configs = {c: _Config.from_rows(c, gold[c], rankings[c]) for c in rankings}
     out: dict[str, Any] = {c: _score_config(cfg, seed) for c, cfg in configs.items()}
     out[DIALOGUE_COST] = _dialogue_costs(out, gold, seed)
-    out[PAPER_DIAGNOSTICS] = paper_diagnostics({c: cfg.gold for c, cfg in configs.items()},
-                                               {c: cfg.order for c, cfg in configs.items()}, out, seed=seed)
+    out[PAPER_DIAGNOSTICS] = paper_diagnostics(
+        {c: cfg.gold for c, cfg in configs.items()}, {c: cfg.order for c, cfg in configs.items()}, out, seed=seed
+    )
     return out
 
 
@@ -309,16 +319,18 @@ def score_triad_arrays(
             raise ValueError(f"config {config}: order of shape {order.shape} for gold pools of shape {g.mask.shape}")
         bad = first_non_permutation(order)
         if bad is not None:
-            raise ValueError(f"config {config}, query_id {g.rows[bad]['query_id']!r}: ranking is not a "
-                             "permutation of the pool")
+            raise ValueError(
+                f"config {config}, query_id {g.rows[bad]['query_id']!r}: ranking is not a permutation of the pool"
+            )
         out[config] = _score_config(_Config(g, order), seed)
     out[DIALOGUE_COST] = _dialogue_costs(out, {c: g.rows for c, g in gold.items()}, seed)
     out[PAPER_DIAGNOSTICS] = paper_diagnostics(gold, orders, {c: out[c] for c in orders}, seed=seed)
     return out
 
 
-def _dialogue_costs(out: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[str, Any]]], seed: int
-                    ) -> dict[str, Any]:
+def _dialogue_costs(
+    out: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[str, Any]]], seed: int
+) -> dict[str, Any]:
     costs: dict[str, Any] = {}
     for domain, c_cfg, s_cfg in zip(names.DOMAINS, names.CONSTRAINTS_CONFIGS, names.STATE_CONFIGS, strict=True):
         if c_cfg in out and s_cfg in out:
@@ -336,7 +348,9 @@ def _positive_rank(subtype: str, row: Mapping[str, Any], value: Any) -> int:
     if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
         ids = list(value)
         if row.get("positive_id") not in ids:
-            raise ValueError(f"{where}: positive {row.get('positive_id')!r} is not in the ranked ids and no positive_rank")
+            raise ValueError(
+                f"{where}: positive {row.get('positive_id')!r} is not in the ranked ids and no positive_rank"
+            )
         if len(set(ids)) != len(ids):
             raise ValueError(f"{where}: ranking lists an id twice")
         return ids.index(row["positive_id"]) + 1
@@ -427,6 +441,17 @@ def score_ark(
 
 # Re-exported for callers that score a single positive rank array without gold rows.
 __all__ = [
-    "ARK_METRICS", "ARK_SUMMARY_KEYS", "DIALOGUE_COST", "PAPER_DIAGNOSTICS", "TRIAD_METRICS", "dialogue_cost", "ndcg_at_rank",
-    "recall_at_rank", "score_ark", "score_ark_subtype", "score_triad", "score_triad_arrays", "score_triad_config",
+    "ARK_METRICS",
+    "ARK_SUMMARY_KEYS",
+    "DIALOGUE_COST",
+    "PAPER_DIAGNOSTICS",
+    "TRIAD_METRICS",
+    "dialogue_cost",
+    "ndcg_at_rank",
+    "recall_at_rank",
+    "score_ark",
+    "score_ark_subtype",
+    "score_triad",
+    "score_triad_arrays",
+    "score_triad_config",
 ]

@@ -22,8 +22,11 @@ def compute_from_json(module: Any, predictions: str, references: str, kwargs: st
     True
     """
     parsed = {}
-    for name, text, default in (("predictions", predictions, None), ("references", references, None),
-                                ("keyword arguments", kwargs, {})):
+    for name, text, default in (
+        ("predictions", predictions, None),
+        ("references", references, None),
+        ("keyword arguments", kwargs, {}),
+    ):
         if not (text or "").strip():
             if default is None:
                 return {"error": f"{name}: required"}
@@ -36,8 +39,9 @@ def compute_from_json(module: Any, predictions: str, references: str, kwargs: st
     if not isinstance(parsed["keyword arguments"], dict):
         return {"error": "keyword arguments: must be a JSON object"}
     try:
-        return module.compute(predictions=parsed["predictions"], references=parsed["references"],
-                              **parsed["keyword arguments"])
+        return module.compute(
+            predictions=parsed["predictions"], references=parsed["references"], **parsed["keyword arguments"]
+        )
     except (TypeError, ValueError) as exc:
         return {"error": str(exc)}
 

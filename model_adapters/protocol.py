@@ -119,8 +119,9 @@ class ReasoningEncoder(Protocol):
 
     def generate(self, batch: Sequence[ModelInput], role: str) -> Sequence[str | Generation]: ...
 
-    def encode(self, batch: Sequence[ModelInput], generations: Sequence[Generation] | None, role: str
-               ) -> np.ndarray: ...
+    def encode(
+        self, batch: Sequence[ModelInput], generations: Sequence[Generation] | None, role: str
+    ) -> np.ndarray: ...
 
 
 class OfflineMiss(Exception):  # noqa: N818 (a signal, not an error: the runner counts these over the whole run)

@@ -39,8 +39,10 @@ from triad_dataset.contract.errors import TriadError
 
 TRIAD_RERANK_TOP = 30  # paper D.2: the reranker reorders the first-stage top 30
 RANDOM_WARNING = "randomly initialised test model: these numbers are noise, not results"
-UNVERIFIED_WARNING = ("unverified input pipeline (--recipe generic): the inputs were built by a pipeline that mirrors no "
-                      "authors' code, so these numbers may not be the model's")
+UNVERIFIED_WARNING = (
+    "unverified input pipeline (--recipe generic): the inputs were built by a pipeline that mirrors no "
+    "authors' code, so these numbers may not be the model's"
+)
 
 
 @dataclass
@@ -84,12 +86,14 @@ class RunConfig:
 
 def default_cache_dir() -> str:
     return os.environ.get("TRIAD_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "triad", "embeddings")
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "triad", "embeddings"
+    )
 
 
 def default_api_cache() -> str:
     return os.environ.get("TRIAD_API_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "triad", "api")
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "triad", "api"
+    )
 
 
 # --- folder, configs ----------------------------------------------------------------------------------------
@@ -133,16 +137,20 @@ def resolve_model(cfg: RunConfig) -> ResolvedModel:
     """The model of the run and its identity (`model_adapters.models.resolve`)."""
     if cfg.encoder is not None:
         if cfg.model is not None:
-            raise TriadError(f"give either a model (--model {cfg.model}) or your own encoder, not both: an encoder "
-                             "never borrows another model's name, settings or cache")
+            raise TriadError(
+                f"give either a model (--model {cfg.model}) or your own encoder, not both: an encoder "
+                "never borrows another model's name, settings or cache"
+            )
         return from_python(cfg.encoder, name=cfg.name, revision=cfg.revision, sees_images=cfg.sees_images)
     if not cfg.model:
         raise TriadError("no model: give --model NAME|ORG/NAME|FOLDER or --encoder module:factory")
     if cfg.sees_images is not None:
-        raise TriadError("--sees-images / --text-only apply to your own encoder (--encoder); a model's family "
-                         "decides what it sees")
-    return from_name(cfg.model, model_path=cfg.model_path, name=cfg.name, revision=cfg.revision, dtype=cfg.dtype,
-                     recipe=cfg.recipe)
+        raise TriadError(
+            "--sees-images / --text-only apply to your own encoder (--encoder); a model's family decides what it sees"
+        )
+    return from_name(
+        cfg.model, model_path=cfg.model_path, name=cfg.name, revision=cfg.revision, dtype=cfg.dtype, recipe=cfg.recipe
+    )
 
 
 def resolve_reranker(cfg: RunConfig) -> ResolvedModel | None:
@@ -152,8 +160,9 @@ def resolve_reranker(cfg: RunConfig) -> ResolvedModel | None:
         return from_python(cfg.reranker, kind="reranker")
     if not cfg.rerank:
         return None
-    return from_name(cfg.rerank, kind="reranker", model_path=cfg.rerank_model_path, dtype=cfg.dtype,
-                     recipe=cfg.rerank_recipe)
+    return from_name(
+        cfg.rerank, kind="reranker", model_path=cfg.rerank_model_path, dtype=cfg.dtype, recipe=cfg.rerank_recipe
+    )
 
 
 # --- encoding -----------------------------------------------------------------------------------------------
@@ -169,18 +178,29 @@ def _open_cache(model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context) 
     if cfg.no_cache:
         return None
     if not model.identity.cacheable:
-        _log(ctx, cfg, f"note: {model.identity.label} declares no revision: its vectors are not cached (give it "
-                       "a revision, --revision / revision=..., to cache them)")
+        _log(
+            ctx,
+            cfg,
+            f"note: {model.identity.label} declares no revision: its vectors are not cached (give it "
+            "a revision, --revision / revision=..., to cache them)",
+        )
         return None
     # a run over one captioner's captions keeps its vectors apart from another's (ARK text space)
-    cache = EmbeddingCache(cfg.cache_dir or default_cache_dir(),
-                           {**model.identity.cache_fields(), **textspace.identity_part(cfg.captions)})
+    cache = EmbeddingCache(
+        cfg.cache_dir or default_cache_dir(), {**model.identity.cache_fields(), **textspace.identity_part(cfg.captions)}
+    )
     cache.load()
     return cache
 
 
-def verify_cache(encoder: Any, model: ResolvedModel, plan: Plan, found: dict[str, np.ndarray], cfg: RunConfig,
-                 stage: GenerationStage | None = None) -> float | None:
+def verify_cache(
+    encoder: Any,
+    model: ResolvedModel,
+    plan: Plan,
+    found: dict[str, np.ndarray],
+    cfg: RunConfig,
+    stage: GenerationStage | None = None,
+) -> float | None:
     """Re-encode a fixed sample of the cached items (`checks.sample`); the smallest cosine to the cached vectors,
     or None when nothing was checked. A reasoning embedder is re-embedded from its stored generations (sampled items
     without one are left out), never regenerated: a new sample would be a different input, not drift."""
@@ -197,8 +217,13 @@ def verify_cache(encoder: Any, model: ResolvedModel, plan: Plan, found: dict[str
         if not part:
             continue
         fn = encoder.encode_queries if role == inputs.QUERY else encoder.encode_candidates
-        fresh = checks.check_batch(fn([plan.items[k].model_input for k in part]), [plan.items[k].label for k in part],
-                                   model=label, dim=dim, batch=f"cache check ({role} sample)")
+        fresh = checks.check_batch(
+            fn([plan.items[k].model_input for k in part]),
+            [plan.items[k].label for k in part],
+            model=label,
+            dim=dim,
+            batch=f"cache check ({role} sample)",
+        )
         if fresh.shape[1] != found[part[0]].shape[0]:
             return -1.0  # another dimension: certainly another model
         worst = min(worst, checks.min_cosine(fresh, np.stack([found[k] for k in part])))
@@ -229,8 +254,9 @@ class RunEncoder:
         if self.model.identity.family == API and self.model.obj is None:
             from model_adapters.families.api import response_identity
 
-            self.responses = EmbeddingCache(self.cfg.api_cache or default_api_cache(),
-                                            response_identity(self.model.entry))
+            self.responses = EmbeddingCache(
+                self.cfg.api_cache or default_api_cache(), response_identity(self.model.entry)
+            )
             self.responses.load()
             runtime = {"responses": self.responses, "offline": self.cfg.offline}
         return self.model.load(self.ctx.device, self.cfg.dtype or self.model.identity.dtype, **runtime)
@@ -240,8 +266,10 @@ class RunEncoder:
         if self._encoder is None:
             raw = self.raw()
             if self.stage is not None and not is_reasoning(raw):
-                raise TriadError(f"model {self.model.identity.label}: its identity names a generation stage but the "
-                                 "loaded object has no generate/encode/generation (protocol.ReasoningEncoder)")
+                raise TriadError(
+                    f"model {self.model.identity.label}: its identity names a generation stage but the "
+                    "loaded object has no generate/encode/generation (protocol.ReasoningEncoder)"
+                )
             self._encoder = ReasoningAdapter(raw, self.stage) if self.stage is not None else raw
         return self._encoder
 
@@ -249,12 +277,16 @@ class RunEncoder:
         """This process's API call figures and fresh generations (gathered on rank 0)."""
         obj = self.model.obj
         api = obj.api_stats() if obj is not None and callable(getattr(obj, "api_stats", None)) else None
-        return {"api": api, "generated": self.stage.fresh if self.stage is not None else {},
-                "stage": vars(self.stage.stats) if self.stage is not None else None}
+        return {
+            "api": api,
+            "generated": self.stage.fresh if self.stage is not None else {},
+            "stage": vars(self.stage.stats) if self.stage is not None else None,
+        }
 
 
-def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context,
-                run_encoder: RunEncoder | None = None) -> tuple[dict, dict]:
+def encode_plan(
+    plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context, run_encoder: RunEncoder | None = None
+) -> tuple[dict, dict]:
     """Vectors of every distinct item on rank 0 (None elsewhere) and the encoding figures (`run_encoder`: the run's
     encoder, whose generation stage and API figures `_stage_results` reads afterwards; "figures" in the second
     value holds each process's)."""
@@ -267,9 +299,12 @@ def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distribut
         worst = verify_cache(run_encoder.raw(), model, plan, found, cfg, run_encoder.stage)
         check = {"items": min(cfg.cache_check, len(found)), "min_cosine": worst, "changed": False}
         if worst is not None and worst < checks.MIN_COSINE:
-            print(f"warning: {model.identity.label} changed since its vectors were cached (re-encoded sample "
-                  f"cosine {worst:.4f} < {checks.MIN_COSINE}): discarding {len(found)} cached vectors and encoding "
-                  "everything again", file=sys.stderr)  # shown even with --quiet
+            print(
+                f"warning: {model.identity.label} changed since its vectors were cached (re-encoded sample "
+                f"cosine {worst:.4f} < {checks.MIN_COSINE}): discarding {len(found)} cached vectors and encoding "
+                "everything again",
+                file=sys.stderr,
+            )  # shown even with --quiet
             cache.clear()
             check["changed"] = True
             found, missing = {}, keys
@@ -280,18 +315,37 @@ def encode_plan(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distribut
     stats = None
     if mine:
         device = _encode_device(ctx)
-        vectors, stats = encode_items(run_encoder.get(), mine, plan.items, model=model.identity.label,
-                                      batch_size=cfg.batch_size or model.max_batch, cache=cache,
-                                      skip_bad_images=cfg.skip_bad_images,
-                                      show_progress=not cfg.quiet and ctx.is_main, log=lambda m: _log(ctx, cfg, m),
-                                      grow=device.startswith("cuda") and not cfg.batch_size, device=device)
+        vectors, stats = encode_items(
+            run_encoder.get(),
+            mine,
+            plan.items,
+            model=model.identity.label,
+            batch_size=cfg.batch_size or model.max_batch,
+            cache=cache,
+            skip_bad_images=cfg.skip_bad_images,
+            show_progress=not cfg.quiet and ctx.is_main,
+            log=lambda m: _log(ctx, cfg, m),
+            grow=device.startswith("cuda") and not cfg.batch_size,
+            device=device,
+        )
     plan.items.close_images()
-    gathered = ctx.gather((vectors, stats.images_skipped if stats else [], stats.batch_halvings if stats else 0,
-                           {**run_encoder.figures(), "encoding": stats.figures() if stats else None}))
-    info = {"cache_hits": len(found), "encoded": len(missing),
-            "corrupted_cache_shards": cache.stats.corrupted_shards if cache else [],
-            "cache_dir": str(cache.dir) if cache else None, "cache_check": check, "images_skipped": [],
-            "batch_halvings": 0}
+    gathered = ctx.gather(
+        (
+            vectors,
+            stats.images_skipped if stats else [],
+            stats.batch_halvings if stats else 0,
+            {**run_encoder.figures(), "encoding": stats.figures() if stats else None},
+        )
+    )
+    info = {
+        "cache_hits": len(found),
+        "encoded": len(missing),
+        "corrupted_cache_shards": cache.stats.corrupted_shards if cache else [],
+        "cache_dir": str(cache.dir) if cache else None,
+        "cache_check": check,
+        "images_skipped": [],
+        "batch_halvings": 0,
+    }
     if not ctx.is_main:
         return {}, info
     for part, skipped, halvings, _ in gathered:
@@ -319,15 +373,22 @@ def _encode_device(ctx: distributed.Context) -> str:
     return "cpu"
 
 
-def count_truncation(plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context
-                     ) -> dict[str, dict[str, int]] | None:
+def count_truncation(
+    plan: Plan, model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context
+) -> dict[str, dict[str, int]] | None:
     """Inputs cut by the encoder's text limit, per config (`truncation.count_truncated`); {} when the encoder does
     not truncate, None when the tokenizer could not be loaded (said on stderr). Only the tokenizer is loaded."""
     state = _run_state(cfg, model) if cfg.encoder is None else RunState(None)  # a given object may change: count afresh
     key = {}
     if state.dir is not None:
-        key = state.truncation_key(cfg.data, {**model.identity.cache_fields(), **textspace.identity_part(cfg.captions)},
-                                   [cp.config for cp in plan.configs], cfg.variant, cfg.limit, plan.sees_images)
+        key = state.truncation_key(
+            cfg.data,
+            {**model.identity.cache_fields(), **textspace.identity_part(cfg.captions)},
+            [cp.config for cp in plan.configs],
+            cfg.variant,
+            cfg.limit,
+            plan.sees_images,
+        )
         key["rewrites"] = _file_digest(cfg.rewrites)
         known = state.get("truncation", key)
         if known is not None:  # the same inputs and model as a finished run: no tokenizer to load
@@ -348,20 +409,26 @@ def _file_digest(path: str | None) -> str | None:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else None
 
 
-
-
 # --- the run ------------------------------------------------------------------------------------------------
 def _plan(cfg: RunConfig, benchmark: str, configs: list[str], sees_images: bool) -> Plan:
     if benchmark == "ark":
-        return plan_ark(cfg.data, configs, variant=cfg.variant, limit=cfg.limit, rewrites=load_rewrites(cfg.rewrites),
-                        sees_images=sees_images, captions=textspace.load_captions(None if sees_images else cfg.captions))
+        return plan_ark(
+            cfg.data,
+            configs,
+            variant=cfg.variant,
+            limit=cfg.limit,
+            rewrites=load_rewrites(cfg.rewrites),
+            sees_images=sees_images,
+            captions=textspace.load_captions(None if sees_images else cfg.captions),
+        )
     if cfg.rewrites or cfg.captions:
         raise TriadError("--rewrites and --captions apply to ARK runs only")
     return plan_triad(cfg.data, configs, variant=cfg.variant, limit=cfg.limit, sees_images=sees_images)
 
 
-def _shared_plan(cfg: RunConfig, ctx: distributed.Context, benchmark: str, configs: list[str], sees_images: bool
-                 ) -> Plan:
+def _shared_plan(
+    cfg: RunConfig, ctx: distributed.Context, benchmark: str, configs: list[str], sees_images: bool
+) -> Plan:
     """Rank 0 plans; the other processes receive only the distinct-item table (they encode, never rank)."""
     if ctx.world == 1:
         return _plan(cfg, benchmark, configs, sees_images)
@@ -432,8 +499,9 @@ def _prepare(cfg: RunConfig, ctx: distributed.Context, model: ResolvedModel) -> 
     if problems:
         shown = "\n  - ".join(problems[:10])
         more = f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
-        raise TriadError(f"{cfg.data}: the folder fails `triad validate` ({len(problems)} problems):\n  - "
-                         f"{shown}{more}")
+        raise TriadError(
+            f"{cfg.data}: the folder fails `triad validate` ({len(problems)} problems):\n  - {shown}{more}"
+        )
     return benchmark, configs
 
 
@@ -455,8 +523,9 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     rerank_model = resolve_reranker(cfg)
     sees_images = model.identity.sees_images
     if cfg.variant == inputs.IMAGE_ONLY and not sees_images:
-        raise TriadError(f"model {model.identity.label} ignores images: variant image_only would leave it empty "
-                         "queries")
+        raise TriadError(
+            f"model {model.identity.label} ignores images: variant image_only would leave it empty queries"
+        )
     textspace.check_model(cfg.captions, model.identity, rerank_model.identity if rerank_model is not None else None)
     benchmark, configs = _prepare(cfg, ctx, model)
     plan = _shared_plan(cfg, ctx, benchmark, configs, sees_images)
@@ -477,8 +546,9 @@ def _run(cfg: RunConfig, ctx: distributed.Context) -> dict[str, Any]:
     # A text-only first stage drops images from its plan; an image-seeing reranker still gets the full inputs (paper
     # D.2), a text-only one (bge-reranker-v2-m3) the text-space inputs (captions, ARK §4.1) whatever the first stage.
     rerank_sees = rerank_model.identity.sees_images if rerank_model is not None else sees_images
-    rerank_plan = _plan(cfg, benchmark, configs, rerank_sees) if reranker is not None and rerank_sees != sees_images \
-        else None
+    rerank_plan = (
+        _plan(cfg, benchmark, configs, rerank_sees) if reranker is not None and rerank_sees != sees_images else None
+    )
     top_k = cfg.rerank_top or (_ark_rerank_top() if benchmark == "ark" else TRIAD_RERANK_TOP)
     rerank_batch = rerank_model.max_batch if rerank_model is not None else 8
     make = ark_rankings if benchmark == "ark" else triad_rankings
@@ -521,16 +591,22 @@ def _stage_lines(results: dict[str, Any]) -> list[str]:
     lines = []
     gen = results.get("generation")
     if gen is not None:
-        lines.append(f"generation {gen['generator']} ({gen['key']}): {gen['generated']} generated in "
-                     f"{gen['generator_calls']} calls, {gen['reused']} reused; {gen['fallback_inputs']} of "
-                     f"{gen['inputs']} inputs fell back")
+        lines.append(
+            f"generation {gen['generator']} ({gen['key']}): {gen['generated']} generated in "
+            f"{gen['generator_calls']} calls, {gen['reused']} reused; {gen['fallback_inputs']} of "
+            f"{gen['inputs']} inputs fell back"
+        )
     api = results.get("api")
     if api is not None:
-        lines.append(f"API {api['model_version']}: {api['responses_requested']} responses requested "
-                     f"({api['retries']} retries), {api['responses_cached']} from the response cache")
+        lines.append(
+            f"API {api['model_version']}: {api['responses_requested']} responses requested "
+            f"({api['retries']} retries), {api['responses_cached']} from the response cache"
+        )
     if results.get("reproducible") is False:
-        lines.append("NOT REPRODUCIBLE without provider access (an API model or API rewrites made these numbers); the "
-                     "responses are cached, so the run can be repeated from them (--offline)")
+        lines.append(
+            "NOT REPRODUCIBLE without provider access (an API model or API rewrites made these numbers); the "
+            "responses are cached, so the run can be repeated from them (--offline)"
+        )
     return lines
 
 
@@ -555,9 +631,16 @@ def _ark_rerank_top() -> int:
     return RERANK_TOP_K
 
 
-def _results(cfg: RunConfig, plan: Plan, model: ResolvedModel, rerank_model: ResolvedModel | None,
-             scored: dict[str, Any], enc_info: dict[str, Any], timings: dict[str, float],
-             ctx: distributed.Context) -> dict[str, Any]:
+def _results(
+    cfg: RunConfig,
+    plan: Plan,
+    model: ResolvedModel,
+    rerank_model: ResolvedModel | None,
+    scored: dict[str, Any],
+    enc_info: dict[str, Any],
+    timings: dict[str, float],
+    ctx: distributed.Context,
+) -> dict[str, Any]:
     from triad_dataset.folder.io import fingerprint
 
     config_names = [cp.config for cp in plan.configs]
@@ -565,14 +648,25 @@ def _results(cfg: RunConfig, plan: Plan, model: ResolvedModel, rerank_model: Res
     summary = {k: v for k, v in scored.items() if k not in configs}
     if plan.benchmark == "triad":
         summary["map"] = {c: configs[c]["metrics"]["map"] for c in config_names}
-    per_config = {cp.config: {"queries": len(cp.rows), "pool_slots": cp.pool_slots + len(cp.rows),
-                              "distinct_items": len(cp.distinct_keys)} for cp in plan.configs}
+    per_config = {
+        cp.config: {
+            "queries": len(cp.rows),
+            "pool_slots": cp.pool_slots + len(cp.rows),
+            "distinct_items": len(cp.distinct_keys),
+        }
+        for cp in plan.configs
+    }
     run_info = {
-        "distinct_items": len(plan.items), "pool_slots": sum(v["pool_slots"] for v in per_config.values()),
-        "per_config": per_config, **enc_info, "timings_s": dict(timings),
-        "limit": cfg.limit, "batch_size": cfg.batch_size or model.max_batch,
+        "distinct_items": len(plan.items),
+        "pool_slots": sum(v["pool_slots"] for v in per_config.values()),
+        "per_config": per_config,
+        **enc_info,
+        "timings_s": dict(timings),
+        "limit": cfg.limit,
+        "batch_size": cfg.batch_size or model.max_batch,
         # the device a model ran on; null when none ran (every vector came from the cache: torch is never imported)
-        "device": ctx.requested_device, "processes": ctx.world,
+        "device": ctx.requested_device,
+        "processes": ctx.world,
     }
     results: dict[str, Any] = {
         "benchmark": plan.benchmark,
@@ -602,15 +696,22 @@ def _results(cfg: RunConfig, plan: Plan, model: ResolvedModel, rerank_model: Res
     return results
 
 
-def _stage_results(plan: Plan, model: ResolvedModel, rerank_model: ResolvedModel | None, run_encoder: RunEncoder,
-                   figures: list[dict[str, Any]], cfg: RunConfig) -> dict[str, Any]:
+def _stage_results(
+    plan: Plan,
+    model: ResolvedModel,
+    rerank_model: ResolvedModel | None,
+    run_encoder: RunEncoder,
+    figures: list[dict[str, Any]],
+    cfg: RunConfig,
+) -> dict[str, Any]:
     """results.json "reproducible" (false when an API model produced the vectors or scores, or your own encoder
     says `reproducible = False`), "api" (provider, endpoint, model version, call figures summed over processes) and
     "generation" (the generation stage's identity, figures and fallback counts)."""
     out: dict[str, Any] = {}
     models = [m for m in (model, rerank_model) if m is not None]
-    out["reproducible"] = all(m.identity.family != API and getattr(m.obj, "reproducible", True) is not False
-                              for m in models)
+    out["reproducible"] = all(
+        m.identity.family != API and getattr(m.obj, "reproducible", True) is not False for m in models
+    )
     rewriter = _rewriter_meta(cfg.rewrites)
     if rewriter is not None:  # the rewrites' maker: an API rewriter's texts cannot be made again by a reader
         out["rewriter"] = rewriter
@@ -626,12 +727,16 @@ def _stage_results(plan: Plan, model: ResolvedModel, rerank_model: ResolvedModel
                 else:
                     summed[k] = summed.get(k, 0) + v
         options = model.identity.options
-        out["api"] = {"provider": options.get("provider"), "endpoint": model.identity.source,
-                      "model_version": options.get("model"), "dimensions": options.get("dimensions"),
-                      "offline": cfg.offline, "response_cache": str(run_encoder.responses.dir)
-                      if run_encoder.responses is not None else None,
-                      "requested_on": time.strftime("%Y-%m-%d", time.gmtime()) if summed.get("requests") else None,
-                      **summed}
+        out["api"] = {
+            "provider": options.get("provider"),
+            "endpoint": model.identity.source,
+            "model_version": options.get("model"),
+            "dimensions": options.get("dimensions"),
+            "offline": cfg.offline,
+            "response_cache": str(run_encoder.responses.dir) if run_encoder.responses is not None else None,
+            "requested_on": time.strftime("%Y-%m-%d", time.gmtime()) if summed.get("requests") else None,
+            **summed,
+        }
     stage = run_encoder.stage
     if stage is not None:
         for fig in figures[1:]:
@@ -666,8 +771,15 @@ def _model_json(model: ResolvedModel, dtype: str | None) -> dict[str, Any]:
     out = model.identity.to_json()
     entry = model.entry
     if entry is not None:
-        out.update({"hub_id": entry.hub_id, "description": entry.description, "max_batch": entry.max_batch,
-                    "has_instruction_field": entry.has_instruction_field, "random_init": entry.random_init})
+        out.update(
+            {
+                "hub_id": entry.hub_id,
+                "description": entry.description,
+                "max_batch": entry.max_batch,
+                "has_instruction_field": entry.has_instruction_field,
+                "random_init": entry.random_init,
+            }
+        )
     out["model_path"] = model.model_path
     return out
 

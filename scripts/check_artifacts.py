@@ -43,8 +43,14 @@ class CheckFailed(Exception):
 
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # nothing may come from the source tree
-    env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_EVALUATE_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               GRADIO_ANALYTICS_ENABLED="False", TOKENIZERS_PARALLELISM="false")
+    env.update(
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        HF_EVALUATE_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        GRADIO_ANALYTICS_ENABLED="False",
+        TOKENIZERS_PARALLELISM="false",
+    )
     return env
 
 
@@ -61,8 +67,10 @@ def _inside(path: str, folder: Path) -> bool:
 
 def build_wheel(work: Path) -> Path:
     out = work / "wheel"
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
-         cwd=work)
+    _run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
+        cwd=work,
+    )
     wheels = sorted(out.glob("triad_benchmark-*.whl"))
     if len(wheels) != 1:
         raise CheckFailed(f"{out}: expected one triad_benchmark wheel, found {[w.name for w in wheels]}")
@@ -81,11 +89,17 @@ def outer_site_dirs() -> list[str]:
 def expose_outer_packages(python: Path) -> Path:
     """Write a .pth file into the venv of `python` listing `outer_site_dirs()`; they come after the venv's own
     folder, so what is installed into the venv (the wheel) still wins."""
-    inner = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                           capture_output=True, text=True, check=True, env=_env()).stdout.strip()
+    inner = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=_env(),
+    ).stdout.strip()
     pth = Path(inner) / "_triad_outer_env.pth"
-    pth.write_text("".join(f"{d}\n" for d in outer_site_dirs() if Path(d).resolve() != Path(inner).resolve()),
-                   encoding="utf-8")
+    pth.write_text(
+        "".join(f"{d}\n" for d in outer_site_dirs() if Path(d).resolve() != Path(inner).resolve()), encoding="utf-8"
+    )
     return pth
 
 
@@ -95,10 +109,13 @@ def make_venv(work: Path, wheel: Path) -> Path:
     python = venv / "bin" / "python"
     expose_outer_packages(python)
     # --ignore-installed: the machine's editable install of the same version must not satisfy the wheel
-    _run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--ignore-installed", str(wheel)],
-         cwd=work)
-    probe = ("import json, importlib; "
-             f"print(json.dumps({{p: importlib.import_module(p).__file__ for p in {PACKAGES!r}}}))")
+    _run(
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--ignore-installed", str(wheel)],
+        cwd=work,
+    )
+    probe = (
+        f"import json, importlib; print(json.dumps({{p: importlib.import_module(p).__file__ for p in {PACKAGES!r}}}))"
+    )
     files = json.loads(_run([str(python), "-c", probe], cwd=work))
     outside = {p: f for p, f in files.items() if not _inside(f, venv)}
     if outside:
@@ -111,8 +128,23 @@ def check_cli(work: Path, python: Path) -> str:
     run_dir = work / "cli"
     run_dir.mkdir()
     _run([str(triad), "build", "mini", "--out", str(run_dir / "mini")], cwd=run_dir)
-    _run([str(triad), "run", "--model", "minilm", "--data", str(run_dir / "mini"), "--out", str(run_dir / "run"),
-          "--limit", "5", "--cache-dir", str(run_dir / "cache")], cwd=run_dir)
+    _run(
+        [
+            str(triad),
+            "run",
+            "--model",
+            "minilm",
+            "--data",
+            str(run_dir / "mini"),
+            "--out",
+            str(run_dir / "run"),
+            "--limit",
+            "5",
+            "--cache-dir",
+            str(run_dir / "cache"),
+        ],
+        cwd=run_dir,
+    )
     results = json.loads((run_dir / "run" / "results.json").read_text(encoding="utf-8"))
     configs = results.get("configs", {})
     counts = {c: v.get("n_queries") for c, v in configs.items()}
@@ -136,18 +168,38 @@ def check_modules(work: Path, python: Path, wheel: Path) -> str:
     for name in MODULES:
         folder = work / "modules" / name / name  # alone in its own temporary directory
         shutil.copytree(ROOT / "metrics" / name, folder, ignore=shutil.ignore_patterns("__pycache__"))
-        info = json.loads(_run([str(python), "-c", _LOAD_MODULE, str(folder)], cwd=work / "modules" / name).strip()
-                          .splitlines()[-1])
+        info = json.loads(
+            _run([str(python), "-c", _LOAD_MODULE, str(folder)], cwd=work / "modules" / name).strip().splitlines()[-1]
+        )
         if not _inside(info["metrics_file"], python.parents[1]):
             raise CheckFailed(f"{name}: metrics imported from {info['metrics_file']}, not from the wheel")
         # the project's line of requirements.txt resolves to a wheel put next to the file, from any directory
         shutil.copy(wheel, folder / wheel.name)
-        lines = [line for line in (folder / "requirements.txt").read_text(encoding="utf-8").splitlines()
-                 if line.startswith("--find-links") or line.startswith("triad-benchmark")]
+        lines = [
+            line
+            for line in (folder / "requirements.txt").read_text(encoding="utf-8").splitlines()
+            if line.startswith("--find-links") or line.startswith("triad-benchmark")
+        ]
         (folder / "requirements-project.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
         report = work / "modules" / f"{name}-report.json"
-        _run([str(python), "-m", "pip", "install", "-q", "--dry-run", "--no-index", "--no-deps", "--ignore-installed",
-              "--report", str(report), "-r", str(folder / "requirements-project.txt")], cwd=work)
+        _run(
+            [
+                str(python),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--dry-run",
+                "--no-index",
+                "--no-deps",
+                "--ignore-installed",
+                "--report",
+                str(report),
+                "-r",
+                str(folder / "requirements-project.txt"),
+            ],
+            cwd=work,
+        )
         installs = json.loads(report.read_text(encoding="utf-8"))["install"]
         urls = [item["download_info"]["url"] for item in installs]
         if len(urls) != 1 or not urls[0].endswith(wheel.name):
@@ -206,8 +258,10 @@ def _bundle(work: Path, python: Path, name: str, *gold: str) -> Path:
             raise CheckFailed(f"{space}: {required} missing")
     if "app_file: app.py" not in (space / "README.md").read_text(encoding="utf-8"):
         raise CheckFailed(f"{space}/README.md: the Space YAML does not name app.py")
-    probe = ("import json, sys; sys.path.insert(0, '.'); import spaces_app.app, triad_dataset, ark_dataset, metrics; "
-             "print(json.dumps([m.__file__ for m in (spaces_app.app, triad_dataset, ark_dataset, metrics)]))")
+    probe = (
+        "import json, sys; sys.path.insert(0, '.'); import spaces_app.app, triad_dataset, ark_dataset, metrics; "
+        "print(json.dumps([m.__file__ for m in (spaces_app.app, triad_dataset, ark_dataset, metrics)]))"
+    )
     files = json.loads(_run([str(python), "-c", probe], cwd=space).strip().splitlines()[-1])
     if not all(_inside(f, space) for f in files):
         raise CheckFailed(f"{space}: the app imports code from outside the Space folder: {files}")
@@ -258,8 +312,10 @@ def main(argv: list[str] | None = None) -> int:
         start = time.monotonic()
         wheel = build_wheel(work)
         python = make_venv(work, wheel)
-        print(f"ok   wheel {wheel.name} installed in a fresh venv; every package imports from it "
-              f"({time.monotonic() - start:.0f} s)")
+        print(
+            f"ok   wheel {wheel.name} installed in a fresh venv; every package imports from it "
+            f"({time.monotonic() - start:.0f} s)"
+        )
         steps = [("modules", lambda: check_modules(work, python, wheel)), ("space", lambda: check_space(work, python))]
         if not args.skip_run:
             steps.insert(0, ("cli", lambda: check_cli(work, python)))

@@ -92,8 +92,16 @@ class Demo:
         from model_adapters.runner import RunConfig, run
 
         def body():
-            results = run(RunConfig(model=self.model, data=str(data), out=str(self.runs[key]), configs="all",
-                                    cache_dir=str(self.cache), captions=str(captions) if captions else None))
+            results = run(
+                RunConfig(
+                    model=self.model,
+                    data=str(data),
+                    out=str(self.runs[key]),
+                    configs="all",
+                    cache_dir=str(self.cache),
+                    captions=str(captions) if captions else None,
+                )
+            )
             return results, _headline(results)
 
         title = f"{self.model} on {RUN_LABELS[key]} -> {self.runs[key]}"
@@ -109,7 +117,9 @@ class Demo:
         def body():
             meta = run_caption(CaptionConfig("ocr", str(self.ark_dir), str(captions)))
             per_image = meta["timings_s"]["per_image"]
-            ocr = f"{meta['captioned']} images OCRed ({per_image} s per image)" if meta["captioned"] else "no OCR needed"
+            ocr = (
+                f"{meta['captioned']} images OCRed ({per_image} s per image)" if meta["captioned"] else "no OCR needed"
+            )
             return captions, f"{ocr}, {meta['cache_hits']} from the cache"
 
         return self._stage(f"OCR captions of the ARK mini galleries -> {captions}", "ocr-captions", "caption", body)
@@ -124,9 +134,16 @@ class Demo:
         def body():
             lines = []
             for run_dir in tqdm(list(self.runs.values()), desc="submit", unit="run"):
-                outcome = submit_run_dir(db, {"triad": self.triad_dir, "ark": self.ark_dir}, run_dir,
-                                         model_name=self.model, model_link=MODEL_LINK, family="text-embedder",
-                                         params=22_700_000, submitter="demo")
+                outcome = submit_run_dir(
+                    db,
+                    {"triad": self.triad_dir, "ark": self.ark_dir},
+                    run_dir,
+                    model_name=self.model,
+                    model_link=MODEL_LINK,
+                    family="text-embedder",
+                    params=22_700_000,
+                    submitter="demo",
+                )
                 print(outcome.message)
                 lines.append(outcome.message.splitlines()[0])
             accepted = sum(line.startswith("Accepted") for line in lines)
@@ -143,8 +160,10 @@ class Demo:
         self.console.say("\nARK R@1 / R@10: text only (images dropped) -> over OCR captions")
         for subtype in captioned["configs"]:
             a, b = raw["configs"][subtype]["metrics"], captioned["configs"][subtype]["metrics"]
-            self.console.say(f"  {subtype:16s} {a['recall@1']:.3f} / {a['recall@10']:.3f}   ->   "
-                             f"{b['recall@1']:.3f} / {b['recall@10']:.3f}")
+            self.console.say(
+                f"  {subtype:16s} {a['recall@1']:.3f} / {a['recall@10']:.3f}   ->   "
+                f"{b['recall@1']:.3f} / {b['recall@10']:.3f}"
+            )
 
     def final_screen(self, seconds: float, db: Path) -> None:
         out, say = self.out, self.console.say
@@ -154,8 +173,10 @@ class Demo:
         rows = [
             (self.triad_dir, f'TRIAD mini edition: load_dataset("{self.triad_dir.resolve()}", "state_cars")'),
             (self.ark_dir, "ARK mini edition (5 program-generated subtypes)"),
-            *((run / "results.json", f"{self.model} on {RUN_LABELS[key]}: scores (rankings/ beside it)")
-              for key, run in self.runs.items()),
+            *(
+                (run / "results.json", f"{self.model} on {RUN_LABELS[key]}: scores (rankings/ beside it)")
+                for key, run in self.runs.items()
+            ),
             (db, f"the leaderboard database ({self.seeded})"),
             (out / "logs", "every stage's whole output"),
         ]
@@ -163,24 +184,44 @@ class Demo:
         for path, what in rows:
             say(f"  {str(path).ljust(width)}  {what}")
         if triad:
-            say(f"\n{self.model} on TRIAD, mAP per subset (random ranking, from the gold: "
-                f"{min(chance.values()):.3f}-{max(chance.values()):.3f}):" if chance else f"\n{self.model} on TRIAD, mAP:")
-            cells = [f"{triad_names.DISPLAY_NAMES[c]} {triad['configs'][c]['metrics']['map']:.3f}"
-                     for c in triad_names.MAIN_CONFIGS if c in triad.get("configs", {})]
+            say(
+                f"\n{self.model} on TRIAD, mAP per subset (random ranking, from the gold: "
+                f"{min(chance.values()):.3f}-{max(chance.values()):.3f}):"
+                if chance
+                else f"\n{self.model} on TRIAD, mAP:"
+            )
+            cells = [
+                f"{triad_names.DISPLAY_NAMES[c]} {triad['configs'][c]['metrics']['map']:.3f}"
+                for c in triad_names.MAIN_CONFIGS
+                if c in triad.get("configs", {})
+            ]
             say("  " + "   ".join(cells))
         triad_cmd, python_cmd = _commands_as_typed()
         say("\nTry next:")
-        flags = "" if out == Path("demo_output") else (  # `triad space` defaults to demo_output/'s files
-            f" --data {shlex.quote(str(self.triad_dir))} --ark-data {shlex.quote(str(self.ark_dir))} "
-            f"--db {shlex.quote(str(db))}")
+        flags = (
+            ""
+            if out == Path("demo_output")
+            # `triad space` defaults to demo_output/'s files
+            else (
+                f" --data {shlex.quote(str(self.triad_dir))} --ark-data {shlex.quote(str(self.ark_dir))} "
+                f"--db {shlex.quote(str(db))}"
+            )
+        )
         tips = [
-            (f"{triad_cmd} space{flags}", "the leaderboard at http://127.0.0.1:7860 (tabs: TRIAD, Diagnostics, Compare, "
-                                    "ARK, ...)"),
-            (f"{triad_cmd} run --encoder my_encoder.py:build --data {shlex.quote(str(self.triad_dir))} --out runs/mine",
-             "your own model (README: Evaluate your own model)"),
+            (
+                f"{triad_cmd} space{flags}",
+                "the leaderboard at http://127.0.0.1:7860 (tabs: TRIAD, Diagnostics, Compare, ARK, ...)",
+            ),
+            (
+                f"{triad_cmd} run --encoder my_encoder.py:build --data {shlex.quote(str(self.triad_dir))} --out runs/mine",
+                "your own model (README: Evaluate your own model)",
+            ),
             (f"{triad_cmd} space --submit runs/mine --model-name my-model{flags}", "put it on the local board"),
-            (f"{python_cmd} -c \"import evaluate; print(evaluate.load('triad_map').compute(predictions=[[0.9, 0.2, 0.4]], "
-             "references=[[1, 1, 0]]))\"", "the metric alone"),
+            (
+                f"{python_cmd} -c \"import evaluate; print(evaluate.load('triad_map').compute(predictions=[[0.9, 0.2, 0.4]], "
+                'references=[[1, 1, 0]]))"',
+                "the metric alone",
+            ),
         ]
         if not self.ocr:
             tips.append(("make demo-ocr", f"add ARK over OCR captions ({OCR_TIME})"))
@@ -218,8 +259,11 @@ def _headline(results: dict[str, Any]) -> str:
     if results.get("benchmark") == "ark":
         macro = ((results.get("summary") or {}).get("macro") or {}).get("metrics") or {}
         return f"R@1 {macro.get('recall@1', float('nan')):.3f}, R@10 {macro.get('recall@10', float('nan')):.3f} (macro)"
-    cells = [f"{triad_names.DISPLAY_NAMES[c]} {configs[c]['metrics']['map']:.3f}"
-             for c in triad_names.MAIN_CONFIGS if c in configs]
+    cells = [
+        f"{triad_names.DISPLAY_NAMES[c]} {configs[c]['metrics']['map']:.3f}"
+        for c in triad_names.MAIN_CONFIGS
+        if c in configs
+    ]
     return "mAP " + ", ".join(cells)
 
 
@@ -229,8 +273,11 @@ def _chance(triad_dir: Path) -> dict[str, float]:
         summary = json.loads((triad_dir / "audit.json").read_text(encoding="utf-8")).get("summary") or {}
     except (OSError, json.JSONDecodeError):
         return {}
-    return {c: float(summary[c]["random_map"]) for c in triad_names.MAIN_CONFIGS
-            if isinstance((summary.get(c) or {}).get("random_map"), int | float)}
+    return {
+        c: float(summary[c]["random_map"])
+        for c in triad_names.MAIN_CONFIGS
+        if isinstance((summary.get(c) or {}).get("random_map"), int | float)
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -43,7 +43,7 @@ class LogCleaner:
         data = self._pending + data
         start = 0
         for match in re.finditer(rb"[\r\n]", data):
-            self._segment(data[start:match.start()], newline=match.group() == b"\n")
+            self._segment(data[start : match.start()], newline=match.group() == b"\n")
             start = match.end()
         self._pending = data[start:]
 

@@ -34,9 +34,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{out}: round trip differs from {args.dict}", file=sys.stderr)
         return 1
     digest = hashlib.sha256(out.read_bytes()).hexdigest()[:16]
-    print(f"{out}: {len(graph):,} noun synsets, {len(graph.parent_idx):,} hypernym edges "
-          f"({int(graph.parent_instance.sum()):,} instance), max depth {int(graph.depth.max())}, "
-          f"{out.stat().st_size / 1e6:.2f} MB, sha256 {digest}…, {time.perf_counter() - start:.1f} s")
+    print(
+        f"{out}: {len(graph):,} noun synsets, {len(graph.parent_idx):,} hypernym edges "
+        f"({int(graph.parent_instance.sum()):,} instance), max depth {int(graph.depth.max())}, "
+        f"{out.stat().st_size / 1e6:.2f} MB, sha256 {digest}…, {time.perf_counter() - start:.1f} s"
+    )
     return 0
 
 

@@ -193,8 +193,9 @@ def upward(edges: Sequence[Edge], layers: Sequence[Sequence[str]]) -> list[Edge]
     return out
 
 
-def upward_packages(edges: Sequence[Edge], order: Sequence[str] = PACKAGE_ORDER,
-                    exceptions: frozenset[str] = PACKAGE_EXCEPTIONS) -> list[Edge]:
+def upward_packages(
+    edges: Sequence[Edge], order: Sequence[str] = PACKAGE_ORDER, exceptions: frozenset[str] = PACKAGE_EXCEPTIONS
+) -> list[Edge]:
     """Imports from a module of one top-level package into a package later in ``order`` (the arrows a reader of the
     folders sees), whatever the finer layers say; modules in ``exceptions`` are not checked."""
     rank = {p: i for i, p in enumerate(order)}
@@ -217,12 +218,16 @@ def report(edges: Sequence[Edge], layers: Sequence[Sequence[str]], *, check_pack
         detail = "; ".join(f"{e.source} -> {e.target} ({e.where()})" for e in inner)
         lines.append(f"cycle of {len(component)}: {', '.join(component)}: {detail}")
     for e in sorted(upward(edges, layers), key=lambda e: (e.path, e.line)):
-        lines.append(f"upward: {e.where()}: {e.source} (layer {layer_of(e.source, layers)}) imports {e.target} "
-                     f"(layer {layer_of(e.target, layers)})")
+        lines.append(
+            f"upward: {e.where()}: {e.source} (layer {layer_of(e.source, layers)}) imports {e.target} "
+            f"(layer {layer_of(e.target, layers)})"
+        )
     if check_packages:
         for e in sorted(upward_packages(edges), key=lambda e: (e.path, e.line)):
-            lines.append(f"upward package: {e.where()}: {e.source} imports {e.target} (package order: "
-                         f"{' < '.join(PACKAGE_ORDER)})")
+            lines.append(
+                f"upward package: {e.where()}: {e.source} imports {e.target} (package order: "
+                f"{' < '.join(PACKAGE_ORDER)})"
+            )
     return lines
 
 
@@ -230,11 +235,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", default=str(ROOT), help="repository root")
     parser.add_argument("--package", action="append", help="a top-level package to read (repeatable)")
-    parser.add_argument("--layer", action="append",
-                        help="comma-separated module prefixes of one layer, lowest layer first (repeatable)")
+    parser.add_argument(
+        "--layer", action="append", help="comma-separated module prefixes of one layer, lowest layer first (repeatable)"
+    )
     args = parser.parse_args(argv)
-    layers = [tuple(p.strip() for p in spec.split(",") if p.strip()) for spec in args.layer] if args.layer \
+    layers = (
+        [tuple(p.strip() for p in spec.split(",") if p.strip()) for spec in args.layer]
+        if args.layer
         else list(DEFAULT_LAYERS)
+    )
     edges = import_edges(Path(args.root), args.package or PACKAGES)
     check_packages = not (args.layer or args.package)  # the project's package order; a custom run checks its own
     lines = report(edges, layers, check_packages=check_packages)
@@ -242,8 +251,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(line)
     modules = {e.source for e in edges} | {e.target for e in edges}
     packages = f", {len(upward_packages(edges))} between packages" if check_packages else ""
-    print(f"{len(edges)} imports between {len(modules)} modules; {len(cycles(edges))} cycles, "
-          f"{len(upward(edges, layers))} upward imports{packages}", file=sys.stderr)
+    print(
+        f"{len(edges)} imports between {len(modules)} modules; {len(cycles(edges))} cycles, "
+        f"{len(upward(edges, layers))} upward imports{packages}",
+        file=sys.stderr,
+    )
     return 1 if lines else 0
 
 

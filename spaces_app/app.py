@@ -148,8 +148,14 @@ class Leaderboard:
         return hit
 
     def annotations(self, bench: str, configs: list[str]) -> dict[int, dict[str, Any]]:
-        return status.annotate(self.all_subs(bench), configs, self.content(bench), self.fingerprint(bench),
-                               self.plausibility, self.chance(bench))
+        return status.annotate(
+            self.all_subs(bench),
+            configs,
+            self.content(bench),
+            self.fingerprint(bench),
+            self.plausibility,
+            self.chance(bench),
+        )
 
     def board(self, bench: str, configs: list[str], *, every_row: bool = False) -> list[dict[str, Any]]:
         """The rows a table lists: failed rows only with ``every_row``; older-gold rows listed (marked)."""
@@ -177,16 +183,19 @@ class Leaderboard:
         parts = []
         for bench in ("triad", "ark"):
             fp = self.fingerprint(bench)
-            parts.append(f"{bench.upper()} gold: " + (f"dataset {fp[:12]}, {len(self.subs(bench))} visible submissions"
-                                                       if fp else "not served"))
+            parts.append(
+                f"{bench.upper()} gold: "
+                + (f"dataset {fp[:12]}, {len(self.subs(bench))} visible submissions" if fp else "not served")
+            )
         return "\n".join(parts + [mirror.status()])
 
     def who(self, request: gr.Request | None, profile: Any = None) -> str:
         """The identity key of a request: the Hub user when logged in, the local owner for this machine on a board
         without login, else the (hashed) client address."""
         username = getattr(profile, "username", None) if profile is not None else None
-        return identity.request_key(request, self.secret, self.guards.trusted_proxies, username,
-                                    local_owner=not self.settings.oauth)
+        return identity.request_key(
+            request, self.secret, self.guards.trusted_proxies, username, local_owner=not self.settings.oauth
+        )
 
     def admin_locked(self, who: str) -> bool:
         limit, window = self.guards.admin_failures
@@ -223,23 +232,41 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
     main_labels = [main_headers[c] for c in MAIN]
 
     # --- view functions ---------------------------------------------------------------------------------
-    def triad_table(search: str = "", family: str = views.ALL_FAMILIES, sort_by: str = "",
-                    every_row: bool = False) -> pd.DataFrame:
+    def triad_table(
+        search: str = "", family: str = views.ALL_FAMILIES, sort_by: str = "", every_row: bool = False
+    ) -> pd.DataFrame:
         subs = views.filter_subs(lb.board("triad", MAIN, every_row=every_row), family, search)
-        return views.for_display(views.score_table(subs, MAIN, sort_by=sort_by or main_labels[0], labels=main_headers,
-                                                   status=lb.annotations("triad", MAIN), rank_all=every_row))
+        return views.for_display(
+            views.score_table(
+                subs,
+                MAIN,
+                sort_by=sort_by or main_labels[0],
+                labels=main_headers,
+                status=lb.annotations("triad", MAIN),
+                rank_all=every_row,
+            )
+        )
 
     def reference_table(search: str = "", family: str = views.ALL_FAMILIES) -> pd.DataFrame:
         subs = views.filter_subs(lb.board("triad", MAIN), family, search)
-        return views.for_display(views.score_table(subs, list(REFERENCE), sort_by=ref_headers[REFERENCE[0]],
-                                                   labels=ref_headers, status=lb.annotations("triad", MAIN)))
+        return views.for_display(
+            views.score_table(
+                subs,
+                list(REFERENCE),
+                sort_by=ref_headers[REFERENCE[0]],
+                labels=ref_headers,
+                status=lb.annotations("triad", MAIN),
+            )
+        )
 
     def legends() -> tuple[str, str, str]:
         """The column legends with the chance level of the gold now served, and ARK's chance line."""
         chances = lb.chance("triad")
-        return (legend.legend_markdown(MAIN, chances) + "\n\n" + legend.CHANCE_NOTE,
-                legend.legend_markdown(REFERENCE, chances),
-                legend.ARK_COLUMNS + " " + legend.ark_chance_line(lb.chance("ark")))
+        return (
+            legend.legend_markdown(MAIN, chances) + "\n\n" + legend.CHANCE_NOTE,
+            legend.legend_markdown(REFERENCE, chances),
+            legend.ARK_COLUMNS + " " + legend.ark_chance_line(lb.chance("ark")),
+        )
 
     def detail(sid: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
         sub = lb.by_id(sid)
@@ -255,11 +282,18 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             return None, empty, empty, None, empty, None, empty, None, empty, empty
         chances = lb.chance("triad")
         fmt = views.for_display
-        return (views.entry_rate_figure(sub), fmt(views.trap_table(sub)), fmt(views.hop_table(sub)),
-                plots.depth_plot(sub, chances.get(MAIN[1])), fmt(views.depth_table(sub)),
-                plots.profile_plot(sub, chances), fmt(plots.profile_long(sub)),
-                plots.dialogue_cost_plot(sub), fmt(views.dialogue_cost_table(sub)),
-                fmt(views.paper_diagnostics_table(sub)))
+        return (
+            views.entry_rate_figure(sub),
+            fmt(views.trap_table(sub)),
+            fmt(views.hop_table(sub)),
+            plots.depth_plot(sub, chances.get(MAIN[1])),
+            fmt(views.depth_table(sub)),
+            plots.profile_plot(sub, chances),
+            fmt(plots.profile_long(sub)),
+            plots.dialogue_cost_plot(sub),
+            fmt(views.dialogue_cost_table(sub)),
+            fmt(views.paper_diagnostics_table(sub)),
+        )
 
     def rank_range(family: str = views.ALL_FAMILIES, every_row: bool = False):
         subs = views.filter_subs(lb.subs("triad", verified_only=not every_row), family)
@@ -273,10 +307,12 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         if sa["id"] == sb["id"]:
             return None, pd.DataFrame(), "Pick two different submissions."
         table = views.paired_comparison(sa, sb, lb.db.query_scores)
-        note = (f"A = id {sa['id']}: {sa['model_name']}\nB = id {sb['id']}: {sb['model_name']}\n"
-                "ΔmAP = mean over shared queries of AP(A) − AP(B); 95% paired bootstrap interval (3,000 resamples); "
-                "Significant? = Holm-adjusted two-sided Wilcoxon p < 0.05 and an interval excluding 0 on the same "
-                "side (the rule above).")
+        note = (
+            f"A = id {sa['id']}: {sa['model_name']}\nB = id {sb['id']}: {sb['model_name']}\n"
+            "ΔmAP = mean over shared queries of AP(A) − AP(B); 95% paired bootstrap interval (3,000 resamples); "
+            "Significant? = Holm-adjusted two-sided Wilcoxon p < 0.05 and an interval excluding 0 on the same "
+            "side (the rule above)."
+        )
         return plots.delta_forest(table), views.for_display(table), note
 
     def ark_status(df: pd.DataFrame) -> pd.DataFrame:
@@ -295,10 +331,16 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         def table(axis: str) -> pd.DataFrame:
             return fmt(ark_status(views.ark_table(subs, axis)))
 
-        return (table(domain),
-                plots.ark_bars(subs, domain, lb.chance("ark", domain)), fmt(plots.ark_long(subs, domain)),
-                plots.ark_bars(subs, skill, lb.chance("ark", skill)), fmt(plots.ark_long(subs, skill)),
-                table(skill), table("subtype"), fmt(views.ark_robustness(subs)))
+        return (
+            table(domain),
+            plots.ark_bars(subs, domain, lb.chance("ark", domain)),
+            fmt(plots.ark_long(subs, domain)),
+            plots.ark_bars(subs, skill, lb.chance("ark", skill)),
+            fmt(plots.ark_long(subs, skill)),
+            table(skill),
+            table("subtype"),
+            fmt(views.ark_robustness(subs)),
+        )
 
     def refresh(search: str, family: str, sort_by: str, every_row: bool = False):
         t_choices = lb.choices("triad")
@@ -307,15 +349,27 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         first = t_choices[0][1] if t_choices else None
         second = t_choices[1][1] if len(t_choices) > 1 else first
         return (
-            triad_table(search, fam_value, sort_by, every_row), gr.update(choices=fams, value=fam_value),
+            triad_table(search, fam_value, sort_by, every_row),
+            gr.update(choices=fams, value=fam_value),
             reference_table(search, fam_value),
-            gr.update(choices=t_choices, value=first), gr.update(choices=t_choices, value=first),
-            gr.update(choices=t_choices, value=first), gr.update(choices=t_choices, value=second),
-            *ark_tables(), lb.status_line(), *legends(),
+            gr.update(choices=t_choices, value=first),
+            gr.update(choices=t_choices, value=first),
+            gr.update(choices=t_choices, value=first),
+            gr.update(choices=t_choices, value=second),
+            *ark_tables(),
+            lb.status_line(),
+            *legends(),
         )
 
-    def run_submission(files: list[str] | None, model_name: str, model_link: str, family: str, params: str,
-                       request: gr.Request | None, profile: Any) -> str:
+    def run_submission(
+        files: list[str] | None,
+        model_name: str,
+        model_link: str,
+        family: str,
+        params: str,
+        request: gr.Request | None,
+        profile: Any,
+    ) -> str:
         paths = [f if isinstance(f, str) else getattr(f, "name", str(f)) for f in (files or [])]
         if lb.settings.oauth and profile is None:
             return "Rejected: log in with Hugging Face (the button at the top) to submit. Nothing was stored."
@@ -324,12 +378,23 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         try:
             try:
                 with claim_uploads(paths) as own:  # this submission's own copies, deleted when it is done
-                    outcome = submit_files(lb.db, lb.golds, own, model_name=model_name, model_link=model_link,
-                                           family=family, params=params, submitter=lb.who(request, profile),
-                                           limits=lb.limits, login=lb.settings.oauth)
+                    outcome = submit_files(
+                        lb.db,
+                        lb.golds,
+                        own,
+                        model_name=model_name,
+                        model_link=model_link,
+                        family=family,
+                        params=params,
+                        submitter=lb.who(request, profile),
+                        limits=lb.limits,
+                        login=lb.settings.oauth,
+                    )
             except UploadGone as gone:
-                return (f"Rejected: {str(gone)[:80]} is no longer on the server (uploads are kept "
-                        "10 minutes); upload it again. Nothing was stored.")
+                return (
+                    f"Rejected: {str(gone)[:80]} is no longer on the server (uploads are kept "
+                    "10 minutes); upload it again. Nothing was stored."
+                )
             if outcome.accepted and outcome.submission_id is not None:
                 _after_accept(outcome.submission_id)
             return outcome.message
@@ -348,13 +413,23 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             print(f"after submission {sid}: {type(exc).__name__}: {exc}", file=sys.stderr)
 
     if lb.settings.oauth:
-        def submit(files: list[str] | None, model_name: str, model_link: str, family: str, params: str,
-                   request: gr.Request, profile: gr.OAuthProfile | None) -> str:
+
+        def submit(
+            files: list[str] | None,
+            model_name: str,
+            model_link: str,
+            family: str,
+            params: str,
+            request: gr.Request,
+            profile: gr.OAuthProfile | None,
+        ) -> str:
             """Submit a run's rankings/*.parquet and results.json (or a zip of the run folder); returns the status."""
             return run_submission(files, model_name, model_link, family, params, request, profile)
     else:
-        def submit(files: list[str] | None, model_name: str, model_link: str, family: str, params: str,
-                   request: gr.Request) -> str:
+
+        def submit(
+            files: list[str] | None, model_name: str, model_link: str, family: str, params: str, request: gr.Request
+        ) -> str:
             """Submit a run's rankings/*.parquet and results.json (or a zip of the run folder); returns the status."""
             return run_submission(files, model_name, model_link, family, params, request, None)
 
@@ -373,18 +448,27 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             subs = lb.board("ark", list(lb.golds.get("ark").configs) if "ark" in lb.golds.available() else [])
             df = ark_status(views.ark_table(subs))
         else:
-            df = views.score_table(lb.board("triad", MAIN), MAIN + REFERENCE, sort_by=views.display(MAIN[0]),
-                                   status=lb.annotations("triad", MAIN))  # the API keeps the paper's keys (I2C, ...)
-        return [{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
-                for row in df.to_dict(orient="records")]
+            df = views.score_table(
+                lb.board("triad", MAIN),
+                MAIN + REFERENCE,
+                sort_by=views.display(MAIN[0]),
+                status=lb.annotations("triad", MAIN),
+            )  # the API keeps the paper's keys (I2C, ...)
+        return [
+            {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+            for row in df.to_dict(orient="records")
+        ]
 
-    def run_admin(token: str, sid: Any, action: str, request: gr.Request | None, profile: Any
-                  ) -> tuple[str, pd.DataFrame]:
+    def run_admin(
+        token: str, sid: Any, action: str, request: gr.Request | None, profile: Any
+    ) -> tuple[str, pd.DataFrame]:
         who = lb.who(request, profile)  # the Hub user with login on, so one account's guesses lock out only it
         if lb.settings.admin_token and lb.admin_locked(who):
             limit, window = lb.guards.admin_failures
-            return (f"Too many wrong admin tokens from this client ({limit} in {window:.0f} s); try again later.",
-                    pd.DataFrame())
+            return (
+                f"Too many wrong admin tokens from this client ({limit} in {window:.0f} s); try again later.",
+                pd.DataFrame(),
+            )
         msg = moderation.apply(lb.db, lb.settings.admin_token, token, sid, action)
         ok = moderation.authorized(lb.settings.admin_token, token)
         if lb.settings.admin_token:
@@ -394,10 +478,13 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         return msg, views.admin_table(lb.db.submissions(include_hidden=True))
 
     if lb.settings.oauth:
-        def admin(token: str, sid: Any, action: str, request: gr.Request,
-                  profile: gr.OAuthProfile | None) -> tuple[str, pd.DataFrame]:
+
+        def admin(
+            token: str, sid: Any, action: str, request: gr.Request, profile: gr.OAuthProfile | None
+        ) -> tuple[str, pd.DataFrame]:
             return run_admin(token, sid, action, request, profile)
     else:
+
         def admin(token: str, sid: Any, action: str, request: gr.Request) -> tuple[str, pd.DataFrame]:
             return run_admin(token, sid, action, request, None)
 
@@ -446,25 +533,37 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             with gr.Tab("TRIAD", id="triad"):
                 with gr.Row():
                     search = gr.Textbox(label="Search model name", placeholder="substring", scale=3)
-                    family = gr.Dropdown(choices=[views.ALL_FAMILIES], value=views.ALL_FAMILIES, label="Family",
-                                         scale=2)
-                    sort_by = gr.Dropdown(choices=main_labels + [views.MODEL_COL, views.PARAMS_COL],
-                                          value=main_labels[0], label="Sort by", scale=2)
-                    every_row = gr.Checkbox(label="Every row: failed ones too, ranks among all rows", value=False,
-                                            scale=2)
-                main_table = gr.Dataframe(label="mAP per subset (click a header to sort; no aggregate by design)",
-                                          interactive=False, datatype="str", elem_id="main-table")
+                    family = gr.Dropdown(
+                        choices=[views.ALL_FAMILIES], value=views.ALL_FAMILIES, label="Family", scale=2
+                    )
+                    sort_by = gr.Dropdown(
+                        choices=main_labels + [views.MODEL_COL, views.PARAMS_COL],
+                        value=main_labels[0],
+                        label="Sort by",
+                        scale=2,
+                    )
+                    every_row = gr.Checkbox(
+                        label="Every row: failed ones too, ranks among all rows", value=False, scale=2
+                    )
+                main_table = gr.Dataframe(
+                    label="mAP per subset (click a header to sort; no aggregate by design)",
+                    interactive=False,
+                    datatype="str",
+                    elem_id="main-table",
+                )
                 with gr.Accordion("What the columns mean, and chance level", open=True):
                     main_legend = gr.Markdown(elem_id="legend")
                 with gr.Accordion("Details: bootstrap intervals and metadata", open=False):
                     detail_pick = gr.Dropdown(label="Submission", choices=[])
                     with gr.Row():
                         meta_df = gr.Dataframe(label="Metadata", interactive=False, datatype="str", wrap=True, scale=2)
-                        detail_df = gr.Dataframe(label="Per subset (95% bootstrap interval)", interactive=False,
-                                                 scale=3)
+                        detail_df = gr.Dataframe(
+                            label="Per subset (95% bootstrap interval)", interactive=False, scale=3
+                        )
             with gr.Tab("Reference tasks", id="reference"):
-                gr.Markdown("Self and Same are reference tasks (paper §3): reported separately, not part of the "
-                            "main table.")
+                gr.Markdown(
+                    "Self and Same are reference tasks (paper §3): reported separately, not part of the main table."
+                )
                 ref_table = gr.Dataframe(interactive=False, datatype="str", elem_id="reference-table")
                 ref_legend = gr.Markdown()
             with gr.Tab("Diagnostics", id="diagnostics"):
@@ -487,10 +586,14 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                 paper_df = gr.Dataframe(label="Paper C.3 / Fig. 9 / C.4 / D.3 diagnostics", interactive=False)
             with gr.Tab("Rank range", id="rank-range"):
                 rr_plot = gr.Plot(label="Best and worst rank over the six subsets (paper Figure 2)")
-                rr_table = gr.Dataframe(label="Rank per subset (average ranks for ties)", interactive=False,
-                                        datatype="str")
-                tau_table = gr.Dataframe(label="Rank agreement between subsets: Kendall τ-b (paper C.2; ≥ 3 models)",
-                                         interactive=False, datatype="str")
+                rr_table = gr.Dataframe(
+                    label="Rank per subset (average ranks for ties)", interactive=False, datatype="str"
+                )
+                tau_table = gr.Dataframe(
+                    label="Rank agreement between subsets: Kendall τ-b (paper C.2; ≥ 3 models)",
+                    interactive=False,
+                    datatype="str",
+                )
             with gr.Tab("Compare", id="compare"):
                 gr.Markdown(significance.RULE)
                 with gr.Row():
@@ -504,8 +607,9 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             with gr.Tab("ARK", id="ark"):
                 gr.Markdown(legend.ARK_TAB_NOTE.format(top=ARK_TOP, depth=ARK_MIN_DEPTH))
                 ark_legend = gr.Markdown()
-                ark_df = gr.Dataframe(label="R@1 by knowledge domain", interactive=False, datatype="str",
-                                      elem_id="ark-table")
+                ark_df = gr.Dataframe(
+                    label="R@1 by knowledge domain", interactive=False, datatype="str", elem_id="ark-table"
+                )
                 ark_domain_plot = gr.Plot(label="R@1 per knowledge domain", elem_id="ark-domain-plot")
                 with gr.Accordion("R@1 per knowledge domain with 95% intervals: table", open=False):
                     ark_domain_long = gr.Dataframe(interactive=False, datatype="str")
@@ -514,20 +618,28 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                     ark_skill_df = gr.Dataframe(label="R@1 by reasoning skill", interactive=False, datatype="str")
                     ark_skill_long = gr.Dataframe(label="with 95% intervals", interactive=False, datatype="str")
                 ark_sub_df = gr.Dataframe(label="R@1 per subtype", interactive=False, datatype="str")
-                ark_rob_df = gr.Dataframe(label="Captioner robustness of text-space rows (paper H.1): Spearman ρ of "
-                                          "model rankings between captioners (≥ 3 models)", interactive=False,
-                                          datatype="str")
+                ark_rob_df = gr.Dataframe(
+                    label="Captioner robustness of text-space rows (paper H.1): Spearman ρ of "
+                    "model rankings between captioners (≥ 3 models)",
+                    interactive=False,
+                    datatype="str",
+                )
             with gr.Tab("Submit", id="submit"):
                 gr.Markdown(SUBMIT_HELP)
-                files = gr.File(label="rankings/*.parquet + results.json, or a zip of the run folder",
-                                file_count="multiple", file_types=list(UPLOAD_SUFFIXES), type="filepath",
-                                elem_id="upload")
+                files = gr.File(
+                    label="rankings/*.parquet + results.json, or a zip of the run folder",
+                    file_count="multiple",
+                    file_types=list(UPLOAD_SUFFIXES),
+                    type="filepath",
+                    elem_id="upload",
+                )
                 with gr.Row():
                     f_name = gr.Textbox(label="Model name", max_lines=1)
                     f_link = gr.Textbox(label="Model link (https://…)", max_lines=1)
                 with gr.Row():
-                    f_family = gr.Dropdown(label="Family", choices=list(FAMILIES), value="other",
-                                           allow_custom_value=True)
+                    f_family = gr.Dropdown(
+                        label="Family", choices=list(FAMILIES), value="other", allow_custom_value=True
+                    )
                     f_params = gr.Textbox(label="Parameters (e.g. 86M, 1.5B)", max_lines=1)
                 submit_btn = gr.Button("Submit", variant="primary")
                 status = gr.Textbox(label="Status", interactive=False, lines=8, elem_id="status")
@@ -539,8 +651,9 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                         a_action = gr.Radio(list(ADMIN_ACTIONS), value=ADMIN_ACTIONS[0], label="Action")
                     a_btn = gr.Button("Apply")
                     a_msg = gr.Textbox(label="Result", interactive=False)
-                    a_table = gr.Dataframe(label="All submissions (including hidden)", interactive=False,
-                                           datatype="str")
+                    a_table = gr.Dataframe(
+                        label="All submissions (including hidden)", interactive=False, datatype="str"
+                    )
             with gr.Tab("About", id="about"):
                 gr.Markdown(ABOUT)
                 about_status = gr.Textbox(label="Server status", interactive=False, lines=3)
@@ -549,25 +662,52 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                     with gr.Accordion("Dataset card of the TRIAD gold served here", open=False):
                         gr.Markdown(card, elem_id="dataset-card")
 
-        refresh_outputs = [main_table, family, ref_table, detail_pick, diag_pick, pick_a, pick_b, ark_df,
-                           ark_domain_plot, ark_domain_long, ark_skill_plot, ark_skill_long, ark_skill_df, ark_sub_df,
-                           ark_rob_df, about_status, main_legend, ref_legend, ark_legend]
+        refresh_outputs = [
+            main_table,
+            family,
+            ref_table,
+            detail_pick,
+            diag_pick,
+            pick_a,
+            pick_b,
+            ark_df,
+            ark_domain_plot,
+            ark_domain_long,
+            ark_skill_plot,
+            ark_skill_long,
+            ark_skill_df,
+            ark_sub_df,
+            ark_rob_df,
+            about_status,
+            main_legend,
+            ref_legend,
+            ark_legend,
+        ]
         private = {"api_visibility": "private"}
         demo.load(refresh, [search, family, sort_by, every_row], refresh_outputs, **private)
         for trigger in (search.submit, family.change, sort_by.change, every_row.change):
             trigger(triad_table, [search, family, sort_by, every_row], main_table, **private)
             trigger(reference_table, [search, family], ref_table, **private)
         detail_pick.change(detail, detail_pick, [meta_df, detail_df], **private)
-        diag_pick.change(diagnostics, diag_pick, [heatmap, trap_df, hop_df, depth_plot, depth_df, profile_plot,
-                                                  profile_df, cost_plot, cost_df, paper_df], **private)
+        diag_pick.change(
+            diagnostics,
+            diag_pick,
+            [heatmap, trap_df, hop_df, depth_plot, depth_df, profile_plot, profile_df, cost_plot, cost_df, paper_df],
+            **private,
+        )
         for trigger in (family.change, every_row.change):
             trigger(rank_range, [family, every_row], [rr_plot, rr_table, tau_table], **private)
         demo.load(rank_range, [family, every_row], [rr_plot, rr_table, tau_table], **private)
         cmp_btn.click(compare, [pick_a, pick_b], [cmp_plot, cmp_table, cmp_note], **private)
-        submit_btn.click(submit, [files, f_name, f_link, f_family, f_params], status, api_name="submit",
-                         concurrency_limit=SUBMIT_CONCURRENCY).then(
-            refresh, [search, family, sort_by, every_row], refresh_outputs, **private
-        ).then(rank_range, [family, every_row], [rr_plot, rr_table, tau_table], **private)
+        submit_btn.click(
+            submit,
+            [files, f_name, f_link, f_family, f_params],
+            status,
+            api_name="submit",
+            concurrency_limit=SUBMIT_CONCURRENCY,
+        ).then(refresh, [search, family, sort_by, every_row], refresh_outputs, **private).then(
+            rank_range, [family, every_row], [rr_plot, rr_table, tau_table], **private
+        )
         if lb.settings.admin_token:
             a_btn.click(admin, [a_token, a_id, a_action], [a_msg, a_table], **private)
         gr.api(leaderboard, api_name="leaderboard")
@@ -591,14 +731,20 @@ def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
     demo = build_app(settings)
     lb: Leaderboard = demo.leaderboard
     limits = Limits.from_env()
-    guard = Middleware(UploadGuard, guards=Guards.from_env(), secret=lb.secret, max_request_bytes=limits.max_file_bytes,
-                       admin_token=settings.admin_token)
+    guard = Middleware(
+        UploadGuard,
+        guards=Guards.from_env(),
+        secret=lb.secret,
+        max_request_bytes=limits.max_file_bytes,
+        admin_token=settings.admin_token,
+    )
     sweeper = Sweeper()
     sweeper.start()
     lb.queue = VerifyQueue(lb.db, lb.golds.available())
     lb.queue.start()
     threads = (sweeper, lb.queue)
     if threading.current_thread() is threading.main_thread():
+
         def on_term(signum: int, frame: Any) -> None:
             left = lb.drain()
             time.sleep(1.0)  # the last answers leave through the queue's event streams
@@ -610,8 +756,15 @@ def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
         signal.signal(signal.SIGTERM, on_term)
     demo.queue(default_concurrency_limit=4)
     try:
-        demo.launch(server_name=settings.host, server_port=settings.port, max_file_size=limits.max_file_bytes,
-                    css=CSS, footer_links=["api"], app_kwargs={"middleware": [guard]}, **kwargs)
+        demo.launch(
+            server_name=settings.host,
+            server_port=settings.port,
+            max_file_size=limits.max_file_bytes,
+            css=CSS,
+            footer_links=["api"],
+            app_kwargs={"middleware": [guard]},
+            **kwargs,
+        )
     except KeyboardInterrupt:
         pass
     if not kwargs.get("prevent_thread_lock"):  # the server has stopped

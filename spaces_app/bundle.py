@@ -58,8 +58,13 @@ def _card(source: str) -> str:
     )
 
 
-def write_bundle(out_dir: str | Path, *, gold_triad: str | Path | None = None, gold_ark: str | Path | None = None,
-                 overwrite: bool = False) -> list[str]:
+def write_bundle(
+    out_dir: str | Path,
+    *,
+    gold_triad: str | Path | None = None,
+    gold_ark: str | Path | None = None,
+    overwrite: bool = False,
+) -> list[str]:
     """Write the Space folder into ``out_dir`` (written in a temporary folder, then renamed); returns its files."""
     out = Path(out_dir)
     if out.exists() and not (overwrite and out.is_dir()):
@@ -73,8 +78,9 @@ def write_bundle(out_dir: str | Path, *, gold_triad: str | Path | None = None, g
     try:
         for package in PACKAGES:
             shutil.copytree(PROJECT_ROOT / package, tmp / package, ignore=_SKIP)
-        (tmp / "README.md").write_text(_card((PROJECT_ROOT / "spaces_app" / "README.md").read_text(encoding="utf-8")),
-                                       encoding="utf-8")
+        (tmp / "README.md").write_text(
+            _card((PROJECT_ROOT / "spaces_app" / "README.md").read_text(encoding="utf-8")), encoding="utf-8"
+        )
         shutil.copyfile(PROJECT_ROOT / "spaces_app" / "requirements.txt", tmp / "requirements.txt")
         (tmp / "app.py").write_text(APP_PY, encoding="utf-8")
         for name, folder in golds.items():

@@ -65,6 +65,9 @@ def robustness_table(subs: Sequence[Mapping[str, Any]], macro: Any, skills: Any)
             axes["knowledge"].setdefault(cap, {})[str(s["model_name"])] = float(value)
         if per_skill:
             axes["reasoning"].setdefault(cap, {})[str(s["model_name"])] = float(np.mean(per_skill))
-    rows = [{"Axis": axis, "Captioner A": a, "Captioner B": b, "Spearman ρ": round(rho, 3)}
-            for axis, scores in axes.items() for (a, b), rho in rank_correlations(scores).items()]
+    rows = [
+        {"Axis": axis, "Captioner A": a, "Captioner B": b, "Spearman ρ": round(rho, 3)}
+        for axis, scores in axes.items()
+        for (a, b), rho in rank_correlations(scores).items()
+    ]
     return pd.DataFrame(rows, columns=["Axis", "Captioner A", "Captioner B", "Spearman ρ"])

@@ -38,8 +38,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _apply_env(args: argparse.Namespace) -> None:
-    for flag, var in (("data", "TRIAD_SPACE_DATA"), ("ark_data", "TRIAD_SPACE_ARK_DATA"), ("db", "TRIAD_SPACE_DB"),
-                      ("port", "GRADIO_SERVER_PORT"), ("host", "GRADIO_SERVER_NAME")):
+    for flag, var in (
+        ("data", "TRIAD_SPACE_DATA"),
+        ("ark_data", "TRIAD_SPACE_ARK_DATA"),
+        ("db", "TRIAD_SPACE_DB"),
+        ("port", "GRADIO_SERVER_PORT"),
+        ("host", "GRADIO_SERVER_NAME"),
+    ):
         value = getattr(args, flag)
         if value is not None:
             os.environ[var] = str(value)
@@ -57,9 +62,15 @@ def _handle(args: argparse.Namespace) -> int:
 
         if not args.model_name:
             raise TriadError("--submit needs --model-name")
-        outcome = submit_run_dir(settings.db_path, {"triad": settings.triad_dir, "ark": settings.ark_dir}, args.submit,
-                                 model_name=args.model_name, model_link=args.model_link, family=args.family,
-                                 params=args.params)  # the local owner, as the demo and a local browser
+        outcome = submit_run_dir(
+            settings.db_path,
+            {"triad": settings.triad_dir, "ark": settings.ark_dir},
+            args.submit,
+            model_name=args.model_name,
+            model_link=args.model_link,
+            family=args.family,
+            params=args.params,
+        )  # the local owner, as the demo and a local browser
         print(outcome.message)
         return 0
     from spaces_app.gold import require_gold
@@ -77,8 +88,13 @@ def _verify(args: argparse.Namespace) -> int:
     from spaces_app.remote import checker
 
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    folders = {"triad": args.data or os.environ.get("TRIAD_SPACE_DATA") or DEFAULT_TRIAD,
-               "ark": args.ark_data or os.environ.get("TRIAD_SPACE_ARK_DATA") or DEFAULT_ARK}
-    source = checker(db=args.db or (None if args.url else os.environ.get("TRIAD_SPACE_DB") or DEFAULT_DB),
-                     url=args.url, token=args.token or os.environ.get("TRIAD_SPACE_ADMIN_TOKEN"))
+    folders = {
+        "triad": args.data or os.environ.get("TRIAD_SPACE_DATA") or DEFAULT_TRIAD,
+        "ark": args.ark_data or os.environ.get("TRIAD_SPACE_ARK_DATA") or DEFAULT_ARK,
+    }
+    source = checker(
+        db=args.db or (None if args.url else os.environ.get("TRIAD_SPACE_DB") or DEFAULT_DB),
+        url=args.url,
+        token=args.token or os.environ.get("TRIAD_SPACE_ADMIN_TOKEN"),
+    )
     return source.run(args.id, folders, args.device)

@@ -95,14 +95,19 @@ UPDATE meta SET value = '2' WHERE key = 'schema_version';
 """
 # schema 2 -> 3: reproduction status, name keys, the gold's content fingerprint (duplicates are per gold content, so
 # a run scored on an older gold can be submitted again); SQLite's table rebuild (foreign keys off around it)
-_V3_COLUMNS = ("id, benchmark, model_name, model_link, family, params, submitter, created_at, dataset_fingerprint, "
-               "file_digest, hidden, summary_json, mismatches_json, run_json")
-_MIGRATE_2_TO_3 = (_SCHEMA.split("CREATE TABLE IF NOT EXISTS submissions (")[1].split(");")[0], f"""
+_V3_COLUMNS = (
+    "id, benchmark, model_name, model_link, family, params, submitter, created_at, dataset_fingerprint, "
+    "file_digest, hidden, summary_json, mismatches_json, run_json"
+)
+_MIGRATE_2_TO_3 = (
+    _SCHEMA.split("CREATE TABLE IF NOT EXISTS submissions (")[1].split(");")[0],
+    f"""
 INSERT INTO submissions_v3 ({_V3_COLUMNS}, gold_content) SELECT {_V3_COLUMNS}, dataset_fingerprint FROM submissions;
 DROP TABLE submissions;
 ALTER TABLE submissions_v3 RENAME TO submissions;
 UPDATE meta SET value = '3' WHERE key = 'schema_version';
-""")
+""",
+)
 
 
 # a row a visitor does not see by default: hidden by the admin, or a failed reproduction check
@@ -211,7 +216,8 @@ class Database:
         conn.executescript("BEGIN; CREATE TABLE submissions_v3 (" + table + ");" + copy + "COMMIT;")
         conn.executescript(_SCHEMA)
         for sid, name, submitter, created in conn.execute(
-                "SELECT id, model_name, submitter, created_at FROM submissions ORDER BY id").fetchall():
+            "SELECT id, model_name, submitter, created_at FROM submissions ORDER BY id"
+        ).fetchall():
             try:
                 key = name_key(name)
             except ValueError:
@@ -219,8 +225,9 @@ class Database:
             conn.execute("UPDATE submissions SET name_key = ? WHERE id = ?", (key, sid))
             owner = name_owner(submitter)
             if owner is not None:
-                conn.execute("INSERT OR IGNORE INTO names (name_key, owner, created_at) VALUES (?, ?, ?)",
-                             (key, owner, created))
+                conn.execute(
+                    "INSERT OR IGNORE INTO names (name_key, owner, created_at) VALUES (?, ?, ?)", (key, owner, created)
+                )
         conn.execute("PRAGMA foreign_keys=ON")
 
     def _absent(self) -> bool:
@@ -279,20 +286,29 @@ class Database:
         with self._write() as conn:
             dup = conn.execute(
                 f"SELECT id, model_name, {NOT_PUBLIC} AS hidden FROM submissions WHERE benchmark = ? AND "
-                "gold_content = ? AND file_digest = ?", (sub.benchmark, gold_content, sub.file_digest),
+                "gold_content = ? AND file_digest = ?",
+                (sub.benchmark, gold_content, sub.file_digest),
             ).fetchone()
             if dup is not None:
                 raise DuplicateSubmission(int(dup["id"]), str(dup["model_name"]), bool(dup["hidden"]))
-            same = conn.execute(
-                f"SELECT id, model_name, {NOT_PUBLIC} AS hidden FROM submissions WHERE benchmark = ? AND "
-                "gold_content = ? AND score_digest = ? AND score_digest != ''", (sub.benchmark, gold_content, sub.score_digest),
-            ).fetchone() if sub.score_digest else None
+            same = (
+                conn.execute(
+                    f"SELECT id, model_name, {NOT_PUBLIC} AS hidden FROM submissions WHERE benchmark = ? AND "
+                    "gold_content = ? AND score_digest = ? AND score_digest != ''",
+                    (sub.benchmark, gold_content, sub.score_digest),
+                ).fetchone()
+                if sub.score_digest
+                else None
+            )
             if same is not None:
                 raise DuplicateSubmission(int(same["id"]), str(same["model_name"]), bool(same["hidden"]), "scores")
             if sub.name_key:
                 if sub.name_owner is not None:  # the primary key makes the first claim win, whoever commits first
-                    conn.execute("INSERT INTO names (name_key, owner, created_at) VALUES (?, ?, ?) "
-                                 "ON CONFLICT (name_key) DO NOTHING", (sub.name_key, sub.name_owner, time.time()))
+                    conn.execute(
+                        "INSERT INTO names (name_key, owner, created_at) VALUES (?, ?, ?) "
+                        "ON CONFLICT (name_key) DO NOTHING",
+                        (sub.name_key, sub.name_owner, time.time()),
+                    )
                 owner = conn.execute("SELECT owner FROM names WHERE name_key = ?", (sub.name_key,)).fetchone()
                 if owner is not None and owner[0] != sub.name_owner:
                     raise NameTaken(sub.name_key, str(owner[0]))
@@ -301,12 +317,22 @@ class Database:
                 " dataset_fingerprint, file_digest, summary_json, mismatches_json, run_json, status, verify_json,"
                 " name_key, gold_content, score_digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    sub.benchmark, sub.model_name, sub.model_link, sub.family, sub.params, sub.submitter,
+                    sub.benchmark,
+                    sub.model_name,
+                    sub.model_link,
+                    sub.family,
+                    sub.params,
+                    sub.submitter,
                     sub.created_at if sub.created_at is not None else time.time(),
-                    sub.dataset_fingerprint, sub.file_digest,
-                    json.dumps(sub.summary, sort_keys=True, allow_nan=False), json.dumps(list(sub.mismatches)),
-                    json.dumps(dict(sub.run or {}), sort_keys=True, allow_nan=False), sub.status,
-                    json.dumps(dict(sub.verify or {}), sort_keys=True, allow_nan=False), sub.name_key, gold_content,
+                    sub.dataset_fingerprint,
+                    sub.file_digest,
+                    json.dumps(sub.summary, sort_keys=True, allow_nan=False),
+                    json.dumps(list(sub.mismatches)),
+                    json.dumps(dict(sub.run or {}), sort_keys=True, allow_nan=False),
+                    sub.status,
+                    json.dumps(dict(sub.verify or {}), sort_keys=True, allow_nan=False),
+                    sub.name_key,
+                    gold_content,
                     sub.score_digest,
                 ),
             )
@@ -331,20 +357,24 @@ class Database:
             row = conn.execute("SELECT owner FROM names WHERE name_key = ?", (key,)).fetchone()
         return str(row[0]) if row else None
 
-    def take_attempt(self, submitter: str, window_s: float, limit: int, *, action: str = "submit",
-                     at: float | None = None) -> int | None:
+    def take_attempt(
+        self, submitter: str, window_s: float, limit: int, *, action: str = "submit", at: float | None = None
+    ) -> int | None:
         """Count the submitter's attempts in the window and record a new one, in one transaction: the attempt's
         row id, or None (nothing recorded) when ``limit`` attempts were made already. Parallel calls serialize on
         the write lock, so exactly ``limit`` of them get through."""
         now = time.time() if at is None else at
         with self._write(bump=False) as conn:
-            count = conn.execute("SELECT COUNT(*) FROM attempts WHERE submitter = ? AND at >= ? AND action = ?",
-                                 (submitter, now - window_s, action)).fetchone()[0]
+            count = conn.execute(
+                "SELECT COUNT(*) FROM attempts WHERE submitter = ? AND at >= ? AND action = ?",
+                (submitter, now - window_s, action),
+            ).fetchone()[0]
             if int(count) >= limit:
                 return None
             conn.execute("DELETE FROM attempts WHERE at < ?", (now - ATTEMPTS_KEEP_S,))
-            cur = conn.execute("INSERT INTO attempts (submitter, at, accepted, action) VALUES (?, ?, 0, ?)",
-                               (submitter, now, action))
+            cur = conn.execute(
+                "INSERT INTO attempts (submitter, at, accepted, action) VALUES (?, ?, 0, ?)", (submitter, now, action)
+            )
             return int(cur.lastrowid)
 
     def record_attempt(self, submitter: str, accepted: bool, at: float | None = None, *, action: str = "submit") -> int:
@@ -363,19 +393,25 @@ class Database:
         if self._absent():
             return None
         with self._connect() as conn:
-            row = conn.execute(f"SELECT id, model_name, {NOT_PUBLIC} AS hidden FROM submissions WHERE "
-                               "benchmark = ? AND gold_content = ? AND file_digest = ?", (benchmark, gold_content, digest)).fetchone()
+            row = conn.execute(
+                f"SELECT id, model_name, {NOT_PUBLIC} AS hidden FROM submissions WHERE "
+                "benchmark = ? AND gold_content = ? AND file_digest = ?",
+                (benchmark, gold_content, digest),
+            ).fetchone()
         return (int(row[0]), str(row[1]), bool(row[2])) if row else None
 
     def set_verification(self, submission_id: int, status: str, verify: Mapping[str, Any]) -> bool:
         """Record a reproduction check's outcome (spaces_app.verify); False when the submission does not exist."""
         with self._write() as conn:
-            cur = conn.execute("UPDATE submissions SET status = ?, verify_json = ? WHERE id = ?",
-                               (status, json.dumps(dict(verify), sort_keys=True, allow_nan=False), submission_id))
+            cur = conn.execute(
+                "UPDATE submissions SET status = ?, verify_json = ? WHERE id = ?",
+                (status, json.dumps(dict(verify), sort_keys=True, allow_nan=False), submission_id),
+            )
             return cur.rowcount == 1
 
-    def verification_tasks(self, *, ids: Sequence[int] | None = None, pending_only: bool = True
-                           ) -> list[dict[str, Any]]:
+    def verification_tasks(
+        self, *, ids: Sequence[int] | None = None, pending_only: bool = True
+    ) -> list[dict[str, Any]]:
         """Submissions to check (id, benchmark, params, run, verify, status): the pending ones, or those of
         ``ids``."""
         if self._absent():
@@ -385,10 +421,23 @@ class Database:
             where += f" AND id IN ({','.join('?' * len(ids))})"
             args = list(ids)
         with self._connect() as conn:
-            rows = conn.execute(f"SELECT id, benchmark, params, run_json, verify_json, status, model_name "  # noqa: S608
-                                f"FROM submissions WHERE {where} ORDER BY id", args).fetchall()
-        return [{"id": int(r[0]), "benchmark": r[1], "params": r[2], "run": json.loads(r[3]),
-                 "verify": json.loads(r[4]), "status": r[5], "model_name": r[6]} for r in rows]
+            rows = conn.execute(
+                f"SELECT id, benchmark, params, run_json, verify_json, status, model_name "  # noqa: S608
+                f"FROM submissions WHERE {where} ORDER BY id",
+                args,
+            ).fetchall()
+        return [
+            {
+                "id": int(r[0]),
+                "benchmark": r[1],
+                "params": r[2],
+                "run": json.loads(r[3]),
+                "verify": json.loads(r[4]),
+                "status": r[5],
+                "model_name": r[6],
+            }
+            for r in rows
+        ]
 
     def set_hidden(self, submission_id: int, hidden: bool) -> bool:
         """Hide or show a submission; False when it does not exist."""
@@ -401,19 +450,20 @@ class Database:
         with self._write() as conn:
             cur = conn.execute("DELETE FROM submissions WHERE id = ?", (submission_id,))
             # a name whose owner has no row left is free again
-            conn.execute("DELETE FROM names WHERE NOT EXISTS (SELECT 1 FROM submissions s WHERE s.name_key = "
-                         "names.name_key)")
+            conn.execute(
+                "DELETE FROM names WHERE NOT EXISTS (SELECT 1 FROM submissions s WHERE s.name_key = names.name_key)"
+            )
             return cur.rowcount == 1
 
     # --- reads -------------------------------------------------------------------------------------------
-    def count_attempts(self, submitter: str, since: float, *, action: str = "submit",
-                       failed_only: bool = False) -> int:
+    def count_attempts(self, submitter: str, since: float, *, action: str = "submit", failed_only: bool = False) -> int:
         if self._absent():
             return 0
         with self._connect() as conn:
             row = conn.execute(
                 "SELECT COUNT(*) FROM attempts WHERE submitter = ? AND at >= ? AND action = ?"
-                + (" AND accepted = 0" if failed_only else ""), (submitter, since, action),
+                + (" AND accepted = 0" if failed_only else ""),
+                (submitter, since, action),
             ).fetchone()
             return int(row[0])
 
@@ -435,13 +485,20 @@ class Database:
         with self._connect() as conn:
             conn.execute("BEGIN")  # one snapshot for both queries
             subs = conn.execute(
-                f"SELECT * FROM submissions WHERE {' AND '.join(where)} ORDER BY id", args  # noqa: S608 - fixed clauses
+                f"SELECT * FROM submissions WHERE {' AND '.join(where)} ORDER BY id",
+                args,  # noqa: S608 - fixed clauses
             ).fetchall()
             ids = [int(r["id"]) for r in subs]
-            score_rows = conn.execute(
-                "SELECT * FROM scores WHERE submission_id IN (SELECT id FROM submissions WHERE "
-                + " AND ".join(where) + ")", args,
-            ).fetchall() if ids else []
+            score_rows = (
+                conn.execute(
+                    "SELECT * FROM scores WHERE submission_id IN (SELECT id FROM submissions WHERE "
+                    + " AND ".join(where)
+                    + ")",
+                    args,
+                ).fetchall()
+                if ids
+                else []
+            )
             conn.execute("COMMIT")
         by_id: dict[int, dict[str, ScoreRow]] = {i: {} for i in ids}
         for r in score_rows:

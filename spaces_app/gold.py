@@ -138,8 +138,9 @@ def load_gold(path: str | Path) -> Gold:
         rows = {c: _share_strings(folder.read_rows(path, c, columns=_text_columns(path, c))) for c in configs}
         rows = with_reference_categories(path, rows)  # paper C.3 strata (triad_dataset/folder/strata.py)
         indexes = {c: PoolIndex.build(c, rows[c]) for c in configs}
-        gold = Gold(bench, path, folder.fingerprint(path), rows, indexes=indexes,
-                    content=content_fingerprint(path, configs))
+        gold = Gold(
+            bench, path, folder.fingerprint(path), rows, indexes=indexes, content=content_fingerprint(path, configs)
+        )
         for c in configs:  # the scoring arrays, built once with the gold rather than inside a first submission
             gold.columnar(c)
         warm_scoring(gold)
@@ -147,7 +148,9 @@ def load_gold(path: str | Path) -> Gold:
     subtypes = [s for s in ark_names.SUBTYPES if s in present and s + ark_names.GALLERY_SUFFIX in present]
     rows = {s: folder.read_rows(path, s, columns=_text_columns(path, s)) for s in subtypes}
     galleries = {
-        s: frozenset(folder.read_table(path, s + ark_names.GALLERY_SUFFIX, columns=[ITEM_ID]).column(ITEM_ID).to_pylist())
+        s: frozenset(
+            folder.read_table(path, s + ark_names.GALLERY_SUFFIX, columns=[ITEM_ID]).column(ITEM_ID).to_pylist()
+        )
         for s in subtypes
     }
     content = content_fingerprint(path, [*subtypes, *(s + ark_names.GALLERY_SUFFIX for s in subtypes)])
@@ -228,6 +231,8 @@ def require_gold(data_dirs: Mapping[str, str | Path]) -> GoldStore:
     store = GoldStore(data_dirs)
     if not store.available():
         looked = ", ".join(f"{b.upper()}: {p}" for b, p in store.configured().items())
-        raise TriadError(f"no gold dataset folder found ({looked}); give the TRIAD gold folder with --data (or "
-                         "TRIAD_SPACE_DATA) and ARK's with --ark-data")
+        raise TriadError(
+            f"no gold dataset folder found ({looked}); give the TRIAD gold folder with --data (or "
+            "TRIAD_SPACE_DATA) and ARK's with --ark-data"
+        )
     return store

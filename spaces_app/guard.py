@@ -96,8 +96,13 @@ def claim_uploads(paths: Sequence[str | Path]) -> Iterator[list[str]]:
         shutil.rmtree(private, ignore_errors=True)
 
 
-def sweep(root: Path | None = None, now: float | None = None, *, max_age: float = UPLOAD_MAX_AGE_S,
-          temp_age: float = TEMP_MAX_AGE_S) -> int:
+def sweep(
+    root: Path | None = None,
+    now: float | None = None,
+    *,
+    max_age: float = UPLOAD_MAX_AGE_S,
+    temp_age: float = TEMP_MAX_AGE_S,
+) -> int:
     """Delete uploads older than ``max_age`` and Gradio's temporary or empty files older than ``temp_age``; returns
     how many files went. Safe to run while uploads and submissions are in progress (younger files are kept)."""
     root = root or upload_dir()
@@ -149,8 +154,9 @@ class UploadGuard:
     """Pure ASGI middleware: every request but ``POST .../upload`` passes through untouched (no buffering of the
     queue's event streams)."""
 
-    def __init__(self, app: Any, *, guards: Guards, secret: bytes, max_request_bytes: int,
-                 admin_token: str | None = None) -> None:
+    def __init__(
+        self, app: Any, *, guards: Guards, secret: bytes, max_request_bytes: int, admin_token: str | None = None
+    ) -> None:
         self.app = app
         self.guards, self.secret, self.max_request_bytes = guards, secret, max_request_bytes
         self.admin_token = admin_token
@@ -180,8 +186,9 @@ class UploadGuard:
             if not full:
                 self._reserved += length
         if full:
-            await PlainTextResponse("the server's storage is full; nothing was written, try again later",
-                                    status_code=507)(scope, receive, send)
+            await PlainTextResponse(
+                "the server's storage is full; nothing was written, try again later", status_code=507
+            )(scope, receive, send)
             return
         try:
             await self._upload(scope, _bounded(receive, length + MULTIPART_SLACK), send)
@@ -206,8 +213,9 @@ class UploadGuard:
         try:
             await self.app(scope, receive, capture)  # Gradio's upload, including its background copy into the cache
         except OSError:  # the disk filled while writing: Gradio's part file is removed by `sweep`
-            await PlainTextResponse("the server's storage is full; nothing was kept, try again later",
-                                    status_code=507)(scope, receive, send)
+            await PlainTextResponse("the server's storage is full; nothing was kept, try again later", status_code=507)(
+                scope, receive, send
+            )
             return
         body = b"".join(chunks)
         bad = self._bad_types(body) if start.get("status") == 200 else None
@@ -223,16 +231,23 @@ class UploadGuard:
         if length is None or not length.isdigit():
             return PlainTextResponse("uploads must state their Content-Length", status_code=411)
         if int(length) > self.max_request_bytes + MULTIPART_SLACK:
-            return PlainTextResponse(f"upload too large: at most {self.max_request_bytes} bytes per request",
-                                     status_code=413)
+            return PlainTextResponse(
+                f"upload too large: at most {self.max_request_bytes} bytes per request", status_code=413
+            )
         host = request.client.host if request.client else None
         key = address_key(client_address(host, request.headers, self.guards.trusted_proxies), self.secret)
         if not self.requests.take(key):
-            return PlainTextResponse(f"too many uploads: at most {self.guards.uploads[0]} per "
-                                     f"{self.guards.uploads[1]:.0f} s; try again later", status_code=429)
+            return PlainTextResponse(
+                f"too many uploads: at most {self.guards.uploads[0]} per "
+                f"{self.guards.uploads[1]:.0f} s; try again later",
+                status_code=429,
+            )
         if not self.bytes.take(key, int(length)):
-            return PlainTextResponse(f"too many bytes uploaded: at most {self.guards.upload_bytes[0] // 2**20} MB per "
-                                     f"{self.guards.upload_bytes[1]:.0f} s; try again later", status_code=429)
+            return PlainTextResponse(
+                f"too many bytes uploaded: at most {self.guards.upload_bytes[0] // 2**20} MB per "
+                f"{self.guards.upload_bytes[1]:.0f} s; try again later",
+                status_code=429,
+            )
         return None
 
     def _bad_types(self, body: bytes) -> Response | None:
@@ -247,8 +262,9 @@ class UploadGuard:
         for p in paths:
             remove_upload(p)
         asyncio.get_running_loop().call_later(2.0, lambda: [remove_upload(p) for p in paths])  # a late copy
-        return PlainTextResponse(f"{Path(bad[0]).name}: only {', '.join(UPLOAD_SUFFIXES)} files are accepted",
-                                 status_code=415)
+        return PlainTextResponse(
+            f"{Path(bad[0]).name}: only {', '.join(UPLOAD_SUFFIXES)} files are accepted", status_code=415
+        )
 
 
 def _bounded(receive: Any, limit: int) -> Any:

@@ -58,8 +58,12 @@ class Guards:
         if not raw.isdigit():
             raise TriadError(f"TRIAD_SPACE_TRUSTED_PROXIES={raw!r}: expected a number of proxies (0, 1, 2, ...)")
         mb, window = _rate("TRIAD_SPACE_UPLOAD_MB", "1024/3600")
-        return cls(int(raw), _rate("TRIAD_SPACE_UPLOAD_LIMIT", "200/3600"), (mb * 2**20, window),
-                   _rate("TRIAD_SPACE_ADMIN_LIMIT", "5/900"))
+        return cls(
+            int(raw),
+            _rate("TRIAD_SPACE_UPLOAD_LIMIT", "200/3600"),
+            (mb * 2**20, window),
+            _rate("TRIAD_SPACE_ADMIN_LIMIT", "5/900"),
+        )
 
 
 def client_address(peer: str | None, headers: Mapping[str, str], trusted_proxies: int) -> str:
@@ -90,7 +94,7 @@ def shown(submitter: str) -> str:
     """What the tables show for a stored submitter: the Hub user name, else 'anonymous' (addresses never)."""
     for prefix in (USER_PREFIX, "user:"):  # "user:" is how schema-1 databases stored Hub users
         if submitter.startswith(prefix):
-            return submitter[len(prefix):]
+            return submitter[len(prefix) :]
     if submitter.startswith(ADDRESS_PREFIX) or not submitter:
         return "anonymous"
     return submitter  # set by the operator on the command line ("local"; earlier "cli", "demo")
@@ -116,8 +120,9 @@ def is_local(peer: str | None, trusted_proxies: int) -> bool:
     return trusted_proxies <= 0 and bool(peer) and str(peer).startswith(_LOOPBACK)
 
 
-def request_key(request: Any, secret: bytes, trusted_proxies: int, username: str | None = None, *,
-                local_owner: bool = False) -> str:
+def request_key(
+    request: Any, secret: bytes, trusted_proxies: int, username: str | None = None, *, local_owner: bool = False
+) -> str:
     """The rate-limit / ownership key of a Gradio or Starlette request; ``local_owner`` (a board without login):
     a request from this machine is the local owner."""
     if username:

@@ -32,22 +32,35 @@ class Column:
 
 # TRIAD §3.2 and docs/protocol.md §1. The paper's short names (I2C, B-Fashion, ...) stay the keys of the API and of
 # results.json; the page puts the track in front of each. Domains follow names.DOMAINS: fashion, then cars.
-_FASHION_CONSTRAINTS = ("a reference product + 1–3 requested changes (positive and negative conditions) retrieves the "
-                        "products satisfying all of them")
-_FASHION_STATE = ("the same final intent as Constraints Fashion, stated over a 2–3 turn dialogue that may revise "
-                  "earlier conditions")
+_FASHION_CONSTRAINTS = (
+    "a reference product + 1–3 requested changes (positive and negative conditions) retrieves the "
+    "products satisfying all of them"
+)
+_FASHION_STATE = (
+    "the same final intent as Constraints Fashion, stated over a 2–3 turn dialogue that may revise earlier conditions"
+)
 COLUMNS: Final[Mapping[str, Column]] = {
-    n.ABSTRACTION_CONFIGS[0]: Column("Abstraction", "Abstraction I2C", "image → concept: an instance image (+ its "
-                                     "class name) retrieves its WordNet ancestors 1–2 levels up"),
-    n.ABSTRACTION_CONFIGS[1]: Column("Abstraction", "Abstraction C2I", "concept → image: a concept's name and "
-                                     "definition retrieves images of classes 1–2 levels below it (5 positives)"),
+    n.ABSTRACTION_CONFIGS[0]: Column(
+        "Abstraction",
+        "Abstraction I2C",
+        "image → concept: an instance image (+ its class name) retrieves its WordNet ancestors 1–2 levels up",
+    ),
+    n.ABSTRACTION_CONFIGS[1]: Column(
+        "Abstraction",
+        "Abstraction C2I",
+        "concept → image: a concept's name and "
+        "definition retrieves images of classes 1–2 levels below it (5 positives)",
+    ),
     n.CONSTRAINTS_CONFIGS[0]: Column("Constraints", "Constraints Fashion", _FASHION_CONSTRAINTS),
     n.CONSTRAINTS_CONFIGS[1]: Column("Constraints", "Constraints Cars", "the same on Stanford Cars"),
     n.STATE_CONFIGS[0]: Column("State", "State Fashion", _FASHION_STATE),
     n.STATE_CONFIGS[1]: Column("State", "State Cars", "the same over a dialogue on Stanford Cars"),
-    n.SELF_CONFIGS[0]: Column("Reference: Self", "Self I2C",
-                              "an instance retrieves its own leaf concept (one positive: mAP = MRR)"),
-    n.SELF_CONFIGS[1]: Column("Reference: Self", "Self C2I", "a leaf concept retrieves its own instance (one positive)"),
+    n.SELF_CONFIGS[0]: Column(
+        "Reference: Self", "Self I2C", "an instance retrieves its own leaf concept (one positive: mAP = MRR)"
+    ),
+    n.SELF_CONFIGS[1]: Column(
+        "Reference: Self", "Self C2I", "a leaf concept retrieves its own instance (one positive)"
+    ),
     n.SAME_CONFIGS[0]: Column("Reference: Same", "Same Fashion", "find this exact product: its other images"),
     n.SAME_CONFIGS[1]: Column("Reference: Same", "Same Cars", "find this exact car: its other images"),
 }
@@ -71,20 +84,24 @@ def legend_markdown(configs: Sequence[str], chance: Mapping[str, float]) -> str:
     lines = ["| column | paper's name | what it measures | chance mAP |", "|---|---|---|---:|"]
     for c in configs:
         col = COLUMNS[c]
-        lines.append(f"| **{col.header}** | {n.DISPLAY_NAMES.get(c, c)} | {col.tooltip} | "
-                     f"{_chance_cell(chance.get(c))} |")
+        lines.append(
+            f"| **{col.header}** | {n.DISPLAY_NAMES.get(c, c)} | {col.tooltip} | {_chance_cell(chance.get(c))} |"
+        )
     return "\n".join(lines)
 
 
-CHANCE_NOTE: Final = ("*Chance* is the exact expected mAP of a uniformly random ranking of each query's pool, "
-                      "computed on this server from the gold it holds (pool size and positives per query; TRIAD "
-                      "eq. 2, `triad audit` prints the same figure): a score near it means the model found nothing.")
+CHANCE_NOTE: Final = (
+    "*Chance* is the exact expected mAP of a uniformly random ranking of each query's pool, "
+    "computed on this server from the gold it holds (pool size and positives per query; TRIAD "
+    "eq. 2, `triad audit` prints the same figure): a score near it means the model found nothing."
+)
 
 ARK_COLUMNS: Final = (
     "**R@1 macro** is Recall@1 (is the one positive ranked first?) averaged over the subtypes, each retrieving from "
     "its own whole gallery (ARK §4); the other columns average it per knowledge domain, reasoning skill or subtype. "
     "*Captioner* is empty when the model saw the images, else the captioner of a text-space run "
-    "(`triad run --captions`).")
+    "(`triad run --captions`)."
+)
 
 
 def ark_chance_line(chance: Mapping[str, float]) -> str:
@@ -102,8 +119,11 @@ def links_markdown(env: Mapping[str, str] | None = None) -> str:
     env = os.environ if env is None else env
     parts = [f"Papers: [{TRIAD_TITLE}]({TRIAD_PAPER_URL}) (TRIAD, arXiv:{ARXIV_ID}); *{ARK_TITLE}* (ARK)."]
     dataset = env.get(DATASET_URL_ENV, "").strip()
-    parts.append(f"Dataset card: [{_safe_url(dataset)}]({_safe_url(dataset)})" if _is_url(dataset) else
-                 "Dataset card: the README.md of the gold folder served here (in the *About* tab).")
+    parts.append(
+        f"Dataset card: [{_safe_url(dataset)}]({_safe_url(dataset)})"
+        if _is_url(dataset)
+        else "Dataset card: the README.md of the gold folder served here (in the *About* tab)."
+    )
     repo = env.get(REPO_URL_ENV, "").strip()
     space = env.get("SPACE_ID", "").strip()
     if _is_url(repo):
@@ -129,7 +149,7 @@ def card_markdown(card: str) -> str:
     if card.startswith("---"):
         end = card.find("\n---", 3)
         if end != -1:
-            card = card[end + 4:]
+            card = card[end + 4 :]
     return card.strip()
 
 
@@ -137,4 +157,5 @@ ARK_TAB_NOTE: Final = (
     "ARK: Recall@1 macro-averaged over subtypes, then per knowledge domain and reasoning skill, rescored on this "
     "server from the submitted rankings. `triad run` writes each query's top {top} of its subtype's whole gallery "
     "and the positive's rank; the server needs at least the top {depth} ids (R@10, nDCG@20) and checks the rank "
-    "against the listed ids.")
+    "against the listed ids."
+)

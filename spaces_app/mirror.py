@@ -51,8 +51,12 @@ def mirror(submission: Mapping[str, Any]) -> None:
 
             record = {**submission, "scores": {c: dataclasses.asdict(sc) for c, sc in submission["scores"].items()}}
             data = json.dumps(record, sort_keys=True, default=str).encode()
-            HfApi(token=token).upload_file(path_or_fileobj=data, path_in_repo=f"submissions/{submission['id']}.json",
-                                           repo_id=repo, repo_type="dataset")
+            HfApi(token=token).upload_file(
+                path_or_fileobj=data,
+                path_in_repo=f"submissions/{submission['id']}.json",
+                repo_id=repo,
+                repo_type="dataset",
+            )
         except Exception as exc:  # reported in the status line, never raised into the submission
             with _lock:
                 _last_error.append(f"{type(exc).__name__}: {exc}"[:200])

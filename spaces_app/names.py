@@ -27,8 +27,10 @@ from triad_dataset.contract.errors import TriadError
 MAX_NAME: Final = 80
 # Default ignorables, controls, format / private-use / surrogate / line and paragraph separators, and characters
 # that render as a blank glyph without being white space.
-_INVISIBLE: Final = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\p{Co}\p{Cs}\p{Zl}\p{Zp}"
-                                  r"\u2800\u115f\u1160\u3164\uffa0]")
+_INVISIBLE: Final = regex.compile(
+    r"[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\p{Co}\p{Cs}\p{Zl}\p{Zp}"
+    r"\u2800\u115f\u1160\u3164\uffa0]"
+)
 _VISIBLE: Final = regex.compile(r"[\p{L}\p{N}\p{P}\p{S}]")
 _ALNUM: Final = regex.compile(r"[\p{L}\p{N}]")
 _LRM: Final = "\u200e\u200f"  # the packaged data wraps right-to-left glyphs in direction marks for display

@@ -117,9 +117,17 @@ def profile_long(sub: Mapping[str, Any]) -> pd.DataFrame:
             node = by[profile]
             n_p, n_n = n.PROFILES[profile]
             iv = node.get("interval") or [None, None]
-            rows.append({"Subset": legend.header(c), "Profile": profile, "Conditions": f"{n_p}P + {n_n}N",
-                         "mAP": _round(node.get("map")), LO: _round(iv[0]), HI: _round(iv[1]),
-                         "Queries": node.get("n_queries")})
+            rows.append(
+                {
+                    "Subset": legend.header(c),
+                    "Profile": profile,
+                    "Conditions": f"{n_p}P + {n_n}N",
+                    "mAP": _round(node.get("map")),
+                    LO: _round(iv[0]),
+                    HI: _round(iv[1]),
+                    "Queries": node.get("n_queries"),
+                }
+            )
     return pd.DataFrame(rows, columns=["Subset", "Profile", "Conditions", "mAP", LO, HI, "Queries"])
 
 
@@ -154,8 +162,10 @@ def dialogue_cost_plot(sub: Mapping[str, Any]):
     table = dialogue_cost_table(sub)
     if table.empty:
         return _empty("no dialogue-cost diagnostics (needs the state and constraints subsets)")
-    labels = [f"{r.Domain}: all" if r.Session == "all" else f"{r.Domain}: {r.Session}, {r.Turns} turns"
-              for r in table.itertuples()]
+    labels = [
+        f"{r.Domain}: all" if r.Session == "all" else f"{r.Domain}: {r.Session}, {r.Turns} turns"
+        for r in table.itertuples()
+    ]
     delta, lo, hi = _floats(table["Δ AP"]), _floats(table[LO]), _floats(table[HI])
     overall = (table["Session"] == "all").to_numpy()
     fig, ax = _figure(6.5, 0.38 * len(labels) + 1.4)
@@ -194,8 +204,16 @@ def ark_long(subs: Sequence[Mapping[str, Any]], axis: str = "domain") -> pd.Data
         for group in ARK_ORDER[axis]:
             value, lo, hi = _ark_group(s, axis, group)
             if value is not None:
-                rows.append({"id": int(s["id"]), "Model": str(s["model_name"]), label: _label(group),
-                             "R@1": _round(value), LO: _round(lo), HI: _round(hi)})
+                rows.append(
+                    {
+                        "id": int(s["id"]),
+                        "Model": str(s["model_name"]),
+                        label: _label(group),
+                        "R@1": _round(value),
+                        LO: _round(lo),
+                        HI: _round(hi),
+                    }
+                )
     return pd.DataFrame(rows, columns=["id", "Model", label, "R@1", LO, HI])
 
 
@@ -214,8 +232,15 @@ def ark_bars(subs: Sequence[Mapping[str, Any]], axis: str = "domain", chance: Ma
         values = np.array([np.nan if v is None else v for v, _, _ in cells], dtype=float)
         lo = np.array([np.nan if c[1] is None else c[1] for c in cells], dtype=float)
         hi = np.array([np.nan if c[2] is None else c[2] for c in cells], dtype=float)
-        ax.bar(x - 0.4 + width * (i + 0.5), np.nan_to_num(values), width, yerr=_errors(np.nan_to_num(values), lo, hi),
-               capsize=2, label=plain(f"{s['id']}: {s['model_name']}"), error_kw={"elinewidth": 0.8})
+        ax.bar(
+            x - 0.4 + width * (i + 0.5),
+            np.nan_to_num(values),
+            width,
+            yerr=_errors(np.nan_to_num(values), lo, hi),
+            capsize=2,
+            label=plain(f"{s['id']}: {s['model_name']}"),
+            error_kw={"elinewidth": 0.8},
+        )
     if chance:
         for xi, g in zip(x, groups, strict=True):
             if g in chance:

@@ -55,7 +55,9 @@ class PoolIndex:
         pools = [r["candidate_ids"] for r in rows]
         sizes = {len(p) for p in pools}
         if len(sizes) > 1:
-            raise TriadError(f"gold config {config}: pools of different sizes {sorted(sizes)[:5]}; docs/protocol.md §1 fixes one size")
+            raise TriadError(
+                f"gold config {config}: pools of different sizes {sorted(sizes)[:5]}; docs/protocol.md §1 fixes one size"
+            )
         size = sizes.pop() if sizes else 0
         encoded = pa.array(list(itertools.chain.from_iterable(pools)), pa.string()).dictionary_encode()
         vocab = encoded.dictionary
@@ -65,8 +67,9 @@ class PoolIndex:
         sorted_codes = np.take_along_axis(codes, order, axis=1)
         repeated = np.flatnonzero((sorted_codes[:, 1:] == sorted_codes[:, :-1]).any(axis=1))
         if repeated.size:
-            raise TriadError(f"gold config {config}, query {rows[int(repeated[0])]['query_id']!r}: candidate_ids "
-                             "repeat an id")
+            raise TriadError(
+                f"gold config {config}, query {rows[int(repeated[0])]['query_id']!r}: candidate_ids repeat an id"
+            )
         qids = [str(r["query_id"]) for r in rows]
         slots = order.astype(np.int16 if size <= np.iinfo(np.int16).max else np.int32)
         return cls(qids, {q: i for i, q in enumerate(qids)}, vocab, codes, sorted_codes, slots)
@@ -75,12 +78,14 @@ class PoolIndex:
 def _flat_codes(ranking: ParsedRanking, index: PoolIndex) -> np.ndarray:
     """Each ranked id's code in ``index.vocab`` (``index.missing`` for an id in no pool), in file order."""
     ids = ranking.candidate_ids
-    flat = ids.flatten() if isinstance(ids, pa.Array) else pa.array(list(itertools.chain.from_iterable(ids)),
-                                                                     pa.string())
+    flat = (
+        ids.flatten() if isinstance(ids, pa.Array) else pa.array(list(itertools.chain.from_iterable(ids)), pa.string())
+    )
     if pa.types.is_dictionary(flat.type):  # look up the file's distinct ids only
         table = pc.index_in(flat.dictionary, value_set=index.vocab).fill_null(index.missing)
-        return table.to_numpy(zero_copy_only=False).astype(index.codes.dtype)[flat.indices.to_numpy(
-            zero_copy_only=False)]
+        return table.to_numpy(zero_copy_only=False).astype(index.codes.dtype)[
+            flat.indices.to_numpy(zero_copy_only=False)
+        ]
     found = pc.index_in(flat, value_set=index.vocab).fill_null(index.missing)
     return found.to_numpy(zero_copy_only=False).astype(index.codes.dtype)
 

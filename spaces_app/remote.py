@@ -47,11 +47,15 @@ class Checker:
             if not (task.get("verify") or {}).get("sample"):
                 print(f"submission {sid} ({task.get('model_name')}): not checkable ({reason or 'no sample'})")
                 continue
-            print(f"submission {sid} ({task.get('model_name')}): re-encoding with {task['verify'].get('spec')} "
-                  f"on {device}", file=sys.stderr)
+            print(
+                f"submission {sid} ({task.get('model_name')}): re-encoding with {task['verify'].get('spec')} "
+                f"on {device}",
+                file=sys.stderr,
+            )
             try:
-                status, record = verify.check(task, folders, device=device, loader=self._load,
-                                              log=lambda m: print(m, file=sys.stderr))
+                status, record = verify.check(
+                    task, folders, device=device, loader=self._load, log=lambda m: print(m, file=sys.stderr)
+                )
             except verify.Unavailable as exc:
                 print(f"submission {sid}: left pending ({exc})")
                 continue
@@ -62,9 +66,11 @@ class Checker:
             if result is None:
                 print(f"submission {sid}: {status} ({record.get('reason')})")
             else:
-                print(f"submission {sid}: {status} ({result['queries']} queries, {result['pairs']} pairs compared, "
-                      f"{result['disagreeing']} disagreeing, {result['within_tolerance']} within "
-                      f"{verify.TOLERANCE:g})")
+                print(
+                    f"submission {sid}: {status} ({result['queries']} queries, {result['pairs']} pairs compared, "
+                    f"{result['disagreeing']} disagreeing, {result['within_tolerance']} within "
+                    f"{verify.TOLERANCE:g})"
+                )
             failed += status == verify.FAILED
         return 1 if failed else 0
 

@@ -91,13 +91,25 @@ class QueryJudgement:
         return self.low - AP_SLACK <= self.submitted <= self.high + AP_SLACK
 
 
-def judge_query(config: str, query_id: str, scores: np.ndarray, positive: np.ndarray,
-                submitted_ranks: Sequence[int], tolerance: float) -> QueryJudgement:
+def judge_query(
+    config: str,
+    query_id: str,
+    scores: np.ndarray,
+    positive: np.ndarray,
+    submitted_ranks: Sequence[int],
+    tolerance: float,
+) -> QueryJudgement:
     """The submitted AP (from the positives' submitted ranks) against the model's own over the whole pool."""
     n_pos = int(np.asarray(positive, dtype=bool).sum())
     low, high = tie_range(scores, positive, tolerance)
-    return QueryJudgement(config, query_id, average_precision(submitted_ranks, n_pos),
-                          average_precision(own_ranks(scores, positive), n_pos), low, high)
+    return QueryJudgement(
+        config,
+        query_id,
+        average_precision(submitted_ranks, n_pos),
+        average_precision(own_ranks(scores, positive), n_pos),
+        low,
+        high,
+    )
 
 
 def favourable_p(differences: Sequence[float], grid: float = GRID) -> float:

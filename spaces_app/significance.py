@@ -18,13 +18,14 @@ ALPHA: Final = 0.05
 COLUMN: Final = "Significant?"
 RULE: Final = (
     "**Significant?** is decided by the paper's test — two-sided Wilcoxon signed-rank on the per-query AP "
-    "differences, Holm-adjusted over the subsets shown, α = 0.05 — and is \"yes\" only when the 95% paired "
+    'differences, Holm-adjusted over the subsets shown, α = 0.05 — and is "yes" only when the 95% paired '
     "bootstrap interval of ΔmAP also excludes 0 on the same side; when the two disagree the cell says so "
-    "(spaces_app/significance.py).")
+    "(spaces_app/significance.py)."
+)
 
 
 def verdict(p_holm: float, lo: float | None, hi: float | None, rank_biserial: float | None) -> str:
-    """"yes: A better" / "yes: B better" / "no" / "no: ..." (the test and the interval disagree).
+    """ "yes: A better" / "yes: B better" / "no" / "no: ..." (the test and the interval disagree).
 
     >>> verdict(0.001, 0.02, 0.09, 0.4), verdict(0.001, -0.09, -0.02, -0.4), verdict(0.3, -0.01, 0.05, 0.1)
     ('yes: A better', 'yes: B better', 'no')

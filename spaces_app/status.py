@@ -39,8 +39,11 @@ class Plausibility:
     @classmethod
     def from_env(cls) -> Plausibility:
         out = []
-        for var, default in (("TRIAD_SPACE_MAP_BOUND", cls.bound), ("TRIAD_SPACE_MAP_MARGIN", cls.margin),
-                             ("TRIAD_SPACE_MAP_UNVERIFIED_BOUND", cls.unverified_bound)):
+        for var, default in (
+            ("TRIAD_SPACE_MAP_BOUND", cls.bound),
+            ("TRIAD_SPACE_MAP_MARGIN", cls.margin),
+            ("TRIAD_SPACE_MAP_UNVERIFIED_BOUND", cls.unverified_bound),
+        ):
             raw = os.environ.get(var, "").strip()
             try:
                 out.append(float(raw) if raw else default)
@@ -51,8 +54,12 @@ class Plausibility:
 
 def current(sub: Mapping[str, Any], gold_content: str | None, gold_bytes: str | None) -> bool:
     """Scored on the gold served now (same content, or the same files)."""
-    return bool(gold_content) and sub.get("gold_content") == gold_content or \
-        bool(gold_bytes) and sub.get("dataset_fingerprint") == gold_bytes
+    return (
+        bool(gold_content)
+        and sub.get("gold_content") == gold_content
+        or bool(gold_bytes)
+        and sub.get("dataset_fingerprint") == gold_bytes
+    )
 
 
 def row_status(sub: Mapping[str, Any], is_current: bool = True) -> str:
@@ -75,8 +82,13 @@ def best_verified(subs: Sequence[Mapping[str, Any]], configs: Sequence[str]) -> 
     return best
 
 
-def flags(sub: Mapping[str, Any], best: Mapping[str, float], rule: Plausibility,
-          configs: Sequence[str], chance: Mapping[str, float] | None = None) -> list[str]:
+def flags(
+    sub: Mapping[str, Any],
+    best: Mapping[str, float],
+    rule: Plausibility,
+    configs: Sequence[str],
+    chance: Mapping[str, float] | None = None,
+) -> list[str]:
     """Why a row's numbers are implausible, and its ties (empty: nothing to say); ``chance``: the chance level per
     config (0 where not given), for the bound that applies while a subset has no verified row."""
     out = []
@@ -91,25 +103,35 @@ def flags(sub: Mapping[str, Any], best: Mapping[str, float], rule: Plausibility,
         elif c in best and sub.get("status") != verify.VERIFIED and sc.value > best[c] + rule.margin:
             out.append(f"{label.get(c, c)} {sc.value:.3f} > best verified {best[c]:.3f} + {rule.margin:g}")
         elif c not in best and (sc.value - low) / (1 - low) >= rule.unverified_bound:
-            out.append(f"{label.get(c, c)} {sc.value:.3f}: {rule.unverified_bound:g} of the way from chance "
-                       f"{low:.3f} to 1 with no verified row")
+            out.append(
+                f"{label.get(c, c)} {sc.value:.3f}: {rule.unverified_bound:g} of the way from chance "
+                f"{low:.3f} to 1 with no verified row"
+            )
     ap = ((sub.get("verify") or {}).get("result") or {}).get("ap") or {}
-    if sub.get("status") == verify.VERIFIED and ap.get("submitted") is not None and ap.get("own") is not None \
-            and ap["submitted"] > ap["own"] + rule.margin:  # verified rows: against the model's own re-computed AP
+    if (
+        sub.get("status") == verify.VERIFIED
+        and ap.get("submitted") is not None
+        and ap.get("own") is not None
+        and ap["submitted"] > ap["own"] + rule.margin
+    ):  # verified rows: against the model's own re-computed AP
         out.append(f"sampled mAP {ap['submitted']:.3f} > the model's own {ap['own']:.3f} + {rule.margin:g}")
     tied = (sub.get("summary") or {}).get("all_tied") or {}
     if tied.get("queries"):
         counts, totals = tied["queries"], tied.get("of") or {}
-        out.append(f"scores all tied in {sum(counts.values())} of {sum(totals.values())} queries (their order is the "
-                   "list's)")
+        out.append(
+            f"scores all tied in {sum(counts.values())} of {sum(totals.values())} queries (their order is the list's)"
+        )
     return out
 
 
 def tie_range(sub: Mapping[str, Any], configs: Sequence[str] = triad_names.MAIN_CONFIGS) -> float | None:
     """The largest positives-first minus positives-last mAP over the configs (None: no ties)."""
     ties = (sub.get("summary") or {}).get("tie_sensitivity") or {}
-    widths = [t["positives_first"] - t["positives_last"] for c, t in ties.items()
-              if c in configs and isinstance(t, Mapping) and t.get("tied_queries")]
+    widths = [
+        t["positives_first"] - t["positives_last"]
+        for c, t in ties.items()
+        if c in configs and isinstance(t, Mapping) and t.get("tied_queries")
+    ]
     return max(widths) if widths else None
 
 
@@ -124,12 +146,16 @@ def failures(result: Mapping[str, Any]) -> list[str]:
         low, high = q["range"]
         own = f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f}–{high:.2f}"
         more = result.get("outside_tie_range", 1) - 1
-        out.append(f"query {str(q['query_id'])[:40]}: AP {q['ap']:.2f}, the model's own {own}"
-                   + (f"; {more} more of {result.get('queries', 0)} queries outside the model's range" if more else ""))
+        out.append(
+            f"query {str(q['query_id'])[:40]}: AP {q['ap']:.2f}, the model's own {own}"
+            + (f"; {more} more of {result.get('queries', 0)} queries outside the model's range" if more else "")
+        )
     fav = result.get("favourable") or {}
     if fav.get("p") is not None and fav.get("alpha") is not None and fav["p"] < fav["alpha"]:
-        out.append(f"AP above the model's own on {fav.get('above', 0)} of {fav.get('above', 0) + fav.get('below', 0)}"
-                   f" queries that differ, p = {fav['p']:.2g}: not noise")
+        out.append(
+            f"AP above the model's own on {fav.get('above', 0)} of {fav.get('above', 0) + fav.get('below', 0)}"
+            f" queries that differ, p = {fav['p']:.2g}: not noise"
+        )
     return out or ["the re-encoded model disagrees"]
 
 
@@ -140,8 +166,9 @@ def text(sub: Mapping[str, Any], status: str, row_flags: Sequence[str]) -> str:
     spec = str(v.get("spec") or "")
     named = "" if not spec or spec.casefold() == str(sub.get("model_name", "")).casefold() else f" as {spec}"
     if status == verify.VERIFIED:
-        evidence = "AP within the model's tie range on all" if "ap" in result else \
-            f"{result.get('pairs', 0)} pairs agree"
+        evidence = (
+            "AP within the model's tie range on all" if "ap" in result else f"{result.get('pairs', 0)} pairs agree"
+        )
         out = f"verified{named} ({result.get('queries', 0)} queries, {evidence})"
     elif status == verify.FAILED:
         out = f"FAILED reproduction{named} ({'; '.join(failures(result))})"
@@ -158,9 +185,14 @@ def text(sub: Mapping[str, Any], status: str, row_flags: Sequence[str]) -> str:
     return out
 
 
-def annotate(subs: Sequence[Mapping[str, Any]], configs: Sequence[str], gold_content: str | None,
-             gold_bytes: str | None, rule: Plausibility | None = None,
-             chance: Mapping[str, float] | None = None) -> dict[int, dict[str, Any]]:
+def annotate(
+    subs: Sequence[Mapping[str, Any]],
+    configs: Sequence[str],
+    gold_content: str | None,
+    gold_bytes: str | None,
+    rule: Plausibility | None = None,
+    chance: Mapping[str, float] | None = None,
+) -> dict[int, dict[str, Any]]:
     """Per submission id: {"status", "order", "text", "flags", "ties"} for the tables (``chance``: per config)."""
     rule = rule or Plausibility.from_env()
     live = [s for s in subs if current(s, gold_content, gold_bytes)]
@@ -169,6 +201,11 @@ def annotate(subs: Sequence[Mapping[str, Any]], configs: Sequence[str], gold_con
     for s in subs:
         status = row_status(s, current(s, gold_content, gold_bytes))
         found = flags(s, best, rule, configs, chance) if status != OLDER_GOLD else []
-        out[int(s["id"])] = {"status": status, "order": ORDER[status] + (0.5 if found else 0), "flags": found,
-                             "text": text(s, status, found), "ties": tie_range(s, configs)}
+        out[int(s["id"])] = {
+            "status": status,
+            "order": ORDER[status] + (0.5 if found else 0),
+            "flags": found,
+            "text": text(s, status, found),
+            "ties": tie_range(s, configs),
+        }
     return out

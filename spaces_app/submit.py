@@ -115,8 +115,9 @@ def parse_params(value: Any) -> int | None:
             raise v.SubmissionError(f"parameter count {str(value)[:40]!r}: use a number such as 86000000, 86M or 1.5B")
         count = float(m.group(1)) * {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}[m.group(2).lower()]
     if count > MAX_PARAMS:
-        raise v.SubmissionError(f"parameter count {str(value)[:40]}: more than {MAX_PARAMS:.0e}; give the model's "
-                                "real size")
+        raise v.SubmissionError(
+            f"parameter count {str(value)[:40]}: more than {MAX_PARAMS:.0e}; give the model's real size"
+        )
     return round(count)
 
 
@@ -148,8 +149,9 @@ def score_triad_positions(gold: gold_mod.Gold, positions: Mapping[str, np.ndarra
     return scoring.score_triad_arrays({c: gold.columnar(c) for c in positions}, positions)
 
 
-def _score(benchmark: str, gold: gold_mod.Gold, parsed: v.ParsedSubmission
-           ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def _score(
+    benchmark: str, gold: gold_mod.Gold, parsed: v.ParsedSubmission
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Check the rankings against the gold, then score them with the shared metrics core (CONTRACTS §4); also the
     TRIAD pool positions (empty for ARK)."""
     from metrics import scoring
@@ -189,15 +191,20 @@ def _flatten(obj: Any, prefix: str = "") -> dict[str, float]:
     return out
 
 
-def compare_results(server: Mapping[str, Any], results: Mapping[str, Any] | None, configs: Iterable[str],
-                    fingerprint: str) -> tuple[list[str], list[str]]:
+def compare_results(
+    server: Mapping[str, Any], results: Mapping[str, Any] | None, configs: Iterable[str], fingerprint: str
+) -> tuple[list[str], list[str]]:
     """(mismatches, notes) between the server's per-config metrics and the submitter's results.json."""
     if results is None:
         return [], []
     notes: list[str] = []
-    declared_fp = (results.get("dataset") or {}).get("fingerprint") if isinstance(results.get("dataset"), Mapping) else None
+    declared_fp = (
+        (results.get("dataset") or {}).get("fingerprint") if isinstance(results.get("dataset"), Mapping) else None
+    )
     if declared_fp and declared_fp != fingerprint:
-        notes.append(f"results.json was computed on dataset {str(declared_fp)[:12]}, the server holds {fingerprint[:12]}")
+        notes.append(
+            f"results.json was computed on dataset {str(declared_fp)[:12]}, the server holds {fingerprint[:12]}"
+        )
     theirs_all = results.get("configs")
     if not isinstance(theirs_all, Mapping):
         return [], notes + ["results.json has no 'configs' object: nothing compared"]
@@ -226,8 +233,9 @@ def _interval(entry: Mapping[str, Any], metric: str) -> tuple[float | None, floa
     return None, None
 
 
-def _rows_for_db(benchmark: str, scored: Mapping[str, Any], configs: Sequence[str]
-                 ) -> tuple[list[ScoreRow], dict[str, dict[str, float]], dict[str, Any]]:
+def _rows_for_db(
+    benchmark: str, scored: Mapping[str, Any], configs: Sequence[str]
+) -> tuple[list[ScoreRow], dict[str, dict[str, float]], dict[str, Any]]:
     metric = TRIAD_METRIC if benchmark == "triad" else ARK_METRIC
     per_query_key = "per_query_ap" if benchmark == "triad" else "positive_rank"  # CONTRACTS §4 output keys
     rows, per_query, summary = [], {}, {}
@@ -257,7 +265,9 @@ def _lean(node: Any) -> Any:
 def _headline(benchmark: str, rows: Sequence[ScoreRow]) -> str:
     names = triad_names.DISPLAY_NAMES if benchmark == "triad" else {}
     order = {c: i for i, c in enumerate(triad_names.TASK_CONFIGS + ark_names.SUBTYPES)}
-    parts = [f"{names.get(r.config, r.config)} {r.value:.3f}" for r in sorted(rows, key=lambda r: order.get(r.config, 99))]
+    parts = [
+        f"{names.get(r.config, r.config)} {r.value:.3f}" for r in sorted(rows, key=lambda r: order.get(r.config, 99))
+    ]
     return ("mAP: " if benchmark == "triad" else "R@1: ") + ", ".join(parts)
 
 
@@ -275,7 +285,8 @@ def name_rules(db: Database, meta: Meta, results: Mapping[str, Any] | None, *, l
         if verify.claimed_entry(results) != reserved:
             raise v.SubmissionError(
                 f"model name {v.short(meta.model_name)} stands for the registry model {reserved!r}; only a run of "
-                f"that model may use it (its rows are checked by re-encoding); name your own model distinctly")
+                f"that model may use it (its rows are checked by re-encoding); name your own model distinctly"
+            )
         return "", None
     key = names.name_key(meta.model_name)
     owner = identity.name_owner(meta.submitter)
@@ -287,10 +298,15 @@ def name_rules(db: Database, meta: Meta, results: Mapping[str, Any] | None, *, l
 
 def name_taken(name: str, submitter: str, *, login: bool) -> str:
     """The refusal of an owned name; it suggests logging in only where login exists and the submitter is not."""
-    hint = ", or log in with the account that submitted it" if login and not submitter.startswith(
-        identity.USER_PREFIX) else ""
-    return f"model name {v.short(name)} (or one that looks the same) belongs to another submitter; choose a " \
-           f"distinct name{hint}"
+    hint = (
+        ", or log in with the account that submitted it"
+        if login and not submitter.startswith(identity.USER_PREFIX)
+        else ""
+    )
+    return (
+        f"model name {v.short(name)} (or one that looks the same) belongs to another submitter; choose a "
+        f"distinct name{hint}"
+    )
 
 
 MODEL_KEYS = ("name", "revision", "source", "source_kind", "input_pipeline")  # what a results.json says produced it
@@ -328,11 +344,16 @@ def _rejected(reason: Any) -> Outcome:
 
 def _duplicate(exc: DuplicateSubmission) -> Outcome:
     """The refusal of a duplicate; a hidden row is never named."""
-    which = "an earlier submission that is not public" if exc.hidden else \
-        f"submission id {exc.existing_id} ({v.clip(exc.model_name)})"
+    which = (
+        "an earlier submission that is not public"
+        if exc.hidden
+        else f"submission id {exc.existing_id} ({v.clip(exc.model_name)})"
+    )
     if exc.same == "scores":
-        reason = (f"these rankings score exactly as {which} on every query (a reordering that changes no score is "
-                  "not a new result)")
+        reason = (
+            f"these rankings score exactly as {which} on every query (a reordering that changes no score is "
+            "not a new result)"
+        )
     else:
         reason = f"these rankings were already submitted as {which}"
     out = _rejected(reason)
@@ -352,10 +373,21 @@ def score_digest(per_query: Mapping[str, Mapping[str, float]], configs: Sequence
 
 
 # --- the flow ------------------------------------------------------------------------------------------------
-def submit_files(db: Database, golds: gold_mod.GoldStore, paths: Sequence[str | Path], *, model_name: Any,
-                 model_link: Any = "", family: Any = "", params: Any = None, submitter: Any = "anonymous",
-                 limits: v.Limits | None = None, rate_limit: RateLimit | None = None,
-                 rate_limited: bool = True, login: bool = False) -> Outcome:
+def submit_files(
+    db: Database,
+    golds: gold_mod.GoldStore,
+    paths: Sequence[str | Path],
+    *,
+    model_name: Any,
+    model_link: Any = "",
+    family: Any = "",
+    params: Any = None,
+    submitter: Any = "anonymous",
+    limits: v.Limits | None = None,
+    rate_limit: RateLimit | None = None,
+    rate_limited: bool = True,
+    login: bool = False,
+) -> Outcome:
     """Validate, rescore and store one submission; every failure is an Outcome(accepted=False) with the reason.
 
     ``submitter`` is the identity key (``spaces_app.identity``); ``rate_limited=False`` (the operator's command line)
@@ -365,8 +397,21 @@ def submit_files(db: Database, golds: gold_mod.GoldStore, paths: Sequence[str | 
     """
     stored: list[int] = []
     try:
-        return _submit(db, golds, paths, model_name, model_link, family, params, submitter,
-                       limits or v.Limits.from_env(), rate_limit or RateLimit.from_env(), rate_limited, login, stored)
+        return _submit(
+            db,
+            golds,
+            paths,
+            model_name,
+            model_link,
+            family,
+            params,
+            submitter,
+            limits or v.Limits.from_env(),
+            rate_limit or RateLimit.from_env(),
+            rate_limited,
+            login,
+            stored,
+        )
     except (v.SubmissionError, TriadError) as exc:
         if stored:
             return _accepted_anyway(stored[0])
@@ -378,15 +423,19 @@ def submit_files(db: Database, golds: gold_mod.GoldStore, paths: Sequence[str | 
         if _disk_full(exc):
             return _rejected("the server's storage is full; nothing could be written (please report this)")
         if _storage_failed(exc):
-            return _rejected("the server's storage failed (full or unwritable); nothing could be written (please "
-                             "report this)")
-        return _rejected(f"the server failed while checking this submission ({type(exc).__name__}); please report "
-                         "this")
+            return _rejected(
+                "the server's storage failed (full or unwritable); nothing could be written (please report this)"
+            )
+        return _rejected(f"the server failed while checking this submission ({type(exc).__name__}); please report this")
 
 
 def _accepted_anyway(sid: int) -> Outcome:
-    return Outcome(True, f"Accepted: submission id {sid}, scored on the server (its details could not be listed "
-                         "here; see the leaderboard).", sid)
+    return Outcome(
+        True,
+        f"Accepted: submission id {sid}, scored on the server (its details could not be listed "
+        "here; see the leaderboard).",
+        sid,
+    )
 
 
 def _disk_full(exc: BaseException) -> bool:
@@ -394,7 +443,8 @@ def _disk_full(exc: BaseException) -> bool:
     import sqlite3
 
     return (isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)) or (
-        isinstance(exc, sqlite3.OperationalError) and "full" in str(exc))
+        isinstance(exc, sqlite3.OperationalError) and "full" in str(exc)
+    )
 
 
 def _storage_failed(exc: BaseException) -> bool:
@@ -409,16 +459,30 @@ def _storage_failed(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in (errno.EIO, errno.EROFS)
 
 
-def _submit(db: Database, golds: gold_mod.GoldStore, paths: Sequence[str | Path], model_name: Any, model_link: Any,
-            family: Any, params: Any, submitter: Any, limits: v.Limits, rate_limit: RateLimit,
-            rate_limited: bool, login: bool, stored: list[int]) -> Outcome:
+def _submit(
+    db: Database,
+    golds: gold_mod.GoldStore,
+    paths: Sequence[str | Path],
+    model_name: Any,
+    model_link: Any,
+    family: Any,
+    params: Any,
+    submitter: Any,
+    limits: v.Limits,
+    rate_limit: RateLimit,
+    rate_limited: bool,
+    login: bool,
+    stored: list[int],
+) -> Outcome:
     meta = check_meta(model_name, model_link, family, params, submitter)
     attempt = None
     if rate_limited:
         attempt = db.take_attempt(meta.submitter, rate_limit.window_s, rate_limit.attempts)
         if attempt is None:
-            return _rejected(f"rate limit reached ({rate_limit.attempts} submissions per {rate_limit.window_s:.0f} s "
-                             "per submitter); try again later")
+            return _rejected(
+                f"rate limit reached ({rate_limit.attempts} submissions per {rate_limit.window_s:.0f} s "
+                "per submitter); try again later"
+            )
     known = golds.known_configs()
     if not known:
         raise v.SubmissionError("this server holds no gold data (set TRIAD_SPACE_DATA / TRIAD_SPACE_ARK_DATA)")
@@ -449,22 +513,45 @@ def _submit(db: Database, golds: gold_mod.GoldStore, paths: Sequence[str | Path]
     mismatches, notes = compare_results(scored, parsed.results, configs, gold.fingerprint)
     status, verification = verify.plan(benchmark, parsed, gold)
     try:
-        sid = db.insert(NewSubmission(
-            benchmark, meta.model_name, meta.model_link, meta.family, meta.params, meta.submitter,
-            gold.fingerprint, digest, summary, mismatches, rows, per_query, run=run_info(parsed.results, mismatches),
-            status=status, verify=verification, name_key=key, name_owner=owner, gold_content=gold.content,
-            score_digest=score_digest(per_query, main or configs), attempt=attempt,
-        ))
+        sid = db.insert(
+            NewSubmission(
+                benchmark,
+                meta.model_name,
+                meta.model_link,
+                meta.family,
+                meta.params,
+                meta.submitter,
+                gold.fingerprint,
+                digest,
+                summary,
+                mismatches,
+                rows,
+                per_query,
+                run=run_info(parsed.results, mismatches),
+                status=status,
+                verify=verification,
+                name_key=key,
+                name_owner=owner,
+                gold_content=gold.content,
+                score_digest=score_digest(per_query, main or configs),
+                attempt=attempt,
+            )
+        )
     except DuplicateSubmission as exc:
         return _duplicate(exc)
     except NameTaken:
         return _rejected(name_taken(meta.model_name, meta.submitter, login=login))
     stored.append(sid)
-    lines = [f"Accepted: submission id {sid} ({benchmark.upper()}, {len(configs)} configs), scored on the server.",
-             _headline(benchmark, rows), _status_line(status, verification)]
+    lines = [
+        f"Accepted: submission id {sid} ({benchmark.upper()}, {len(configs)} configs), scored on the server.",
+        _headline(benchmark, rows),
+        _status_line(status, verification),
+    ]
     if mismatches:
-        lines.append(f"{len(mismatches)} number(s) in your results.json differ from the server's (the leaderboard "
-                     "shows the server's and marks the row):")
+        lines.append(
+            f"{len(mismatches)} number(s) in your results.json differ from the server's (the leaderboard "
+            "shows the server's and marks the row):"
+        )
         lines += [f"  - {m}" for m in mismatches[:20]]
     lines += parsed.notes + notes
     return Outcome(True, "\n".join(lines), sid, benchmark, tuple(mismatches))
@@ -474,8 +561,9 @@ TIES_KEY = "tie_sensitivity"  # summary key: per config, mAP with positives firs
 ALL_TIED_KEY = "all_tied"  # summary key: per config, the queries whose scores are all equal
 
 
-def _tie_summary(gold: gold_mod.Gold, parsed: v.ParsedSubmission, positions: Mapping[str, np.ndarray]
-                 ) -> dict[str, Any]:
+def _tie_summary(
+    gold: gold_mod.Gold, parsed: v.ParsedSubmission, positions: Mapping[str, np.ndarray]
+) -> dict[str, Any]:
     from spaces_app import ties
 
     out = {}
@@ -489,10 +577,14 @@ def _tie_summary(gold: gold_mod.Gold, parsed: v.ParsedSubmission, positions: Map
 
 def _status_line(status: str, verification: Mapping[str, Any]) -> str:
     if status == verify.PENDING:
-        return ("Reproduction check: pending (the named model will be re-encoded on a sample of your queries; "
-                "until then the row is marked unverified).")
-    return f"Reproduction check: not possible ({verification.get('reason', 'self-reported')}); the row is marked " \
-           "unverified."
+        return (
+            "Reproduction check: pending (the named model will be re-encoded on a sample of your queries; "
+            "until then the row is marked unverified)."
+        )
+    return (
+        f"Reproduction check: not possible ({verification.get('reason', 'self-reported')}); the row is marked "
+        "unverified."
+    )
 
 
 def _run_files(run_dir: Path) -> list[Path]:
@@ -504,9 +596,17 @@ def _run_files(run_dir: Path) -> list[Path]:
     return files
 
 
-def submit_run_dir(db_path: str | Path, data_dirs: Mapping[str, str | Path] | Sequence[str | Path],
-                   run_dir: str | Path, *, model_name: str, model_link: str = "", family: str = "other",
-                   params: Any = None, submitter: str = identity.LOCAL) -> Outcome:
+def submit_run_dir(
+    db_path: str | Path,
+    data_dirs: Mapping[str, str | Path] | Sequence[str | Path],
+    run_dir: str | Path,
+    *,
+    model_name: str,
+    model_link: str = "",
+    family: str = "other",
+    params: Any = None,
+    submitter: str = identity.LOCAL,
+) -> Outcome:
     """Submit a `triad run` output folder through the same validation and rescoring as the Space (used by the demo).
 
     ``data_dirs`` maps 'triad' / 'ark' to gold folders (or lists folders; each one's audit.json names its benchmark).
@@ -518,8 +618,15 @@ def submit_run_dir(db_path: str | Path, data_dirs: Mapping[str, str | Path] | Se
     run_dir = Path(run_dir)
     golds = gold_mod.require_gold(data_dirs) if isinstance(data_dirs, Mapping) else gold_mod.GoldStore(data_dirs)
     outcome = submit_files(  # the database file is created only when the run is accepted
-        Database(db_path, create=False), golds, _run_files(run_dir), model_name=model_name,
-        model_link=model_link, family=family, params=params, submitter=submitter, rate_limited=False,
+        Database(db_path, create=False),
+        golds,
+        _run_files(run_dir),
+        model_name=model_name,
+        model_link=model_link,
+        family=family,
+        params=params,
+        submitter=submitter,
+        rate_limited=False,
     )
     if not outcome.accepted and outcome.existing_id is None:
         raise TriadError(f"{run_dir}: {outcome.message}")

@@ -28,8 +28,14 @@ def _pick_roles(rng: np.random.Generator, size: int, n_pos: int, negatives: Sequ
     return roles[rng.permutation(size)].tolist()
 
 
-def triad_tables(n_queries: int = 6, pool_size: int = 12, *, seed: int = 0,
-                 configs: Sequence[str] = n.TASK_CONFIGS, corpus_size: int | None = None) -> dict[str, list[dict]]:
+def triad_tables(
+    n_queries: int = 6,
+    pool_size: int = 12,
+    *,
+    seed: int = 0,
+    configs: Sequence[str] = n.TASK_CONFIGS,
+    corpus_size: int | None = None,
+) -> dict[str, list[dict]]:
     """Query rows per TRIAD task config with random pools and the metadata each config's diagnostics read."""
     rng = np.random.default_rng(seed)
     corpus = corpus_size or max(2 * pool_size, 20)
@@ -54,9 +60,12 @@ def triad_tables(n_queries: int = 6, pool_size: int = 12, *, seed: int = 0,
                 roles = _pick_roles(rng, pool_size, min(n.C2I_POSITIVES, pool_size // 2), [n.SIBLING, n.RANDOM])
                 row["depth"] = int(rng.integers(5, 9))
             else:
-                roles = _pick_roles(rng, pool_size, int(rng.integers(1, 4)),
-                                    [n.P_VIOLATION, n.N_VIOLATION, n.PN_VIOLATION, n.IMPLICIT_VIOLATION, n.VISUAL,
-                                     n.RANDOM])
+                roles = _pick_roles(
+                    rng,
+                    pool_size,
+                    int(rng.integers(1, 4)),
+                    [n.P_VIOLATION, n.N_VIOLATION, n.PN_VIOLATION, n.IMPLICIT_VIOLATION, n.VISUAL, n.RANDOM],
+                )
             row["candidate_roles"] = roles
             row["positive_ids"] = [c for c, r in zip(ids, roles, strict=True) if r == n.POSITIVE]
             row["candidate_trap"] = [False] * pool_size
@@ -91,24 +100,34 @@ def corpus_tables(tables: Mapping[str, list[dict]]) -> dict[str, list[dict]]:
     for config, rows in tables.items():
         for r in rows:
             ids.setdefault(n.CANDIDATE_CORPUS[config], set()).update(r["candidate_ids"])
-    return {corpus: [{"item_id": i, "text": f"item {i}", "image": None, "attributes": {}} for i in sorted(found)]
-            for corpus, found in ids.items()}
+    return {
+        corpus: [{"item_id": i, "text": f"item {i}", "image": None, "attributes": {}} for i in sorted(found)]
+        for corpus, found in ids.items()
+    }
 
 
-def write_triad_gold(out_dir: str | Path, tables: Mapping[str, list[dict]], pool_size: int, *,
-                     with_corpora: bool = False) -> Path:
+def write_triad_gold(
+    out_dir: str | Path, tables: Mapping[str, list[dict]], pool_size: int, *, with_corpora: bool = False
+) -> Path:
     """A TRIAD dataset folder (CONTRACTS §1): the task configs, plus text-only corpora when a runner must read it."""
     from triad_dataset.contract.features import features_for
     from triad_dataset.folder.io import write_folder
 
     all_tables = {**tables, **(corpus_tables(tables) if with_corpora else {})}
-    write_folder(out_dir, all_tables, features={c: features_for(c) for c in all_tables},
-                 card="# Synthetic TRIAD gold", audit={"benchmark": "triad", "pool_size": pool_size}, overwrite=True)
+    write_folder(
+        out_dir,
+        all_tables,
+        features={c: features_for(c) for c in all_tables},
+        card="# Synthetic TRIAD gold",
+        audit={"benchmark": "triad", "pool_size": pool_size},
+        overwrite=True,
+    )
     return Path(out_dir)
 
 
-def ark_tables(n_queries: int = 5, gallery_size: int = 30, *, seed: int = 0,
-               subtypes: Sequence[str] = ark_names.SUBTYPES[:3]) -> dict[str, list[dict]]:
+def ark_tables(
+    n_queries: int = 5, gallery_size: int = 30, *, seed: int = 0, subtypes: Sequence[str] = ark_names.SUBTYPES[:3]
+) -> dict[str, list[dict]]:
     """ARK queries and gallery rows for a few subtypes (one positive per query, hard negatives in the gallery)."""
     rng = np.random.default_rng(seed)
     tables: dict[str, list[dict]] = {}
@@ -120,12 +139,19 @@ def ark_tables(n_queries: int = 5, gallery_size: int = 30, *, seed: int = 0,
         rows = []
         for q in range(n_queries):
             pos, *negs = rng.choice(gallery, size=3, replace=False).tolist()
-            rows.append({
-                "query_id": f"{s}-q{q:03d}", "domain": ark_names.SUBTYPE_DOMAIN[s], "subtype": s,
-                "query_text": f"question {q}", "query_image": None, "positive_id": pos, "hard_negative_ids": negs,
-                "cognitive_demand": ark_names.COGNITIVE_DEMANDS[q % len(ark_names.COGNITIVE_DEMANDS)],
-                "reasoning_skills": [ark_names.REASONING_SKILLS[q % len(ark_names.REASONING_SKILLS)]],
-            })
+            rows.append(
+                {
+                    "query_id": f"{s}-q{q:03d}",
+                    "domain": ark_names.SUBTYPE_DOMAIN[s],
+                    "subtype": s,
+                    "query_text": f"question {q}",
+                    "query_image": None,
+                    "positive_id": pos,
+                    "hard_negative_ids": negs,
+                    "cognitive_demand": ark_names.COGNITIVE_DEMANDS[q % len(ark_names.COGNITIVE_DEMANDS)],
+                    "reasoning_skills": [ark_names.REASONING_SKILLS[q % len(ark_names.REASONING_SKILLS)]],
+                }
+            )
         tables[s] = rows
     return tables
 
@@ -134,20 +160,28 @@ def write_ark_gold(out_dir: str | Path, tables: Mapping[str, list[dict]]) -> Pat
     from ark_dataset.features import features_for
     from triad_dataset.folder.io import write_folder
 
-    write_folder(out_dir, dict(tables), features={c: features_for(c) for c in tables}, card="# Synthetic ARK gold",
-                 audit={"benchmark": "ark"}, overwrite=True)
+    write_folder(
+        out_dir,
+        dict(tables),
+        features={c: features_for(c) for c in tables},
+        card="# Synthetic ARK gold",
+        audit={"benchmark": "ark"},
+        overwrite=True,
+    )
     return Path(out_dir)
 
 
 # --- rankings and run folders ---------------------------------------------------------------------------------
-def random_rankings(tables: Mapping[str, list[dict]], *, seed: int = 0,
-                    configs: Sequence[str] | None = None) -> dict[str, dict[str, list[str]]]:
+def random_rankings(
+    tables: Mapping[str, list[dict]], *, seed: int = 0, configs: Sequence[str] | None = None
+) -> dict[str, dict[str, list[str]]]:
     """config -> query_id -> a random permutation of that query's pool."""
     rng = np.random.default_rng(seed)
     out = {}
     for c in configs or [c for c in tables if c in n.TASK_CONFIGS]:
-        out[c] = {r["query_id"]: [r["candidate_ids"][i] for i in rng.permutation(len(r["candidate_ids"]))]
-                  for r in tables[c]}
+        out[c] = {
+            r["query_id"]: [r["candidate_ids"][i] for i in rng.permutation(len(r["candidate_ids"]))] for r in tables[c]
+        }
     return out
 
 
@@ -169,8 +203,9 @@ def _atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def ranking_table(ranking: Mapping[str, Sequence[str]], *, top: int | None = None,
-                  positives: Mapping[str, str] | None = None) -> pa.Table:
+def ranking_table(
+    ranking: Mapping[str, Sequence[str]], *, top: int | None = None, positives: Mapping[str, str] | None = None
+) -> pa.Table:
     """The CONTRACTS §3 rankings table: query_id, candidate_ids (best first), scores (descending)[, positive_rank]."""
     qids = list(ranking)
     cands = [list(ranking[q])[:top] if top else list(ranking[q]) for q in qids]
@@ -191,8 +226,15 @@ def parquet_bytes(table: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def write_run(out_dir: str | Path, tables: Mapping[str, list[dict]], rankings: Mapping[str, Mapping[str, Sequence[str]]],
-              *, benchmark: str = "triad", model: str = "synthetic", fingerprint: str = "") -> Path:
+def write_run(
+    out_dir: str | Path,
+    tables: Mapping[str, list[dict]],
+    rankings: Mapping[str, Mapping[str, Sequence[str]]],
+    *,
+    benchmark: str = "triad",
+    model: str = "synthetic",
+    fingerprint: str = "",
+) -> Path:
     """A run folder like `triad run` writes: rankings/<config>.parquet and results.json scored by metrics.scoring."""
     from metrics import scoring
 
@@ -206,17 +248,26 @@ def write_run(out_dir: str | Path, tables: Mapping[str, list[dict]], rankings: M
         positives = {c: {r["query_id"]: r["positive_id"] for r in tables[c]} for c in rankings}
         scored = scoring.score_ark(gold, rankings)
         for c, r in rankings.items():
-            _atomic_write(out / "rankings" / f"{c}.parquet",
-                          parquet_bytes(ranking_table(r, top=ARK_TOP, positives=positives[c])))
+            _atomic_write(
+                out / "rankings" / f"{c}.parquet", parquet_bytes(ranking_table(r, top=ARK_TOP, positives=positives[c]))
+            )
     configs = {c: {k: val for k, val in scored[c].items()} for c in rankings}
-    results = {"benchmark": benchmark, "model": {"name": model}, "variant": "full",
-               "dataset": {"path": "", "fingerprint": fingerprint}, "configs": configs,
-               "summary": {k: val for k, val in scored.items() if k not in rankings}, "run": {}}
+    results = {
+        "benchmark": benchmark,
+        "model": {"name": model},
+        "variant": "full",
+        "dataset": {"path": "", "fingerprint": fingerprint},
+        "configs": configs,
+        "summary": {k: val for k, val in scored.items() if k not in rankings},
+        "run": {},
+    }
     _atomic_write(out / "results.json", json.dumps(results, indent=1).encode())
     return out
 
 
-def skilled_rankings(tables: Mapping[str, list[dict]], skill: float, *, seed: int = 0) -> dict[str, dict[str, list[str]]]:
+def skilled_rankings(
+    tables: Mapping[str, list[dict]], skill: float, *, seed: int = 0
+) -> dict[str, dict[str, list[str]]]:
     """config -> query_id -> the pool ranked by a noisy model: each candidate scores N(0, 1), plus ``skill`` for a
     positive (0: a random ranking; a larger skill ranks positives higher)."""
     rng = np.random.default_rng(seed)
@@ -225,12 +276,16 @@ def skilled_rankings(tables: Mapping[str, list[dict]], skill: float, *, seed: in
         out[c] = {}
         for r in tables[c]:
             pos = set(r["positive_ids"])
-            score = np.array([skill * (x in pos) for x in r["candidate_ids"]]) + rng.normal(size=len(r["candidate_ids"]))
+            score = np.array([skill * (x in pos) for x in r["candidate_ids"]]) + rng.normal(
+                size=len(r["candidate_ids"])
+            )
             out[c][r["query_id"]] = [r["candidate_ids"][i] for i in np.argsort(-score, kind="stable")]
     return out
 
 
-def ark_skilled_rankings(tables: Mapping[str, list[dict]], skill: float, *, seed: int = 0) -> dict[str, dict[str, list[str]]]:
+def ark_skilled_rankings(
+    tables: Mapping[str, list[dict]], skill: float, *, seed: int = 0
+) -> dict[str, dict[str, list[str]]]:
     """subtype -> query_id -> the whole gallery ranked as `skilled_rankings` ranks a pool (one positive)."""
     rng = np.random.default_rng(seed)
     out: dict[str, dict[str, list[str]]] = {}

@@ -33,8 +33,7 @@ def _reordered(labels: np.ndarray, ties: np.ndarray, positives_first: bool) -> n
     return np.take_along_axis(labels, np.argsort(key, axis=1, kind="stable"), axis=1)
 
 
-def tie_sensitivity(labels: np.ndarray, mask: np.ndarray, positions: np.ndarray, ties: np.ndarray
-                    ) -> dict[str, Any]:
+def tie_sensitivity(labels: np.ndarray, mask: np.ndarray, positions: np.ndarray, ties: np.ndarray) -> dict[str, Any]:
     """mAP of the submitted order and its two tie bounds for one config.
 
     ``labels`` / ``mask``: the gold's pool-order 0/1 labels and validity (`metrics.columnar.TriadGold`);

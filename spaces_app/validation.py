@@ -48,8 +48,9 @@ MAX_ECHO = 60  # characters of a submitted id or name a message repeats
 MAX_RESULTS_STRING = 300  # characters kept of any string in results.json (the runner's longest is a path)
 # control, format (bidi overrides, zero-width), private-use characters and line breaks: removed from results.json
 # strings before anything keeps or shows them
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
-                     "\ue000-\uf8ff\ufff9-\ufffb]")
+_UNSAFE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ue000-\uf8ff\ufff9-\ufffb]"
+)
 
 
 class SubmissionError(TriadError):
@@ -190,7 +191,9 @@ class ParsedSubmission:
             unknown = ", ".join(sorted(configs)) or "none"
             raise SubmissionError(f"no known config among the ranking files (got: {unknown})")
         if declared is not None and declared != found:
-            raise SubmissionError(f"{RESULTS_FILE} says benchmark {short(declared)} but the rankings are {found!r} configs")
+            raise SubmissionError(
+                f"{RESULTS_FILE} says benchmark {short(declared)} but the rankings are {found!r} configs"
+            )
         return found
 
     def digest(self, configs: Iterable[str] | None = None) -> str:
@@ -222,8 +225,10 @@ def _inflate(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, cap: int, r
     whatever its header declares; CRC, truncation and corrupt streams are named errors."""
     member = repr(info.filename)
     if info.compress_type not in ZIP_METHODS:
-        raise SubmissionError(f"{where}: {member} uses compression method {info.compress_type}; only stored or "
-                              "deflated members are accepted")
+        raise SubmissionError(
+            f"{where}: {member} uses compression method {info.compress_type}; only stored or "
+            "deflated members are accepted"
+        )
     ratio_cap = int(max(info.compress_size, 1) * ratio)
     parts: list[bytes] = []
     size = 0
@@ -232,11 +237,15 @@ def _inflate(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, cap: int, r
             while chunk := fh.read(ZIP_CHUNK):
                 size += len(chunk)
                 if size > cap:
-                    raise SubmissionError(f"{where}: {member} inflates to more than {cap} bytes (the per-file or "
-                                          "total limit); refusing it")
+                    raise SubmissionError(
+                        f"{where}: {member} inflates to more than {cap} bytes (the per-file or "
+                        "total limit); refusing it"
+                    )
                 if size > ratio_cap:
-                    raise SubmissionError(f"{where}: {member} expands more than {ratio:.0f}x its compressed size; "
-                                          "refusing a possible zip bomb")
+                    raise SubmissionError(
+                        f"{where}: {member} expands more than {ratio:.0f}x its compressed size; "
+                        "refusing a possible zip bomb"
+                    )
                 parts.append(chunk)
     except SubmissionError:
         raise
@@ -281,7 +290,9 @@ def _read_zip(data: bytes, where: str, limits: Limits, budget: list[int]) -> lis
             blob = _inflate(zf, info, where, min(limits.max_file_bytes, budget[0]), limits.max_zip_ratio)
             budget[0] -= len(blob)
             if blob[:4] == ZIP_MAGIC or name.lower().endswith(".zip"):
-                raise SubmissionError(f"{where}: {short(info.filename)} is a zip inside the zip; nested archives are refused")
+                raise SubmissionError(
+                    f"{where}: {short(info.filename)} is a zip inside the zip; nested archives are refused"
+                )
             out.append(Upload(name, blob))
     return out
 
@@ -338,8 +349,9 @@ def _read_results(up: Upload, limits: Limits) -> dict[str, Any]:
         raise SubmissionError(f"{up.name}: {len(up.data)} bytes, over the limit of {limits.max_json_bytes} for JSON")
     depth = json_depth(up.data)
     if depth > limits.max_json_depth:
-        raise SubmissionError(f"{up.name}: JSON nested {depth} levels deep, more than the limit of "
-                              f"{limits.max_json_depth}")
+        raise SubmissionError(
+            f"{up.name}: JSON nested {depth} levels deep, more than the limit of {limits.max_json_depth}"
+        )
     try:
         obj = json.loads(up.data.decode("utf-8"), parse_constant=no_constants)
     except UnicodeDecodeError:
@@ -359,16 +371,22 @@ def check_complete_run(name: str, results: Mapping[str, Any]) -> None:
     results.json files record the limit in ``run.limit``. ``complete`` must be a JSON boolean: ``"false"`` or
     ``0`` is refused rather than read as true."""
     if "complete" in results and not isinstance(results["complete"], bool):
-        raise SubmissionError(f"{name}: \"complete\" must be true or false (a JSON boolean), got "
-                              f"{type(results['complete']).__name__} {short(results['complete'], 30)}")
+        raise SubmissionError(
+            f'{name}: "complete" must be true or false (a JSON boolean), got '
+            f"{type(results['complete']).__name__} {short(results['complete'], 30)}"
+        )
     if results.get("complete") is False:
-        raise SubmissionError(f"{name}: this is a partial run (\"complete\": false, e.g. made with --limit); only a "
-                              "complete run over every query is submittable")
+        raise SubmissionError(
+            f'{name}: this is a partial run ("complete": false, e.g. made with --limit); only a '
+            "complete run over every query is submittable"
+        )
     run = results.get("run")
     limit = run.get("limit") if isinstance(run, Mapping) else None
     if limit is not None:
-        raise SubmissionError(f"{name}: this is a partial run (run.limit = {str(limit)[:20]}); only a complete run "
-                              "over every query is submittable")
+        raise SubmissionError(
+            f"{name}: this is a partial run (run.limit = {str(limit)[:20]}); only a complete run "
+            "over every query is submittable"
+        )
 
 
 def _is_string(t: pa.DataType) -> bool:
@@ -437,13 +455,16 @@ def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool, bound: B
         raise SubmissionError(f"{where}: query {short(qids[i])} has a non-finite score ({flat[pos]})")
     starts = np.concatenate([[0], np.cumsum(lengths)])
     if RERANK_COLUMN in need:
-        per_query = [flat[starts[i]:starts[i + 1]] for i in range(len(qids))]
+        per_query = [flat[starts[i] : starts[i + 1]] for i in range(len(qids))]
         heads = _rerank_heads(table, where, qids, cand_lengths)
         _check_best_first_reranked(where, qids, per_query, heads)
-        flat = np.concatenate([np.concatenate([h, s[h.size:]]) for h, s in zip(heads, per_query, strict=True)]
-                              + [np.zeros(0)])
-        segment = np.concatenate([np.repeat([0, 1], [h.size, s.size - h.size]) for h, s in
-                                  zip(heads, per_query, strict=True)] + [np.zeros(0, np.int64)])
+        flat = np.concatenate(
+            [np.concatenate([h, s[h.size :]]) for h, s in zip(heads, per_query, strict=True)] + [np.zeros(0)]
+        )
+        segment = np.concatenate(
+            [np.repeat([0, 1], [h.size, s.size - h.size]) for h, s in zip(heads, per_query, strict=True)]
+            + [np.zeros(0, np.int64)]
+        )
     else:
         _check_best_first(where, qids, flat, starts)
         segment = None
@@ -452,8 +473,9 @@ def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool, bound: B
     return ParsedRanking(qids, cand.to_pylist() if ark else cand, ranks, canonical_digest(table), ties, constant)
 
 
-def _ties(where: str, flat: np.ndarray, starts: np.ndarray, segment: np.ndarray | None, n_queries: int
-          ) -> tuple[np.ndarray | None, int]:
+def _ties(
+    where: str, flat: np.ndarray, starts: np.ndarray, segment: np.ndarray | None, n_queries: int
+) -> tuple[np.ndarray | None, int]:
     """Exact score ties between neighbouring ranks of one query (a reranked head and its tail apart), and how many
     queries are one tie (all scores equal: their order is the list's, not a model's; the row is flagged)."""
     same = np.zeros(flat.size, dtype=bool)
@@ -472,11 +494,15 @@ def _dictionary_ids(data: bytes, meta: pq.FileMetaData) -> pa.Array:
     """The ``candidate_ids`` column as list<dictionary<string>>: the file's distinct ids once plus an index per
     ranked id (parquet stores them so: no string per ranked id is built, and pool lookups hash the distinct ids
     only). Row groups are read one at a time (pyarrow reads nested dictionaries per row group) and joined."""
-    leaf = next(meta.schema.column(i).path for i in range(meta.num_columns)
-                if meta.schema.column(i).path.split(".")[0] == "candidate_ids")
+    leaf = next(
+        meta.schema.column(i).path
+        for i in range(meta.num_columns)
+        if meta.schema.column(i).path.split(".")[0] == "candidate_ids"
+    )
     pf = pq.ParquetFile(io.BytesIO(data), read_dictionary=[leaf])
-    parts = [pf.read_row_group(i, columns=["candidate_ids"]).column(0).combine_chunks()
-             for i in range(meta.num_row_groups)]
+    parts = [
+        pf.read_row_group(i, columns=["candidate_ids"]).column(0).combine_chunks() for i in range(meta.num_row_groups)
+    ]
     if len(parts) == 1 or any(part.null_count for part in parts):  # nulls: refused by the caller, as is
         return parts[0] if len(parts) == 1 else next(part for part in parts if part.null_count)
     offsets, indices, dictionaries, row_start, dict_start = [np.zeros(1, np.int64)], [], [], 0, 0
@@ -486,8 +512,9 @@ def _dictionary_ids(data: bytes, meta: pq.FileMetaData) -> pa.Array:
         indices.append(np.asarray(values.indices, dtype=np.int64) + dict_start)
         dictionaries.append(values.dictionary)
         row_start, dict_start = int(offsets[-1][-1]) if len(part) else row_start, dict_start + len(values.dictionary)
-    values = pa.DictionaryArray.from_arrays(pa.array(np.concatenate(indices), pa.int32()),
-                                            pa.concat_arrays(dictionaries))
+    values = pa.DictionaryArray.from_arrays(
+        pa.array(np.concatenate(indices), pa.int32()), pa.concat_arrays(dictionaries)
+    )
     return pa.ListArray.from_arrays(pa.array(np.concatenate(offsets), pa.int32()), values)
 
 
@@ -501,8 +528,9 @@ def _check_footer(where: str, meta: pq.FileMetaData, columns: list[str], limits:
     """Rows, values per list column and uncompressed bytes from the parquet footer, before anything is decoded:
     a few KB of dictionary-encoded ids can otherwise declare millions of strings."""
     if meta.num_rows > bound.rows:
-        raise SubmissionError(f"{where}: {meta.num_rows} rows, more than the limit of {bound.rows} (each of the "
-                              "config's queries once)")
+        raise SubmissionError(
+            f"{where}: {meta.num_rows} rows, more than the limit of {bound.rows} (each of the config's queries once)"
+        )
     values: Counter[str] = Counter()
     raw = 0
     for i in range(meta.num_row_groups):
@@ -517,8 +545,10 @@ def _check_footer(where: str, meta: pq.FileMetaData, columns: list[str], limits:
         raise SubmissionError(f"{where}: {raw} bytes of column data, over the limit of {limits.max_parquet_bytes}")
     for col, n in values.items():
         if col != "query_id" and n > bound.total + meta.num_rows:  # an empty or null list still counts one value
-            raise SubmissionError(f"{where}: column {col!r} declares {n} values; at most {bound.total} are possible "
-                                  f"({bound.rows} queries x {bound.per_row} ids)")
+            raise SubmissionError(
+                f"{where}: column {col!r} declares {n} values; at most {bound.total} are possible "
+                f"({bound.rows} queries x {bound.per_row} ids)"
+            )
 
 
 def _check_lengths(where: str, lengths: np.ndarray, bound: Bound) -> None:
@@ -575,12 +605,13 @@ def _check_best_first(where: str, qids: list[str], flat: np.ndarray, starts: np.
         )
 
 
-def _check_best_first_reranked(where: str, qids: list[str], per_query: list[np.ndarray],
-                               heads: list[np.ndarray]) -> None:
+def _check_best_first_reranked(
+    where: str, qids: list[str], per_query: list[np.ndarray], heads: list[np.ndarray]
+) -> None:
     """A reranked run: the head follows the reranker's scores, the unchanged tail the first-stage scores (B.1)."""
     for i, s in enumerate(per_query):
         head = heads[i]
-        for offset, part in ((0, head), (head.size, s[head.size:])):
+        for offset, part in ((0, head), (head.size, s[head.size :])):
             if part.size > 1 and (np.diff(part) > 0).any():
                 k = offset + int(np.flatnonzero(np.diff(part) > 0)[0])
                 raise SubmissionError(
@@ -599,7 +630,7 @@ def _rerank_heads(table: pa.Table, where: str, qids: list[str], lengths: np.ndar
         i = int(too_long[0])
         raise SubmissionError(f"{where}: query {short(qids[i])} has more {RERANK_COLUMN} than candidates")
     starts = np.concatenate([[0], np.cumsum(sizes)])
-    return [flat[starts[i]:starts[i + 1]] for i in range(len(qids))]
+    return [flat[starts[i] : starts[i + 1]] for i in range(len(qids))]
 
 
 def _config_of(name: str) -> str | None:
@@ -613,8 +644,12 @@ def _config_of(name: str) -> str | None:
     return base[: -len(".parquet")]
 
 
-def parse_uploads(uploads: Sequence[Upload], limits: Limits, known_configs: Mapping[str, Sequence[str]],
-                  bounds: Mapping[str, Bound] | None = None) -> ParsedSubmission:
+def parse_uploads(
+    uploads: Sequence[Upload],
+    limits: Limits,
+    known_configs: Mapping[str, Sequence[str]],
+    bounds: Mapping[str, Bound] | None = None,
+) -> ParsedSubmission:
     """Sort uploads into ranking files and results.json; anything but parquet and JSON is refused.
 
     ``known_configs`` maps benchmark ('triad' / 'ark') to the configs its gold folder holds; ``bounds`` gives per
@@ -631,7 +666,9 @@ def parse_uploads(uploads: Sequence[Upload], limits: Limits, known_configs: Mapp
         elif lower.endswith(".parquet"):
             config = _config_of(up.name)
             if config is None:
-                raise SubmissionError(f"{up.name}: a parquet file outside {RANKINGS_DIR}/; expected {RANKINGS_DIR}/<config>.parquet")
+                raise SubmissionError(
+                    f"{up.name}: a parquet file outside {RANKINGS_DIR}/; expected {RANKINGS_DIR}/<config>.parquet"
+                )
             if config in rank_files:
                 raise SubmissionError(f"config {config}: two ranking files ({rank_files[config].name}, {up.name})")
             rank_files[config] = up
@@ -642,14 +679,20 @@ def parse_uploads(uploads: Sequence[Upload], limits: Limits, known_configs: Mapp
         else:
             raise SubmissionError(f"{up.name}: only parquet ranking files and JSON are accepted")
     if not rank_files:
-        raise SubmissionError(f"no ranking files: upload {RANKINGS_DIR}/<config>.parquet files (or a zip of the run folder)")
+        raise SubmissionError(
+            f"no ranking files: upload {RANKINGS_DIR}/<config>.parquet files (or a zip of the run folder)"
+        )
     if len(results) > 1:
-        raise SubmissionError(f"{len(results)} copies of {RESULTS_FILE} ({', '.join(u.name for u in results)}); give one")
+        raise SubmissionError(
+            f"{len(results)} copies of {RESULTS_FILE} ({', '.join(u.name for u in results)}); give one"
+        )
     known = {c: b for b, cs in known_configs.items() for c in cs}
     for config in sorted(rank_files):
         if config not in known:
             allowed = ", ".join(c for cs in known_configs.values() for c in cs)
-            raise SubmissionError(f"{rank_files[config].name}: unknown config {short(config)}; known configs: {allowed}")
+            raise SubmissionError(
+                f"{rank_files[config].name}: unknown config {short(config)}; known configs: {allowed}"
+            )
     results_obj = _read_results(results[0], limits) if results else None
     if results_obj is None:
         notes.append(f"no {RESULTS_FILE}: nothing to compare the server's numbers with")
@@ -705,7 +748,9 @@ def explain_ranking(config: str, qid: str, ranked: Sequence[str], pool: Sequence
         raise SubmissionError(f"config {config}, query {short(qid)}: candidate {_examples(dups)} ranked twice")
     unknown = seen.keys() - set(pool)
     if unknown:
-        raise SubmissionError(f"config {config}, query {short(qid)}: candidate {_examples(unknown)} is not in this query's pool")
+        raise SubmissionError(
+            f"config {config}, query {short(qid)}: candidate {_examples(unknown)} is not in this query's pool"
+        )
     missing = set(pool) - seen.keys()
     raise SubmissionError(
         f"config {config}, query {short(qid)}: {len(missing)} of the {len(pool)} pool candidates missing, e.g. "
@@ -726,14 +771,18 @@ def check_ark_rankings(
     for i, (qid, rank) in enumerate(zip(ranking.query_ids, ranking.positive_rank or [], strict=True)):
         ranked = ranking.ranked(i)
         if len(ranked) < depth:
-            raise SubmissionError(f"config {config}, query {short(qid)}: {len(ranked)} ranked ids, at least {depth} needed")
+            raise SubmissionError(
+                f"config {config}, query {short(qid)}: {len(ranked)} ranked ids, at least {depth} needed"
+            )
         seen = Counter(ranked)
         dups = [c for c, n in seen.items() if n > 1]
         if dups:
             raise SubmissionError(f"config {config}, query {short(qid)}: gallery item {_examples(dups)} ranked twice")
         unknown = seen.keys() - gallery
         if unknown:
-            raise SubmissionError(f"config {config}, query {short(qid)}: {_examples(unknown)} is not in the {config} gallery")
+            raise SubmissionError(
+                f"config {config}, query {short(qid)}: {_examples(unknown)} is not in the {config} gallery"
+            )
         if not 1 <= rank <= len(gallery):
             raise SubmissionError(
                 f"config {config}, query {short(qid)}: positive_rank {rank} outside 1..{len(gallery)} (gallery size)"

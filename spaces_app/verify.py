@@ -109,8 +109,14 @@ def model_spec(results: Mapping[str, Any] | None) -> tuple[str | None, str | Non
         if not revision:
             return None, None, "results.json gives no resolved Hub revision"
         if not COMMIT.fullmatch(revision):
-            return None, None, (f"not verifiable as {source}: revision {revision[:60]!r} is not a 40-hex commit "
-                                "(a branch, tag or refs/pr/N can change under the check)")
+            return (
+                None,
+                None,
+                (
+                    f"not verifiable as {source}: revision {revision[:60]!r} is not a 40-hex commit "
+                    "(a branch, tag or refs/pr/N can change under the check)"
+                ),
+            )
         recipe = model.get("recipe")
         problem = remote_code_problem(recipe) if isinstance(recipe, str) and recipe else None
         if problem:
@@ -222,8 +228,9 @@ def _ranks(rng: np.random.Generator, length: int) -> list[int]:
     return sorted(set(top) | {int(r) for r in drawn})
 
 
-def _unlisted(rng: np.random.Generator, gallery: frozenset[str], listed: Mapping[str, int],
-              positives: Sequence[str]) -> list[str]:
+def _unlisted(
+    rng: np.random.Generator, gallery: frozenset[str], listed: Mapping[str, int], positives: Sequence[str]
+) -> list[str]:
     """`RANDOM_RANKS` gallery items an ARK ranking does not list (it keeps only its top 100): they must not score
     above what it lists, or an oracle could list the positive first and leave out everything the model prefers."""
     rest = sorted(gallery - set(listed) - set(positives))
@@ -281,8 +288,13 @@ def plan(benchmark: str, parsed: Any, gold: Any) -> tuple[str, dict[str, Any]]:
     recipe = (parsed.results.get("model") or {}).get("recipe")  # a Hub id run with --recipe is re-run with it
     if isinstance(recipe, str) and recipe:
         base["recipe"] = recipe[:60]
-    return PENDING, {**base, "spec": spec, "revision": revision, "variant": str(variant)[:40],
-                     "sample": draw_sample(benchmark, parsed, gold)}
+    return PENDING, {
+        **base,
+        "spec": spec,
+        "revision": revision,
+        "variant": str(variant)[:40],
+        "sample": draw_sample(benchmark, parsed, gold),
+    }
 
 
 # --- re-encoding and comparing ------------------------------------------------------------------------------------
@@ -296,8 +308,14 @@ class Disagreement:
     scores: tuple[float, float]
 
 
-def compare(config: str, query_id: str, ranked: Sequence[Sequence[Any]], scores: np.ndarray,
-            tolerance: float = TOLERANCE, listed: int | None = None) -> tuple[int, int, list[Disagreement]]:
+def compare(
+    config: str,
+    query_id: str,
+    ranked: Sequence[Sequence[Any]],
+    scores: np.ndarray,
+    tolerance: float = TOLERANCE,
+    listed: int | None = None,
+) -> tuple[int, int, list[Disagreement]]:
     """(pairs compared, pairs within the tolerance, disagreeing pairs) of one sampled query.
 
     ``ranked``: [candidate id, submitted rank] in submitted order; ``scores``: re-computed, aligned; ``listed``
@@ -312,8 +330,17 @@ def compare(config: str, query_id: str, ranked: Sequence[Sequence[Any]], scores:
         upper &= ~(below[:, None] & below[None, :])
     close = upper & (np.abs(diff) <= tolerance)
     wrong = upper & (diff > tolerance)
-    found = [Disagreement(config, query_id, str(ranked[i][0]), str(ranked[j][0]), (int(ranked[i][1]),
-                          int(ranked[j][1])), (float(s[i]), float(s[j]))) for i, j in zip(*np.nonzero(wrong), strict=True)]
+    found = [
+        Disagreement(
+            config,
+            query_id,
+            str(ranked[i][0]),
+            str(ranked[j][0]),
+            (int(ranked[i][1]), int(ranked[j][1])),
+            (float(s[i]), float(s[j])),
+        )
+        for i, j in zip(*np.nonzero(wrong), strict=True)
+    ]
     return int(upper.sum() - close.sum()), int(close.sum()), found
 
 
@@ -368,8 +395,9 @@ class Pool:
     positive: np.ndarray  # bool, aligned with ids
 
 
-def _pools(benchmark: str, folder: Path, config: str, queries: Sequence[Mapping[str, Any]]
-           ) -> tuple[dict[str, dict[str, Any]], dict[str, tuple[list[str], list[str]]], list[str]]:
+def _pools(
+    benchmark: str, folder: Path, config: str, queries: Sequence[Mapping[str, Any]]
+) -> tuple[dict[str, dict[str, Any]], dict[str, tuple[list[str], list[str]]], list[str]]:
     """(query rows, query id -> (pool ids, positive ids), the distinct ids to encode in first-seen order)."""
     qrows = _read(folder, config, "query_id", [q["query_id"] for q in queries])
     pools: dict[str, tuple[list[str], list[str]]] = {}
@@ -384,8 +412,9 @@ def _pools(benchmark: str, folder: Path, config: str, queries: Sequence[Mapping[
             if gallery is None:
                 from triad_dataset.folder import io
 
-                gallery = [r["item_id"] for r in io.read_rows(folder, config + ark_names.GALLERY_SUFFIX,
-                                                               columns=["item_id"])]
+                gallery = [
+                    r["item_id"] for r in io.read_rows(folder, config + ark_names.GALLERY_SUFFIX, columns=["item_id"])
+                ]
             pools[q["query_id"]] = (gallery, [row["positive_id"]])
     distinct = list(dict.fromkeys(c for ids, _ in pools.values() for c in ids))
     if not distinct:
@@ -426,16 +455,23 @@ def _batched(encode: Callable[[list[Any]], Any], items: list[Any]) -> np.ndarray
     order = sorted(range(len(items)), key=lambda i: len(getattr(items[i], "text", None) or ""))
     out: list[np.ndarray] = [np.empty(0)] * len(items)
     for start in range(0, len(order), BATCH):
-        chunk = order[start:start + BATCH]
+        chunk = order[start : start + BATCH]
         vectors = np.asarray(encode([items[i] for i in chunk]), dtype=np.float32)
         for i, v in zip(chunk, vectors, strict=True):
             out[i] = v
     return np.stack(out)
 
 
-def _encoded_pools(benchmark: str, folder: Path, config: str, queries: Sequence[Mapping[str, Any]], variant: str,
-                   sees_images: bool, encoder: Any, done: dict[tuple[str, str], np.ndarray]
-                   ) -> tuple[dict[str, Pool], int]:
+def _encoded_pools(
+    benchmark: str,
+    folder: Path,
+    config: str,
+    queries: Sequence[Mapping[str, Any]],
+    variant: str,
+    sees_images: bool,
+    encoder: Any,
+    done: dict[tuple[str, str], np.ndarray],
+) -> tuple[dict[str, Pool], int]:
     """Each sampled query's whole pool re-encoded and scored as `triad run` scores it (inputs built by
     `model_adapters.planning.inputs`, cosine of L2-normalized float32 vectors); and how many items were encoded.
     ``done``: (corpus, item id) -> vector, filled here and shared by the configs that rank one corpus."""
@@ -472,8 +508,12 @@ def _encoded_pools(benchmark: str, folder: Path, config: str, queries: Sequence[
     return out, len(todo)
 
 
-def judge(sample: Mapping[str, Any], pools: Mapping[str, Mapping[str, Pool]], tolerance: float = TOLERANCE,
-          alpha: float = ALPHA) -> tuple[str, dict[str, Any]]:
+def judge(
+    sample: Mapping[str, Any],
+    pools: Mapping[str, Mapping[str, Pool]],
+    tolerance: float = TOLERANCE,
+    alpha: float = ALPHA,
+) -> tuple[str, dict[str, Any]]:
     """(verified | failed | unverified, result) of a sample against the model's whole-pool scores.
 
     Failed when a sampled pair farther apart than the tolerance is in the wrong order (`compare`), when a query's
@@ -488,33 +528,58 @@ def judge(sample: Mapping[str, Any], pools: Mapping[str, Mapping[str, Pool]], to
             at = {c: i for i, c in enumerate(pool.ids)}
             for cid, _ in q["ranked"]:
                 if cid not in at:
-                    raise Unavailable(f"{config}: sampled item {cid[:60]!r} is not in query "
-                                      f"{q['query_id'][:60]!r}'s pool (another dataset?)")
+                    raise Unavailable(
+                        f"{config}: sampled item {cid[:60]!r} is not in query "
+                        f"{q['query_id'][:60]!r}'s pool (another dataset?)"
+                    )
             scores = pool.scores[[at[c] for c, _ in q["ranked"]]]
             n, c, bad = compare(config, q["query_id"], q["ranked"], scores, tolerance, listed=q.get("listed"))
             compared, close, wrong = compared + n, close + c, wrong + bad
             positives = set(np.array(pool.ids, dtype=object)[pool.positive])
             ranks = [int(r) for cid, r in q["ranked"] if cid in positives]
-            judged.append(reproduction.judge_query(config, q["query_id"], pool.scores, pool.positive, ranks,
-                                                   tolerance))
+            judged.append(reproduction.judge_query(config, q["query_id"], pool.scores, pool.positive, ranks, tolerance))
     outside = [j for j in judged if not j.in_range]
     diffs = [j.submitted - j.own for j in judged]
     p = reproduction.favourable_p(diffs)
     step = reproduction.GRID / 2
     result = {
-        "queries": len(judged), "pairs": compared, "within_tolerance": close, "tolerance": tolerance,
+        "queries": len(judged),
+        "pairs": compared,
+        "within_tolerance": close,
+        "tolerance": tolerance,
         "disagreeing": len(wrong),
-        "pairs_listed": [{"config": d.config, "query_id": d.query_id, "above": d.above, "below": d.below,
-                          "ranks": list(d.ranks), "scores": [round(x, 6) for x in d.scores]}
-                         for d in wrong[:MAX_LISTED]],
-        "ap": {k: round(float(np.mean([getattr(j, k) for j in judged])), 6) if judged else None
-               for k in ("submitted", "own", "low", "high")},
+        "pairs_listed": [
+            {
+                "config": d.config,
+                "query_id": d.query_id,
+                "above": d.above,
+                "below": d.below,
+                "ranks": list(d.ranks),
+                "scores": [round(x, 6) for x in d.scores],
+            }
+            for d in wrong[:MAX_LISTED]
+        ],
+        "ap": {
+            k: round(float(np.mean([getattr(j, k) for j in judged])), 6) if judged else None
+            for k in ("submitted", "own", "low", "high")
+        },
         "outside_tie_range": len(outside),
-        "outside_listed": [{"config": j.config, "query_id": j.query_id, "ap": round(j.submitted, 4),
-                            "own": round(j.own, 4), "range": [round(j.low, 4), round(j.high, 4)]}
-                           for j in outside[:MAX_LISTED]],
-        "favourable": {"above": sum(d > step for d in diffs), "below": sum(d < -step for d in diffs),
-                       "p": float(f"{p:.3g}"), "alpha": alpha},
+        "outside_listed": [
+            {
+                "config": j.config,
+                "query_id": j.query_id,
+                "ap": round(j.submitted, 4),
+                "own": round(j.own, 4),
+                "range": [round(j.low, 4), round(j.high, 4)],
+            }
+            for j in outside[:MAX_LISTED]
+        ],
+        "favourable": {
+            "above": sum(d > step for d in diffs),
+            "below": sum(d < -step for d in diffs),
+            "p": float(f"{p:.3g}"),
+            "alpha": alpha,
+        },
     }
     if wrong or outside or p < alpha:
         return FAILED, result
@@ -523,8 +588,14 @@ def judge(sample: Mapping[str, Any], pools: Mapping[str, Mapping[str, Pool]], to
     return VERIFIED, result
 
 
-def check(task: Mapping[str, Any], folders: Mapping[str, str | Path], *, device: str = "cpu",
-          loader: Loader | None = None, log: Callable[[str], None] | None = None) -> tuple[str, dict[str, Any]]:
+def check(
+    task: Mapping[str, Any],
+    folders: Mapping[str, str | Path],
+    *,
+    device: str = "cpu",
+    loader: Loader | None = None,
+    log: Callable[[str], None] | None = None,
+) -> tuple[str, dict[str, Any]]:
     """Re-encode the whole pools of one pending submission's sampled queries and `judge` them: (verified | failed |
     unverified, result). Raises `Unavailable` when it cannot run here (the submission then stays pending)."""
 
@@ -549,28 +620,47 @@ def check(task: Mapping[str, Any], folders: Mapping[str, str | Path], *, device:
         return UNVERIFIED, {**verify, "sample_seed": sample.get("seed"), "reason": str(exc)}
     loaded = identity.get("revision")
     if "/" not in spec and claimed and loaded and str(loaded) != str(claimed):
-        return UNVERIFIED, {**verify, "sample_seed": sample.get("seed"),
-                            "reason": f"not verifiable as {spec}: the run was made at revision {str(claimed)[:60]!r}, "
-                                      f"this server loads {str(loaded)[:60]!r}"}
+        return UNVERIFIED, {
+            **verify,
+            "sample_seed": sample.get("seed"),
+            "reason": f"not verifiable as {spec}: the run was made at revision {str(claimed)[:60]!r}, "
+            f"this server loads {str(loaded)[:60]!r}",
+        }
     sees_images = bool(identity.get("sees_images", True))
     pools: dict[str, dict[str, Pool]] = {}
     vectors = _memo(encoder, Path(folder), sees_images)
     encoded = 0
     for config, sampled in sorted(sample["queries"].items()):
-        pools[config], n = _encoded_pools(benchmark, Path(folder), config, sampled,
-                                          str(verify.get("variant") or "full"), sees_images, encoder, vectors)
+        pools[config], n = _encoded_pools(
+            benchmark,
+            Path(folder),
+            config,
+            sampled,
+            str(verify.get("variant") or "full"),
+            sees_images,
+            encoder,
+            vectors,
+        )
         encoded += n
         if log:
             log(f"  {config}: {len(sampled)} queries, {n} items re-encoded")
     status, result = judge(sample, pools)
-    result = {"checked_at": time.time(), "device": device, "seconds": round(time.perf_counter() - tick, 2),
-              "items_encoded": encoded, **result,
-              "model": {k: identity.get(k) for k in ("name", "source", "revision", "dtype")}}
+    result = {
+        "checked_at": time.time(),
+        "device": device,
+        "seconds": round(time.perf_counter() - tick, 2),
+        "items_encoded": encoded,
+        **result,
+        "model": {k: identity.get(k) for k in ("name", "source", "revision", "dtype")},
+    }
     # the sample stays with the row (a re-check by id uses it); visitors see only its seed (`public`)
     record = {**verify, "sample_seed": sample.get("seed"), "result": result}
     if status == UNVERIFIED:
-        return UNVERIFIED, {**record, "reason": "the model scores the sampled candidates alike (within the "
-                                                "tolerance): their order cannot be checked"}
+        return UNVERIFIED, {
+            **record,
+            "reason": "the model scores the sampled candidates alike (within the "
+            "tolerance): their order cannot be checked",
+        }
     return status, record
 
 

@@ -22,8 +22,12 @@ DECIMALS = 3  # paper Table 2 reports mAP to three decimals
 ID_COL, MODEL_COL, FAMILY_COL, PARAMS_COL, DATE_COL = "id", "Model", "Family", "Params", "Submitted"
 SUBMITTER_COL, CHECK_COL = "Submitter", "results.json"
 STATUS_COL, TIES_COL, RANK_COL = "Status", "Ties (mAP range)", "Rank"  # spaces_app/status.py
-CHECK_TEXT = {"matches": "matches", "differs": "DIFFERS from server", "absent": "not sent",
-              "no numbers": "no numbers to compare"}
+CHECK_TEXT = {
+    "matches": "matches",
+    "differs": "DIFFERS from server",
+    "absent": "not sent",
+    "no numbers": "no numbers to compare",
+}
 ALL_FAMILIES = "All families"
 
 
@@ -63,8 +67,15 @@ def for_display(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     for col in out.columns:
         if pd.api.types.is_float_dtype(out[col]) or out[col].map(lambda x: isinstance(x, float)).any():
-            out[col] = out[col].map(lambda x: "–" if x is None or (isinstance(x, float) and not math.isfinite(x))
-                                    else f"{x:.{DECIMALS}f}" if isinstance(x, float) else str(x))
+            out[col] = out[col].map(
+                lambda x: (
+                    "–"
+                    if x is None or (isinstance(x, float) and not math.isfinite(x))
+                    else f"{x:.{DECIMALS}f}"
+                    if isinstance(x, float)
+                    else str(x)
+                )
+            )
     return out
 
 
@@ -72,15 +83,22 @@ def filter_subs(subs: Sequence[Mapping[str, Any]], family: str | None = None, se
     """Keep one family (or all) and names containing ``search`` (case-insensitive, plain substring)."""
     needle = (search or "").strip().casefold()
     return [
-        s for s in subs
+        s
+        for s in subs
         if (not family or family == ALL_FAMILIES or s["family"] == family)
         and (not needle or needle in str(s["model_name"]).casefold())
     ]
 
 
-def score_table(subs: Sequence[Mapping[str, Any]], configs: Sequence[str], *, sort_by: str | None = None,
-                labels: Mapping[str, str] | None = None, status: Mapping[int, Mapping[str, Any]] | None = None,
-                rank_all: bool = False) -> pd.DataFrame:
+def score_table(
+    subs: Sequence[Mapping[str, Any]],
+    configs: Sequence[str],
+    *,
+    sort_by: str | None = None,
+    labels: Mapping[str, str] | None = None,
+    status: Mapping[int, Mapping[str, Any]] | None = None,
+    rank_all: bool = False,
+) -> pd.DataFrame:
     """One row per submission, one column per config (3 decimals); no aggregate column (paper: none over subsets).
 
     With ``status`` (`spaces_app.status.annotate`): Status and Ties columns, verified rows listed first, and a Rank
@@ -88,8 +106,12 @@ def score_table(subs: Sequence[Mapping[str, Any]], configs: Sequence[str], *, so
     labels = labels or {c: display(c) for c in configs}
     rows = []
     for s in subs:
-        row: dict[str, Any] = {ID_COL: int(s["id"]), MODEL_COL: str(s["model_name"]), FAMILY_COL: str(s["family"]),
-                               PARAMS_COL: fmt_params(s["params"])}
+        row: dict[str, Any] = {
+            ID_COL: int(s["id"]),
+            MODEL_COL: str(s["model_name"]),
+            FAMILY_COL: str(s["family"]),
+            PARAMS_COL: fmt_params(s["params"]),
+        }
         for c in configs:
             sc = s["scores"].get(c)
             row[labels[c]] = _round(sc.value) if sc is not None else None
@@ -136,14 +158,30 @@ def detail_table(sub: Mapping[str, Any], configs: Sequence[str]) -> pd.DataFrame
         if sc is None:
             continue
         metrics = (sub["summary"].get(c) or {}).get("metrics") or {}
-        extra = {k: _round(metrics[k]) for k in ("top1_hit", "mrr", "recall@5", "recall@10", "ndcg@10")
-                 if isinstance(metrics.get(k), int | float)}
+        extra = {
+            k: _round(metrics[k])
+            for k in ("top1_hit", "mrr", "recall@5", "recall@10", "ndcg@10")
+            if isinstance(metrics.get(k), int | float)
+        }
         ties = (sub["summary"].get("tie_sensitivity") or {}).get(c) or {}
         if ties:
-            extra.update({"mAP, tied positives first": _round(ties.get("positives_first")),
-                          "mAP, tied positives last": _round(ties.get("positives_last"))})
-        rows.append({"Subset": display(c), "Metric": sc.metric, "Value": _round(sc.value),
-                     "95% CI low": _round(sc.lo), "95% CI high": _round(sc.hi), "Queries": sc.n_queries, **extra})
+            extra.update(
+                {
+                    "mAP, tied positives first": _round(ties.get("positives_first")),
+                    "mAP, tied positives last": _round(ties.get("positives_last")),
+                }
+            )
+        rows.append(
+            {
+                "Subset": display(c),
+                "Metric": sc.metric,
+                "Value": _round(sc.value),
+                "95% CI low": _round(sc.lo),
+                "95% CI high": _round(sc.hi),
+                "Queries": sc.n_queries,
+                **extra,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -162,19 +200,28 @@ def check_text(sub: Mapping[str, Any]) -> str:
     return CHECK_TEXT.get(status, "–")
 
 
-RUN_FIELDS = (("model_name", "Model (results.json, claimed)"), ("model_revision", "Revision (results.json, claimed)"),
-              ("model_source", "Source (results.json, claimed)"),
-              ("model_source_kind", "Source kind (results.json, claimed)"),
-              ("model_input_pipeline", "Input pipeline (results.json, claimed)"), ("variant", "Variant (results.json)"))
+RUN_FIELDS = (
+    ("model_name", "Model (results.json, claimed)"),
+    ("model_revision", "Revision (results.json, claimed)"),
+    ("model_source", "Source (results.json, claimed)"),
+    ("model_source_kind", "Source kind (results.json, claimed)"),
+    ("model_input_pipeline", "Input pipeline (results.json, claimed)"),
+    ("variant", "Variant (results.json)"),
+)
 
 
 def metadata_table(sub: Mapping[str, Any]) -> pd.DataFrame:
     """Submission metadata as (field, value) text rows — links are shown as text, never rendered."""
     run = sub.get("run") or {}
     items = [
-        ("Submission id", sub["id"]), ("Model", sub["model_name"]), ("Link", sub["model_link"]),
-        ("Family", sub["family"]), ("Parameters", fmt_params(sub["params"])), ("Submitter", submitter_text(sub)),
-        ("Submitted (UTC)", _date(sub["created_at"], time_of_day=True)), ("Dataset fingerprint", sub["dataset_fingerprint"][:16]),
+        ("Submission id", sub["id"]),
+        ("Model", sub["model_name"]),
+        ("Link", sub["model_link"]),
+        ("Family", sub["family"]),
+        ("Parameters", fmt_params(sub["params"])),
+        ("Submitter", submitter_text(sub)),
+        ("Submitted (UTC)", _date(sub["created_at"], time_of_day=True)),
+        ("Dataset fingerprint", sub["dataset_fingerprint"][:16]),
         ("Rankings digest", sub["file_digest"][:16]),
         *((label, run[key]) for key, label in RUN_FIELDS if key in run),
         ("results.json", check_text(sub)),
@@ -193,14 +240,23 @@ def _verification_text(sub: Mapping[str, Any]) -> str:
 def submission_record(sub: Mapping[str, Any]) -> dict[str, Any]:
     """One submission for the ``/submission`` API: everything the server computed, no address or server path."""
     return {
-        "id": int(sub["id"]), "benchmark": sub["benchmark"], "model": str(sub["model_name"]),
-        "link": str(sub["model_link"]), "family": str(sub["family"]), "params": sub["params"],
-        "submitter": submitter_text(sub), "submitted_utc": _date(sub["created_at"], time_of_day=True),
-        "dataset_fingerprint": sub["dataset_fingerprint"], "run": dict(sub.get("run") or {}),
-        "results_json": check_text(sub), "mismatches": list(sub["mismatches"]),
+        "id": int(sub["id"]),
+        "benchmark": sub["benchmark"],
+        "model": str(sub["model_name"]),
+        "link": str(sub["model_link"]),
+        "family": str(sub["family"]),
+        "params": sub["params"],
+        "submitter": submitter_text(sub),
+        "submitted_utc": _date(sub["created_at"], time_of_day=True),
+        "dataset_fingerprint": sub["dataset_fingerprint"],
+        "run": dict(sub.get("run") or {}),
+        "results_json": check_text(sub),
+        "mismatches": list(sub["mismatches"]),
         "verification": _verification(sub),
-        "scores": {c: {"metric": sc.metric, "value": sc.value, "interval": [sc.lo, sc.hi], "n_queries": sc.n_queries}
-                   for c, sc in sub["scores"].items()},
+        "scores": {
+            c: {"metric": sc.metric, "value": sc.value, "interval": [sc.lo, sc.hi], "n_queries": sc.n_queries}
+            for c, sc in sub["scores"].items()
+        },
         "summary": sub["summary"],  # per config: metrics, intervals, diagnostics (per-query values omitted)
     }
 
@@ -265,7 +321,9 @@ def rank_range_figure(subs: Sequence[Mapping[str, Any]], configs: Sequence[str] 
     return fig
 
 
-def rank_agreement(subs: Sequence[Mapping[str, Any]], configs: Sequence[str] = triad_names.MAIN_CONFIGS) -> pd.DataFrame:
+def rank_agreement(
+    subs: Sequence[Mapping[str, Any]], configs: Sequence[str] = triad_names.MAIN_CONFIGS
+) -> pd.DataFrame:
     """Kendall tau-b between the subsets' model orderings (paper C.2, Figure 8); needs at least 3 models."""
     from metrics.core import stats
 
@@ -301,15 +359,23 @@ def entry_rate_figure(sub: Mapping[str, Any]):
         ax.set_axis_off()
         return fig
     vals = mat.to_numpy(dtype=float)
-    im = ax.imshow(np.ma.masked_invalid(vals), cmap="viridis", vmin=0.0, vmax=max(0.05, float(np.nanmax(vals))),
-                   aspect="auto")
+    im = ax.imshow(
+        np.ma.masked_invalid(vals), cmap="viridis", vmin=0.0, vmax=max(0.05, float(np.nanmax(vals))), aspect="auto"
+    )
     ax.set_xticks(range(mat.shape[1]), mat.columns, fontsize=8)
     ax.set_yticks(range(mat.shape[0]), mat.index, fontsize=8)
     for i in range(mat.shape[0]):
         for j in range(mat.shape[1]):
             if np.isfinite(vals[i, j]):
-                ax.text(j, i, f"{vals[i, j]:.2f}", ha="center", va="center", fontsize=7,
-                        color="white" if vals[i, j] < 0.5 * np.nanmax(vals) else "black")
+                ax.text(
+                    j,
+                    i,
+                    f"{vals[i, j]:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if vals[i, j] < 0.5 * np.nanmax(vals) else "black",
+                )
     fig.colorbar(im, ax=ax, fraction=0.04)
     ax.set_title(plain(f"Top-10 entry rate by candidate role — id {sub['id']}: {sub['model_name']}"), fontsize=9)
     fig.tight_layout()
@@ -326,8 +392,12 @@ def flat_table(obj: Any, key_names: Sequence[str] = ("Group",), value_name: str 
                 walk(val, [*path, str(k)])
         elif isinstance(node, int | float) and not isinstance(node, bool):
             rows.append({"Key": " / ".join(path), value_name: _round(float(node)) if isinstance(node, float) else node})
-        elif isinstance(node, Sequence) and not isinstance(node, str) and len(node) == 2 \
-                and all(isinstance(x, int | float) for x in node):
+        elif (
+            isinstance(node, Sequence)
+            and not isinstance(node, str)
+            and len(node) == 2
+            and all(isinstance(x, int | float) for x in node)
+        ):
             rows.append({"Key": " / ".join(path), value_name: f"[{_round(node[0])}, {_round(node[1])}]"})
 
     walk(obj, [])
@@ -335,8 +405,14 @@ def flat_table(obj: Any, key_names: Sequence[str] = ("Group",), value_name: str 
 
 
 # --- paired comparison ------------------------------------------------------------------------------------
-def paired_comparison(a: Mapping[str, Any], b: Mapping[str, Any], per_query: Any,
-                      configs: Sequence[str] = triad_names.MAIN_CONFIGS, *, seed: int = 0) -> pd.DataFrame:
+def paired_comparison(
+    a: Mapping[str, Any],
+    b: Mapping[str, Any],
+    per_query: Any,
+    configs: Sequence[str] = triad_names.MAIN_CONFIGS,
+    *,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Per subset: ΔmAP (a − b) on shared queries, its paired bootstrap interval, Wilcoxon p, Holm-adjusted p and
     the verdict of the one decision rule (spaces_app/significance.py).
 
@@ -358,10 +434,19 @@ def paired_comparison(a: Mapping[str, Any], b: Mapping[str, Any], per_query: Any
         pvals.append(p)
         effect = stats.rank_biserial(x, y)
         raw.append(effect)  # the decision reads the interval as shown and the unrounded effect's sign
-        rows.append({"Subset": display(c), "Queries": len(shared), "mAP A": _round(x.mean()),
-                     "mAP B": _round(y.mean()), "ΔmAP (A−B)": _round(float(x.mean() - y.mean())),
-                     "95% CI low": _round(lo), "95% CI high": _round(hi), "Wilcoxon p": f"{p:.3g}",
-                     "rank-biserial": _round(effect)})
+        rows.append(
+            {
+                "Subset": display(c),
+                "Queries": len(shared),
+                "mAP A": _round(x.mean()),
+                "mAP B": _round(y.mean()),
+                "ΔmAP (A−B)": _round(float(x.mean() - y.mean())),
+                "95% CI low": _round(lo),
+                "95% CI high": _round(hi),
+                "Wilcoxon p": f"{p:.3g}",
+                "rank-biserial": _round(effect),
+            }
+        )
     if rows:
         from spaces_app import significance
 
@@ -376,8 +461,11 @@ ARK_MACRO = "R@1 macro"
 CAPTIONER_COL = "Captioner"  # text-space runs (`triad run --captions`); empty when the model saw the images
 # Short column labels for the ARK tables (display only; the data keys come from ark_dataset/names.py).
 ARK_DOMAIN_LABELS = {
-    "visual_cognition": "Visual Cognition", "natural_science": "Natural Science", "formal_science": "Formal Science",
-    "humanities_social_science": "Humanities & Social", "engineering_technology": "Engineering & Tech",
+    "visual_cognition": "Visual Cognition",
+    "natural_science": "Natural Science",
+    "formal_science": "Formal Science",
+    "humanities_social_science": "Humanities & Social",
+    "engineering_technology": "Engineering & Tech",
 }
 
 
@@ -386,8 +474,14 @@ def _label(key: str) -> str:
 
 
 def _ark_base(s: Mapping[str, Any]) -> dict[str, Any]:
-    return {ID_COL: int(s["id"]), MODEL_COL: str(s["model_name"]), CAPTIONER_COL: captioner.label(s),
-            FAMILY_COL: str(s["family"]), PARAMS_COL: fmt_params(s["params"]), ARK_MACRO: _round(ark_macro(s))}
+    return {
+        ID_COL: int(s["id"]),
+        MODEL_COL: str(s["model_name"]),
+        CAPTIONER_COL: captioner.label(s),
+        FAMILY_COL: str(s["family"]),
+        PARAMS_COL: fmt_params(s["params"]),
+        ARK_MACRO: _round(ark_macro(s)),
+    }
 
 
 def _ark_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -402,8 +496,12 @@ def ark_robustness(subs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
 def ark_table(subs: Sequence[Mapping[str, Any]], axis: str = "domain") -> pd.DataFrame:
     """R@1 macro-average over subtypes, then per knowledge domain (``axis="domain"``), reasoning skill
     (``"reasoning_skill"``), cognitive demand (``"cognitive_demand"``) or subtype (``"subtype"``); ARK paper §4."""
-    order = {"domain": ark_names.DOMAINS, "reasoning_skill": ark_names.REASONING_SKILLS,
-             "cognitive_demand": ark_names.COGNITIVE_DEMANDS, "subtype": ark_names.SUBTYPES}[axis]
+    order = {
+        "domain": ark_names.DOMAINS,
+        "reasoning_skill": ark_names.REASONING_SKILLS,
+        "cognitive_demand": ark_names.COGNITIVE_DEMANDS,
+        "subtype": ark_names.SUBTYPES,
+    }[axis]
     rows = []
     for s in subs:
         row = _ark_base(s)
@@ -452,17 +550,25 @@ def trap_table(sub: Mapping[str, Any]) -> pd.DataFrame:
     for c in triad_names.STATE_CONFIGS:
         m = (sub["summary"].get(c) or {}).get("metrics") or {}
         if "trap_rate@10" in m:
-            rows.append({"Subset": display(c), "Trap top-10 rate": _round(m.get("trap_rate@10")),
-                         "Queries with a trap in top 10": _round(m.get("trap_query_share@10")),
-                         "Trap queries": m.get("n_trap_queries")})
+            rows.append(
+                {
+                    "Subset": display(c),
+                    "Trap top-10 rate": _round(m.get("trap_rate@10")),
+                    "Queries with a trap in top 10": _round(m.get("trap_query_share@10")),
+                    "Trap queries": m.get("n_trap_queries"),
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def hop_table(sub: Mapping[str, Any]) -> pd.DataFrame:
     """Per-hop I2C mAP: only that hop's positives count, other-hop positives stay in place (paper B.1)."""
     diag = (sub["summary"].get(triad_names.ABSTRACTION_CONFIGS[0]) or {}).get("diagnostics") or {}
-    rows = [{"Hop": hop, "mAP": _round(node.get("map")), **_interval_cells(node), "Queries": node.get("n_queries")}
-            for hop, node in (diag.get("per_hop") or {}).items() if isinstance(node, Mapping)]
+    rows = [
+        {"Hop": hop, "mAP": _round(node.get("map")), **_interval_cells(node), "Queries": node.get("n_queries")}
+        for hop, node in (diag.get("per_hop") or {}).items()
+        if isinstance(node, Mapping)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -470,8 +576,11 @@ def depth_table(sub: Mapping[str, Any]) -> pd.DataFrame:
     """C2I mAP by the query concept's WordNet depth (paper §5.1, Figure 3b)."""
     diag = (sub["summary"].get(triad_names.ABSTRACTION_CONFIGS[1]) or {}).get("diagnostics") or {}
     by = diag.get("map_by_depth") or {}
-    rows = [{"Depth": depth, "mAP": _round(node.get("map")), **_interval_cells(node), "Queries": node.get("n_queries")}
-            for depth, node in sorted(by.items(), key=lambda kv: (len(kv[0]), kv[0])) if isinstance(node, Mapping)]
+    rows = [
+        {"Depth": depth, "mAP": _round(node.get("map")), **_interval_cells(node), "Queries": node.get("n_queries")}
+        for depth, node in sorted(by.items(), key=lambda kv: (len(kv[0]), kv[0]))
+        if isinstance(node, Mapping)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -498,14 +607,30 @@ def dialogue_cost_table(sub: Mapping[str, Any]) -> pd.DataFrame:
         node = costs[domain]
         if not isinstance(node, Mapping) or "mean" not in node:
             continue
-        rows.append({"Domain": domain, "Session": "all", "Turns": "all", "Δ AP": _round(node["mean"]),
-                     **_interval_cells(node), "Queries": node.get("n_pairs")})
+        rows.append(
+            {
+                "Domain": domain,
+                "Session": "all",
+                "Turns": "all",
+                "Δ AP": _round(node["mean"]),
+                **_interval_cells(node),
+                "Queries": node.get("n_pairs"),
+            }
+        )
         sessions = node.get("by_session") or {}
         for session in [t for t in triad_names.SESSION_TYPES if t in sessions]:
             by_turns = sessions[session]
             for turns, cell in by_turns.items():
-                rows.append({"Domain": domain, "Session": session, "Turns": turns, "Δ AP": _round(cell.get("mean")),
-                             **_interval_cells(cell), "Queries": cell.get("n_queries")})
+                rows.append(
+                    {
+                        "Domain": domain,
+                        "Session": session,
+                        "Turns": turns,
+                        "Δ AP": _round(cell.get("mean")),
+                        **_interval_cells(cell),
+                        "Queries": cell.get("n_queries"),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -518,8 +643,9 @@ def paper_diagnostics_table(sub: Mapping[str, Any]) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
 
     def add(diagnostic: str, where: str, group: str, value: Any, queries: Any) -> None:
-        rows.append({"Diagnostic": diagnostic, "Subset": where, "Group": group, "Value": _round(value),
-                     "Queries": queries})
+        rows.append(
+            {"Diagnostic": diagnostic, "Subset": where, "Group": group, "Value": _round(value), "Queries": queries}
+        )
 
     for config, pairs in (node.get("matched_comparisons") or {}).items():
         for p in pairs:
@@ -535,7 +661,9 @@ def paper_diagnostics_table(sub: Mapping[str, Any]) -> pd.DataFrame:
             add("C.4 ΔAP on the shared pool", domain, "all", shared.get("delta"), shared.get("n_pairs"))
             for session, turns in (shared.get("by_session") or {}).items():
                 for k, cell in turns.items():
-                    add("C.4 ΔAP on the shared pool", domain, f"{session}/{k}", cell.get("delta"), cell.get("n_queries"))
+                    add(
+                        "C.4 ΔAP on the shared pool", domain, f"{session}/{k}", cell.get("delta"), cell.get("n_queries")
+                    )
     for config, curve in (node.get("resolution") or {}).items():
         for n_queries, half in curve.items():
             add("D.3 95% half-width of mAP", display(config), f"n = {n_queries}", half, n_queries)
@@ -544,9 +672,19 @@ def paper_diagnostics_table(sub: Mapping[str, Any]) -> pd.DataFrame:
 
 def admin_table(subs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """Every submission for the admin (hidden ones included): its submitter key, hidden flag, time and status."""
-    rows = [{ID_COL: int(s["id"]), "Benchmark": s["benchmark"], MODEL_COL: str(s["model_name"]),
-             "Submitter": str(s["submitter"]),  # admin only: a Hub user, "local", or a hashed address
-             "Hidden": "yes" if s["hidden"] else "no", DATE_COL: _date(s["created_at"], time_of_day=True),
-             STATUS_COL: str(s.get("status") or ""), "Dataset": s["dataset_fingerprint"][:12]} for s in subs]
-    return pd.DataFrame(rows, columns=[ID_COL, "Benchmark", MODEL_COL, "Submitter", "Hidden", DATE_COL, STATUS_COL,
-                                       "Dataset"])
+    rows = [
+        {
+            ID_COL: int(s["id"]),
+            "Benchmark": s["benchmark"],
+            MODEL_COL: str(s["model_name"]),
+            "Submitter": str(s["submitter"]),  # admin only: a Hub user, "local", or a hashed address
+            "Hidden": "yes" if s["hidden"] else "no",
+            DATE_COL: _date(s["created_at"], time_of_day=True),
+            STATUS_COL: str(s.get("status") or ""),
+            "Dataset": s["dataset_fingerprint"][:12],
+        }
+        for s in subs
+    ]
+    return pd.DataFrame(
+        rows, columns=[ID_COL, "Benchmark", MODEL_COL, "Submitter", "Hidden", DATE_COL, STATUS_COL, "Dataset"]
+    )

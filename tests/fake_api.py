@@ -76,8 +76,15 @@ class FakeApi:
             self._thread.join(timeout=10)
             self._server = None
 
-    def _send(self, handler: BaseHTTPRequestHandler, status: int, payload: Any, *, raw: bytes | None = None,
-              length: bool = True) -> None:
+    def _send(
+        self,
+        handler: BaseHTTPRequestHandler,
+        status: int,
+        payload: Any,
+        *,
+        raw: bytes | None = None,
+        length: bool = True,
+    ) -> None:
         data = raw if raw is not None else json.dumps(payload).encode()
         handler.send_response(status)
         handler.send_header("Content-Type", "application/json")
@@ -110,12 +117,30 @@ class FakeApi:
         vec = fake_vector(body["input"], dim - 1 if mode == "wrong-size" else dim)
         data: dict[str, Any] = {} if mode == "no-embedding" else {"embedding": vec, "object": "embedding"}
         model = "doubao-embedding-vision-250615" if mode == "wrong-model" else body["model"]
-        self._send(handler, 200, {"id": "0217", "model": model, "created": 1768000000, "object": "list",
-                                  "data": data, "usage": {"prompt_tokens": 20, "total_tokens": 20}})
+        self._send(
+            handler,
+            200,
+            {
+                "id": "0217",
+                "model": model,
+                "created": 1768000000,
+                "object": "list",
+                "data": data,
+                "usage": {"prompt_tokens": 20, "total_tokens": 20},
+            },
+        )
 
     def _chat(self, handler: BaseHTTPRequestHandler, body: dict[str, Any], mode: str) -> None:
         prompt = body["messages"][-1]["content"]
         query = prompt.rsplit("Query: ", 1)[-1]
         message = {"role": "assistant", "content": None if mode == "no-content" else f"explicit: {query}"}
-        self._send(handler, 200, {"id": "chatcmpl-1", "object": "chat.completion", "model": CHAT_REPORTED,
-                                  "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+        self._send(
+            handler,
+            200,
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "model": CHAT_REPORTED,
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            },
+        )

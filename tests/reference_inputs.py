@@ -14,10 +14,14 @@ from triad_dataset.contract import names
 
 C2I = names.C2I_INSTRUCTION
 I2C = names.I2C_INSTRUCTION
-CONSTRAINT_QUERY = ("Reference product info: gender: Women, brand: Nike, year: 2019, season: Summer. "
-                    "User query: the same shoe but in blue with a lower heel")
-STATE_QUERY = ("Reference product info: brand: Audi, year: 2012. User conversation: [Round 1] User: I want a "
-               "red one [Round 2] User: actually make it a convertible [Round 3] User: and newer than 2015")
+CONSTRAINT_QUERY = (
+    "Reference product info: gender: Women, brand: Nike, year: 2019, season: Summer. "
+    "User query: the same shoe but in blue with a lower heel"
+)
+STATE_QUERY = (
+    "Reference product info: brand: Audi, year: 2012. User conversation: [Round 1] User: I want a "
+    "red one [Round 2] User: actually make it a convertible [Round 3] User: and newer than 2015"
+)
 CANDIDATE = "Product info: gender: Women, brand: Nike, year: 2020, season: Summer"
 LONG_TEXT = "Product info: " + ", ".join(f"attribute {i}: value {i * 7 % 13}" for i in range(40))
 
@@ -89,6 +93,8 @@ def as_embed_dict(item: tuple[str, str | None, str | None]) -> dict[str, Any]:
     if instruction:
         out["instruction"] = instruction
     return out
+
+
 def collapse_image_pads(text: str) -> str:
     """A decoded prompt with each run of image tokens written once with its count (fixtures stay readable).
 
@@ -104,7 +110,9 @@ def collapse_image_pads(text: str) -> str:
 VLM2VEC_INPUTS = [item for item in EMBED_INPUTS if item[0] or item[1]]
 
 # --- text embedders and the text cross-encoder (ARK's caption-then-embed track, §4.1) --------------------------
-CAPTION = "A wiring diagram.\nR1 10k, R2 4.7k; V = 5 V"  # `textspace.join_caption(text, caption)`: text, newline, caption
+CAPTION = (
+    "A wiring diagram.\nR1 10k, R2 4.7k; V = 5 V"  # `textspace.join_caption(text, caption)`: text, newline, caption
+)
 ARK_QUERY = "Which gallery image shows the circuit whose output is high only when both inputs are high?"
 # (text, instruction or None): queries of both benchmarks as a text model sees them
 TEXT_QUERIES: list[tuple[str, str | None]] = [
@@ -140,6 +148,8 @@ def joined(text: str, instruction: str | None) -> str:
     if instruction and text:
         return f"{instruction} {text}"
     return instruction or text
+
+
 # VLM2Vec-V1 resizes every image to 1344x1344 (980x980 after the processor: 4900 vision patches); batches of at most
 # one image keep the vendored vision tower's attention within memory (indices into VLM2VEC_INPUTS, all covered).
 VLM2VEC_V1_BATCHES = [[0, 1], [2, 6], [3, 7], [4], [5]]

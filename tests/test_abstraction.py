@@ -37,11 +37,22 @@ SELF_I2C, SELF_C2I = names.SELF_CONFIGS
 #   concepts (depth >= 5, >= 5 images 1-2 levels below) = X (11), X1 (6), X2 (5), Y (6), Y1 (5), Z (5), Z1 (5);
 #   p4 (6 images) and p3 (5 images, q* at distance 2) are too shallow; no deep candidate has too few images.
 EDGES: dict[str, list[str]] = {
-    "p1": ["e"], "p2": ["p1"], "p3": ["p2"], "p4": ["p3"],
-    "X": ["p4"], "Y": ["p4"], "Z": ["p4"], "X1": ["X"], "X2": ["X"], "Y1": ["Y"], "Z1": ["Z"],
+    "p1": ["e"],
+    "p2": ["p1"],
+    "p3": ["p2"],
+    "p4": ["p3"],
+    "X": ["p4"],
+    "Y": ["p4"],
+    "Z": ["p4"],
+    "X1": ["X"],
+    "X2": ["X"],
+    "Y1": ["Y"],
+    "Z1": ["Z"],
     "m": ["X1", "Y"],
-    **{f"x1{c}": ["X1"] for c in "abcde"}, **{f"x2{c}": ["X2"] for c in "abcde"},
-    **{f"y1{c}": ["Y1"] for c in "abcde"}, **{f"z1{c}": ["Z1"] for c in "abcde"},
+    **{f"x1{c}": ["X1"] for c in "abcde"},
+    **{f"x2{c}": ["X2"] for c in "abcde"},
+    **{f"y1{c}": ["Y1"] for c in "abcde"},
+    **{f"z1{c}": ["Z1"] for c in "abcde"},
     **{f"q{k}": ["p4"] for k in range(1, 6)},
 }
 LEAVES = ["m", *(f"{p}{c}" for p in ("x1", "x2", "y1", "z1") for c in "abcde"), *(f"q{k}" for k in range(1, 6))]
@@ -81,8 +92,12 @@ def test_concept_pool_by_hand(tax) -> None:
     g = tax.graph
     assert [g.wnids[c] for c in tax.concepts] == CONCEPTS
     assert tax.stats == {
-        "images_not_in_wordnet": 0, "retained_leaves": 26, "concept_candidates": 9, "removed_shallow": 2,
-        "removed_few_images": 0, "concepts": 7,
+        "images_not_in_wordnet": 0,
+        "retained_leaves": 26,
+        "concept_candidates": 9,
+        "removed_shallow": 2,
+        "removed_few_images": 0,
+        "concepts": 7,
     }
     assert sorted(g.wnids[leaf] for leaf, _ in tax.below[g.index_of("X")]) == sorted(
         ["m", *(f"x{k}{c}" for k in (1, 2) for c in "abcde")]
@@ -109,7 +124,9 @@ def test_i2c_multiple_inheritance_and_blacklist(tax) -> None:
     # Z (child of p4, p4 being 2 up); Z1 fills.
     assert row["positive_ids"] == ["X1", "Y", "X"] and row["positive_hops"] == [1, 1, 2]
     assert by_role(row) == {
-        names.POSITIVE: {"X1", "Y", "X"}, names.SIBLING: {"X2", "Y1", "Z"}, names.RANDOM: {"Z1"},
+        names.POSITIVE: {"X1", "Y", "X"},
+        names.SIBLING: {"X2", "Y1", "Z"},
+        names.RANDOM: {"Z1"},
     }
     # Blacklisted X is no longer a level-2 positive but, as an ancestor, is never a negative either.
     black = frozenset({g.index_of("X")})
@@ -126,7 +143,10 @@ def test_c2i_pools_by_hand(tax) -> None:
     everything = {img_id(w) for w in LEAVES}
     row = c2i_row(tax, 0, g.index_of("Z1"), pool_size=26, rng=random.Random(0))
     assert set(row["positive_ids"]) == {img_id(f"z1{c}") for c in "abcde"} and row["depth"] == 6
-    assert by_role(row) == {names.POSITIVE: set(row["positive_ids"]), names.RANDOM: everything - set(row["positive_ids"])}
+    assert by_role(row) == {
+        names.POSITIVE: set(row["positive_ids"]),
+        names.RANDOM: everything - set(row["positive_ids"]),
+    }
     assert row["query_text"] == names.CONCEPT_TEMPLATE.format(name="Z1", definition="definition of Z1")
     assert row["query_image"] is None and row["instruction"] == names.C2I_INSTRUCTION
     # Y1's sibling is the leaf m (both under Y): its own image is a sibling negative.
@@ -146,8 +166,9 @@ def test_c2i_pools_by_hand(tax) -> None:
 
 
 def test_build_abstraction_end_to_end(graph: NounGraph) -> None:
-    result = build_abstraction(graph, [image(w) for w in LEAVES], n_queries=3, pool_size=6, seed=5, blacklist=(),
-                               progress=False)
+    result = build_abstraction(
+        graph, [image(w) for w in LEAVES], n_queries=3, pool_size=6, seed=5, blacklist=(), progress=False
+    )
     t = result.tables
     assert set(t) == {I2C, C2I, SELF_I2C, SELF_C2I, names.CONCEPTS_CORPUS, names.INSTANCES_CORPUS}
     for config, rows in t.items():
@@ -235,7 +256,7 @@ def test_pools_match_a_brute_force_reading_of_the_rules(seed: int) -> None:
         for p in parents:
             up[g.index[child], g.index[p]] = 1
     for k in range(n):  # up[a, b] = shortest hypernym path from a up to b
-        up = np.minimum(up, up[:, k:k + 1] + up[k:k + 1, :])
+        up = np.minimum(up, up[:, k : k + 1] + up[k : k + 1, :])
     depth = up[:, g.index["n00000000"]]
     rng = random.Random(seed)
     with_image = sorted(rng.sample(range(1, n), 110))
@@ -313,7 +334,13 @@ def test_image_folder_skips_and_counts(tmp_path: Path) -> None:
     assert (collection.images[1].width, collection.images[1].height) == (256, 240)
     assert collection.images[1].data == files["n00000002/b_ok.jpg"]
     a = collection.audit
-    assert (a["unreadable"], a["too_small"], a["duplicates"], a["non_wnid_dirs"], a["not_in_wordnet"]) == (2, 1, 1, 1, 1)
+    assert (a["unreadable"], a["too_small"], a["duplicates"], a["non_wnid_dirs"], a["not_in_wordnet"]) == (
+        2,
+        1,
+        1,
+        1,
+        1,
+    )
     assert (a["classes_without_image"], a["class_dirs"], a["files_scanned"], a["retained"]) == (2, 4, 6, 2)
     assert a["skipped_examples"]["unreadable"] == ["n00000001/b_bad.jpg", "n00000003/truncated.jpg"]
     with pytest.raises(TriadError, match="image folder not found"):
@@ -330,8 +357,9 @@ def test_one_image_per_class() -> None:
 
 def test_build_is_deterministic(graph: NounGraph) -> None:
     def build(seed: int):
-        return build_abstraction(graph, [image(w) for w in LEAVES], n_queries=3, pool_size=6, seed=seed,
-                                 blacklist=(), progress=False).tables
+        return build_abstraction(
+            graph, [image(w) for w in LEAVES], n_queries=3, pool_size=6, seed=seed, blacklist=(), progress=False
+        ).tables
 
     first, again, other = build(0), build(0), build(1)
     assert first == again

@@ -29,8 +29,16 @@ def test_unknown_model_lists_valid_names():
 def test_registry_entries_are_declarative_and_complete():
     assert {e.family for e in ENTRIES} <= set(FAMILIES)
     assert len(REGISTRY) == len(ENTRIES)  # no duplicate names
-    paper = {"clip-vit-b32", "clip-vit-l14", "siglip2", "jina-clip-v2", "qwen3-vl-embedding-2b",
-             "qwen3-vl-embedding-8b", "vlm2vec-v2", "qwen3-vl-reranker-8b"}
+    paper = {
+        "clip-vit-b32",
+        "clip-vit-l14",
+        "siglip2",
+        "jina-clip-v2",
+        "qwen3-vl-embedding-2b",
+        "qwen3-vl-embedding-8b",
+        "vlm2vec-v2",
+        "qwen3-vl-reranker-8b",
+    }
     assert paper <= set(REGISTRY)
     assert all("/" in REGISTRY[n].hub_id for n in paper)
     assert all(e.random_init == e.name.startswith("tiny-random") for e in ENTRIES)
@@ -92,8 +100,16 @@ def test_variant_applicability():
 
 def test_input_key_covers_every_field():
     base = ModelInput("t", IMG_A, "i")
-    keys = {inputs.input_key("query", m) for m in (base, ModelInput("t2", IMG_A, "i"), ModelInput("t", IMG_B, "i"),
-                                                     ModelInput("t", IMG_A, "j"), ModelInput("t", None, "i"))}
+    keys = {
+        inputs.input_key("query", m)
+        for m in (
+            base,
+            ModelInput("t2", IMG_A, "i"),
+            ModelInput("t", IMG_B, "i"),
+            ModelInput("t", IMG_A, "j"),
+            ModelInput("t", None, "i"),
+        )
+    }
     assert len(keys) == 5
     assert inputs.input_key("query", base) == inputs.input_key("query", ModelInput("t", IMG_A, "i"))
 
@@ -111,8 +127,9 @@ def test_fusion_rule_is_sum_of_unnormalized_projections_then_l2():
         t = model.get_text_features(**tok([text], return_tensors="pt")).pooler_output.numpy()[0]
         from model_adapters.families._common import decode_image
 
-        i = model.get_image_features(pixel_values=proc(images=[decode_image(IMG_A)], return_tensors="pt")[
-            "pixel_values"]).pooler_output.numpy()[0]
+        i = model.get_image_features(
+            pixel_values=proc(images=[decode_image(IMG_A)], return_tensors="pt")["pixel_values"]
+        ).pooler_output.numpy()[0]
     fused = (t + i) / np.linalg.norm(t + i)
     np.testing.assert_allclose(got[0], fused, atol=1e-5)
     np.testing.assert_allclose(got[1], t / np.linalg.norm(t), atol=1e-5)
@@ -145,17 +162,23 @@ def test_siglip_text_is_padded_to_max_length():
 def test_vlm_prompt_exact_string():
     assert vlm.embedding_prompt(ModelInput("hello", None, None)) == (
         "<|im_start|>system\nRepresent the user's input.<|im_end|>\n<|im_start|>user\nhello<|im_end|>\n"
-        "<|im_start|>assistant\n")
+        "<|im_start|>assistant\n"
+    )
     assert vlm.embedding_prompt(ModelInput("leaf", IMG_A, names.I2C_INSTRUCTION)) == (
         f"<|im_start|>system\n{names.I2C_INSTRUCTION}<|im_end|>\n<|im_start|>user\n{vlm.IMAGE_SLOT}leaf<|im_end|>\n"
-        "<|im_start|>assistant\n")
+        "<|im_start|>assistant\n"
+    )
 
 
 def test_tiny_vlm_uses_instruction_field_and_image():
     enc = load_encoder(get_entry("tiny-random-vlm"))
     assert type(enc.model).__name__ == "Qwen3VLModel"  # the architecture of Qwen3-VL-Embedding
-    batch = [ModelInput("leaf 0", IMG_A, names.I2C_INSTRUCTION), ModelInput("leaf 0", IMG_A, None),
-             ModelInput("leaf 0", None, names.I2C_INSTRUCTION), ModelInput("leaf 0", IMG_B, names.I2C_INSTRUCTION)]
+    batch = [
+        ModelInput("leaf 0", IMG_A, names.I2C_INSTRUCTION),
+        ModelInput("leaf 0", IMG_A, None),
+        ModelInput("leaf 0", None, names.I2C_INSTRUCTION),
+        ModelInput("leaf 0", IMG_B, names.I2C_INSTRUCTION),
+    ]
     out = enc.encode_queries(batch)
     assert out.shape == (4, enc.dim) and np.isfinite(out).all()
     np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-5)
@@ -175,8 +198,13 @@ def test_tiny_reranker_scores_pairs():
     conversation = judge_conversation(q, cands[1])
     assert conversation[0]["content"][0]["text"] == JUDGE_SYSTEM
     assert [c.get("text") for c in conversation[1]["content"]] == [
-        "<Instruct>: Given a search query, retrieve relevant candidates that answer the query.", "<Query>:", None,
-        "I want it in blue", "\n<Document>:", "Product info: brand: Kia"]
+        "<Instruct>: Given a search query, retrieve relevant candidates that answer the query.",
+        "<Query>:",
+        None,
+        "I want it in blue",
+        "\n<Document>:",
+        "Product info: brand: Kia",
+    ]
     with pytest.raises(TriadError):
         get_entry("tiny-random-reranker")  # not an embedder
 
@@ -191,7 +219,8 @@ def test_minilm_text_only_and_instruction_prefix():
     assert enc.dim == 384
     out = enc.encode_queries([ModelInput("leaf 0", IMG_A, names.I2C_INSTRUCTION), ModelInput("leaf 0", None, None)])
     ref = SentenceTransformer(resolve_path(get_entry("minilm")), device="cpu").encode(
-        [f"{names.I2C_INSTRUCTION} leaf 0", "leaf 0"])
+        [f"{names.I2C_INSTRUCTION} leaf 0", "leaf 0"]
+    )
     np.testing.assert_allclose(out, ref, atol=1e-5)
     same = enc.encode_candidates([ModelInput("leaf 0", IMG_B)])  # images are ignored (text-only family)
     np.testing.assert_allclose(same[0], out[1], atol=1e-5)
@@ -199,10 +228,13 @@ def test_minilm_text_only_and_instruction_prefix():
 
 
 # --- the public-model loaders, exercised from local folders (the Hub is not reachable here) ----------------
-@pytest.mark.parametrize(("name", "tiny_name", "builder"), [
-    ("clip-vit-b32", "tiny-random-clip", tiny.tiny_clip),
-    ("qwen3-vl-embedding-2b", "tiny-random-vlm", None),
-])
+@pytest.mark.parametrize(
+    ("name", "tiny_name", "builder"),
+    [
+        ("clip-vit-b32", "tiny-random-clip", tiny.tiny_clip),
+        ("qwen3-vl-embedding-2b", "tiny-random-vlm", None),
+    ],
+)
 def test_family_loader_reads_a_local_model_path(tmp_path, name, tiny_name, builder):
     if builder is None:
         tiny.save_tiny_qwen3_vl(str(tmp_path), 0)
@@ -221,8 +253,7 @@ def test_family_loader_reads_a_local_model_path(tmp_path, name, tiny_name, build
 
 def test_reranker_loader_reads_a_local_model_path(tmp_path):
     tiny.save_tiny_qwen3_vl(str(tmp_path), 0)
-    rr = load_reranker(get_entry("qwen3-vl-reranker-2b", kind="reranker"), model_path=str(tmp_path),
-                       dtype="float32")
+    rr = load_reranker(get_entry("qwen3-vl-reranker-2b", kind="reranker"), model_path=str(tmp_path), dtype="float32")
     ref = load_reranker(get_entry("tiny-random-reranker", kind="reranker"))
     q, c = [ModelInput("blue", IMG_A)], [ModelInput("Product info: brand: Kia", IMG_B)]
     np.testing.assert_allclose(rr.score_pairs(q, c), ref.score_pairs(q, c), atol=1e-4)

@@ -43,9 +43,24 @@ def server(monkeypatch):
 
 
 def _run(capsys, ark_dir: str, tmp_path: Path, out: str, *extra: str) -> tuple[int, str]:
-    code = main(["run", "--model", "seed1.6-embedding", "--data", ark_dir, "--out", str(tmp_path / out),
-                 "--api-cache", str(tmp_path / "api"), "--cache-dir", str(tmp_path / "emb"), "--quiet",
-                 "--no-validate", *extra])
+    code = main(
+        [
+            "run",
+            "--model",
+            "seed1.6-embedding",
+            "--data",
+            ark_dir,
+            "--out",
+            str(tmp_path / out),
+            "--api-cache",
+            str(tmp_path / "api"),
+            "--cache-dir",
+            str(tmp_path / "emb"),
+            "--quiet",
+            "--no-validate",
+            *extra,
+        ]
+    )
     captured = capsys.readouterr()
     return code, captured.out + captured.err
 
@@ -82,10 +97,18 @@ def test_requests_are_the_sdks_shape_and_the_vectors_come_back_in_order(server):
     image_part = {"type": "image_url", "image_url": {"url": data_url}}
     assert bodies == [
         {"model": ARK_MODEL, "encoding_format": "float", "dimensions": 2048, "input": [image_part]},
-        {"model": ARK_MODEL, "encoding_format": "float", "dimensions": 2048,
-         "input": [{"type": "text", "text": "text only"}]},
-        {"model": ARK_MODEL, "encoding_format": "float", "dimensions": 2048,
-         "input": [{"type": "text", "text": "Find the product. a red car"}, image_part]},  # paper B.3: prepended
+        {
+            "model": ARK_MODEL,
+            "encoding_format": "float",
+            "dimensions": 2048,
+            "input": [{"type": "text", "text": "text only"}],
+        },
+        {
+            "model": ARK_MODEL,
+            "encoding_format": "float",
+            "dimensions": 2048,
+            "input": [{"type": "text", "text": "Find the product. a red car"}, image_part],
+        },  # paper B.3: prepended
     ]
     bodies = [ark.payload(entry.options, item) for item in batch]  # the batch's order
     expected = np.stack([np.asarray(fake_vector(b["input"], 2048), dtype=np.float32) for b in bodies])
@@ -102,8 +125,9 @@ def test_an_input_the_api_cannot_take_is_one_line():
 
 
 # --- a run, its cache, --offline -------------------------------------------------------------------------------
-def test_a_run_is_marked_not_reproducible_and_a_rerun_or_offline_run_requests_nothing(server, ark_dir, tmp_path,
-                                                                                       capsys, monkeypatch):
+def test_a_run_is_marked_not_reproducible_and_a_rerun_or_offline_run_requests_nothing(
+    server, ark_dir, tmp_path, capsys, monkeypatch
+):
     code, text = _run(capsys, ark_dir, tmp_path, "first")
     assert code == 0, text
     results = json.loads((tmp_path / "first" / "results.json").read_text())
@@ -173,17 +197,23 @@ def test_rate_limiting_and_a_transient_500_are_retried(server, ark_dir, tmp_path
     assert code == 0 and api["status"]["500"] == api["responses_requested"] > 0, text
 
 
-@pytest.mark.parametrize("mode, expected", [
-    ("429", r"HTTP 429: too many requests on all 6 attempts; lower the request rate or try later \(input"),
-    ("500", r"HTTP 500: server busy on all 6 attempts \(input"),
-    ("400", r"HTTP 400: image too small \(input"),  # not retried
-    ("not-json", r"malformed response: not JSON \('<html>gateway error</html>'\) \(input"),
-    ("no-embedding", r"malformed response: no data.embedding \(input"),
-    ("wrong-size", r"returned a 2047-dimensional vector, expected 2048 \(dimensions\) \(input"),
-    ("wrong-model", r"the response reports model 'doubao-embedding-vision-250615', not the requested "
-                    r"'doubao-embedding-vision-251215'"),
-    ("oversized", r"response larger than 4,194,304 bytes refused \(input"),
-])
+@pytest.mark.parametrize(
+    "mode, expected",
+    [
+        ("429", r"HTTP 429: too many requests on all 6 attempts; lower the request rate or try later \(input"),
+        ("500", r"HTTP 500: server busy on all 6 attempts \(input"),
+        ("400", r"HTTP 400: image too small \(input"),  # not retried
+        ("not-json", r"malformed response: not JSON \('<html>gateway error</html>'\) \(input"),
+        ("no-embedding", r"malformed response: no data.embedding \(input"),
+        ("wrong-size", r"returned a 2047-dimensional vector, expected 2048 \(dimensions\) \(input"),
+        (
+            "wrong-model",
+            r"the response reports model 'doubao-embedding-vision-250615', not the requested "
+            r"'doubao-embedding-vision-251215'",
+        ),
+        ("oversized", r"response larger than 4,194,304 bytes refused \(input"),
+    ],
+)
 def test_each_failure_is_one_clear_line(server, ark_dir, tmp_path, capsys, mode, expected):
     server.mode = mode
     code, text = _run(capsys, ark_dir, tmp_path, "bad", "--config", "calendar")
@@ -198,10 +228,22 @@ def test_each_failure_is_one_clear_line(server, ark_dir, tmp_path, capsys, mode,
 
 
 # --- the rewriter -----------------------------------------------------------------------------------------------
-def _rewrite(capsys, ark_dir: str, tmp_path: Path, out: str, *extra: str, rewriter: str = "gpt-5.2"
-             ) -> tuple[int, str]:
-    code = main(["rewrite", "--rewriter", rewriter, "--data", ark_dir, "--out", str(tmp_path / out),
-                 "--api-cache", str(tmp_path / "api"), "--quiet", *extra])
+def _rewrite(capsys, ark_dir: str, tmp_path: Path, out: str, *extra: str, rewriter: str = "gpt-5.2") -> tuple[int, str]:
+    code = main(
+        [
+            "rewrite",
+            "--rewriter",
+            rewriter,
+            "--data",
+            ark_dir,
+            "--out",
+            str(tmp_path / out),
+            "--api-cache",
+            str(tmp_path / "api"),
+            "--quiet",
+            *extra,
+        ]
+    )
     captured = capsys.readouterr()
     return code, captured.out + captured.err
 
@@ -224,8 +266,25 @@ def test_api_rewriter_caches_responses_and_runs_offline(server, ark_dir, tmp_pat
     assert meta["api"]["reported_models"] == {CHAT_REPORTED: 10} and meta["api"]["requests"] == 10
 
     # a run over these rewrites names their rewriter and is not reproducible either
-    assert main(["run", "--model", "tiny-random-clip", "--data", ark_dir, "--rewrites", str(tmp_path / "r.jsonl"),
-                 "--out", str(tmp_path / "run"), "--no-cache", "--quiet", "--no-validate"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--model",
+                "tiny-random-clip",
+                "--data",
+                ark_dir,
+                "--rewrites",
+                str(tmp_path / "r.jsonl"),
+                "--out",
+                str(tmp_path / "run"),
+                "--no-cache",
+                "--quiet",
+                "--no-validate",
+            ]
+        )
+        == 0
+    )
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["reproducible"] is False and results["rewriter"]["identity"]["name"] == "gpt-5.2"
     capsys.readouterr()
@@ -245,12 +304,18 @@ def test_api_rewriter_caches_responses_and_runs_offline(server, ark_dir, tmp_pat
     _no_key_anywhere(tmp_path, text=text)
 
 
-@pytest.mark.parametrize("mode, expected", [
-    ("429-once", None),
-    ("500", r"model gpt-5.2: POST http://127.0.0.1:\d+/v1/chat/completions: HTTP 500: server busy on all 6 attempts"),
-    ("no-content", r"malformed response: no choices\[0\]\.message\.content text \(query 'find calendar thing"),
-    ("not-json", r"malformed response: not JSON"),
-])
+@pytest.mark.parametrize(
+    "mode, expected",
+    [
+        ("429-once", None),
+        (
+            "500",
+            r"model gpt-5.2: POST http://127.0.0.1:\d+/v1/chat/completions: HTTP 500: server busy on all 6 attempts",
+        ),
+        ("no-content", r"malformed response: no choices\[0\]\.message\.content text \(query 'find calendar thing"),
+        ("not-json", r"malformed response: not JSON"),
+    ],
+)
 def test_api_rewriter_failures(server, ark_dir, tmp_path, capsys, mode, expected):
     server.mode = mode
     code, text = _rewrite(capsys, ark_dir, tmp_path, "r.jsonl", "--subtype", "calendar", rewriter="api:gpt-5.2")

@@ -44,7 +44,9 @@ def each_query(build):
 
 def test_subtypes_and_sizes(builds):
     assert MINI_SUBTYPES == ("spatial_cogmap", "mathematics", "code_drawing", "calendar", "electronics")
-    assert [m.SUBTYPE for m in (spatial_cogmap, mathematics, code_drawing, calendar_pages, electronics)] == list(MINI_SUBTYPES)
+    assert [m.SUBTYPE for m in (spatial_cogmap, mathematics, code_drawing, calendar_pages, electronics)] == list(
+        MINI_SUBTYPES
+    )
     for subtype, build in builds.items():
         assert len(build.queries) >= 100 and len(build.gallery) >= 500, subtype
         assert validate_tables({subtype: build.queries, f"{subtype}_gallery": build.gallery}) == []
@@ -66,7 +68,9 @@ def test_labels_follow_the_paper(builds):
     for subtype, build in builds.items():
         demand, skills = PAPER_LABELS[subtype]
         assert demand in COGNITIVE_DEMANDS and set(skills) <= set(REASONING_SKILLS)
-        assert {(q["cognitive_demand"], tuple(q["reasoning_skills"])) for q in build.queries} == {(demand, tuple(skills))}
+        assert {(q["cognitive_demand"], tuple(q["reasoning_skills"])) for q in build.queries} == {
+            (demand, tuple(skills))
+        }
 
 
 def test_gallery_ids_are_opaque(builds):
@@ -92,8 +96,15 @@ def calendar_facts(year: int, month: int) -> dict:
     first = datetime.date(year, month, 1)
     following = datetime.date(year + month // 12, month % 12 + 1, 1)
     leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    return {"year": year, "decade": year - year % 10, "month": month, "half": 1 if month < 7 else 2,
-            "n_days": (following - first).days, "first_weekday": first.weekday(), "leap_year": leap}
+    return {
+        "year": year,
+        "decade": year - year % 10,
+        "month": month,
+        "half": 1 if month < 7 else 2,
+        "n_days": (following - first).days,
+        "first_weekday": first.weekday(),
+        "leap_year": leap,
+    }
 
 
 def broken(query_facts, page) -> set[str]:
@@ -116,7 +127,8 @@ def test_calendar_text_and_page():
     facts = (("year", 2024), ("half", 1), ("n_days", 29), ("first_weekday", 3))
     assert calendar_pages.describe(facts) == (
         "A calendar showing a month page from 2024, in the first half of the year, with 29 days, "
-        "whose 1st falls on a Thursday.")
+        "whose 1st falls on a Thursday."
+    )
     assert calendar_facts(2024, 2)["first_weekday"] == 3  # 1 February 2024 was a Thursday
     image = Image.open(io.BytesIO(calendar_pages.render(calendar_pages.Page(2024, 2))))
     assert image.size == (280, 240)
@@ -179,7 +191,8 @@ def test_cogmap_query_text():
     assert spatial_cogmap.describe(query) == (
         "A bird's-eye map of a room on a 10x10 grid. You stand outside its west edge, facing east. Counting rows "
         "from 0 at the row nearest to you and columns from 0 at your far left: the bed is 9 rows ahead and 3 "
-        "columns from the left.")
+        "columns from the left."
+    )
 
 
 # ---------------------------------------------------------------- code_drawing
@@ -236,8 +249,13 @@ def minterms(text: str) -> tuple[int, ...]:
     return tuple(int(row in listed) for row in range(16))
 
 
-GATE = {"AND": lambda x, y: x & y, "OR": lambda x, y: x | y, "XOR": lambda x, y: x ^ y,
-        "NAND": lambda x, y: 1 - (x & y), "NOR": lambda x, y: 1 - (x | y)}
+GATE = {
+    "AND": lambda x, y: x & y,
+    "OR": lambda x, y: x | y,
+    "XOR": lambda x, y: x ^ y,
+    "NAND": lambda x, y: 1 - (x & y),
+    "NOR": lambda x, y: 1 - (x | y),
+}
 
 
 def circuit_table(circuit) -> tuple[int, ...]:
@@ -300,7 +318,7 @@ def test_mathematics_formula_text():
     expression = mathematics.Expression(2.0, "sin", 0.5, "-", 0.2, "x²", "+", 1.0)
     assert expression.text() == "f(x) = 2 sin(0.5x) − 0.2x² + 1"
     x = np.linspace(-6, 6, 7)
-    np.testing.assert_allclose(eval_formula(expression.text(), x), 2 * np.sin(0.5 * x) - 0.2 * x ** 2 + 1)
+    np.testing.assert_allclose(eval_formula(expression.text(), x), 2 * np.sin(0.5 * x) - 0.2 * x**2 + 1)
 
 
 def test_mathematics_hard_negatives(builds):
@@ -332,7 +350,9 @@ def test_cogmap_icons_sit_in_their_cells(builds):
         found = {}
         for r in range(10):
             for c in range(10):
-                box = picture[margin + r * cell + 1: margin + (r + 1) * cell, margin + c * cell + 1: margin + (c + 1) * cell]
+                box = picture[
+                    margin + r * cell + 1 : margin + (r + 1) * cell, margin + c * cell + 1 : margin + (c + 1) * cell
+                ]
                 present, counts = np.unique(box.reshape(-1, 3), axis=0, return_counts=True)
                 for colour, count in zip(map(tuple, present.tolist()), counts, strict=True):
                     if colour in colours and count >= 5:
@@ -354,12 +374,12 @@ def test_mathematics_curve_passes_through_its_points(builds):
                 continue
             px = round(pad + (x + 6) * (width - 2 * pad) / 12)
             py = round(height - pad - (y + 8) * (height - 2 * pad) / 16)
-            patch = picture[py - 2: py + 3, px - 2: px + 3].reshape(-1, 3).tolist()
+            patch = picture[py - 2 : py + 3, px - 2 : px + 3].reshape(-1, 3).tolist()
             assert [30, 80, 200] in patch, (formula, x)
 
 
 def _ink(picture: np.ndarray, x: int, y: int, half: int = 7) -> np.ndarray:
-    return picture[y - half: y + half + 1, x - half: x + half + 1]
+    return picture[y - half : y + half + 1, x - half : x + half + 1]
 
 
 def test_calendar_pages_show_their_facts(builds):

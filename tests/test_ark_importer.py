@@ -28,11 +28,23 @@ def jpeg_bytes() -> bytes:
 
 def metro_queries() -> list[dict]:
     return [
-        {"query_id": "q1", "query_text": "Two stops east of the interchange", "positive_id": "m1",
-         "hard_negative_ids": ["m2"], "cognitive_demand": "Reasoning-Intensive",
-         "reasoning_skills": ["Spatial Reasoning", "Fine-Grained Visual Reasoning"], "domain": "Humanities & Social Science"},
-        {"query_id": "q2", "query_image": "images/q2.png", "positive_id": ["m3"], "cognitive_demand": "both",
-         "reasoning_skills": "knowledge", "subtype": "Metro"},
+        {
+            "query_id": "q1",
+            "query_text": "Two stops east of the interchange",
+            "positive_id": "m1",
+            "hard_negative_ids": ["m2"],
+            "cognitive_demand": "Reasoning-Intensive",
+            "reasoning_skills": ["Spatial Reasoning", "Fine-Grained Visual Reasoning"],
+            "domain": "Humanities & Social Science",
+        },
+        {
+            "query_id": "q2",
+            "query_image": "images/q2.png",
+            "positive_id": ["m3"],
+            "cognitive_demand": "both",
+            "reasoning_skills": "knowledge",
+            "subtype": "Metro",
+        },
     ]
 
 
@@ -82,14 +94,24 @@ def test_image_paths_relative_to_the_release_root(tmp_path):
 
 
 def test_field_mapping(tmp_path):
-    queries = [{"id": q["query_id"], "question": q.get("query_text"), "img": q.get("query_image"),
-                "answer": q["positive_id"], "cognitive_demand": q["cognitive_demand"],
-                "reasoning_skills": q["reasoning_skills"]} for q in metro_queries()]
+    queries = [
+        {
+            "id": q["query_id"],
+            "question": q.get("query_text"),
+            "img": q.get("query_image"),
+            "answer": q["positive_id"],
+            "cognitive_demand": q["cognitive_demand"],
+            "reasoning_skills": q["reasoning_skills"],
+        }
+        for q in metro_queries()
+    ]
     src = write_release(tmp_path / "release", queries=queries)
     with pytest.raises(TriadError) as error:
         import_release(src, tmp_path / "ark")
-    assert ("queries.jsonl:1: metro: missing or non-string query_id (unrecognised fields: answer, id, img, question; "
-            "rename them with --map FIELD=SOURCE)") in str(error.value)
+    assert (
+        "queries.jsonl:1: metro: missing or non-string query_id (unrecognised fields: answer, id, img, question; "
+        "rename them with --map FIELD=SOURCE)"
+    ) in str(error.value)
     mapping = parse_mapping(["query_id=id", "query=question", "query_image=img", "positive=answer"])
     assert mapping == {"query_id": "id", "query_text": "question", "query_image": "img", "positive_id": "answer"}
     out = import_release(src, tmp_path / "ark", mapping=mapping)
@@ -97,10 +119,13 @@ def test_field_mapping(tmp_path):
     assert read_audit(out)["mapping"] == mapping
 
 
-@pytest.mark.parametrize(("pairs", "message"), [
-    (["query"], "--map 'query': expected FIELD=SOURCE_FIELD"),
-    (["colour=c"], "--map 'colour=c': unknown field 'colour'"),
-])
+@pytest.mark.parametrize(
+    ("pairs", "message"),
+    [
+        (["query"], "--map 'query': expected FIELD=SOURCE_FIELD"),
+        (["colour=c"], "--map 'colour=c': unknown field 'colour'"),
+    ],
+)
 def test_parse_mapping_errors(pairs, message):
     with pytest.raises(TriadError, match=message):
         parse_mapping(pairs)
@@ -135,31 +160,77 @@ MALFORMED = [
     ("invalid json", {"queries": metro_queries() + ["{bad"]}, f"{Q}:3: invalid JSON"),
     ("not an object", {"queries": metro_queries() + ["[1, 2]"]}, f"{Q}:3: expected a JSON object, got list"),
     ("missing query id", {"queries": _query(query_id=None)}, f"{Q}:1: metro: missing or non-string query_id"),
-    ("two positives", {"queries": _query(positive_id=["m1", "m2"])},
-     f"{Q}:1: metro / q1: 2 positives given, each query has exactly one"),
-    ("zero positives", {"queries": _query(positive_id=[])},
-     f"{Q}:1: metro / q1: 0 positives given, each query has exactly one"),
-    ("no positive", {"queries": _query(positive_id=None)},
-     f"{Q}:1: metro / q1: missing positive_id (each query has exactly one positive)"),
-    ("unknown demand", {"queries": _query(cognitive_demand="hard")}, f"{Q}:1: metro / q1: unknown cognitive_demand 'hard'"),
-    ("unknown skill", {"queries": _query(reasoning_skills=["vibes"])}, f"{Q}:1: metro / q1: unknown reasoning skill 'vibes'"),
-    ("wrong domain", {"queries": _query(domain="Natural Science")},
-     f"{Q}:1: metro / q1: domain 'Natural Science' does not match the folder ('humanities_social_science')"),
-    ("negatives not a list", {"queries": _query(hard_negative_ids="m2")},
-     f"{Q}:1: metro / q1: hard_negative_ids must be a list of item ids"),
+    (
+        "two positives",
+        {"queries": _query(positive_id=["m1", "m2"])},
+        f"{Q}:1: metro / q1: 2 positives given, each query has exactly one",
+    ),
+    (
+        "zero positives",
+        {"queries": _query(positive_id=[])},
+        f"{Q}:1: metro / q1: 0 positives given, each query has exactly one",
+    ),
+    (
+        "no positive",
+        {"queries": _query(positive_id=None)},
+        f"{Q}:1: metro / q1: missing positive_id (each query has exactly one positive)",
+    ),
+    (
+        "unknown demand",
+        {"queries": _query(cognitive_demand="hard")},
+        f"{Q}:1: metro / q1: unknown cognitive_demand 'hard'",
+    ),
+    (
+        "unknown skill",
+        {"queries": _query(reasoning_skills=["vibes"])},
+        f"{Q}:1: metro / q1: unknown reasoning skill 'vibes'",
+    ),
+    (
+        "wrong domain",
+        {"queries": _query(domain="Natural Science")},
+        f"{Q}:1: metro / q1: domain 'Natural Science' does not match the folder ('humanities_social_science')",
+    ),
+    (
+        "negatives not a list",
+        {"queries": _query(hard_negative_ids="m2")},
+        f"{Q}:1: metro / q1: hard_negative_ids must be a list of item ids",
+    ),
     ("empty query", {"queries": _query(query_text=None)}, f"{Q}:1: metro / q1: query has neither text nor image"),
-    ("undecodable image", {"gallery": _item(image="images/broken.png")},
-     f"{G}:1: metro_gallery / m1: image 'images/broken.png' does not decode"),
-    ("missing image", {"gallery": _item(image="images/none.png")},
-     f"{G}:1: metro_gallery / m1: cannot read image 'images/none.png'"),
-    ("image outside the folder", {"gallery": _item(image="../../secret.png")},
-     f"{G}:1: metro_gallery / m1: image path '../../secret.png' leaves the release folder"),
-    ("modality contradicts", {"gallery": _item(modality="text")},
-     f"{G}:1: metro_gallery / m1: modality 'text' but the item has image"),
-    ("positive not in gallery", {"queries": _query(positive_id="nope")}, "metro / q1: positive 'nope' is not in metro_gallery"),
-    ("negative is positive", {"queries": _query(hard_negative_ids=["m1"])}, "metro / q1: hard negative 'm1' is the positive"),
-    ("duplicate item", {"gallery": metro_gallery() + [{"item_id": "m3", "text": "again"}]},
-     "metro_gallery / m3: duplicate item_id (2 rows)"),
+    (
+        "undecodable image",
+        {"gallery": _item(image="images/broken.png")},
+        f"{G}:1: metro_gallery / m1: image 'images/broken.png' does not decode",
+    ),
+    (
+        "missing image",
+        {"gallery": _item(image="images/none.png")},
+        f"{G}:1: metro_gallery / m1: cannot read image 'images/none.png'",
+    ),
+    (
+        "image outside the folder",
+        {"gallery": _item(image="../../secret.png")},
+        f"{G}:1: metro_gallery / m1: image path '../../secret.png' leaves the release folder",
+    ),
+    (
+        "modality contradicts",
+        {"gallery": _item(modality="text")},
+        f"{G}:1: metro_gallery / m1: modality 'text' but the item has image",
+    ),
+    (
+        "positive not in gallery",
+        {"queries": _query(positive_id="nope")},
+        "metro / q1: positive 'nope' is not in metro_gallery",
+    ),
+    (
+        "negative is positive",
+        {"queries": _query(hard_negative_ids=["m1"])},
+        "metro / q1: hard negative 'm1' is the positive",
+    ),
+    (
+        "duplicate item",
+        {"gallery": metro_gallery() + [{"item_id": "m3", "text": "again"}]},
+        "metro_gallery / m3: duplicate item_id (2 rows)",
+    ),
     ("duplicate query", {"queries": metro_queries() + [metro_queries()[1]]}, "metro / q2: duplicate query_id (2 rows)"),
 ]
 

@@ -31,14 +31,19 @@ def test_configs_and_validation(folder):
     for subtype in MINI_SUBTYPES:
         rows = read_rows(folder, subtype, columns=["query_id", "positive_id"])
         assert [(r["query_id"], r["positive_id"]) for r in rows] == [
-            (q["query_id"], q["positive_id"]) for q in mini_build(subtype).queries]
+            (q["query_id"], q["positive_id"]) for q in mini_build(subtype).queries
+        ]
         assert len(rows) >= 100 and len(read_rows(folder, subtype + GALLERY_SUFFIX, columns=["item_id"])) >= 500
 
 
 def test_audit(folder):
     audit = read_audit(folder)
     assert {k: audit[k] for k in ("benchmark", "edition", "synthetic", "seed")} == {
-        "benchmark": "ark", "edition": "mini", "synthetic": True, "seed": 0}
+        "benchmark": "ark",
+        "edition": "mini",
+        "synthetic": True,
+        "seed": 0,
+    }
     assert audit["subtypes"]["calendar"] == {"queries": 100, "gallery": 500, "hard_negatives": 400}
 
 
@@ -75,16 +80,42 @@ print(json.dumps({"n_queries": len(queries), "n_gallery": len(gallery), "query_i
 
 
 def test_load_dataset_offline(folder, tmp_path):
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"),
-           "HF_DATASETS_CACHE": str(tmp_path / "cache")}
-    result = subprocess.run([sys.executable, "-c", LOAD_SCRIPT], cwd=folder.parent, env=env, capture_output=True,
-                            text=True, timeout=300, check=False)
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HOME": str(tmp_path / "hf"),
+        "HF_DATASETS_CACHE": str(tmp_path / "cache"),
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", LOAD_SCRIPT],
+        cwd=folder.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     loaded = json.loads(result.stdout.strip().splitlines()[-1])
     build = mini_build("calendar")
     assert loaded == {
-        "n_queries": 100, "n_gallery": 500, "query_id": build.queries[0]["query_id"], "skills": ["knowledge", "logical"],
-        "negatives": 4, "image_size": [280, 240], "item_id": build.gallery[0]["item_id"],
-        "columns": ["query_id", "domain", "subtype", "query_text", "query_image", "positive_id", "hard_negative_ids",
-                    "cognitive_demand", "reasoning_skills"],
+        "n_queries": 100,
+        "n_gallery": 500,
+        "query_id": build.queries[0]["query_id"],
+        "skills": ["knowledge", "logical"],
+        "negatives": 4,
+        "image_size": [280, 240],
+        "item_id": build.gallery[0]["item_id"],
+        "columns": [
+            "query_id",
+            "domain",
+            "subtype",
+            "query_text",
+            "query_image",
+            "positive_id",
+            "hard_negative_ids",
+            "cognitive_demand",
+            "reasoning_skills",
+        ],
     }

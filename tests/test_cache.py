@@ -46,8 +46,7 @@ def _items(texts):
 
 def _encode(cache, items, enc, batch_size=2):
     found, missing = cache.lookup(items)
-    vecs, _ = encode_items(enc, missing, items, model="fake", batch_size=batch_size, cache=cache,
-                           show_progress=False)
+    vecs, _ = encode_items(enc, missing, items, model="fake", batch_size=batch_size, cache=cache, show_progress=False)
     return {**found, **vecs}, missing
 
 

@@ -75,9 +75,17 @@ def test_ocr_text_is_nfkc_normalized_and_a_bad_form_is_refused():
 
     from model_adapters.captioners import ocr
 
-    lines = ["00\uff11\uff1100", " ", "A \u22651 B", "", " Y "]  # full-width "1"s as PP-OCR returns them; gate symbol kept
+    lines = [
+        "00\uff11\uff1100",
+        " ",
+        "A \u22651 B",
+        "",
+        " Y ",
+    ]  # full-width "1"s as PP-OCR returns them; gate symbol kept
     assert ocr.OcrCaptioner.text_of(SimpleNamespace(normalize="NFKC", joiner=" "), lines) == "001100 A \u22651 B Y"
-    assert ocr.OcrCaptioner.text_of(SimpleNamespace(normalize="", joiner="|"), lines) == "00\uff11\uff1100|A \u22651 B|Y"
+    assert (
+        ocr.OcrCaptioner.text_of(SimpleNamespace(normalize="", joiner="|"), lines) == "00\uff11\uff1100|A \u22651 B|Y"
+    )
     assert registry.OCR_OPTIONS["normalize"] == "NFKC"
     with pytest.raises(TriadError, match="normalize='NFKX'"):
         ocr.OcrCaptioner({"normalize": "NFKX"})
@@ -88,9 +96,13 @@ def test_ocr_captions_are_cached_and_a_changed_setting_recaptions(words_dir, tmp
     cfg = dict(data=words_dir, cache_dir=str(tmp_path / "cache"), quiet=True)
     meta = run_caption(CaptionConfig("ocr", out=str(tmp_path / "a"), **cfg))
     rows = _table(tmp_path / "a")
-    assert {item: rows[("calendar_gallery" if "-g" in item else "calendar", item)]["caption"] for item in WORDS} == WORDS
+    assert {
+        item: rows[("calendar_gallery" if "-g" in item else "calendar", item)]["caption"] for item in WORDS
+    } == WORDS
     assert rows[("calendar", "calendar-q1")]["role"] == "query" and len(rows) == 3
-    assert meta["captioned"] == 3 and meta["cache_hits"] == 0 and meta["captioner"]["options"]["Det.limit_type"] == "max"
+    assert (
+        meta["captioned"] == 3 and meta["cache_hits"] == 0 and meta["captioner"]["options"]["Det.limit_type"] == "max"
+    )
 
     from model_adapters.captioners import ocr
 
@@ -104,16 +116,26 @@ def test_ocr_captions_are_cached_and_a_changed_setting_recaptions(words_dir, tmp
 
 def test_bad_image_is_named_not_fatal_unless_asked(tmp_path):
     data = str(write_tiny_ark(tmp_path / "ark", tables=_tables(bad=True)))
-    meta = run_caption(CaptionConfig("ocr", data, str(tmp_path / "out"), no_cache=True, quiet=True,
-                                     captioner_obj=SizeCaptioner()))
+    meta = run_caption(
+        CaptionConfig("ocr", data, str(tmp_path / "out"), no_cache=True, quiet=True, captioner_obj=SizeCaptioner())
+    )
     rows = _table(tmp_path / "out")
     assert meta["bad_images"] == [rows[("calendar_gallery", "calendar-g002")]["error"]]
     assert "calendar_gallery gallery calendar-g002: image does not decode" in meta["bad_images"][0]
     assert rows[("calendar_gallery", "calendar-g000")]["caption"] == "220x64"
     assert meta["captioner"]["object"].endswith("SizeCaptioner")  # never labelled as the registry's OCR alone
     with pytest.raises(TriadError, match="calendar-g002"):
-        run_caption(CaptionConfig("ocr", data, str(tmp_path / "out2"), no_cache=True, quiet=True,
-                                  captioner_obj=SizeCaptioner(), fail_on_bad_images=True))
+        run_caption(
+            CaptionConfig(
+                "ocr",
+                data,
+                str(tmp_path / "out2"),
+                no_cache=True,
+                quiet=True,
+                captioner_obj=SizeCaptioner(),
+                fail_on_bad_images=True,
+            )
+        )
     assert not (tmp_path / "out2" / TABLE).exists()
 
 
@@ -139,32 +161,67 @@ class RecordingEncoder:
     def _encode(self, batch):
         self.texts.extend(b.text for b in batch)
         assert all(b.image is None for b in batch)
-        return np.stack([np.frombuffer(__import__("hashlib").sha256(b.text.encode()).digest()[:16], np.uint32)
-                         / 2**32 - 0.5 for b in batch]).astype(np.float32)
+        return np.stack(
+            [
+                np.frombuffer(__import__("hashlib").sha256(b.text.encode()).digest()[:16], np.uint32) / 2**32 - 0.5
+                for b in batch
+            ]
+        ).astype(np.float32)
 
     encode_queries = encode_candidates = _encode
 
 
 def test_caption_then_embed(words_dir, tmp_path):
-    run_caption(CaptionConfig("ocr", words_dir, str(tmp_path / "caps"), no_cache=True, quiet=True,
-                              captioner_obj=SizeCaptioner()))
+    run_caption(
+        CaptionConfig(
+            "ocr", words_dir, str(tmp_path / "caps"), no_cache=True, quiet=True, captioner_obj=SizeCaptioner()
+        )
+    )
     enc = RecordingEncoder()
-    res = run(RunConfig(model=None, name="recording", revision="test", sees_images=False, data=words_dir,
-                        out=str(tmp_path / "run"), cache_dir=str(tmp_path / "emb"), quiet=True, validate=False,
-                        encoder=enc, captions=str(tmp_path / "caps")))
+    res = run(
+        RunConfig(
+            model=None,
+            name="recording",
+            revision="test",
+            sees_images=False,
+            data=words_dir,
+            out=str(tmp_path / "run"),
+            cache_dir=str(tmp_path / "emb"),
+            quiet=True,
+            validate=False,
+            encoder=enc,
+            captions=str(tmp_path / "caps"),
+        )
+    )
     gallery = {r["item_id"]: r for r in read_rows(words_dir, "calendar_gallery")}
     queries = {r["query_id"]: r for r in read_rows(words_dir, "calendar")}
-    expected = {gallery["calendar-g000"]["text"] + "\n220x64", gallery["calendar-g002"]["text"] + "\n220x64",
-                gallery["calendar-g001"]["text"], gallery["calendar-g003"]["text"],
-                queries["calendar-q0"]["query_text"], queries["calendar-q1"]["query_text"] + "\n220x64"}
+    expected = {
+        gallery["calendar-g000"]["text"] + "\n220x64",
+        gallery["calendar-g002"]["text"] + "\n220x64",
+        gallery["calendar-g001"]["text"],
+        gallery["calendar-g003"]["text"],
+        queries["calendar-q0"]["query_text"],
+        queries["calendar-q1"]["query_text"] + "\n220x64",
+    }
     assert set(enc.texts) == expected
     assert res["captioner"]["identity"]["object"].endswith("SizeCaptioner")
     saved = json.loads((tmp_path / "run" / "results.json").read_text())
     assert saved["captioner"]["key"] == res["captioner"]["key"]
     # the run identity (embedding cache folder) differs from the raw text-only run's
-    run(RunConfig(model=None, name="recording", revision="test", sees_images=False, data=words_dir,
-                  out=str(tmp_path / "raw"), cache_dir=str(tmp_path / "emb"), quiet=True, validate=False,
-                  encoder=RecordingEncoder()))
+    run(
+        RunConfig(
+            model=None,
+            name="recording",
+            revision="test",
+            sees_images=False,
+            data=words_dir,
+            out=str(tmp_path / "raw"),
+            cache_dir=str(tmp_path / "emb"),
+            quiet=True,
+            validate=False,
+            encoder=RecordingEncoder(),
+        )
+    )
     assert len([p for p in (tmp_path / "emb").iterdir() if p.name != "_runs"]) == 2  # _runs: run-state records
 
 
@@ -183,11 +240,24 @@ class TextReranker:
 
 
 def test_a_text_reranker_reads_captions_after_an_image_first_stage(words_dir, tmp_path):
-    run_caption(CaptionConfig("ocr", words_dir, str(tmp_path / "caps"), no_cache=True, quiet=True,
-                              captioner_obj=SizeCaptioner()))
+    run_caption(
+        CaptionConfig(
+            "ocr", words_dir, str(tmp_path / "caps"), no_cache=True, quiet=True, captioner_obj=SizeCaptioner()
+        )
+    )
     reranker = TextReranker()
-    res = run(RunConfig(model="tiny-random-clip", data=words_dir, out=str(tmp_path / "o"), no_cache=True,
-                        quiet=True, validate=False, captions=str(tmp_path / "caps"), reranker=reranker))
+    res = run(
+        RunConfig(
+            model="tiny-random-clip",
+            data=words_dir,
+            out=str(tmp_path / "o"),
+            no_cache=True,
+            quiet=True,
+            validate=False,
+            captions=str(tmp_path / "caps"),
+            reranker=reranker,
+        )
+    )
     gallery = {r["item_id"]: r for r in read_rows(words_dir, "calendar_gallery")}
     assert gallery["calendar-g000"]["text"] + "\n220x64" in reranker.texts  # the caption joined to the text
     assert gallery["calendar-g001"]["text"] in reranker.texts
@@ -195,29 +265,63 @@ def test_a_text_reranker_reads_captions_after_an_image_first_stage(words_dir, tm
 
 
 def test_captions_are_refused_where_they_do_not_apply(words_dir, tmp_path):
-    run_caption(CaptionConfig("ocr", words_dir, str(tmp_path / "caps"), subtypes="calendar", no_cache=True,
-                              quiet=True, captioner_obj=SizeCaptioner()))
+    run_caption(
+        CaptionConfig(
+            "ocr",
+            words_dir,
+            str(tmp_path / "caps"),
+            subtypes="calendar",
+            no_cache=True,
+            quiet=True,
+            captioner_obj=SizeCaptioner(),
+        )
+    )
     with pytest.raises(TriadError, match="sees images itself"):
-        run(RunConfig(model="tiny-random-clip", data=words_dir, out=str(tmp_path / "o"), no_cache=True, quiet=True,
-                      validate=False, captions=str(tmp_path / "caps")))
+        run(
+            RunConfig(
+                model="tiny-random-clip",
+                data=words_dir,
+                out=str(tmp_path / "o"),
+                no_cache=True,
+                quiet=True,
+                validate=False,
+                captions=str(tmp_path / "caps"),
+            )
+        )
     caps = textspace.load_captions(str(tmp_path / "caps"))
     with pytest.raises(TriadError, match="no caption for calendar_gallery item 'x'"):
-        textspace.apply_caption(caps, "calendar_gallery", {"item_id": "x", "modality": "image"},
-                                textspace.ModelInput("t"))
+        textspace.apply_caption(
+            caps, "calendar_gallery", {"item_id": "x", "modality": "image"}, textspace.ModelInput("t")
+        )
     with pytest.raises(TriadError, match="not a captions folder"):
         textspace.load_captions(str(tmp_path))
 
 
 @pytest.mark.slow
 def test_tiny_random_captioner_and_rewriter_through_the_cli(words_dir, tmp_path, capsys):
-    assert main(["caption", "--captioner", "tiny-random-captioner", "--data", words_dir, "--out",
-                 str(tmp_path / "caps"), "--no-cache", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "caption",
+                "--captioner",
+                "tiny-random-captioner",
+                "--data",
+                words_dir,
+                "--out",
+                str(tmp_path / "caps"),
+                "--no-cache",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     meta = json.loads((tmp_path / "caps" / "captioner.json").read_text())
     assert meta["random_init"] is True and meta["captioned"] == 3
     assert all(isinstance(r["caption"], str) for r in _table(tmp_path / "caps").values())
     out = tmp_path / "rewrites.jsonl"
-    assert main(["rewrite", "--rewriter", "tiny-random-rewriter", "--data", words_dir, "--out", str(out),
-                 "--quiet"]) == 0
+    assert (
+        main(["rewrite", "--rewriter", "tiny-random-rewriter", "--data", words_dir, "--out", str(out), "--quiet"]) == 0
+    )
     assert set(load_rewrites(str(out))) == {"calendar-q0", "calendar-q1"}
     assert json.loads(out.with_name(out.name + ".meta.json").read_text())["random_init"] is True
     assert main(["caption", "--captioner", "nope", "--data", words_dir, "--out", str(tmp_path / "x")]) == 2

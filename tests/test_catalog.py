@@ -81,15 +81,27 @@ def _styles(tmp_path: Path, rows: list[str], header: str = STYLES) -> Path:
 
 
 def test_fashion_styles_reader_maps_columns(tmp_path: Path) -> None:
-    rows = ["15970,Men,Apparel,Topwear,Shirts,Navy Blue,Fall,2011.0,Casual,Turtle Check Men Navy Blue Shirt",
-            "15971,Men,Apparel,Topwear,Shirts,Navy Blue,Fall,2011,Casual,Turtle Check Men Navy Blue Shirt",
-            "39386,Women,Apparel,Dress,Dresses,Red,Summer,2012,Party,Aurora Women Red Dress"]
+    rows = [
+        "15970,Men,Apparel,Topwear,Shirts,Navy Blue,Fall,2011.0,Casual,Turtle Check Men Navy Blue Shirt",
+        "15971,Men,Apparel,Topwear,Shirts,Navy Blue,Fall,2011,Casual,Turtle Check Men Navy Blue Shirt",
+        "39386,Women,Apparel,Dress,Dresses,Red,Summer,2012,Party,Aurora Women Red Dress",
+    ]
     (tmp_path / "ann.csv").write_text("id,pattern,sleeve_length,length\n15970,checked,long,\n39386,solid,short,midi\n")
     catalog = read_fashion_styles(_styles(tmp_path, rows), tmp_path / "images", annotations=tmp_path / "ann.csv")
     shirt, twin, dress = catalog.items
-    assert shirt.attributes == {"category": "Shirts", "gender": "Men", "colour": "Navy Blue", "season": "Fall",
-                                "year": "2011", "usage": "Casual", "brand": "Turtle", "pattern": "checked",
-                                "sleeve_length": "long", "length": "", "neckline": ""}
+    assert shirt.attributes == {
+        "category": "Shirts",
+        "gender": "Men",
+        "colour": "Navy Blue",
+        "season": "Fall",
+        "year": "2011",
+        "usage": "Casual",
+        "brand": "Turtle",
+        "pattern": "checked",
+        "sleeve_length": "long",
+        "length": "",
+        "neckline": "",
+    }
     assert twin.attributes["pattern"] == ""  # not annotated: never a condition
     assert shirt.product_id == twin.product_id != dress.product_id  # same product, two photographs
     assert dress.attributes["length"] == "midi"
@@ -97,8 +109,9 @@ def test_fashion_styles_reader_maps_columns(tmp_path: Path) -> None:
 
 def test_fashion_styles_reader_errors(tmp_path: Path) -> None:
     with pytest.raises(TriadError, match=r"unknown column\(s\) \['price'\]"):
-        read_fashion_styles(_styles(tmp_path, ["1,Men,A,B,Shirts,Red,Fall,2011,Casual,X,9"], STYLES + ",price"),
-                            tmp_path / "images")
+        read_fashion_styles(
+            _styles(tmp_path, ["1,Men,A,B,Shirts,Red,Fall,2011,Casual,X,9"], STYLES + ",price"), tmp_path / "images"
+        )
     path = _styles(tmp_path, ["1,Men,A,B,Shirts,Red,Fall,2011,Casual,X", "2,Men,A,B,Watches,Red,Fall,2011,Casual,Y"])
     with pytest.raises(TriadError, match=r"styles\.csv, row 3: category value 'Watches'"):
         read_fashion_styles(path, tmp_path / "images")
@@ -108,14 +121,17 @@ def test_fashion_styles_reader_errors(tmp_path: Path) -> None:
         read_fashion_styles(path, tmp_path / "images", skip_unsupported=True)
 
 
-@pytest.mark.parametrize(("name", "parsed"), [
-    ("AM General Hummer SUV 2000", ("AM General", "Hummer", "SUV", "2000")),
-    ("Acura TL Type-S 2008", ("Acura", "TL Type-S", None, "2008")),
-    ("Aston Martin V8 Vantage Convertible 2012", ("Aston Martin", "V8 Vantage", "Convertible", "2012")),
-    ("Dodge Ram Pickup 3500 Crew Cab 2010", ("Dodge", "Ram Pickup 3500", "Cab", "2010")),
-    ("Ford F-450 Super Duty Crew Cab 2012", ("Ford", "F-450 Super Duty", "Cab", "2012")),
-    ("Ram C/V Cargo Van Minivan 2012", ("Ram", "C/V Cargo Van", "Minivan", "2012")),
-])
+@pytest.mark.parametrize(
+    ("name", "parsed"),
+    [
+        ("AM General Hummer SUV 2000", ("AM General", "Hummer", "SUV", "2000")),
+        ("Acura TL Type-S 2008", ("Acura", "TL Type-S", None, "2008")),
+        ("Aston Martin V8 Vantage Convertible 2012", ("Aston Martin", "V8 Vantage", "Convertible", "2012")),
+        ("Dodge Ram Pickup 3500 Crew Cab 2010", ("Dodge", "Ram Pickup 3500", "Cab", "2010")),
+        ("Ford F-450 Super Duty Crew Cab 2012", ("Ford", "F-450 Super Duty", "Cab", "2012")),
+        ("Ram C/V Cargo Van Minivan 2012", ("Ram", "C/V Cargo Van", "Minivan", "2012")),
+    ],
+)
 def test_stanford_class_names(name: str, parsed: tuple) -> None:
     assert parse_car_class(name) == parsed
 
@@ -124,17 +140,28 @@ def test_stanford_cars_reader(tmp_path: Path) -> None:
     for name in ("00001.jpg", "00002.jpg"):
         _png(tmp_path / "cars_test" / name)
     table = tmp_path / "cars.csv"
-    table.write_text("image,class_name,colour,view,setting\n"
-                     "00001.jpg,AM General Hummer SUV 2000,black,front,street\n"
-                     "00002.jpg,Chevrolet Corvette ZR1 2012,red,side,showroom\n")
+    table.write_text(
+        "image,class_name,colour,view,setting\n"
+        "00001.jpg,AM General Hummer SUV 2000,black,front,street\n"
+        "00002.jpg,Chevrolet Corvette ZR1 2012,red,side,showroom\n"
+    )
     with pytest.raises(TriadError, match=r"row 3: class 'Chevrolet Corvette ZR1 2012' names no body type"):
         read_stanford_cars(table, tmp_path / "cars_test")
-    table.write_text("image,class_name,colour,view,setting,body_type\n"
-                     "00001.jpg,AM General Hummer SUV 2000,black,front,street,\n"
-                     "00002.jpg,Chevrolet Corvette ZR1 2012,red,side,showroom,Coupe\n")
+    table.write_text(
+        "image,class_name,colour,view,setting,body_type\n"
+        "00001.jpg,AM General Hummer SUV 2000,black,front,street,\n"
+        "00002.jpg,Chevrolet Corvette ZR1 2012,red,side,showroom,Coupe\n"
+    )
     hummer, corvette = read_stanford_cars(table, tmp_path / "cars_test").items
-    assert hummer.attributes == {"body_type": "SUV", "colour": "black", "view": "front", "setting": "street",
-                                 "brand": "AM General", "model": "Hummer", "year": "2000"}
+    assert hummer.attributes == {
+        "body_type": "SUV",
+        "colour": "black",
+        "view": "front",
+        "setting": "street",
+        "brand": "AM General",
+        "model": "Hummer",
+        "year": "2000",
+    }
     assert corvette.attributes["body_type"] == "Coupe" and corvette.item_id == "00002"
     table.write_text("image,class_name,colour,view,setting\n00001.jpg,AM General Hummer SUV 2000,black,top,street\n")
     with pytest.raises(TriadError, match="row 2: view value 'top' is not in the cars schema"):

@@ -20,17 +20,25 @@ print(check_artifacts.expose_outer_packages(inner / "bin" / "python"))
 
 
 def _purelib(python: Path) -> Path:
-    out = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return Path(out.stdout.strip())
 
 
 def _inner_imports(outer: Path, inner: Path, module: str) -> subprocess.CompletedProcess[str]:
-    made = subprocess.run([str(outer), "-c", _MAKE_INNER, str(ROOT / "scripts"), str(inner)],
-                          capture_output=True, text=True)
+    made = subprocess.run(
+        [str(outer), "-c", _MAKE_INNER, str(ROOT / "scripts"), str(inner)], capture_output=True, text=True
+    )
     assert made.returncode == 0, made.stderr
-    return subprocess.run([str(inner / "bin" / "python"), "-c", f"import {module}; print({module}.__name__)"],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [str(inner / "bin" / "python"), "-c", f"import {module}; print({module}.__name__)"],
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_inner_venv_sees_an_outer_venvs_packages(tmp_path: Path) -> None:

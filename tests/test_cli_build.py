@@ -40,6 +40,7 @@ def toy_builders(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         def step() -> BuildResult:
             state["calls"].append(seed)
             return BuildResult(state["tables"], {"toy": {"gate_violations": 0}})
+
         return [("toy", step)]
 
     monkeypatch.setattr(mini, "_steps", steps)
@@ -57,8 +58,11 @@ def test_build_mini_writes_validates_and_prints_the_audit(tmp_path: Path, capsys
     assert list_configs(out) == list(n.ALL_CONFIGS)
     audit = read_audit(out)
     assert (audit["benchmark"], audit["edition"], audit["pool_size"], audit["seed"]) == ("triad", "mini", TOY_POOL, 3)
-    assert audit["summary"][n.STATE_CONFIGS[0]]["traps"] == {"flags": 1, "conflict_queries": 1,
-                                                             "conflict_queries_with_trap": 1}
+    assert audit["summary"][n.STATE_CONFIGS[0]]["traps"] == {
+        "flags": 1,
+        "conflict_queries": 1,
+        "conflict_queries_with_trap": 1,
+    }
     assert "gate violations: 0 in 1 checked subsets" in stdout
     assert f"wrote {out} (0 validation violations)" in stdout
     card = (out / "README.md").read_text()
@@ -114,8 +118,9 @@ def test_validate_exit_codes(tmp_path: Path, capsys) -> None:
     bad = write_toy(tmp_path / "bad", tables)
     code, out, err = run(capsys, "validate", str(bad))
     assert code == 1
-    assert out.splitlines() == [f"{c} / fashion-q0: duplicate candidates 'fashion-05'"
-                                for c in (n.CONSTRAINTS_CONFIGS[0], n.STATE_CONFIGS[0])]
+    assert out.splitlines() == [
+        f"{c} / fashion-q0: duplicate candidates 'fashion-05'" for c in (n.CONSTRAINTS_CONFIGS[0], n.STATE_CONFIGS[0])
+    ]
     assert err == f"{bad}: 2 violations\n"
     code, _, err = run(capsys, "validate", str(tmp_path / "missing"))
     assert code == 2 and "not a dataset folder" in err and "Traceback" not in err
@@ -148,8 +153,20 @@ def test_build_scaled_dispatch_and_size_parsing(tmp_path: Path, capsys, monkeypa
     code, stdout, _ = run(capsys, "build", "scaled", "--src", str(src), "--out", str(tmp_path / "a"), "--size", "full")
     assert code == 0 and calls[-1] == (src, tmp_path / "a", None, 2027, False)
     assert stdout.endswith("(0 validation violations)\n")
-    run(capsys, "build", "scaled", "--src", str(src), "--out", str(tmp_path / "b"), "--size", "3000", "--seed", "5",
-        "--overwrite")
+    run(
+        capsys,
+        "build",
+        "scaled",
+        "--src",
+        str(src),
+        "--out",
+        str(tmp_path / "b"),
+        "--size",
+        "3000",
+        "--seed",
+        "5",
+        "--overwrite",
+    )
     assert calls[-1] == (src, tmp_path / "b", 3000, 5, True)
     code, _, err = run(capsys, "build", "scaled", "--src", str(src), "--out", str(tmp_path / "c"), "--size", "big")
     assert code == 2 and "--size 'big': expected a positive integer or 'full'" in err
@@ -159,8 +176,10 @@ def test_build_scaled_dispatch_and_size_parsing(tmp_path: Path, capsys, monkeypa
 
     monkeypatch.setattr(scaling, "scale_folder", too_big)
     code, _, err = run(capsys, "build", "scaled", "--src", str(src), "--out", str(tmp_path / "d"), "--size", "1500")
-    assert (code, err) == (2, f"triad build: error: {src}: cars-0000: only 1399 eligible candidates, pool size 1500 "
-                              "requested\n")
+    assert (code, err) == (
+        2,
+        f"triad build: error: {src}: cars-0000: only 1399 eligible candidates, pool size 1500 requested\n",
+    )
 
 
 def test_build_ark_kinds_dispatch(tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -169,10 +188,14 @@ def test_build_ark_kinds_dispatch(tmp_path: Path, capsys, monkeypatch: pytest.Mo
     import ark_dataset.validate as validate  # an ARK build is checked by ARK's validator (ark_dataset/commands.py)
 
     calls = []
-    monkeypatch.setattr(ark_mini, "build_ark_mini", lambda out, *, seed, overwrite: calls.append(
-        ("mini", seed, overwrite)) or Path(out))
-    monkeypatch.setattr(importer, "import_release", lambda src, out, *, mapping, overwrite: calls.append(
-        ("release", Path(src), mapping, overwrite)) or Path(out))
+    monkeypatch.setattr(
+        ark_mini, "build_ark_mini", lambda out, *, seed, overwrite: calls.append(("mini", seed, overwrite)) or Path(out)
+    )
+    monkeypatch.setattr(
+        importer,
+        "import_release",
+        lambda src, out, *, mapping, overwrite: calls.append(("release", Path(src), mapping, overwrite)) or Path(out),
+    )
     monkeypatch.setattr(validate, "validate_folder", lambda path: ["daily_life / q1: broken"])
     code, _, err = run(capsys, "build", "ark-mini", "--out", str(tmp_path / "ark"), "--seed", "4")
     assert code == 1 and calls[-1] == ("mini", 4, False) and err == "daily_life / q1: broken\n"
@@ -210,8 +233,14 @@ def _write_cars_table(path: Path, n_items: int) -> None:
         writer.writeheader()
         for position, item in enumerate(catalog.items):
             (path.parent / "img" / f"{item.item_id}.png").write_bytes(catalog.image_bytes(position))
-            writer.writerow({"item_id": item.item_id, "product_id": item.product_id,
-                             "image": f"img/{item.item_id}.png", **item.attributes})
+            writer.writerow(
+                {
+                    "item_id": item.item_id,
+                    "product_id": item.product_id,
+                    "image": f"img/{item.item_id}.png",
+                    **item.attributes,
+                }
+            )
 
 
 def _write_fashion_styles(root: Path, n_items: int) -> None:
@@ -223,14 +252,38 @@ def _write_fashion_styles(root: Path, n_items: int) -> None:
     with (root / "styles.csv").open("w", newline="") as styles, (root / "ann.csv").open("w", newline="") as ann:
         s = csv.writer(styles)
         a = csv.writer(ann)
-        s.writerow(["id", "gender", "masterCategory", "subCategory", "articleType", "baseColour", "season", "year",
-                    "usage", "productDisplayName"])
+        s.writerow(
+            [
+                "id",
+                "gender",
+                "masterCategory",
+                "subCategory",
+                "articleType",
+                "baseColour",
+                "season",
+                "year",
+                "usage",
+                "productDisplayName",
+            ]
+        )
         a.writerow(["id", "pattern", "sleeve_length", "length"])
         for position, item in enumerate(catalog.items):
             at = item.attributes
             ident = str(10000 + position)
-            s.writerow([ident, at["gender"], "Apparel", "Topwear", at["category"], at["colour"], at["season"],
-                        f"{at['year']}.0", at["usage"], f"{at['brand']} {item.product_id}"])
+            s.writerow(
+                [
+                    ident,
+                    at["gender"],
+                    "Apparel",
+                    "Topwear",
+                    at["category"],
+                    at["colour"],
+                    at["season"],
+                    f"{at['year']}.0",
+                    at["usage"],
+                    f"{at['brand']} {item.product_id}",
+                ]
+            )
             a.writerow([ident, at["pattern"], at["sleeve_length"], at["length"]])
             (root / "images" / f"{ident}.jpg").write_bytes(catalog.image_bytes(position))
 
@@ -247,19 +300,38 @@ def test_build_full_from_public_source_layouts(tmp_path: Path, capsys) -> None:
     _write_cars_table(tmp_path / "cars" / "cars.csv", 300)
     _write_fashion_styles(tmp_path / "fashion", 300)
     out = tmp_path / "triad"
-    code, stdout, err = run(capsys, "build", "full", "--out", str(out), "--imagenet", str(tmp_path / "imagenet"),
-                            "--cars-table", str(tmp_path / "cars" / "cars.csv"),
-                            "--fashion-styles", str(tmp_path / "fashion" / "styles.csv"),
-                            "--fashion-images", str(tmp_path / "fashion" / "images"),
-                            "--fashion-annotations", str(tmp_path / "fashion" / "ann.csv"),
-                            "--queries", "8", "--same-queries", "6", "--pool-size", "40")
+    code, stdout, err = run(
+        capsys,
+        "build",
+        "full",
+        "--out",
+        str(out),
+        "--imagenet",
+        str(tmp_path / "imagenet"),
+        "--cars-table",
+        str(tmp_path / "cars" / "cars.csv"),
+        "--fashion-styles",
+        str(tmp_path / "fashion" / "styles.csv"),
+        "--fashion-images",
+        str(tmp_path / "fashion" / "images"),
+        "--fashion-annotations",
+        str(tmp_path / "fashion" / "ann.csv"),
+        "--queries",
+        "8",
+        "--same-queries",
+        "6",
+        "--pool-size",
+        "40",
+    )
     assert code == 0, err
     assert list_configs(out) == list(n.ALL_CONFIGS)
     assert validate_folder(out) == []
     audit = read_audit(out)
     assert audit["edition"] == "full" and audit["pool_size"] == 40
     assert {c: audit["summary"][c]["queries"] for c in n.TASK_CONFIGS if c in audit["summary"]} == {
-        **{c: 8 for c in n.MAIN_CONFIGS + n.SELF_CONFIGS}, **{c: 6 for c in n.SAME_CONFIGS}}
+        **{c: 8 for c in n.MAIN_CONFIGS + n.SELF_CONFIGS},
+        **{c: 6 for c in n.SAME_CONFIGS},
+    }
     assert "skipped inputs:" in stdout and "unreadable = 1" in stdout  # the broken file is skipped and counted
     assert "Fashion Product Images" in (out / "README.md").read_text()  # full card names the sources' licences
     assert json.loads((out / "audit.json").read_text())["sources"]["imagenet"] == str(tmp_path / "imagenet")

@@ -24,8 +24,19 @@ GOLDEN = Path(__file__).parent / "data" / "toy_rankings_before_columnar.json"
 def test_rankings_and_metrics_match_the_row_dict_runner(kind, tmp_path):
     golden = json.loads(GOLDEN.read_text())
     data = str((write_tiny_triad if kind == "triad" else write_tiny_ark)(tmp_path / kind))
-    res = run(RunConfig(model=None, name="hashed", revision="test", data=data, out=str(tmp_path / "out"), encoder=HashedEncoder(),
-                        no_cache=True, quiet=True, validate=False))
+    res = run(
+        RunConfig(
+            model=None,
+            name="hashed",
+            revision="test",
+            data=data,
+            out=str(tmp_path / "out"),
+            encoder=HashedEncoder(),
+            no_cache=True,
+            quiet=True,
+            validate=False,
+        )
+    )
     assert res["configs"]
     for config, result in res["configs"].items():
         rows = pq.read_table(tmp_path / "out" / "rankings" / f"{config}.parquet").to_pylist()
@@ -41,8 +52,18 @@ def test_a_rerun_reuses_validation_and_scores_and_writes_the_same_results(tmp_pa
     cache = tmp_path / "cache"
 
     def once(out: str) -> dict:
-        run(RunConfig(model=None, name="hashed", revision="test", data=data, out=str(tmp_path / out), encoder=HashedEncoder(),
-                      cache_dir=str(cache), quiet=True))
+        run(
+            RunConfig(
+                model=None,
+                name="hashed",
+                revision="test",
+                data=data,
+                out=str(tmp_path / out),
+                encoder=HashedEncoder(),
+                cache_dir=str(cache),
+                quiet=True,
+            )
+        )
         return json.loads((tmp_path / out / "results.json").read_text())
 
     first = once("a")

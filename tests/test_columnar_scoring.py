@@ -17,8 +17,13 @@ def _rows(config: str, n_queries: int, pool: int, seed: int) -> list[dict]:
         ids = [f"c{i}" for i in rng.permutation(3 * pool)[:pool]]
         k = int(rng.integers(1, 4))
         roles = [n.POSITIVE] * k + [str(r) for r in rng.choice(list(n.NEGATIVE_ROLES), pool - k)]
-        row = {"query_id": f"q{q}", "candidate_ids": ids, "positive_ids": ids[:k], "candidate_roles": roles,
-               "candidate_trap": [bool(x) for x in rng.random(pool) < 0.05]}
+        row = {
+            "query_id": f"q{q}",
+            "candidate_ids": ids,
+            "positive_ids": ids[:k],
+            "candidate_roles": roles,
+            "candidate_trap": [bool(x) for x in rng.random(pool) < 0.05],
+        }
         if config in n.STATE_CONFIGS:
             row.update(session_type=n.SESSION_TYPES[q % 2], num_turns=2 + q % 3)
         if config in n.CONSTRAINTS_CONFIGS:
@@ -36,8 +41,10 @@ def test_arrays_entry_equals_rows_entry(dense, monkeypatch):
     configs = ("abstraction_i2c", "constraints_cars", "state_cars")
     gold_rows = {c: _rows(c, 30, 50, i) for i, c in enumerate(configs)}
     rng = np.random.default_rng(9)
-    rankings = {c: {r["query_id"]: [r["candidate_ids"][j] for j in rng.permutation(50)] for r in rows}
-                for c, rows in gold_rows.items()}
+    rankings = {
+        c: {r["query_id"]: [r["candidate_ids"][j] for j in rng.permutation(50)] for r in rows}
+        for c, rows in gold_rows.items()
+    }
     expected = scoring.score_triad(gold_rows, rankings, seed=3)
     gold, orders = {}, {}
     for c, rows in gold_rows.items():

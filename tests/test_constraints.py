@@ -21,8 +21,18 @@ from triad_dataset.tracks.constraints import Planner, assemble_pool, constraints
 from triad_dataset.tracks.constraints_gate import condition_status, statuses
 from triad_dataset.tracks.shared import scaled_counts
 
-DRESS = {"category": "Dresses", "gender": "Women", "colour": "Red", "pattern": "striped", "sleeve_length": "long",
-         "length": "midi", "usage": "Casual", "brand": "Aurora", "year": "2012", "season": "Summer"}
+DRESS = {
+    "category": "Dresses",
+    "gender": "Women",
+    "colour": "Red",
+    "pattern": "striped",
+    "sleeve_length": "long",
+    "length": "midi",
+    "usage": "Casual",
+    "brand": "Aurora",
+    "year": "2012",
+    "season": "Summer",
+}
 
 
 def fashion(items: dict[str, dict[str, str]], product: dict[str, str] | None = None) -> Catalog:
@@ -53,8 +63,10 @@ TYPED = {
     "imp_brand": {"colour": "Green", "pattern": "floral", "brand": "Birch"},  # brand is preserved (paper D.4)
     "imp_budget": {"colour": "Green", "pattern": "floral", "season": "Winter", "year": "2015"},  # 2 > budget 1
     "other": {"colour": "Blue", "pattern": "floral", "sleeve_length": "short"},  # P and preserved violated
-    **{f"fill{i}": {"category": "Tshirts", "gender": "Men", "length": "", "colour": c, "pattern": "solid"}
-       for i, c in enumerate(["Black", "White", "Grey", "Yellow", "Brown", "Beige"])},
+    **{
+        f"fill{i}": {"category": "Tshirts", "gender": "Men", "length": "", "colour": c, "pattern": "solid"}
+        for i, c in enumerate(["Black", "White", "Grey", "Yellow", "Brown", "Beige"])
+    },
 }
 D5 = (Condition("colour", "P", "Green"), Condition("pattern", "N", "striped"))
 
@@ -74,8 +86,15 @@ def test_condition_status_uses_families(typed_catalog: Catalog) -> None:
 
 
 def test_ordered_comparatives() -> None:
-    catalog = fashion({"ref": {"length": "knee"}, "mini": {"length": "mini"}, "midi": {"length": "midi"},
-                       "maxi": {"length": "maxi"}, "skirt": {"category": "Skirts", "length": "maxi"}})
+    catalog = fashion(
+        {
+            "ref": {"length": "knee"},
+            "mini": {"length": "mini"},
+            "midi": {"length": "midi"},
+            "maxi": {"length": "maxi"},
+            "skirt": {"category": "Skirts", "length": "maxi"},
+        }
+    )
     status = condition_status(catalog, 0, Condition("length", "P", "longer"))
     assert ids(catalog, status == SAT) == {"midi", "maxi", "skirt"}
     status = condition_status(catalog, 0, Condition("length", "P", "shorter"))
@@ -232,8 +251,15 @@ def test_vectorised_gate_matches_the_python_evaluator_on_built_queries(small_bui
         assert vector == [rule_status(catalog.schema, ref_attrs, i.attributes, conditions) for i in catalog.items]
 
 
-CAR = {"body_type": "SUV", "colour": "red", "view": "rear", "setting": "street", "brand": "Ford", "year": "2010",
-       "model": "Explorer"}
+CAR = {
+    "body_type": "SUV",
+    "colour": "red",
+    "view": "rear",
+    "setting": "street",
+    "brand": "Ford",
+    "year": "2010",
+    "model": "Explorer",
+}
 
 
 def cars(items: dict[str, dict[str, str]]) -> Catalog:
@@ -258,8 +284,9 @@ def test_planner_never_discloses_the_reference_value() -> None:
 
 def test_cars_year_is_never_a_negative_condition() -> None:
     # fillers differ in two constraint attributes (body type is requestable too, paper A.4.1), so no 1-change target
-    catalog = cars({"ref": {}, "newer": {"year": "2012"},
-                    **{f"x{i}": {"body_type": "Van", "colour": "blue"} for i in range(3)}})
+    catalog = cars(
+        {"ref": {}, "newer": {"year": "2012"}, **{f"x{i}": {"body_type": "Van", "colour": "blue"} for i in range(3)}}
+    )
     planner = Planner(catalog, pool_size=2, rng=np.random.default_rng(0))
     planner.references = np.array([0, 1])
     with pytest.raises(ValueError, match="no reference/target pair"):
@@ -300,8 +327,13 @@ def _garment_widths(attributes: dict[str, str]) -> list[int]:
 def test_a_mini_dress_is_drawn_with_a_skirt_not_as_a_tshirt() -> None:
     # paper A.2: length and article type are visual attributes; the mini dress used to end at its waist, so it
     # rendered as a T-shirt with a 2-pixel line under it
-    dress = {"category": "Dresses", "colour": "Red", "pattern": "solid", "sleeve_length": "sleeveless",
-             "length": "mini"}
+    dress = {
+        "category": "Dresses",
+        "colour": "Red",
+        "pattern": "solid",
+        "sleeve_length": "sleeveless",
+        "length": "mini",
+    }
     tee = max(_garment_widths({**dress, "category": "Tshirts", "length": ""}))
     flared = [w for w in _garment_widths(dress) if w > tee]  # rows of the A-line skirt, wider than any tee row
     assert len(flared) >= 10

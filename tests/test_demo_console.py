@@ -37,7 +37,7 @@ def test_a_split_multibyte_character_and_a_split_carriage_return_survive() -> No
     cleaner = demo_console.LogCleaner(lines.append)
     data = "bar ██ done\r\nnext\n".encode()
     for i in range(len(data)):  # one byte at a time, as a pipe may deliver them
-        cleaner.feed(data[i:i + 1])
+        cleaner.feed(data[i : i + 1])
     cleaner.close()
     assert lines == ["bar ██ done", "next"]
 
@@ -72,8 +72,9 @@ def test_a_stage_logs_everything_and_shows_one_bar(tmp_path: Path, console_fd: i
     log_path = tmp_path / "logs" / "1-stage.log"
     code = STAGE.format(scripts=str(ROOT / "scripts"), fd=console_fd, log=str(log_path))
     with open(tmp_path / "console.txt", "wb") as sink:
-        subprocess.run([sys.executable, "-c", code], check=True, timeout=120,
-                       **{"stdout" if console_fd == 1 else "stderr": sink})
+        subprocess.run(
+            [sys.executable, "-c", code], check=True, timeout=120, **{"stdout" if console_fd == 1 else "stderr": sink}
+        )
     console, log = (tmp_path / "console.txt").read_text(encoding="utf-8"), log_path.read_text(encoding="utf-8")
     bar = [line for line in console.splitlines() if line.startswith("encode:")]
     assert console.splitlines()[0] == "[1/1] stage" and console.splitlines()[-1] == "      done"
@@ -85,8 +86,12 @@ def test_a_stage_logs_everything_and_shows_one_bar(tmp_path: Path, console_fd: i
 
 
 def test_minutes() -> None:
-    assert [demo_console.minutes(s) for s in (5.04, 59.96, 60.4, 299.5)] == ["5.0 s", "60.0 s", "1 min 0 s",
-                                                                              "5 min 0 s"]
+    assert [demo_console.minutes(s) for s in (5.04, 59.96, 60.4, 299.5)] == [
+        "5.0 s",
+        "60.0 s",
+        "1 min 0 s",
+        "5 min 0 s",
+    ]
 
 
 def test_on_a_terminal_the_stage_bar_is_redrawn_in_place(tmp_path: Path) -> None:
@@ -94,7 +99,8 @@ def test_on_a_terminal_the_stage_bar_is_redrawn_in_place(tmp_path: Path) -> None
 
     log_path = tmp_path / "logs" / "1-stage.log"
     code = STAGE.format(scripts=str(ROOT / "scripts"), fd=1, log=str(log_path)).replace(
-        "assert console.tty is False", "assert console.tty is True")
+        "assert console.tty is False", "assert console.tty is True"
+    )
     master, slave = pty.openpty()
     child = subprocess.Popen([sys.executable, "-c", code], stdout=slave, stderr=subprocess.DEVNULL)
     os.close(slave)

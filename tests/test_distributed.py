@@ -29,13 +29,41 @@ def test_shard_is_a_partition():
 @pytest.mark.slow
 def test_two_processes_match_one(tmp_path):
     data = str(write_tiny_triad(tmp_path / "triad"))
-    one = run(RunConfig(model="tiny-random-clip", data=data, out=str(tmp_path / "one"), batch_size=2,
-                        cache_dir=str(tmp_path / "cache1"), quiet=True, validate=False))
+    one = run(
+        RunConfig(
+            model="tiny-random-clip",
+            data=data,
+            out=str(tmp_path / "one"),
+            batch_size=2,
+            cache_dir=str(tmp_path / "cache1"),
+            quiet=True,
+            validate=False,
+        )
+    )
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           "-m", "triad_dataset.cli", "run", "--model", "tiny-random-clip", "--data", data,
-           "--out", str(tmp_path / "two"), "--cache-dir", str(tmp_path / "cache2"), "--batch-size", "2",
-           "--quiet", "--no-validate"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "triad_dataset.cli",
+        "run",
+        "--model",
+        "tiny-random-clip",
+        "--data",
+        data,
+        "--out",
+        str(tmp_path / "two"),
+        "--cache-dir",
+        str(tmp_path / "cache2"),
+        "--batch-size",
+        "2",
+        "--quiet",
+        "--no-validate",
+    ]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     two = json.loads((tmp_path / "two" / "results.json").read_text())

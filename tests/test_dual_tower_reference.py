@@ -21,8 +21,10 @@ from tests import reference_inputs as R
 FIXTURE = Path(__file__).parent / "fixtures" / "dual_tower" / "reference.json"
 MIN_COSINE = 0.9999
 # The public entries' text settings, applied to the tiny models of the same classes.
-CASES = {"clip": ("clip-vit-b32", "tiny-random-clip", tiny.tiny_clip),
-         "siglip": ("siglip2", "tiny-random-siglip", tiny.tiny_siglip)}
+CASES = {
+    "clip": ("clip-vit-b32", "tiny-random-clip", tiny.tiny_clip),
+    "siglip": ("siglip2", "tiny-random-siglip", tiny.tiny_siglip),
+}
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +51,8 @@ def test_dual_tower_matches_the_documented_usage(reference, arch):
     public, tiny_name, builder = CASES[arch]
     model = builder(0)[0]
     assert float(sum(p.detach().double().sum() for p in model.parameters())) == pytest.approx(
-        reference["weights_sum"][arch], rel=1e-9)
+        reference["weights_sum"][arch], rel=1e-9
+    )
     enc = load_encoder(get_entry(tiny_name))
     opts = get_entry(public).options
     enc.max_length = int(opts["max_length"])  # the public entry's truncation length
@@ -95,7 +98,8 @@ def test_metaclip_2_matches_the_documented_usage(tmp_path):
     enc = load_encoder(get_entry("metaclip-2-worldwide-huge"), model_path=folder, dtype="float32")
     assert type(enc.model).__name__ == "MetaClip2Model"
     assert float(sum(p.detach().double().sum() for p in enc.model.parameters())) == pytest.approx(
-        ref["weights_sum"], rel=1e-9)
+        ref["weights_sum"], rel=1e-9
+    )
     fed = record_text_ids(enc)
     batch = [ModelInput(t, R.image(k) if k else None, i) for t, k, i in R.EMBED_INPUTS + R.TRUNCATION_INPUTS]
     out = np.concatenate([enc.encode_queries([item]) for item in batch])
@@ -124,11 +128,13 @@ def test_bge_vl_clip_matches_its_remote_encode(tmp_path):
     assert detect.detect(reader, where="m", hub_id="BAAI/BGE-VL-base")[0].name == "bge-vl-clip"
     enc = load_encoder(get_entry("bge-vl-base"), model_path=str(tmp_path), dtype="float32")
     assert float(sum(p.detach().double().sum() for p in enc.model.parameters())) == pytest.approx(
-        ref["weights_sum"], rel=1e-9)
+        ref["weights_sum"], rel=1e-9
+    )
     enc.max_length = 256  # the tiny CLIP's positions: their encode() never cuts (TRUNCATION_INPUTS fail there)
     fed = record_text_ids(enc)
-    out = np.concatenate([enc.encode_queries([ModelInput(t, R.image(k) if k else None, i)])
-                          for t, k, i in R.EMBED_INPUTS])
+    out = np.concatenate(
+        [enc.encode_queries([ModelInput(t, R.image(k) if k else None, i)]) for t, k, i in R.EMBED_INPUTS]
+    )
     assert fed == [ids for ids in ref["input_ids"] if ids]
     for row, (vec, exp) in enumerate(zip(out, np.array(ref["vectors"]), strict=True)):
         if not np.linalg.norm(exp):

@@ -43,8 +43,9 @@ def enc(tmp_path_factory) -> E.EmbedRLTCoT:
     """The registry's embed-rl-2b-tcot recipe on the tiny Embed-RL folder (the reasoner: the tiny one; not used)."""
     folder = tiny.save_tiny_chat_checkpoint("embed-rl", str(tmp_path_factory.mktemp("ckpt") / "tiny-embed-rl"))
     base = get_entry("embed-rl-2b-tcot")
-    entry = dataclasses.replace(base, options={**base.options, "generator": "tiny:qwen3-vl",
-                                               "generator_revision": "seed1"})
+    entry = dataclasses.replace(
+        base, options={**base.options, "generator": "tiny:qwen3-vl", "generator_revision": "seed1"}
+    )
     out = load_encoder(reasoning.resolved(entry, folder, _repo_files), model_path=folder, dtype="float32")
     assert isinstance(out, E.EmbedRLTCoT)
     return out
@@ -55,9 +56,12 @@ def item(text: str, kind: str | None, instruction: str | None) -> ModelInput:
 
 
 def reasoned(cases) -> list[E.ReasonedInput]:
-    return [E.ReasonedInput(text, R.image(kind) if kind else None, instruction, E.parse_tcot(tcot, R.image(kind)
-                                                                                            if kind else None))
-            for _, text, kind, instruction, tcot in cases]
+    return [
+        E.ReasonedInput(
+            text, R.image(kind) if kind else None, instruction, E.parse_tcot(tcot, R.image(kind) if kind else None)
+        )
+        for _, text, kind, instruction, tcot in cases
+    ]
 
 
 def images_of(case) -> int:
@@ -67,8 +71,10 @@ def images_of(case) -> int:
 
 
 def attended(inputs: dict) -> list[list[int]]:
-    return [[int(t) for t, m in zip(r, a, strict=True) if m] for r, a in zip(inputs["input_ids"], inputs["attention_mask"],
-                                                                            strict=True)]
+    return [
+        [int(t) for t, m in zip(r, a, strict=True) if m]
+        for r, a in zip(inputs["input_ids"], inputs["attention_mask"], strict=True)
+    ]
 
 
 def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -117,7 +123,7 @@ def test_a_flat_box_is_cropped_as_its_nested_form(enc, official):
     assert flat.tcot.crops == nested.tcot.crops and len(flat.tcot.crops) == 1
     grids = enc.embedder.tokenize([flat])["image_grid_thw"].tolist()
     first = sum(images_of(case) for case in T.TCOT_CASES[:k])  # the grids of the cases before it
-    assert grids == ref["image_grid_thw"][first:first + 2]
+    assert grids == ref["image_grid_thw"][first : first + 2]
 
 
 @pytest.mark.slow
@@ -125,12 +131,28 @@ def test_a_flat_box_is_cropped_as_its_nested_form(enc, official):
 def test_a_mutated_tcot_input_is_caught(enc, official, monkeypatch, mutation):
     parse = E.parse_tcot
     if mutation == "no_crops":
-        monkeypatch.setattr(E, "parse_tcot", lambda text, image: dataclasses.replace(
-            parse(text, image), parts=tuple(p for p in parse(text, image).parts if p["type"] == "text"), crops=()))
+        monkeypatch.setattr(
+            E,
+            "parse_tcot",
+            lambda text, image: dataclasses.replace(
+                parse(text, image), parts=tuple(p for p in parse(text, image).parts if p["type"] == "text"), crops=()
+            ),
+        )
     else:
-        monkeypatch.setattr(qwen_chat, "content_parts", lambda opts, text, has_image, extra=(): [
-            *([{"type": "image"}] if has_image else []), *([{"type": "text", "text": text}] if text else []),
-            {"type": "text", "text": opts.suffix_for(bool(text), has_image)}, *extra] if text or has_image else [])
+        monkeypatch.setattr(
+            qwen_chat,
+            "content_parts",
+            lambda opts, text, has_image, extra=(): (
+                [
+                    *([{"type": "image"}] if has_image else []),
+                    *([{"type": "text", "text": text}] if text else []),
+                    {"type": "text", "text": opts.suffix_for(bool(text), has_image)},
+                    *extra,
+                ]
+                if text or has_image
+                else []
+            ),
+        )
     inputs = enc.embedder.tokenize(reasoned(T.TCOT_CASES), qwen_chat.QUERY)
     assert attended(inputs) != official["main"]["input_ids"]
 

@@ -83,8 +83,13 @@ class Staged:
 
     dim = 4
 
-    def __init__(self, lengths: dict[str, int] | None = None, fail_at: int | None = None, oom_above: int = 10**9,
-                 prepare_error: str | None = None) -> None:
+    def __init__(
+        self,
+        lengths: dict[str, int] | None = None,
+        fail_at: int | None = None,
+        oom_above: int = 10**9,
+        prepare_error: str | None = None,
+    ) -> None:
         self.lengths, self.fail_at, self.oom_above = lengths or {}, fail_at, oom_above
         self.prepare_error = prepare_error
         self.forwards: list[int] = []
@@ -122,8 +127,9 @@ def test_batches_are_cut_by_token_count_and_the_padding_is_counted():
     # character length and token count disagree: by characters the batches would be [a, bb] [ccc, dddd]
     texts = ["a", "bb", "ccc", "dddd"]
     enc = Staged(lengths={"a": 9, "bb": 1, "ccc": 8, "dddd": 2})
-    got, stats = encode_items(enc, list(_text_items(texts)), _text_items(texts), model="fake", batch_size=2,
-                              cache=None, show_progress=False)
+    got, stats = encode_items(
+        enc, list(_text_items(texts)), _text_items(texts), model="fake", batch_size=2, cache=None, show_progress=False
+    )
     assert len(got) == 4 and stats.order == "token count"
     # by tokens: [bb(1), dddd(2)] [ccc(8), a(9)]: 2*2 + 2*9 = 22 padded tokens for 20 own ones
     assert stats.figures()["tokens"] == 20 and stats.figures()["padded_tokens"] == 22
@@ -137,8 +143,9 @@ def test_an_interrupted_run_has_every_finished_batch_in_the_cache(tmp_path):
     cache = EmbeddingCache(tmp_path / "cache", {"name": "fake"})
     before = {t.name for t in threading.enumerate()}
     with pytest.raises(KeyError, match="boom"):
-        encode_items(Staged(fail_at=3), list(items), items, model="fake", batch_size=2, cache=cache,
-                     show_progress=False)
+        encode_items(
+            Staged(fail_at=3), list(items), items, model="fake", batch_size=2, cache=cache, show_progress=False
+        )
     reopened = EmbeddingCache(tmp_path / "cache", {"name": "fake"})
     reopened.load()
     found, missing = reopened.lookup(list(items))
@@ -150,8 +157,9 @@ def test_out_of_memory_halves_and_growth_stops_there():
     items = _text_items([f"t{i:03d}" for i in range(200)])
     enc = Staged(oom_above=8)
     logs: list[str] = []
-    got, stats = encode_items(enc, list(items), items, model="fake", batch_size=2, cache=None, show_progress=False,
-                              grow=True, log=logs.append)
+    got, stats = encode_items(
+        enc, list(items), items, model="fake", batch_size=2, cache=None, show_progress=False, grow=True, log=logs.append
+    )
     assert len(got) == 200 and stats.batch_halvings == 1
     # 2 → 4 → 8 (doubling after 4 batches at a size; the feeder cuts a few batches ahead at the size it saw),
     # then 16 does not fit → 8, and it stays there
@@ -167,8 +175,16 @@ def test_no_growth_without_permission_and_a_single_input_that_does_not_fit_is_na
     _, stats = encode_items(enc, list(items), items, model="fake", batch_size=3, cache=None, show_progress=False)
     assert set(enc.forwards) == {3} and stats.batch_size["grew"] is False
     with pytest.raises(TriadError, match=r"out of memory on a single input \(item"):
-        encode_items(Staged(oom_above=0), list(items), items, model="fake", batch_size=2, cache=None,
-                     show_progress=False, log=lambda m: None)
+        encode_items(
+            Staged(oom_above=0),
+            list(items),
+            items,
+            model="fake",
+            batch_size=2,
+            cache=None,
+            show_progress=False,
+            log=lambda m: None,
+        )
 
 
 def test_a_failure_while_preparing_ahead_reaches_the_caller_and_stops_every_thread():

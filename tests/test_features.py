@@ -9,9 +9,24 @@ from triad_dataset.contract import names as n
 from triad_dataset.contract.features import all_features, features_for
 
 QUERY_COLUMNS = [
-    "query_id", "task", "query_text", "query_image", "query_image_id", "instruction", "candidate_ids",
-    "candidate_roles", "candidate_trap", "positive_ids", "positive_hops", "depth", "profile", "conditions", "turns",
-    "session_type", "num_turns", "source_query_id",
+    "query_id",
+    "task",
+    "query_text",
+    "query_image",
+    "query_image_id",
+    "instruction",
+    "candidate_ids",
+    "candidate_roles",
+    "candidate_trap",
+    "positive_ids",
+    "positive_hops",
+    "depth",
+    "profile",
+    "conditions",
+    "turns",
+    "session_type",
+    "num_turns",
+    "source_query_id",
 ]
 
 
@@ -28,8 +43,12 @@ def test_query_columns(config: str) -> None:
     assert features["candidate_ids"] == List(Value("string"))
     assert features["candidate_trap"] == List(Value("bool"))
     assert features["conditions"] == List(
-        {"attribute": Value("string"), "polarity": Value("string"), "value": Value("string"),
-         "old_value": Value("string")}
+        {
+            "attribute": Value("string"),
+            "polarity": Value("string"),
+            "value": Value("string"),
+            "old_value": Value("string"),
+        }
     )
 
 

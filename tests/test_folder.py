@@ -25,8 +25,14 @@ def test_layout_card_and_audit(tmp_path: Path) -> None:
         (shard,) = (out / "data" / entry["config_name"]).iterdir()
         digest = hashlib.sha256(shard.read_bytes()).hexdigest()
         assert shard.name == f"test-{digest[:12]}-00000-of-00001.parquet"
-        assert entry["data_files"] == [{"split": "test", "path": f"data/{entry['config_name']}/test-{digest[:12]}-*.parquet"}]
-    assert json.loads((out / "audit.json").read_text()) == {"benchmark": "triad", "edition": "toy", "pool_size": TOY_POOL}
+        assert entry["data_files"] == [
+            {"split": "test", "path": f"data/{entry['config_name']}/test-{digest[:12]}-*.parquet"}
+        ]
+    assert json.loads((out / "audit.json").read_text()) == {
+        "benchmark": "triad",
+        "edition": "toy",
+        "pool_size": TOY_POOL,
+    }
     assert folder.list_configs(out) == list(n.ALL_CONFIGS)
 
 
@@ -120,11 +126,15 @@ def test_failure_during_overwrite_keeps_the_old_folder(tmp_path: Path, monkeypat
 def test_unknown_column_and_bad_values_name_the_config_and_row(tmp_path: Path) -> None:
     tables = toy_tables()
     tables[n.STATE_CONFIGS[0]][0]["surprise"] = 1
-    with pytest.raises(ValueError, match=r"state_fashion / fashion-q0: columns not in the config's features: \['surprise'\]"):
+    with pytest.raises(
+        ValueError, match=r"state_fashion / fashion-q0: columns not in the config's features: \['surprise'\]"
+    ):
         write_toy(tmp_path / "a", tables)
     tables = toy_tables()
     tables[n.DOMAIN_CORPUS["cars"]][0]["year"] = ["not", "a", "string"]
-    with pytest.raises(ValueError, match=r"cars_items / cars-00: column year does not match the config's features \(string\)"):
+    with pytest.raises(
+        ValueError, match=r"cars_items / cars-00: column year does not match the config's features \(string\)"
+    ):
         write_toy(tmp_path / "b", tables)
     assert list(tmp_path.iterdir()) == []
 
@@ -169,4 +179,6 @@ def test_card_front_matter_is_merged(tmp_path: Path) -> None:
     assert meta["license"] == "other" and meta["pretty_name"] == "Toy"
     assert meta["configs"][0]["config_name"] == n.CONCEPTS_CORPUS
     (split,) = meta["dataset_info"]["splits"]
-    assert split["name"] == "test" and split["num_examples"] == len(tables[n.CONCEPTS_CORPUS]) and split["num_bytes"] > 0
+    assert (
+        split["name"] == "test" and split["num_examples"] == len(tables[n.CONCEPTS_CORPUS]) and split["num_bytes"] > 0
+    )

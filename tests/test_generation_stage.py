@@ -45,11 +45,20 @@ class SamplingReasoner:
     dim = HashedEncoder.dim
     revision = "v1"
 
-    def __init__(self, prompt: str = "Think step by step about: {text}", temperature: float = 1.0,
-                 roles: tuple[str, ...] = ("query", "candidate")) -> None:
-        self.generation = GenerationSpec("fake/reasoner-gen", "r1", {"query": prompt, "candidate": "Describe: {text}"},
-                                         {"do_sample": True, "temperature": temperature, "max_new_tokens": 8},
-                                         seed=3, roles=roles)
+    def __init__(
+        self,
+        prompt: str = "Think step by step about: {text}",
+        temperature: float = 1.0,
+        roles: tuple[str, ...] = ("query", "candidate"),
+    ) -> None:
+        self.generation = GenerationSpec(
+            "fake/reasoner-gen",
+            "r1",
+            {"query": prompt, "candidate": "Describe: {text}"},
+            {"do_sample": True, "temperature": temperature, "max_new_tokens": 8},
+            seed=3,
+            roles=roles,
+        )
         self.generate_calls = 0
         self.generated_roles: list[str] = []
         self.encode_calls = 0
@@ -62,20 +71,37 @@ class SamplingReasoner:
         for _ in batch:
             words = [self._rng.choice(["red", "car", "fast", "old", MARKER]) for _w in range(3)]
             text = " ".join(words)
-            out.append(Generation(text, token_ids=tuple(len(w) for w in words),
-                                  fallback=None if MARKER in words else f"no {MARKER} in the generated ids"))
+            out.append(
+                Generation(
+                    text,
+                    token_ids=tuple(len(w) for w in words),
+                    fallback=None if MARKER in words else f"no {MARKER} in the generated ids",
+                )
+            )
         return out
 
     def encode(self, batch, generations, role):
         self.encode_calls += 1
         gens = generations if generations is not None else [None] * len(batch)
-        return np.stack([HashedEncoder.vector(role, f"{b.text}|{g.text if g else ''}", b.image, b.instruction)
-                         for b, g in zip(batch, gens, strict=True)])
+        return np.stack(
+            [
+                HashedEncoder.vector(role, f"{b.text}|{g.text if g else ''}", b.image, b.instruction)
+                for b, g in zip(batch, gens, strict=True)
+            ]
+        )
 
 
 def _run(encoder, triad_dir, tmp_path, out: str, **kw):
-    return evaluate(encoder, data=triad_dir, name="my-reasoner", out=str(tmp_path / out),
-                    cache_dir=str(tmp_path / "cache"), quiet=True, validate=False, **kw)
+    return evaluate(
+        encoder,
+        data=triad_dir,
+        name="my-reasoner",
+        out=str(tmp_path / out),
+        cache_dir=str(tmp_path / "cache"),
+        quiet=True,
+        validate=False,
+        **kw,
+    )
 
 
 def _rankings(folder: Path) -> dict[str, bytes]:
@@ -232,8 +258,19 @@ def test_the_documented_reasoning_embedder_runs_through_the_cli(triad_dir, tmp_p
     monkeypatch.chdir(work)
     monkeypatch.syspath_prepend(str(work))
     try:
-        args = ["run", "--encoder", "my_reasoner:build", "--name", "my-reasoner", "--data", triad_dir,
-                "--cache-dir", str(tmp_path / "cache"), "--quiet", "--no-validate"]
+        args = [
+            "run",
+            "--encoder",
+            "my_reasoner:build",
+            "--name",
+            "my-reasoner",
+            "--data",
+            triad_dir,
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--quiet",
+            "--no-validate",
+        ]
         assert main([*args, "--out", str(tmp_path / "a")]) == 0
         import my_reasoner
 
@@ -254,11 +291,16 @@ class _Bad(SamplingReasoner):
         return ["only one"]
 
 
-@pytest.mark.parametrize("encoder, expected", [
-    (_Bad(), r"generate returned 1 generations for \d+ inputs"),
-    (type("NoSpec", (), {"dim": 16, "generate": lambda s, b, r: [], "encode": lambda s, b, g, r: None})(),
-     "has generate/encode but no `generation`"),
-])
+@pytest.mark.parametrize(
+    "encoder, expected",
+    [
+        (_Bad(), r"generate returned 1 generations for \d+ inputs"),
+        (
+            type("NoSpec", (), {"dim": 16, "generate": lambda s, b, r: [], "encode": lambda s, b, g, r: None})(),
+            "has generate/encode but no `generation`",
+        ),
+    ],
+)
 def test_reasoning_embedder_errors_are_one_line(triad_dir, tmp_path, encoder, expected):
     with pytest.raises(TriadError, match=expected):
         _run(encoder, triad_dir, tmp_path, "r")
@@ -283,27 +325,46 @@ class TinyQwenReasoner:
 
         self.model, self.tok = tiny_llm(0)
         self.tok.padding_side = "left"
-        self.generation = GenerationSpec("tiny:qwen2", "seed0", {"query": "Think: {text}"},
-                                         {"do_sample": False, "max_new_tokens": 6}, roles=("query",))
+        self.generation = GenerationSpec(
+            "tiny:qwen2",
+            "seed0",
+            {"query": "Think: {text}"},
+            {"do_sample": False, "max_new_tokens": 6},
+            roles=("query",),
+        )
         self.generate_calls = 0
 
     def generate(self, batch, role):
         import torch
 
         self.generate_calls += 1
-        prompts = [self.tok.apply_chat_template([{"role": "user", "content": f"Think: {b.text}"}],
-                                                add_generation_prompt=True, tokenize=False) for b in batch]
+        prompts = [
+            self.tok.apply_chat_template(
+                [{"role": "user", "content": f"Think: {b.text}"}], add_generation_prompt=True, tokenize=False
+            )
+            for b in batch
+        ]
         inputs = self.tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         with torch.inference_mode():
             out = self.model.generate(**inputs, max_new_tokens=6, do_sample=False, pad_token_id=self.tok.pad_token_id)
-        new = out[:, inputs["input_ids"].shape[1]:].tolist()
-        return [Generation(self.tok.decode(ids, skip_special_tokens=True), token_ids=tuple(ids),
-                           fallback=None if 220 in ids else "no token 220") for ids in new]
+        new = out[:, inputs["input_ids"].shape[1] :].tolist()
+        return [
+            Generation(
+                self.tok.decode(ids, skip_special_tokens=True),
+                token_ids=tuple(ids),
+                fallback=None if 220 in ids else "no token 220",
+            )
+            for ids in new
+        ]
 
     def encode(self, batch, generations, role):
         gens = generations or [None] * len(batch)
-        return np.stack([HashedEncoder.vector(role, b.text + (str(g.token_ids) if g else ""), b.image, b.instruction)
-                         for b, g in zip(batch, gens, strict=True)])
+        return np.stack(
+            [
+                HashedEncoder.vector(role, b.text + (str(g.token_ids) if g else ""), b.image, b.instruction)
+                for b, g in zip(batch, gens, strict=True)
+            ]
+        )
 
 
 def test_a_tiny_qwen_generator_behind_the_stage(triad_dir, tmp_path):
@@ -311,8 +372,10 @@ def test_a_tiny_qwen_generator_behind_the_stage(triad_dir, tmp_path):
     r1 = _run(enc, triad_dir, tmp_path, "r1")
     stored = _generation_records(tmp_path, r1)
     assert enc.generate_calls > 0 and len(stored) == r1["generation"]["inputs"] > 0
-    assert all(len(rec["token_ids"]) == 6 and enc.tok.decode(rec["token_ids"], skip_special_tokens=True) == rec["text"]
-               for rec in stored.values())
+    assert all(
+        len(rec["token_ids"]) == 6 and enc.tok.decode(rec["token_ids"], skip_special_tokens=True) == rec["text"]
+        for rec in stored.values()
+    )
     assert r1["generation"]["fallback_inputs"] == sum(220 not in rec["token_ids"] for rec in stored.values())
     enc.generate_calls = 0
     r2 = _run(enc, triad_dir, tmp_path, "r2")

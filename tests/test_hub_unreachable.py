@@ -24,8 +24,10 @@ def online_shell(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def _unreachable(*args: Any, **kwargs: Any) -> str:
-    raise LocalEntryNotFoundError("An error happened while trying to locate the file on the Hub and we cannot find "
-                                  "the requested files in the local cache.")
+    raise LocalEntryNotFoundError(
+        "An error happened while trying to locate the file on the Hub and we cannot find "
+        "the requested files in the local cache."
+    )
 
 
 def _resolve_error() -> tuple[str, float]:
@@ -35,8 +37,9 @@ def _resolve_error() -> tuple[str, float]:
     return str(caught.value), time.monotonic() - start
 
 
-def test_connection_error_during_download_is_said_in_one_line(online_shell: None,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_connection_error_during_download_is_said_in_one_line(
+    online_shell: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(resolve, "hub_reachable", lambda timeout=3.0: True)
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", _unreachable)
     message, seconds = _resolve_error()

@@ -25,16 +25,19 @@ def _tree(root: Path, files: dict[str, str]) -> None:
 
 
 def test_cycles_and_upward_imports_on_a_toy_package(tmp_path: Path) -> None:
-    _tree(tmp_path, {
-        "pkg/__init__.py": "from pkg import low  # a package re-exporting a submodule is no cycle\n",
-        "pkg/low/__init__.py": "",
-        "pkg/low/names.py": "X = 1\n",
-        "pkg/low/a.py": "from . import b\n",
-        "pkg/low/b.py": "def f():\n    from pkg.low.a import g  # deferred import: still an edge\n",
-        "pkg/low/c.py": "import json\nfrom ..high import cli\n",
-        "pkg/high/__init__.py": "",
-        "pkg/high/cli.py": "from pkg.low.names import X\nimport pkg.low.c\n",
-    })
+    _tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from pkg import low  # a package re-exporting a submodule is no cycle\n",
+            "pkg/low/__init__.py": "",
+            "pkg/low/names.py": "X = 1\n",
+            "pkg/low/a.py": "from . import b\n",
+            "pkg/low/b.py": "def f():\n    from pkg.low.a import g  # deferred import: still an edge\n",
+            "pkg/low/c.py": "import json\nfrom ..high import cli\n",
+            "pkg/high/__init__.py": "",
+            "pkg/high/cli.py": "from pkg.low.names import X\nimport pkg.low.c\n",
+        },
+    )
     edges = import_graph.import_edges(tmp_path, ["pkg"])
     assert import_graph.cycles(edges) == [["pkg.high.cli", "pkg.low.c"], ["pkg.low.a", "pkg.low.b"]]
     layers = [("pkg.low",), ("pkg.high",)]
@@ -47,7 +50,10 @@ def test_cycles_and_upward_imports_on_a_toy_package(tmp_path: Path) -> None:
 
 def test_clean_tree_exits_zero(tmp_path: Path, capsys) -> None:
     _tree(tmp_path, {"pkg/__init__.py": "", "pkg/low.py": "", "pkg/high.py": "from pkg import low\n"})
-    assert import_graph.main(["--root", str(tmp_path), "--package", "pkg", "--layer", "pkg.low", "--layer", "pkg.high"]) == 0
+    assert (
+        import_graph.main(["--root", str(tmp_path), "--package", "pkg", "--layer", "pkg.low", "--layer", "pkg.high"])
+        == 0
+    )
     assert "1 imports between 2 modules; 0 cycles, 0 upward imports" in capsys.readouterr().err
 
 
@@ -64,11 +70,17 @@ def test_the_project_has_no_import_cycle_and_no_upward_import(capsys) -> None:
 def test_a_package_importing_a_later_package_is_reported(tmp_path: Path) -> None:
     """Issue 23: `triad_dataset/commands.py` importing `ark_dataset` was the one upward arrow between packages;
     the package-level check names such an import whatever the finer layers say, except the dispatcher's alias."""
-    _tree(tmp_path, {
-        "low/__init__.py": "", "low/cli.py": "from high.main import main\n",
-        "low/commands.py": "def f():\n    from high import x\n",
-        "high/__init__.py": "", "high/x.py": "", "high/main.py": "from low import commands\n",
-    })
+    _tree(
+        tmp_path,
+        {
+            "low/__init__.py": "",
+            "low/cli.py": "from high.main import main\n",
+            "low/commands.py": "def f():\n    from high import x\n",
+            "high/__init__.py": "",
+            "high/x.py": "",
+            "high/main.py": "from low import commands\n",
+        },
+    )
     edges = import_graph.import_edges(tmp_path, ["low", "high"])
     found = import_graph.upward_packages(edges, ("low", "high"), frozenset({"low.cli"}))
     assert [(e.source, e.target, e.where()) for e in found] == [("low.commands", "high.x", "low/commands.py:2")]
@@ -95,16 +107,24 @@ def test_the_triad_command_and_its_alias_register_every_part() -> None:
 def test_triad_sources_and_folder_do_not_import_each_other() -> None:
     """The two stages that share a layer stay independent: where data comes from vs the built folder's files."""
     stages = ("triad_dataset.sources", "triad_dataset.folder")
-    crossing = [(e.source, e.target, e.where()) for e in import_graph.import_edges(ROOT, ["triad_dataset"])
-                if {import_graph.layer_of(e.source, [(s,) for s in stages]),
-                    import_graph.layer_of(e.target, [(s,) for s in stages])} == {0, 1}]
+    crossing = [
+        (e.source, e.target, e.where())
+        for e in import_graph.import_edges(ROOT, ["triad_dataset"])
+        if {
+            import_graph.layer_of(e.source, [(s,) for s in stages]),
+            import_graph.layer_of(e.target, [(s,) for s in stages]),
+        }
+        == {0, 1}
+    ]
     assert crossing == []
 
 
 def test_no_triad_dataset_folder_holds_more_than_12_modules() -> None:
     """Issue 14: a folder of triad_dataset/ is one screen of names (`__init__.py` not counted)."""
-    sizes = {str(d.relative_to(ROOT)): len([p for p in d.glob("*.py") if p.name != "__init__.py"])
-             for d in [ROOT / "triad_dataset", *(ROOT / "triad_dataset").rglob("*")]
-             if d.is_dir() and d.name != "__pycache__"}
+    sizes = {
+        str(d.relative_to(ROOT)): len([p for p in d.glob("*.py") if p.name != "__init__.py"])
+        for d in [ROOT / "triad_dataset", *(ROOT / "triad_dataset").rglob("*")]
+        if d.is_dir() and d.name != "__pycache__"
+    }
     assert {d: n for d, n in sizes.items() if n > 12} == {}
     assert sizes["triad_dataset"] == 2  # cli.py, commands.py

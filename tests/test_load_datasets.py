@@ -35,7 +35,10 @@ def test_every_toy_config_loads_with_its_features(tmp_path: Path) -> None:
     cars = _load(str(out), n.DOMAIN_CORPUS["cars"], tmp_path / "cache")
     assert isinstance(cars[0]["image"], Image.Image) and cars[0]["image"].size == (2, 2)
     state = _load(str(out), n.STATE_CONFIGS[1], tmp_path / "cache")[0]
-    assert state["query_image"].tobytes() == Image.open(io.BytesIO(tables[n.DOMAIN_CORPUS["cars"]][0]["image"]["bytes"])).tobytes()
+    assert (
+        state["query_image"].tobytes()
+        == Image.open(io.BytesIO(tables[n.DOMAIN_CORPUS["cars"]][0]["image"]["bytes"])).tobytes()
+    )
     assert state["candidate_roles"][-1] == n.CONFLICT_TRAP and state["num_turns"] == 2
 
 

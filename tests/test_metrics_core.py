@@ -131,7 +131,9 @@ def test_per_hop_keeps_or_compresses_other_hop_positives() -> None:
     assert hop_ap(r, hops, 1, compress=True).tolist() == [0.5, 1.0]
     hop2 = hop_ap(r, hops, 2)
     assert hop2[0] == pytest.approx((1 / 2 + 2 / 5) / 2, abs=1e-15) and math.isnan(hop2[1])
-    assert hop_ap(r, hops, 2, compress=True)[0] == pytest.approx((1 / 2 + 2 / 4) / 2, abs=1e-15)  # hop-1 at rank 3 removed
+    assert hop_ap(r, hops, 2, compress=True)[0] == pytest.approx(
+        (1 / 2 + 2 / 4) / 2, abs=1e-15
+    )  # hop-1 at rank 3 removed
 
 
 def test_ark_rank_kernels() -> None:

@@ -73,10 +73,14 @@ def test_ark_retrieval_forwards_to_core(ark_retrieval) -> None:
         (dict(predictions=[[0.1, 0.2], [0.3, 0.4]], references=[[1, 0], [0, 0]]), "query 1: has no positive"),
         (dict(predictions=[[0.1, float("nan")]], references=[[1, 0]]), "query 0: score at candidate 1 is nan"),
         (dict(predictions=[[0.1, 0.2]], references=[[1, 3]]), "query 0: label at candidate 1 is 3"),
-        (dict(predictions=[[0.1, 0.2]], references=[[1, 0]], candidate_roles=[[n.POSITIVE, "decoy"]]),
-         "query 0: unknown candidate role 'decoy'"),
-        (dict(predictions=[[0.1, 0.2]], references=[[1, 0]], candidate_roles=[[n.POSITIVE]]),
-         "query 0: candidate_roles has 1 entries for 2 candidates"),
+        (
+            dict(predictions=[[0.1, 0.2]], references=[[1, 0]], candidate_roles=[[n.POSITIVE, "decoy"]]),
+            "query 0: unknown candidate role 'decoy'",
+        ),
+        (
+            dict(predictions=[[0.1, 0.2]], references=[[1, 0]], candidate_roles=[[n.POSITIVE]]),
+            "query 0: candidate_roles has 1 entries for 2 candidates",
+        ),
         (dict(predictions=[[0.1, 0.2]], references=[[1, 0]], ties="random"), "ties='random'"),
     ],
 )
@@ -142,7 +146,9 @@ def test_bare_name_loads_offline_after_install(tmp_path: Path) -> None:
         "{'map': 0.5, 'top1_hit': 0.0, 'mrr': 0.5}",
         "ark_retrieval",
     ]
-    assert list((tmp_path / "modules" / "evaluate_modules" / "metrics").glob("evaluate-metric--triad_map/*/triad_map.py"))
+    assert list(
+        (tmp_path / "modules" / "evaluate_modules" / "metrics").glob("evaluate-metric--triad_map/*/triad_map.py")
+    )
 
 
 def _module_script(name: str):
@@ -185,17 +191,36 @@ def test_examples_pass_like_evaluate_common_module_test(name: str) -> None:
     assert results.failed == 0 and results.attempted > 1
 
 
-_DOCTEST_ELSEWHERE = ("-m", "pytest", "-q", "-p", "no:cacheprovider", "--doctest-modules",
-                      *(str(ROOT / "metrics" / name / f"{name}.py") for name in MODULES))
+_DOCTEST_ELSEWHERE = (
+    "-m",
+    "pytest",
+    "-q",
+    "-p",
+    "no:cacheprovider",
+    "--doctest-modules",
+    *(str(ROOT / "metrics" / name / f"{name}.py") for name in MODULES),
+)
 
 
 @pytest.mark.slow
 def test_module_examples_run_from_any_directory_with_empty_modules_cache(tmp_path: Path) -> None:
     """`make test` runs the examples (bare names) from another working directory and an empty modules cache."""
-    env = {**os.environ, "HF_EVALUATE_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT),
-           "HF_MODULES_CACHE": str(tmp_path / "modules"), "HF_EVALUATE_CACHE": str(tmp_path / "evaluate_cache")}
-    done = subprocess.run([sys.executable, *_DOCTEST_ELSEWHERE, "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    env = {
+        **os.environ,
+        "HF_EVALUATE_OFFLINE": "1",
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONPATH": str(ROOT),
+        "HF_MODULES_CACHE": str(tmp_path / "modules"),
+        "HF_EVALUATE_CACHE": str(tmp_path / "evaluate_cache"),
+    }
+    done = subprocess.run(
+        [sys.executable, *_DOCTEST_ELSEWHERE, "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "2 passed" in done.stdout
     assert not list((tmp_path / "modules").glob("evaluate_modules/metrics/evaluate-metric--*"))  # no canonical copy

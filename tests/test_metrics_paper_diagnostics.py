@@ -60,17 +60,36 @@ def test_minimum_detectable_effect_by_hand() -> None:
 def _state_gold() -> tuple[dict, dict]:
     """Two paired queries: q1 (conflict, a trap in the pool) and q2 (natural); pools share all but one slot."""
     c_rows = [
-        {"query_id": "q1", "candidate_ids": ["p", "a", "b", "r"], "positive_ids": ["p"], "profile": "D1",
-         "candidate_roles": ["positive", "random", "random", "random"], "candidate_trap": [False] * 4,
-         "conditions": [{"attribute": "colour", "polarity": "P", "value": "Red"}], n.REFERENCE_CATEGORY: "Shirts"},
-        {"query_id": "q2", "candidate_ids": ["p", "a", "b", "r"], "positive_ids": ["p"], "profile": "D2",
-         "candidate_roles": ["positive", "random", "random", "random"], "candidate_trap": [False] * 4,
-         "conditions": [{"attribute": "colour", "polarity": "N", "value": "Red"}], n.REFERENCE_CATEGORY: "Shirts"},
+        {
+            "query_id": "q1",
+            "candidate_ids": ["p", "a", "b", "r"],
+            "positive_ids": ["p"],
+            "profile": "D1",
+            "candidate_roles": ["positive", "random", "random", "random"],
+            "candidate_trap": [False] * 4,
+            "conditions": [{"attribute": "colour", "polarity": "P", "value": "Red"}],
+            n.REFERENCE_CATEGORY: "Shirts",
+        },
+        {
+            "query_id": "q2",
+            "candidate_ids": ["p", "a", "b", "r"],
+            "positive_ids": ["p"],
+            "profile": "D2",
+            "candidate_roles": ["positive", "random", "random", "random"],
+            "candidate_trap": [False] * 4,
+            "conditions": [{"attribute": "colour", "polarity": "N", "value": "Red"}],
+            n.REFERENCE_CATEGORY: "Shirts",
+        },
     ]
     s_rows = [
-        {**c_rows[0], "candidate_ids": ["p", "a", "b", "t"], "candidate_roles": ["positive", "random", "random",
-                                                                                   "conflict_trap"],
-         "candidate_trap": [False, False, False, True], "session_type": "conflict", "num_turns": 2},
+        {
+            **c_rows[0],
+            "candidate_ids": ["p", "a", "b", "t"],
+            "candidate_roles": ["positive", "random", "random", "conflict_trap"],
+            "candidate_trap": [False, False, False, True],
+            "session_type": "conflict",
+            "num_turns": 2,
+        },
         {**c_rows[1], "session_type": "natural", "num_turns": 2},
     ]
     rankings = {

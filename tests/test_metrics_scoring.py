@@ -17,8 +17,14 @@ POS, RND = n.POSITIVE, n.RANDOM
 
 def _row(qid, pool, positives, roles=None, trap=None, **meta):
     roles = roles or [POS if c in positives else RND for c in pool]
-    return {"query_id": qid, "candidate_ids": pool, "positive_ids": positives, "candidate_roles": roles,
-            "candidate_trap": trap or [False] * len(pool), **meta}
+    return {
+        "query_id": qid,
+        "candidate_ids": pool,
+        "positive_ids": positives,
+        "candidate_roles": roles,
+        "candidate_trap": trap or [False] * len(pool),
+        **meta,
+    }
 
 
 FILL = [f"r{i}" for i in range(1, 10)]
@@ -29,17 +35,37 @@ GOLD = {
     ],
     C2I: [_row("c1", ["a", "b"], ["b"], depth=5), _row("c2", ["c", "d"], ["c"], depth=7)],
     CONS: [
-        _row("q1", ["p", "n1", "n2", *FILL], ["p"], [POS, n.N_VIOLATION, n.P_VIOLATION] + [RND] * 9,
-             profile="D2", conditions=[{}]),
+        _row(
+            "q1",
+            ["p", "n1", "n2", *FILL],
+            ["p"],
+            [POS, n.N_VIOLATION, n.P_VIOLATION] + [RND] * 9,
+            profile="D2",
+            conditions=[{}],
+        ),
         _row("q2", ["p2", "x", "y"], ["p2"], [POS, n.P_VIOLATION, RND], profile="D5", conditions=[{}, {}]),
         _row("q3", ["z", "p3"], ["p3"], profile="D2", conditions=[{}]),
     ],
     STATE: [
-        _row("q1", ["p", "t", "r"], ["p"], [POS, n.CONFLICT_TRAP, RND], [False, True, False],
-             session_type="conflict", num_turns=2),
+        _row(
+            "q1",
+            ["p", "t", "r"],
+            ["p"],
+            [POS, n.CONFLICT_TRAP, RND],
+            [False, True, False],
+            session_type="conflict",
+            num_turns=2,
+        ),
         _row("q2", ["p2", "a", "b"], ["p2"], session_type="natural", num_turns=2),
-        _row("q3", ["p3", "t3", *FILL, "r10"], ["p3"], [POS, n.CONFLICT_TRAP] + [RND] * 10,
-             [False, True] + [False] * 10, session_type="conflict", num_turns=3),
+        _row(
+            "q3",
+            ["p3", "t3", *FILL, "r10"],
+            ["p3"],
+            [POS, n.CONFLICT_TRAP] + [RND] * 10,
+            [False, True] + [False] * 10,
+            session_type="conflict",
+            num_turns=3,
+        ),
     ],
 }
 RANKINGS = {
@@ -154,8 +180,12 @@ def test_missing_query_and_bad_gold() -> None:
 METRO, COMIC = "metro", "comic"
 ARK_GOLD = {
     METRO: [
-        {"query_id": "m1", "positive_id": "g1", "cognitive_demand": "reasoning_intensive",
-         "reasoning_skills": ["spatial", "logical"]},
+        {
+            "query_id": "m1",
+            "positive_id": "g1",
+            "cognitive_demand": "reasoning_intensive",
+            "reasoning_skills": ["spatial", "logical"],
+        },
         {"query_id": "m2", "positive_id": "g2", "cognitive_demand": "both", "reasoning_skills": ["spatial"]},
     ],
     COMIC: [{"query_id": "k1", "positive_id": "h1", "cognitive_demand": "both", "reasoning_skills": ["logical"]}],

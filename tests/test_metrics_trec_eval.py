@@ -18,8 +18,12 @@ pytrec_eval = pytest.importorskip("pytrec_eval")
 
 TOL = 1e-12
 CUTS = (1, 5, 10, 20)
-TREC = {"map": "map", "mrr": "recip_rank", **{f"ndcg@{k}": f"ndcg_cut_{k}" for k in CUTS},
-        **{f"recall@{k}": f"recall_{k}" for k in CUTS}}
+TREC = {
+    "map": "map",
+    "mrr": "recip_rank",
+    **{f"ndcg@{k}": f"ndcg_cut_{k}" for k in CUTS},
+    **{f"recall@{k}": f"recall_{k}" for k in CUTS},
+}
 
 
 def _docno(i: int, n: int) -> str:

@@ -24,10 +24,13 @@ def test_widget_returns_the_module_result(triad_map) -> None:
 
 
 def test_widget_reports_bad_input_as_a_message(triad_map) -> None:
-    assert compute_from_json(triad_map, "[[0.9, 0.2]]", "[[0, 0]]") == {"error": "query 0: has no positive candidate (AP is undefined)"}
+    assert compute_from_json(triad_map, "[[0.9, 0.2]]", "[[0, 0]]") == {
+        "error": "query 0: has no positive candidate (AP is undefined)"
+    }
     assert compute_from_json(triad_map, "[[0.9]]", "", "") == {"error": "references: required"}
     assert compute_from_json(triad_map, "[[0.9]]", "[[1]]", "[1]") == {
-        "error": "keyword arguments: must be a JSON object"}
+        "error": "keyword arguments: must be a JSON object"
+    }
 
 
 def test_widget_builds_with_the_installed_gradio(triad_map) -> None:

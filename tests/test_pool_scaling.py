@@ -37,8 +37,11 @@ def test_scaled_pools_are_nested_and_keep_the_original(built) -> None:
         # eligible-full: every item that fails the complete positive rule, except the query image
         reference = catalog.items[catalog.index[row["query_image_id"]]].attributes
         conditions = [Condition.from_row(x) for x in row["conditions"]]
-        failing = {item.item_id for item in catalog.items
-                   if rule_status(catalog.schema, reference, item.attributes, conditions) == VIOL}
+        failing = {
+            item.item_id
+            for item in catalog.items
+            if rule_status(catalog.schema, reference, item.attributes, conditions) == VIOL
+        }
         assert set(c["candidate_ids"][120:]) == failing - set(row["candidate_ids"]) - {row["query_image_id"]}
         assert row["query_image_id"] not in c["candidate_ids"]
     assert scale_rows(rows, catalog, 200) == small  # deterministic (seed 2027)
@@ -57,8 +60,13 @@ def test_scaling_refuses_impossible_sizes(built) -> None:
 def test_scale_folder_round_trip(built, tmp_path: Path) -> None:
     catalog, result = built
     tables = {c: result.tables[c] for c in ("constraints_fashion", "state_fashion", n.DOMAIN_CORPUS["fashion"])}
-    src = folder.write_folder(tmp_path / "src", tables, features={c: features_for(c) for c in tables}, card="# t",
-                              audit={"benchmark": "triad", "pool_size": 120, **result.audit})
+    src = folder.write_folder(
+        tmp_path / "src",
+        tables,
+        features={c: features_for(c) for c in tables},
+        card="# t",
+        audit={"benchmark": "triad", "pool_size": 120, **result.audit},
+    )
     out = scale_folder(src, tmp_path / "big", 250)
     assert set(folder.list_configs(out)) == set(tables)
     audit = folder.read_audit(out)

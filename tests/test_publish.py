@@ -39,7 +39,8 @@ def online(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def test_upload_plan_lists_card_audit_and_shards(folder: Path) -> None:
     plan = upload_plan(folder)
     expected = ["README.md", "audit.json"] + sorted(
-        p.relative_to(folder).as_posix() for p in (folder / "data").rglob("*.parquet"))
+        p.relative_to(folder).as_posix() for p in (folder / "data").rglob("*.parquet")
+    )
     assert [path for path, _ in plan] == expected
     assert dict(plan)["audit.json"] == (folder / "audit.json").stat().st_size
     assert len(plan) == 2 + len(n.ALL_CONFIGS)
@@ -50,7 +51,8 @@ def test_dry_run_needs_no_token(folder: Path, capsys: pytest.CaptureFixture[str]
     assert cli.main(["publish", str(folder), "--repo", "my-org/triad", "--dry-run"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith(f"would upload {2 + len(n.ALL_CONFIGS)} files (") and lines[0].endswith(
-        ") to datasets/my-org/triad:")
+        ") to datasets/my-org/triad:"
+    )
     assert lines[1].split() == ["README.md", *_size_words(folder / "README.md")]
     assert len(lines) == 3 + len(n.ALL_CONFIGS)
 
@@ -73,24 +75,35 @@ def test_no_token_is_a_clear_error(folder: Path, online: None, capsys: pytest.Ca
     assert err == "triad publish: error: no Hugging Face token found: log in with `hf auth login` or set HF_TOKEN\n"
 
 
-def test_no_network_is_a_clear_error(folder: Path, online: None, monkeypatch: pytest.MonkeyPatch,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_network_is_a_clear_error(
+    folder: Path, online: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("HF_TOKEN", "hf_fake")
     capsys.readouterr()
     assert cli.main(["publish", str(folder), "--repo", "my-org/triad"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert err == (f"triad publish: error: upload of {folder} to datasets/my-org/triad failed: cannot reach the Hub "
-                   "(ConnectError: [Errno -3] Temporary failure in name resolution); check the network connection\n")
+    assert err == (
+        f"triad publish: error: upload of {folder} to datasets/my-org/triad failed: cannot reach the Hub "
+        "(ConnectError: [Errno -3] Temporary failure in name resolution); check the network connection\n"
+    )
 
 
 def test_successful_upload_sends_exactly_the_plan(folder: Path, online: None, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = {}
     monkeypatch.setattr(HfApi, "create_repo", lambda self, repo_id, **kw: calls.setdefault("create", (repo_id, kw)))
-    monkeypatch.setattr(HfApi, "upload_folder", lambda self, **kw: calls.setdefault("upload", kw) and SimpleNamespace(
-        commit_url="https://huggingface.co/datasets/my-org/triad/commit/abc"))
+    monkeypatch.setattr(
+        HfApi,
+        "upload_folder",
+        lambda self, **kw: (
+            calls.setdefault("upload", kw)
+            and SimpleNamespace(commit_url="https://huggingface.co/datasets/my-org/triad/commit/abc")
+        ),
+    )
     report = publish(folder, "my-org/triad", token="hf_fake", private=True)
-    assert report == "uploaded 16 files to datasets/my-org/triad: https://huggingface.co/datasets/my-org/triad/commit/abc"
+    assert (
+        report == "uploaded 16 files to datasets/my-org/triad: https://huggingface.co/datasets/my-org/triad/commit/abc"
+    )
     assert calls["create"] == ("my-org/triad", {"repo_type": "dataset", "private": True, "exist_ok": True})
     upload = calls["upload"]
     assert (upload["folder_path"], upload["repo_id"], upload["repo_type"]) == (str(folder), "my-org/triad", "dataset")

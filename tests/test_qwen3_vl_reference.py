@@ -63,16 +63,21 @@ def test_images_are_resized_as_qwen_vl_utils_does(official, kind):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("case", "items", "max_length"), [
-    ("main", R.EMBED_INPUTS, None),
-    ("truncation", R.TRUNCATION_INPUTS, R.TRUNCATION_MAX_LENGTH),
-])
+@pytest.mark.parametrize(
+    ("case", "items", "max_length"),
+    [
+        ("main", R.EMBED_INPUTS, None),
+        ("truncation", R.TRUNCATION_INPUTS, R.TRUNCATION_MAX_LENGTH),
+    ],
+)
 def test_token_ids_and_vectors_match_the_official_embedder(official, case, items, max_length):
     enc = embedder(max_length)
     batch = model_inputs(items)
     inputs = enc.tokenize(batch)
-    ids = [[int(t) for t, m in zip(row, mask, strict=True) if m]
-           for row, mask in zip(inputs["input_ids"], inputs["attention_mask"], strict=True)]
+    ids = [
+        [int(t) for t, m in zip(row, mask, strict=True) if m]
+        for row, mask in zip(inputs["input_ids"], inputs["attention_mask"], strict=True)
+    ]
     ref = official[case]
     assert ids == ref["input_ids"]
     assert inputs.get("image_grid_thw", np.zeros((0, 3))).tolist() == ref["image_grid_thw"]
@@ -119,16 +124,21 @@ def pairs(queries: list, docs: list) -> tuple[list[ModelInput], list[ModelInput]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("case", "queries", "docs", "max_length"), [
-    ("main", R.RERANK_QUERY, R.RERANK_DOCS, None),
-    ("truncation", [R.RERANK_TRUNCATION_PAIR[0]], [R.RERANK_TRUNCATION_PAIR[1]], R.RERANK_TRUNCATION_MAX_LENGTH),
-])
+@pytest.mark.parametrize(
+    ("case", "queries", "docs", "max_length"),
+    [
+        ("main", R.RERANK_QUERY, R.RERANK_DOCS, None),
+        ("truncation", [R.RERANK_TRUNCATION_PAIR[0]], [R.RERANK_TRUNCATION_PAIR[1]], R.RERANK_TRUNCATION_MAX_LENGTH),
+    ],
+)
 def test_reranker_ids_and_scores_match_the_official_reranker(official_rerank, case, queries, docs, max_length):
     rr = reranker(max_length)
     qs, cs = pairs(queries, docs)
     inputs = rr.tokenize(qs, cs)
-    ids = [[int(t) for t, m in zip(row, mask, strict=True) if m]
-           for row, mask in zip(inputs["input_ids"], inputs["attention_mask"], strict=True)]
+    ids = [
+        [int(t) for t, m in zip(row, mask, strict=True) if m]
+        for row, mask in zip(inputs["input_ids"], inputs["attention_mask"], strict=True)
+    ]
     ref = official_rerank[case]
     assert ids == [row for q in ref for row in q["input_ids"]]
     scores = rr.score_pairs(qs, cs)  # one batch, left padded (the official code scores one pair at a time)

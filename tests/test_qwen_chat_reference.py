@@ -55,11 +55,24 @@ class Case:
 CASES = {
     "embed-rl": Case("embed-rl-2b", "embed-rl", "embed_rl", {"pooling": "last_attended"}),
     "ume-r1-disc": Case("ume-r1-2b-disc", "ume-r1", "ume_r1_disc", {"placeholder_image": None}),
-    "rzenembed": Case("rzenembed", "rzenembed", "rzenembed", {"positions": "rope"}, (
-        MAIN, Check("truncation", tuple(R.TRUNCATION_INPUTS[:1]), overrides=(("max_length", R.TRUNCATION_MAX_LENGTH),)))),
+    "rzenembed": Case(
+        "rzenembed",
+        "rzenembed",
+        "rzenembed",
+        {"positions": "rope"},
+        (
+            MAIN,
+            Check("truncation", tuple(R.TRUNCATION_INPUTS[:1]), overrides=(("max_length", R.TRUNCATION_MAX_LENGTH),)),
+        ),
+    ),
     "ops-mm-embedding-v1": Case("ops-mm-embedding-v1-7b", "ops-mm", "ops_mm_embedding_v1", {"positions": "sequential"}),
-    "lamra-ret": Case("lamra-ret", "lamra", "lamra_ret", {"pooling": "last_token"}, (
-        MAIN, Check("candidates", tuple(R.EMBED_INPUTS), side=qwen_chat.CANDIDATE))),
+    "lamra-ret": Case(
+        "lamra-ret",
+        "lamra",
+        "lamra_ret",
+        {"pooling": "last_token"},
+        (MAIN, Check("candidates", tuple(R.EMBED_INPUTS), side=qwen_chat.CANDIDATE)),
+    ),
 }
 
 
@@ -85,8 +98,10 @@ def batch_of(check: Check) -> list[ModelInput]:
 
 
 def attended_ids(inputs: dict) -> list[list[int]]:
-    return [[int(t) for t, m in zip(row, mask, strict=True) if m]
-            for row, mask in zip(inputs["input_ids"], inputs["attention_mask"], strict=True)]
+    return [
+        [int(t) for t, m in zip(row, mask, strict=True) if m]
+        for row, mask in zip(inputs["input_ids"], inputs["attention_mask"], strict=True)
+    ]
 
 
 def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -137,9 +152,13 @@ def test_a_mutated_recipe_is_caught(name, folders):
 def test_embed_rl_prompt_is_the_authors(folders):
     enc = encoder(CASES["embed-rl"], folders)
     texts, _ = enc.prompts([ModelInput("sparrow", b"png", R.I2C), ModelInput("", None, None)])
-    assert texts[0] == (f"<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>{R.I2C} sparrow"
-                        "Summarize the above content in one word:<|im_end|>\n<|im_start|>assistant\n<emb><|im_end|>\n")
-    assert texts[1] == "<|im_start|>user\n<|im_end|>\n<|im_start|>assistant\n<emb><|im_end|>\n"  # no suffix: as MMEB eval
+    assert texts[0] == (
+        f"<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>{R.I2C} sparrow"
+        "Summarize the above content in one word:<|im_end|>\n<|im_start|>assistant\n<emb><|im_end|>\n"
+    )
+    assert (
+        texts[1] == "<|im_start|>user\n<|im_end|>\n<|im_start|>assistant\n<emb><|im_end|>\n"
+    )  # no suffix: as MMEB eval
     assert official(CASES["embed-rl"])["main"]["prompts"][7].startswith("<|im_start|>user\nRetrieve images of")
 
 
@@ -184,8 +203,9 @@ def test_ume_r1_checkpoint_is_detected_by_its_tokens_and_a_plain_qwen2_vl_is_not
 
 def test_ume_r1_placeholder_only_on_pure_text_inputs(folders):
     enc = encoder(CASES["ume-r1-disc"], folders)
-    texts, images = enc.prompts([ModelInput("a concept", None, None), ModelInput("", None, None),
-                                 ModelInput("x", R.image("small"), None)])
+    texts, images = enc.prompts(
+        [ModelInput("a concept", None, None), ModelInput("", None, None), ModelInput("x", R.image("small"), None)]
+    )
     assert [t.count("<|image_pad|>") for t in texts] == [1, 0, 1] and len(images) == 2
     assert images[0] == qwen_chat.placeholder_png((28, 28))
     assert texts[0].endswith("a concept\n<disc_emb>\n<|im_end|>\n<|im_start|>assistant\n")

@@ -29,7 +29,9 @@ def product(request, monkeypatch):
     return request.param
 
 
-def _duplicated_corpus(rng: np.random.Generator, n_items: int, n_distinct: int, dim: int) -> tuple[np.ndarray, np.ndarray]:
+def _duplicated_corpus(
+    rng: np.random.Generator, n_items: int, n_distinct: int, dim: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Raw (unnormalized) item vectors: `n_distinct` vectors, each copied to random positions; and which."""
     base = rng.standard_normal((n_distinct, dim)).astype(np.float32) * 3
     which = rng.permutation(np.arange(n_items) % n_distinct)

@@ -87,8 +87,12 @@ def test_ume_r1_gen_run_completes_then_reruns_without_generating(ume_first, tria
     assert gen["generated"] == gen["inputs"] == _queries(r1)  # distinct queries; candidates are Disc mode
     assert gen["decoding"]["max_new_tokens"] == 12 and gen["seed"] == 0
     assert gen["fallback_inputs"] == sum(gen["fallbacks"].values()) > 0
-    assert set(gen["fallbacks"]) <= {ume_r1_gen.NO_MARKER, ume_r1_gen.MARKER_LAST, ume_r1_gen.MARKER_SECOND_LAST,
-                                     ume_r1_gen.NOTHING_GENERATED}
+    assert set(gen["fallbacks"]) <= {
+        ume_r1_gen.NO_MARKER,
+        ume_r1_gen.MARKER_LAST,
+        ume_r1_gen.MARKER_SECOND_LAST,
+        ume_r1_gen.NOTHING_GENERATED,
+    }
     calls = Calls(monkeypatch, ume_r1_gen.UmeR1Gen)
     r2 = _run(UME, triad_dir, root / "r2", root / "cache")
     assert calls.n == 0 and r2["generation"]["generator_calls"] == 0 and r2["generation"]["generated"] == 0
@@ -113,19 +117,23 @@ def test_embed_rl_tcot_run_completes_then_reruns_without_generating(tcot_first, 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("model", "change"), [
-    (UME, {"gen_prompt": "Think briefly, then write <gen_emb>."}),
-    (UME, {"decoding": {"max_new_tokens": 6}}),
-    (TCOT, {"decoding": {"do_sample": True, "temperature": 0.7, "max_new_tokens": 8}}),
-])
+@pytest.mark.parametrize(
+    ("model", "change"),
+    [
+        (UME, {"gen_prompt": "Think briefly, then write <gen_emb>."}),
+        (UME, {"decoding": {"max_new_tokens": 6}}),
+        (TCOT, {"decoding": {"do_sample": True, "temperature": 0.7, "max_new_tokens": 8}}),
+    ],
+)
 def test_a_changed_prompt_or_decoding_setting_generates_again(request, monkeypatch, model, change):
     first = "ume_first" if model == UME else "tcot_first"
     root, r1 = request.getfixturevalue(first)
     data = request.getfixturevalue("triad_dir" if model == UME else "small_triad_dir")
     entry = registry.REGISTRY[model]
     name = f"{model}-changed"
-    monkeypatch.setitem(registry.REGISTRY, name, dataclasses.replace(entry, name=name,
-                                                                     options={**entry.options, **change}))
+    monkeypatch.setitem(
+        registry.REGISTRY, name, dataclasses.replace(entry, name=name, options={**entry.options, **change})
+    )
     r2 = _run(name, data, root / "changed", root / "cache")
     assert r2["generation"]["key"] != r1["generation"]["key"]
     assert r2["generation"]["generated"] == r1["generation"]["generated"] > 0
@@ -150,13 +158,15 @@ def test_reasoning_entries_and_their_specs():
     assert ume.identity.generation["roles"] == ["query"] and tcot.identity.generation["roles"] == ["query", "candidate"]
     # the real entries keep the authors' settings (only the tiny ones generate a few tokens)
     assert registry.get_entry("ume-r1-7b-gen").options["decoding"] == {"max_new_tokens": 8192}
-    assert registry.get_entry("embed-rl-4b-tcot").options["decoding"] == {"do_sample": True, "temperature": 1.0,
-                                                                          "max_new_tokens": 4096}
+    assert registry.get_entry("embed-rl-4b-tcot").options["decoding"] == {
+        "do_sample": True,
+        "temperature": 1.0,
+        "max_new_tokens": 4096,
+    }
     assert registry.get_entry("embed-rl-4b-tcot").options["generator"] == "Qwen/Qwen3-VL-8B-Instruct"
     # T-CoTs do not depend on the embedder: Embed-RL-2B and -4B share one generation identity (and cache)
     two = dataclasses.replace(registry.REGISTRY[TCOT], name="x", hub_id="tiny:embed-rl", revision="seed5")
     from model_adapters.families import reasoning
     from model_adapters.models.resolve import _repo_files
 
-    assert reasoning.resolved(two, two.hub_id, _repo_files).options["generation"] == \
-        tcot.entry.options["generation"]
+    assert reasoning.resolved(two, two.hub_id, _repo_files).options["generation"] == tcot.entry.options["generation"]

@@ -87,26 +87,40 @@ def _reader(folder: str):
     return lambda name: str(Path(folder) / name) if (Path(folder) / name).is_file() else None
 
 
-@pytest.mark.parametrize(("config", "files", "kind", "recipe"), [
-    ({"model_type": "bert"}, {"modules.json": "[]"}, "embedder", "sentence-transformers"),
-    ({"model_type": "clip"}, None, "embedder", "clip"),
-    ({"model_type": "siglip"}, None, "embedder", "siglip"),
-    ({"model_type": "siglip2"}, None, "embedder", "siglip2"),
-    ({"model_type": "llama", "architectures": ["ReasonIRModel"],  # saved from ReasonIR's own class
-      "auto_map": {"AutoModel": "modeling_reasonir_8b.ReasonIRModel"}}, None, "embedder", "reasonir"),
-])
+@pytest.mark.parametrize(
+    ("config", "files", "kind", "recipe"),
+    [
+        ({"model_type": "bert"}, {"modules.json": "[]"}, "embedder", "sentence-transformers"),
+        ({"model_type": "clip"}, None, "embedder", "clip"),
+        ({"model_type": "siglip"}, None, "embedder", "siglip"),
+        ({"model_type": "siglip2"}, None, "embedder", "siglip2"),
+        (
+            {
+                "model_type": "llama",
+                "architectures": ["ReasonIRModel"],  # saved from ReasonIR's own class
+                "auto_map": {"AutoModel": "modeling_reasonir_8b.ReasonIRModel"},
+            },
+            None,
+            "embedder",
+            "reasonir",
+        ),
+    ],
+)
 def test_signatures_choose_exactly_one_recipe(tmp_path, config, files, kind, recipe):
     chosen, _, _ = detect.detect(_reader(_folder(tmp_path / "m", config, files)), where="m", kind=kind)
     assert chosen.name == recipe
 
 
-@pytest.mark.parametrize(("config", "files"), [
-    ({"model_type": "qwen3_vl", "architectures": ["Qwen3VLForConditionalGeneration"]}, None),
-    ({"model_type": "qwen2_vl", "architectures": ["Qwen2VLForConditionalGeneration"]}, None),
-    ({"model_type": "qwen2_vl", "vision_config": {}}, {"modules.json": "[]"}),  # a multimodal ST model
-    ({"model_type": "bert", "architectures": ["BertModel"]}, None),
-    ({"model_type": "llama", "architectures": ["LlamaModel"]}, None),  # a causal Llama is not ReasonIR
-])
+@pytest.mark.parametrize(
+    ("config", "files"),
+    [
+        ({"model_type": "qwen3_vl", "architectures": ["Qwen3VLForConditionalGeneration"]}, None),
+        ({"model_type": "qwen2_vl", "architectures": ["Qwen2VLForConditionalGeneration"]}, None),
+        ({"model_type": "qwen2_vl", "vision_config": {}}, {"modules.json": "[]"}),  # a multimodal ST model
+        ({"model_type": "bert", "architectures": ["BertModel"]}, None),
+        ({"model_type": "llama", "architectures": ["LlamaModel"]}, None),  # a causal Llama is not ReasonIR
+    ],
+)
 def test_unknown_checkpoints_are_refused_with_what_was_found_and_the_recipes(tmp_path, config, files):
     with pytest.raises(TriadError) as err:
         detect.detect(_reader(_folder(tmp_path / "m", config, files)), where="m")
@@ -122,7 +136,11 @@ def test_a_hub_snapshot_is_matched_by_its_hub_id(tmp_path):
     resolved = from_name(str(snap))
     ident = resolved.identity
     assert (ident.name, ident.recipe, ident.input_pipeline, ident.revision) == (
-        "Qwen/Qwen3-VL-Embedding-2B", "qwen3-vl-embedding", R.VERIFIED, SHA)
+        "Qwen/Qwen3-VL-Embedding-2B",
+        "qwen3-vl-embedding",
+        R.VERIFIED,
+        SHA,
+    )
     assert resolved.entry.options["pipeline"] == "qwen3_vl" and resolved.entry.has_instruction_field
 
 
@@ -133,10 +151,15 @@ def test_refused_recipes_give_their_reason_by_signature_by_hub_id_and_by_name(tm
     with pytest.raises(TriadError, match=r"^model jina-clip-v2: recipe jina-clip-v2 cannot be run as its authors "):
         from_name("jina-clip-v2")
     with pytest.raises(TriadError, match=r"recipe jina-reranker-m0 cannot be run .*remote code"):
-        detect.detect(_reader(_folder(tmp_path / "j", {"model_type": "qwen2_vl"})), where="j", kind="reranker",
-                      hub_id="jinaai/jina-reranker-m0")
-    omni = _folder(tmp_path / "omni", {"model_type": "qwen2_5_omni_thinker", "vision_config": {}},
-                   {"modules.json": "[]"})  # a multimodal sentence-transformers model: never the text-only family
+        detect.detect(
+            _reader(_folder(tmp_path / "j", {"model_type": "qwen2_vl"})),
+            where="j",
+            kind="reranker",
+            hub_id="jinaai/jina-reranker-m0",
+        )
+    omni = _folder(
+        tmp_path / "omni", {"model_type": "qwen2_5_omni_thinker", "vision_config": {}}, {"modules.json": "[]"}
+    )  # a multimodal sentence-transformers model: never the text-only family
     with pytest.raises(TriadError, match=r"recipe qwen2.5-omni-embedder cannot be run .*E5-Omni-7B"):
         from_name(omni)
     with pytest.raises(TriadError, match=r"--recipe 'nope': no embedder recipe of that name; valid: "):
@@ -148,8 +171,19 @@ def test_refused_recipes_give_their_reason_by_signature_by_hub_id_and_by_name(tm
 def test_unknown_qwen_vl_folder_exits_2_listing_recipes(triad_dir, qwen3_vl_folder, tmp_path, capsys, backbone):
     folder = qwen3_vl_folder if backbone == "qwen3_vl" else tiny.save_tiny_qwen2_vl(str(tmp_path / "some-qwen2-vl"))
     capsys.readouterr()  # what writing the folder printed
-    code, _, err = _run(capsys, "--model", folder, "--data", triad_dir, "--config", "constraints_cars",
-                        "--out", str(tmp_path / "o"), "--no-cache", "--quiet")
+    code, _, err = _run(
+        capsys,
+        "--model",
+        folder,
+        "--data",
+        triad_dir,
+        "--config",
+        "constraints_cars",
+        "--out",
+        str(tmp_path / "o"),
+        "--no-cache",
+        "--quiet",
+    )
     line = _one_line(err)
     assert code == 2 and "no verified embedder recipe matches this checkpoint" in line, line
     assert f"model_type '{backbone}'" in line and "--recipe generic" in line
@@ -160,8 +194,22 @@ def test_unknown_qwen_vl_folder_exits_2_listing_recipes(triad_dir, qwen3_vl_fold
 
 @pytest.mark.slow
 def test_generic_recipe_runs_and_every_output_says_unverified(triad_dir, qwen3_vl_folder, tmp_path, capsys):
-    code, out, _ = _run(capsys, "--model", qwen3_vl_folder, "--recipe", "generic", "--data", triad_dir, "--config",
-                        "constraints_cars", "--out", str(tmp_path / "o"), "--no-cache", "--limit", "3")
+    code, out, _ = _run(
+        capsys,
+        "--model",
+        qwen3_vl_folder,
+        "--recipe",
+        "generic",
+        "--data",
+        triad_dir,
+        "--config",
+        "constraints_cars",
+        "--out",
+        str(tmp_path / "o"),
+        "--no-cache",
+        "--limit",
+        "3",
+    )
     assert code == 0
     saved = json.loads((tmp_path / "o" / "results.json").read_text())
     assert (saved["model"]["recipe"], saved["model"]["input_pipeline"]) == ("generic", R.UNVERIFIED)
@@ -170,9 +218,23 @@ def test_generic_recipe_runs_and_every_output_says_unverified(triad_dir, qwen3_v
     header = next(line for line in out.splitlines() if line.startswith("TRIAD · model "))
     assert R.UNVERIFIED_LABEL in header and f"WARNING: {saved['warning']}" in out
     # the verified recipe chosen by hand feeds the same folder as Qwen3-VL-Embedding's authors do
-    code, out, _ = _run(capsys, "--model", qwen3_vl_folder, "--recipe", "qwen3-vl-embedding", "--data", triad_dir,
-                        "--config", "constraints_cars", "--out", str(tmp_path / "v"), "--no-cache", "--limit", "3",
-                        "--quiet")
+    code, out, _ = _run(
+        capsys,
+        "--model",
+        qwen3_vl_folder,
+        "--recipe",
+        "qwen3-vl-embedding",
+        "--data",
+        triad_dir,
+        "--config",
+        "constraints_cars",
+        "--out",
+        str(tmp_path / "v"),
+        "--no-cache",
+        "--limit",
+        "3",
+        "--quiet",
+    )
     verified = json.loads((tmp_path / "v" / "results.json").read_text())
     assert code == 0 and verified["model"]["input_pipeline"] == R.VERIFIED and "warning" not in verified
     assert verified["model"]["options"] == {"pipeline": "qwen3_vl"}

@@ -25,32 +25,45 @@ import pytest
 from metrics.core.robustness import captioner_gain, group_gains, rank_correlations
 from metrics.robustness import analyse, collect
 
-SCORES = {"A": {"m1": .40, "m2": .30, "m3": .20, "m4": .10},
-          "B": {"m1": .35, "m2": .25, "m3": .15, "m4": .20},
-          "C": {"m1": .20, "m2": .30, "m3": .10, "m4": .05}}
+SCORES = {
+    "A": {"m1": 0.40, "m2": 0.30, "m3": 0.20, "m4": 0.10},
+    "B": {"m1": 0.35, "m2": 0.25, "m3": 0.15, "m4": 0.20},
+    "C": {"m1": 0.20, "m2": 0.30, "m3": 0.10, "m4": 0.05},
+}
 
 
 def test_hand_computed_rho_and_gains():
     rho = rank_correlations(SCORES)
     assert rho == {("A", "B"): pytest.approx(0.8), ("A", "C"): pytest.approx(0.8), ("B", "C"): pytest.approx(0.6)}
     gains = captioner_gain(SCORES, "A")
-    assert gains == {"m1": pytest.approx(.125), "m2": pytest.approx(.025), "m3": pytest.approx(.075),
-                     "m4": pytest.approx(-.025)}
-    assert group_gains(gains, ["m1", "m2"]) == {"family": pytest.approx(.075), "others": pytest.approx(.025)}
+    assert gains == {
+        "m1": pytest.approx(0.125),
+        "m2": pytest.approx(0.025),
+        "m3": pytest.approx(0.075),
+        "m4": pytest.approx(-0.025),
+    }
+    assert group_gains(gains, ["m1", "m2"]) == {"family": pytest.approx(0.075), "others": pytest.approx(0.025)}
     with pytest.raises(ValueError, match="reference captioner 'Z'"):
         captioner_gain(SCORES, "Z")
 
 
 def _results(captioner: str, model: str, knowledge: float, skills: dict[str, float]) -> dict:
-    return {"benchmark": "ark", "model": {"name": model}, "captioner": {"identity": {"name": captioner}},
-            "summary": {"macro": {"metrics": {"recall@1": knowledge}},
-                        "by_reasoning_skill": {k: {"metrics": {"recall@1": v}} for k, v in skills.items()}}}
+    return {
+        "benchmark": "ark",
+        "model": {"name": model},
+        "captioner": {"identity": {"name": captioner}},
+        "summary": {
+            "macro": {"metrics": {"recall@1": knowledge}},
+            "by_reasoning_skill": {k: {"metrics": {"recall@1": v}} for k, v in skills.items()},
+        },
+    }
 
 
 def _runs() -> list[dict]:
     # the reasoning axis is the mean over skills: (x + y) / 2 reproduces the table above with x = 2s - y
-    return [_results(c, m, s, {"logical": 2 * s - 0.1, "spatial": 0.1}) for c, row in SCORES.items()
-            for m, s in row.items()]
+    return [
+        _results(c, m, s, {"logical": 2 * s - 0.1, "spatial": 0.1}) for c, row in SCORES.items() for m, s in row.items()
+    ]
 
 
 def test_analyse_runs_and_command(tmp_path, capsys):
@@ -58,8 +71,8 @@ def test_analyse_runs_and_command(tmp_path, capsys):
     for axis in ("knowledge", "reasoning"):
         rho = {(p["a"], p["b"]): p["rho"] for p in report[axis]["spearman"]}
         assert rho[("B", "C")] == pytest.approx(0.6) and rho[("A", "B")] == pytest.approx(0.8)
-        assert report[axis]["gain"]["m1"] == pytest.approx(.125)
-        assert report[axis]["mean_gain"] == {"family": pytest.approx(.125), "others": pytest.approx(.025)}
+        assert report[axis]["gain"]["m1"] == pytest.approx(0.125)
+        assert report[axis]["mean_gain"] == {"family": pytest.approx(0.125), "others": pytest.approx(0.025)}
     for i, res in enumerate(_runs()):
         (tmp_path / f"r{i}").mkdir()
         (tmp_path / f"r{i}" / "results.json").write_text(json.dumps(res))
@@ -85,15 +98,39 @@ def test_space_groups_a_model_over_captioners_and_shows_rho():
 
     subs = []
     for i, (cap, model, score) in enumerate([(c, m, s) for c, row in SCORES.items() for m, s in row.items()]):
-        summary = {"macro": {"metrics": {"recall@1": score}}, "captioner": cap,
-                   "by_reasoning_skill": {"logical": {"metrics": {"recall@1": score}}}}
-        subs.append({"id": i, "model_name": model, "family": "other", "params": None, "summary": summary,
-                     "scores": {"calendar": ScoreRow("calendar", "recall@1", score, None, None, 10)}})
-    subs.append({"id": 99, "model_name": "m3", "family": "other", "params": None, "summary": {
-        "macro": {"metrics": {"recall@1": 0.5}}}, "scores": {}})  # the same model seeing the images itself
+        summary = {
+            "macro": {"metrics": {"recall@1": score}},
+            "captioner": cap,
+            "by_reasoning_skill": {"logical": {"metrics": {"recall@1": score}}},
+        }
+        subs.append(
+            {
+                "id": i,
+                "model_name": model,
+                "family": "other",
+                "params": None,
+                "summary": summary,
+                "scores": {"calendar": ScoreRow("calendar", "recall@1", score, None, None, 10)},
+            }
+        )
+    subs.append(
+        {
+            "id": 99,
+            "model_name": "m3",
+            "family": "other",
+            "params": None,
+            "summary": {"macro": {"metrics": {"recall@1": 0.5}}},
+            "scores": {},
+        }
+    )  # the same model seeing the images itself
     df = views.ark_table(subs)
-    assert list(zip(df["Model"], df["Captioner"], strict=True))[:5] == [("m3", ""), ("m3", "A"), ("m3", "B"), ("m3", "C"),
-                                                         ("m1", "A")]
+    assert list(zip(df["Model"], df["Captioner"], strict=True))[:5] == [
+        ("m3", ""),
+        ("m3", "A"),
+        ("m3", "B"),
+        ("m3", "C"),
+        ("m1", "A"),
+    ]
     rob = views.ark_robustness(subs)
     got = {(r["Axis"], r["Captioner A"], r["Captioner B"]): r["Spearman ρ"] for r in rob.to_dict("records")}
     assert got[("knowledge", "B", "C")] == pytest.approx(0.6) and got[("reasoning", "A", "B")] == pytest.approx(0.8)

@@ -67,8 +67,15 @@ def ark_dir(tmp_path_factory):
 
 
 def _cfg(data, tmp_path, **kw):
-    base = dict(model="tiny-random-clip", data=data, out=str(tmp_path / "out"), cache_dir=str(tmp_path / "cache"),
-                quiet=True, validate=False, cache_check=0)  # the cache check: tests/test_own_model.py
+    base = dict(
+        model="tiny-random-clip",
+        data=data,
+        out=str(tmp_path / "out"),
+        cache_dir=str(tmp_path / "cache"),
+        quiet=True,
+        validate=False,
+        cache_check=0,
+    )  # the cache check: tests/test_own_model.py
     if kw.get("encoder") is not None:  # our own encoder: its own name (and a revision, so it is cached)
         base.update(model=None, name="hash-encoder", revision="test")
     base.update(kw)
@@ -222,7 +229,9 @@ def test_invalid_folder_is_reported_by_validation(tmp_path):
     row = tables["constraints_cars"][0]
     row["candidate_ids"] = row["candidate_ids"][:-1] + [row["candidate_ids"][0]]  # duplicate candidate
     bad = str(write_tiny_triad(tmp_path / "bad", tables=tables))
-    with pytest.raises(TriadError, match=r"(?s)fails `triad validate` \(1 problems\).*constraints_cars / q0: duplicate candidates"):
+    with pytest.raises(
+        TriadError, match=r"(?s)fails `triad validate` \(1 problems\).*constraints_cars / q0: duplicate candidates"
+    ):
         run(_cfg(bad, tmp_path, encoder=HashEncoder(), validate=True))
     assert not (tmp_path / "out" / "results.json").exists()
 
@@ -274,8 +283,16 @@ class LengthReranker:
 
 
 def test_rerank_splices_top_k_above_unchanged_tail(triad_dir, tmp_path):
-    run(_cfg(triad_dir, tmp_path, encoder=HashEncoder(), configs="constraints_cars", reranker=LengthReranker(),
-             rerank_top=5))
+    run(
+        _cfg(
+            triad_dir,
+            tmp_path,
+            encoder=HashEncoder(),
+            configs="constraints_cars",
+            reranker=LengthReranker(),
+            rerank_top=5,
+        )
+    )
     first = _rankings(tmp_path / "out", "constraints_cars", "rankings_first_stage")
     final = _rankings(tmp_path / "out", "constraints_cars")
     corpus = {r["item_id"]: r["text"] for r in read_rows(triad_dir, "cars_items")}
@@ -303,8 +320,18 @@ class RecordingReranker(LengthReranker):
 def test_reranker_after_text_only_first_stage_still_sees_images(triad_dir, tmp_path):
     # minilm's plan drops images (text-only encoder); the multimodal reranker must still get the paper's inputs
     rr = RecordingReranker()
-    run(_cfg(triad_dir, tmp_path, encoder=HashEncoder(), sees_images=False, configs="constraints_cars", reranker=rr,
-             rerank_top=5, no_cache=True))
+    run(
+        _cfg(
+            triad_dir,
+            tmp_path,
+            encoder=HashEncoder(),
+            sees_images=False,
+            configs="constraints_cars",
+            reranker=rr,
+            rerank_top=5,
+            no_cache=True,
+        )
+    )
     corpus = {r["item_id"]: r for r in read_rows(triad_dir, "cars_items")}
     rows = {r["query_id"]: r for r in read_rows(triad_dir, "constraints_cars")}
     first = _rankings(tmp_path / "out", "constraints_cars", "rankings_first_stage")
@@ -318,13 +345,26 @@ def test_reranker_after_text_only_first_stage_still_sees_images(triad_dir, tmp_p
 
 def test_ark_reranker_after_text_only_first_stage_still_sees_images(ark_dir, tmp_path):
     rr = RecordingReranker()
-    run(_cfg(ark_dir, tmp_path, encoder=HashEncoder(), sees_images=False, configs="metro", reranker=rr, rerank_top=5,
-             no_cache=True))
+    run(
+        _cfg(
+            ark_dir,
+            tmp_path,
+            encoder=HashEncoder(),
+            sees_images=False,
+            configs="metro",
+            reranker=rr,
+            rerank_top=5,
+            no_cache=True,
+        )
+    )
     gallery = {r["item_id"]: r for r in read_rows(ark_dir, "metro_gallery")}
     rows = {r["query_id"]: r for r in read_rows(ark_dir, "metro")}
     first = _rankings(tmp_path / "out", "metro", "rankings_first_stage")
-    expected = [(inputs.query_input(rows[f["query_id"]]), inputs.candidate_input(gallery[c]))
-                for f in first for c in f["candidate_ids"][:5]]
+    expected = [
+        (inputs.query_input(rows[f["query_id"]]), inputs.candidate_input(gallery[c]))
+        for f in first
+        for c in f["candidate_ids"][:5]
+    ]
     assert rr.pairs == expected and any(c.image is not None for _, c in rr.pairs)
 
 
@@ -356,16 +396,21 @@ def test_ark_rewrites_and_rerank(ark_dir, tmp_path):
     rewrites = tmp_path / "rw.jsonl"
     rewrites.write_text('{"query_id": "metro-q1", "query_text": "a rewritten question"}\n')
     enc = HashEncoder()
-    res = run(_cfg(ark_dir, tmp_path, encoder=enc, rewrites=str(rewrites), reranker=LengthReranker(),
-                   configs="metro"))
+    res = run(_cfg(ark_dir, tmp_path, encoder=enc, rewrites=str(rewrites), reranker=LengthReranker(), configs="metro"))
     texts = [m.text for m in enc.inputs]
     assert "a rewritten question" in texts and "find metro thing number 1" not in texts
     assert res["rerank_top"] == 50
-    for first, final in zip(_rankings(tmp_path / "out", "metro", "rankings_first_stage"),
-                            _rankings(tmp_path / "out", "metro"), strict=True):
+    for first, final in zip(
+        _rankings(tmp_path / "out", "metro", "rankings_first_stage"), _rankings(tmp_path / "out", "metro"), strict=True
+    ):
         assert sorted(first["candidate_ids"]) == sorted(final["candidate_ids"])
-        assert final["candidate_ids"].index(next(r["positive_id"] for r in read_rows(ark_dir, "metro")
-                                                 if r["query_id"] == final["query_id"])) + 1 == final["positive_rank"]
+        assert (
+            final["candidate_ids"].index(
+                next(r["positive_id"] for r in read_rows(ark_dir, "metro") if r["query_id"] == final["query_id"])
+            )
+            + 1
+            == final["positive_rank"]
+        )
     rewrites.write_text('{"query_id": "metro-q1"}\n')
     with pytest.raises(TriadError, match=r"rw.jsonl:1: expected"):
         run(_cfg(ark_dir, tmp_path, encoder=HashEncoder(), rewrites=str(rewrites)))
@@ -380,8 +425,17 @@ def test_tiny_models_end_to_end(model, triad_dir, tmp_path):
 
 
 def test_tiny_reranker_end_to_end(ark_dir, tmp_path):
-    res = run(_cfg(ark_dir, tmp_path, model="tiny-random-clip", rerank="tiny-random-reranker", rerank_top=3,
-                   configs="calendar", limit=2))
+    res = run(
+        _cfg(
+            ark_dir,
+            tmp_path,
+            model="tiny-random-clip",
+            rerank="tiny-random-reranker",
+            rerank_top=3,
+            configs="calendar",
+            limit=2,
+        )
+    )
     assert res["reranker"]["name"] == "tiny-random-reranker" and res["rerank_top"] == 3
 
 
@@ -432,11 +486,19 @@ def _independent_truncation(data, configs, limit, tokenizer):
     for config in configs:
         rows = read_rows(data, config)
         corpus = {r["item_id"]: r for r in read_rows(data, CANDIDATE_CORPUS[config])}
-        queries = {(f"{r['instruction']} {r['query_text']}" if r.get("instruction") else r["query_text"],
-                    _image_bytes(r.get("query_image"))) for r in rows}
+        queries = {
+            (
+                f"{r['instruction']} {r['query_text']}" if r.get("instruction") else r["query_text"],
+                _image_bytes(r.get("query_image")),
+            )
+            for r in rows
+        }
         candidates = {(corpus[c]["text"], _image_bytes(corpus[c]["image"])) for r in rows for c in r["candidate_ids"]}
-        out[config] = {"queries": sum(_over(tokenizer, t, limit) for t, _ in queries),
-                       "candidates": sum(_over(tokenizer, t, limit) for t, _ in candidates), "limit": limit}
+        out[config] = {
+            "queries": sum(_over(tokenizer, t, limit) for t, _ in queries),
+            "candidates": sum(_over(tokenizer, t, limit) for t, _ in candidates),
+            "limit": limit,
+        }
     return out
 
 
@@ -453,8 +515,9 @@ def small_limit_clip(monkeypatch):
     return small
 
 
-def test_truncated_inputs_are_counted_reported_and_same_when_cached(triad_dir, tmp_path, small_limit_clip,
-                                                                    monkeypatch, capsys):
+def test_truncated_inputs_are_counted_reported_and_same_when_cached(
+    triad_dir, tmp_path, small_limit_clip, monkeypatch, capsys
+):
     from model_adapters.families.tiny import build_tokenizer
 
     configs = ["abstraction_i2c", "constraints_cars", "state_cars"]
@@ -467,8 +530,10 @@ def test_truncated_inputs_are_counted_reported_and_same_when_cached(triad_dir, t
     assert saved["run"]["truncated_inputs"] == expected
     printed = capsys.readouterr().out.splitlines()
     state = expected["state_cars"]
-    line = (f"warning: {state['queries']} state_cars queries and {state['candidates']} state_cars candidates exceed "
-            f"tiny-random-clip's {SMALL_LIMIT}-token text limit and were truncated (the end of the text was cut)")
+    line = (
+        f"warning: {state['queries']} state_cars queries and {state['candidates']} state_cars candidates exceed "
+        f"tiny-random-clip's {SMALL_LIMIT}-token text limit and were truncated (the end of the text was cut)"
+    )
     assert line in printed
     assert sum(p.startswith("warning: ") and "text limit" in p for p in printed) == len(configs)
 
@@ -486,7 +551,8 @@ def test_truncation_follows_the_entry_limit_and_families_without_one(triad_dir, 
 
     res = run(_cfg(triad_dir, tmp_path, model="tiny-random-siglip", configs="state_cars"))
     assert res["run"]["truncated_inputs"] == _independent_truncation(
-        triad_dir, ["state_cars"], 64, build_tokenizer(add_bos_eos=False))
+        triad_dir, ["state_cars"], 64, build_tokenizer(add_bos_eos=False)
+    )
     assert res["run"]["truncated_inputs"]["state_cars"]["queries"] == 4
     vlm = run(_cfg(triad_dir, tmp_path, model="tiny-random-vlm", configs="state_cars", limit=1))
     assert vlm["run"]["truncated_inputs"] == {}  # the VLM families do not truncate

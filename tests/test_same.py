@@ -11,8 +11,17 @@ from triad_dataset.tracks.same import build_same, same_references
 from triad_dataset.tracks.shared import ImageCache
 
 # products: A has 3 images, B has 2, C..H one each (never a Same reference)
-ITEMS = {"a1": {}, "a2": {}, "a3": {}, "b1": {"colour": "Blue"}, "b2": {"colour": "Blue"},
-         **{f"{p}1": {"colour": c} for p, c in zip("cdefgh", ["Green", "Black", "White", "Grey", "Pink", "Teal"], strict=True)}}
+ITEMS = {
+    "a1": {},
+    "a2": {},
+    "a3": {},
+    "b1": {"colour": "Blue"},
+    "b2": {"colour": "Blue"},
+    **{
+        f"{p}1": {"colour": c}
+        for p, c in zip("cdefgh", ["Green", "Black", "White", "Grey", "Pink", "Teal"], strict=True)
+    },
+}
 PRODUCTS = {i: i[0] for i in ITEMS}
 
 

@@ -29,11 +29,25 @@ from triad_dataset.folder.validate_rules import check_rule
 from triad_dataset.sources.catalog import Catalog, Item
 from triad_dataset.tracks.constraints_gate import statuses
 
-DRESS = {"category": "Dresses", "gender": "Women", "brand": "Aurora", "neckline": "round", "colour": "Red",
-         "pattern": "solid", "sleeve_length": "long", "length": "midi", "usage": "Casual", "year": "2012",
-         "season": "Summer"}
-ITEMS = {"ref": {}, "green": {"colour": "Green"}, "green_winter": {"colour": "Green", "season": "Winter"},
-         "blue": {"colour": "Blue"}}
+DRESS = {
+    "category": "Dresses",
+    "gender": "Women",
+    "brand": "Aurora",
+    "neckline": "round",
+    "colour": "Red",
+    "pattern": "solid",
+    "sleeve_length": "long",
+    "length": "midi",
+    "usage": "Casual",
+    "year": "2012",
+    "season": "Summer",
+}
+ITEMS = {
+    "ref": {},
+    "green": {"colour": "Green"},
+    "green_winter": {"colour": "Green", "season": "Winter"},
+    "blue": {"colour": "Blue"},
+}
 QUERY = (Condition("colour", "P", "Green"),)
 
 
@@ -66,8 +80,13 @@ def validator_lines(schema: DomainSchema, roles: dict[str, str]) -> list[str]:
         corpus.rows[item] = {"item_id": item, **visible}
         corpus.attributes[item] = {k: v for k, v in attrs.items() if k not in visible}
     pool = [i for i in ITEMS if i != "ref"]
-    row = {"query_id": "q", "query_image_id": "ref", "candidate_ids": pool, "candidate_roles": [roles[i] for i in pool],
-           "conditions": [c.to_row() for c in QUERY]}
+    row = {
+        "query_id": "q",
+        "query_image_id": "ref",
+        "candidate_ids": pool,
+        "candidate_roles": [roles[i] for i in pool],
+        "conditions": [c.to_row() for c in QUERY],
+    }
     out: list[str] = []
     check_rule("constraints_fashion", row, schema, corpus, out)
     return out
@@ -93,12 +112,23 @@ def test_changing_a_role_in_the_schema_changes_gate_roles_audit_and_validator() 
     labels = {i: r or n.RANDOM for i, r in before.items()}
     assert validator_lines(default, labels) == []
     lines = validator_lines(strict, labels)
-    assert lines == ["constraints_fashion / q: positive candidates 'green_winter' do not satisfy the complete "
-                     "positive rule under the folder's schema (paper A.2)"]
+    assert lines == [
+        "constraints_fashion / q: positive candidates 'green_winter' do not satisfy the complete "
+        "positive rule under the folder's schema (paper A.2)"
+    ]
     # audit: prints the role the recorded schema gives
-    rows = [{"query_id": "q", "candidate_roles": [n.POSITIVE, n.RANDOM], "candidate_trap": [False, False],
-             "positive_ids": ["green"], "profile": "D1", "session_type": None, "num_turns": None,
-             "conditions": [c.to_row() for c in QUERY]}]
+    rows = [
+        {
+            "query_id": "q",
+            "candidate_roles": [n.POSITIVE, n.RANDOM],
+            "candidate_trap": [False, False],
+            "positive_ids": ["green"],
+            "profile": "D1",
+            "session_type": None,
+            "num_turns": None,
+            "conditions": [c.to_row() for c in QUERY],
+        }
+    ]
     summary = summarize({"constraints_fashion": rows})
     for schema, role in ((default, "modifiable"), (strict, "preserved")):
         text = format_audit({"schema": {"fashion": schema_to_json(schema)}}, summary)
@@ -108,8 +138,10 @@ def test_changing_a_role_in_the_schema_changes_gate_roles_audit_and_validator() 
 def test_a_condition_on_a_preserved_attribute_is_a_validation_error() -> None:
     strict = with_role(schema_for("fashion"), "colour", HARD)
     lines = validator_lines(strict, {"green": n.POSITIVE, "green_winter": n.POSITIVE, "blue": n.P_VIOLATION})
-    assert lines == ["constraints_fashion / q: condition on 'colour' (non_constraint_hard); only constraint "
-                     "attributes are requested (schema, paper A.2)"]
+    assert lines == [
+        "constraints_fashion / q: condition on 'colour' (non_constraint_hard); only constraint "
+        "attributes are requested (schema, paper A.2)"
+    ]
 
 
 def test_schema_file_round_trip_and_errors(tmp_path: Path) -> None:
@@ -117,8 +149,10 @@ def test_schema_file_round_trip_and_errors(tmp_path: Path) -> None:
     path = tmp_path / "schema.json"
     path.write_text(json.dumps({"cars": schema_to_json(strict)}), encoding="utf-8")
     assert load_schema_file(path) == {"cars": strict}
-    assert schemas_from_audit({"schema": {"cars": schema_to_json(strict)}}) == {"fashion": schema_for("fashion"),
-                                                                              "cars": strict}
+    assert schemas_from_audit({"schema": {"cars": schema_to_json(strict)}}) == {
+        "fashion": schema_for("fashion"),
+        "cars": strict,
+    }
     path.write_text(json.dumps({"boats": {}}), encoding="utf-8")
     with pytest.raises(TriadError, match=r"schema\.json: unknown domain 'boats'"):
         load_schema_file(path)
@@ -146,8 +180,18 @@ def test_build_full_schema_flag_reads_the_file_first(tmp_path: Path, capsys: pyt
 
     bad = tmp_path / "roles.json"
     bad.write_text(json.dumps({"cars": {"attributes": [{"name": "colour"}]}}), encoding="utf-8")
-    code = cli.main(["build", "full", "--cars-table", str(tmp_path / "cars.csv"), "--schema", str(bad),
-                     "--out", str(tmp_path / "out")])
+    code = cli.main(
+        [
+            "build",
+            "full",
+            "--cars-table",
+            str(tmp_path / "cars.csv"),
+            "--schema",
+            str(bad),
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "roles.json: cars: every attribute needs at least 'name' and 'role'" in err
     assert not (tmp_path / "out").exists()

@@ -29,8 +29,14 @@ XSS = "<img src=x onerror=alert(1)>"
 XSS_FAMILY = "<script>alert(2)</script>"
 MARKDOWN_NAME = "form **md** [x](https://example.org/x)"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 N_PARALLEL = 50
 TOKEN = "test-admin-token"
 
@@ -68,9 +74,22 @@ def _space(tmp_path_factory: pytest.TempPathFactory):
     ark = T.ark_tables(4, 30, seed=9, subtypes=ark_names.SUBTYPES[:2])
     T.write_ark_gold(root / "ark", ark)
     # the run a user makes: `triad run` with the tiny random model (randomly initialised; a test, not a result)
-    cmd = [sys.executable, "-m", "triad_dataset.cli", "run", "--model", "tiny-random-clip", "--data",
-           str(root / "triad"), "--out", str(root / "run"), "--no-validate", "--quiet", "--cache-dir",
-           str(root / "cache")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "triad_dataset.cli",
+        "run",
+        "--model",
+        "tiny-random-clip",
+        "--data",
+        str(root / "triad"),
+        "--out",
+        str(root / "run"),
+        "--no-validate",
+        "--quiet",
+        "--cache-dir",
+        str(root / "cache"),
+    ]
     subprocess.run(cmd, check=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"}, timeout=300)
     settings = Settings(root / "triad", root / "ark", root / "space.sqlite", TOKEN, free_port(), "127.0.0.1")
     demo = start(settings)
@@ -111,7 +130,8 @@ def test_submit_triad_run_and_read_back(space: dict) -> None:
         for f in run_files(run):
             zf.write(f, "run/" + str(f.relative_to(run)))
     assert submit(client, [archive], "again") == (
-        "Rejected: these rankings were already submitted as submission id 1 (tiny-random-clip (test)). Nothing was stored.")
+        "Rejected: these rankings were already submitted as submission id 1 (tiny-random-clip (test)). Nothing was stored."
+    )
     # the Space's own CPU queue re-encodes the sample with the registry model the run names (issue 22)
     import time
 
@@ -136,24 +156,33 @@ def test_triad_space_verify_through_the_admin_api(space: dict) -> None:
         space["client"].predict("not the token", None, api_name="/verify_tasks")
     tasks = space["client"].predict(TOKEN, 1, api_name="/verify_tasks")
     assert [t["id"] for t in tasks] == [1] and tasks[0]["verify"]["sample"]["queries"]  # the secret sample
-    assert main(["space", "verify", "--url", url, "--token", TOKEN, "--id", "1", "--data",
-                 str(space["root"] / "triad")]) == 0
+    assert (
+        main(["space", "verify", "--url", url, "--token", TOKEN, "--id", "1", "--data", str(space["root"] / "triad")])
+        == 0
+    )
     record = space["client"].predict(1, api_name="/submission")
     assert record["verification"]["status"] == "verified"
 
 
 def test_only_the_public_endpoints(space: dict) -> None:
     api = space["client"].view_api(return_format="dict", print_info=False)
-    assert set(api["named_endpoints"]) == {"/submit", "/leaderboard", "/submission", "/verify_tasks",
-                                           "/verify_report"}  # the last two need the admin token
+    assert set(api["named_endpoints"]) == {
+        "/submit",
+        "/leaderboard",
+        "/submission",
+        "/verify_tasks",
+        "/verify_report",
+    }  # the last two need the admin token
     assert api["unnamed_endpoints"] == {}
 
 
 def test_rejection_message_through_the_api(space: dict) -> None:
     files = [f for f in run_files(space["root"] / "run") if f.stem != n.ABSTRACTION_CONFIGS[1]]
     msg = submit(space["client"], files, "incomplete")
-    assert msg == (f"Rejected: missing main subset(s): {n.ABSTRACTION_CONFIGS[1]} (C2I); all six are needed "
-                   "(paper Table 2). Nothing was stored.")
+    assert msg == (
+        f"Rejected: missing main subset(s): {n.ABSTRACTION_CONFIGS[1]} (C2I); all six are needed "
+        "(paper Table 2). Nothing was stored."
+    )
 
 
 def test_ark_submission_and_table(space: dict) -> None:
@@ -204,7 +233,9 @@ def test_browser_shows_user_strings_as_text(space: dict) -> None:
     tables, root = space["tables"], space["root"]
     run = T.write_run(root / "xss_run", tables, T.random_rankings(tables, seed=77))
     assert submit(space["client"], run_files(run), XSS, family=XSS_FAMILY).startswith("Accepted")
-    ark_run = T.write_run(root / "ark_browser", space["ark"], T.ark_random_rankings(space["ark"], seed=55), benchmark="ark")
+    ark_run = T.write_run(
+        root / "ark_browser", space["ark"], T.ark_random_rankings(space["ark"], seed=55), benchmark="ark"
+    )
     assert submit(space["client"], run_files(ark_run), "ark in the browser").startswith("Accepted")
     url = f"http://127.0.0.1:{space['settings'].port}/"
     with sync_playwright() as p:
@@ -245,8 +276,12 @@ def test_browser_shows_user_strings_as_text(space: dict) -> None:
             assert MARKDOWN_NAME in [r["Model"] for r in space["client"].predict(api_name="/leaderboard")]
             page.get_by_role("tab", name="TRIAD").click()
             form_cell = page.locator("#main-table").get_by_text(MARKDOWN_NAME, exact=True).filter(visible=True)
-            for attempt in range(3):  # the submit's chained table refresh (app.py: .then(refresh, [search, ...])) may land
-                search.fill("form **md**")  # after a search typed while it was pending, showing the older filter; search again
+            for attempt in range(
+                3
+            ):  # the submit's chained table refresh (app.py: .then(refresh, [search, ...])) may land
+                search.fill(
+                    "form **md**"
+                )  # after a search typed while it was pending, showing the older filter; search again
                 search.press("Enter")
                 try:
                     form_cell.first.wait_for(timeout=10_000)  # Markdown not rendered: the name is shown verbatim
@@ -274,9 +309,12 @@ def call_over_queue(port: int, fn_index: int, data: list, headers: dict | None =
 
     session = uuid.uuid4().hex[:12]
     base = f"http://127.0.0.1:{port}/gradio_api"
-    joined = httpx.post(f"{base}/queue/join", json={"data": data, "fn_index": fn_index, "session_hash": session,
-                                                    "event_data": None, "trigger_id": None},
-                        headers=headers or {}, timeout=30)
+    joined = httpx.post(
+        f"{base}/queue/join",
+        json={"data": data, "fn_index": fn_index, "session_hash": session, "event_data": None, "trigger_id": None},
+        headers=headers or {},
+        timeout=30,
+    )
     joined.raise_for_status()
     with httpx.stream("GET", f"{base}/queue/data", params={"session_hash": session}, timeout=60) as resp:
         for line in resp.iter_lines():
@@ -304,8 +342,7 @@ def test_forged_forwarded_for_is_ignored(space: dict) -> None:
 
     tables = space["tables"]
     run = T.write_run(space["root"] / "forged", tables, T.random_rankings(tables, seed=4242))
-    client = Client(f"http://127.0.0.1:{space['settings'].port}/", verbose=False,
-                    headers={"X-Forwarded-For": FORGED})
+    client = Client(f"http://127.0.0.1:{space['settings'].port}/", verbose=False, headers={"X-Forwarded-For": FORGED})
     msg = submit(client, run_files(run), "forged header")
     assert msg.startswith("Accepted"), msg
     stored_as = [gradio_upload_path(f.name, f.read_bytes()) for f in run_files(run)]
@@ -332,16 +369,25 @@ def test_no_handler_returns_addresses_or_paths(space: dict) -> None:
     sid2 = rows[-1]["id"]
     demo = space["demo"]
     args = {
-        "refresh": ["", "All families", "I2C", False], "triad_table": ["", "All families", "I2C", False],
-        "reference_table": ["", "All families"], "detail": [sid], "diagnostics": [sid],
-        "rank_range": ["All families", False], "compare": [sid, sid2], "submit": [None, "x", "", "other", ""],
-        "admin": ["not the token", sid, "hide"], "leaderboard": ["triad"], "submission": [sid],
-        "verify_tasks": ["not the token", None], "verify_report": ["not the token", sid, "verified", "{}"],
+        "refresh": ["", "All families", "I2C", False],
+        "triad_table": ["", "All families", "I2C", False],
+        "reference_table": ["", "All families"],
+        "detail": [sid],
+        "diagnostics": [sid],
+        "rank_range": ["All families", False],
+        "compare": [sid, sid2],
+        "submit": [None, "x", "", "other", ""],
+        "admin": ["not the token", sid, "hide"],
+        "leaderboard": ["triad"],
+        "submission": [sid],
+        "verify_tasks": ["not the token", None],
+        "verify_report": ["not the token", sid, "verified", "{}"],
     }
     assert {fn.name for fn in demo.fns.values()} == set(args)  # every handler of the app is called below
     forbidden = ["127.0.0.1", FORGED, str(root), str(settings.db_path), "ip:"]
-    request = SimpleNamespace(client=SimpleNamespace(host="127.0.0.1"), headers={"x-forwarded-for": FORGED},
-                              username=None)
+    request = SimpleNamespace(
+        client=SimpleNamespace(host="127.0.0.1"), headers={"x-forwarded-for": FORGED}, username=None
+    )
     for index, fn in demo.fns.items():
         # over the queue route, as any visitor can (dropdown values outside the page's choices are refused there) ...
         result = call_over_queue(settings.port, index, args[fn.name], headers={"X-Forwarded-For": FORGED})
@@ -352,8 +398,9 @@ def test_no_handler_returns_addresses_or_paths(space: dict) -> None:
             direct = fn.fn(*args[fn.name], *([request] if "request" in params else []))
         except gr.Error as refused:  # the admin-token API refuses a wrong token
             direct = str(refused)
-        text += repr([x.to_json() if hasattr(x, "to_json") else x for x in
-                      (direct if isinstance(direct, tuple) else (direct,))])
+        text += repr(
+            [x.to_json() if hasattr(x, "to_json") else x for x in (direct if isinstance(direct, tuple) else (direct,))]
+        )
         for bad in forbidden:
             assert bad not in text, (fn.name, bad)
     record = space["client"].predict(sid, api_name="/submission")
@@ -370,8 +417,9 @@ def test_upload_guard_and_admin_throttle(space: dict, monkeypatch: pytest.Monkey
 
     monkeypatch.setenv("TRIAD_SPACE_UPLOAD_LIMIT", "3/3600")
     monkeypatch.setenv("TRIAD_SPACE_ADMIN_LIMIT", "5/900")
-    settings = Settings(**{**space["settings"].__dict__, "port": free_port(),
-                           "db_path": space["root"] / "guarded.sqlite"})
+    settings = Settings(
+        **{**space["settings"].__dict__, "port": free_port(), "db_path": space["root"] / "guarded.sqlite"}
+    )
     demo = start(settings)
     try:
         url = f"http://127.0.0.1:{settings.port}/gradio_api/upload"

@@ -31,13 +31,28 @@ def honest(mini_triad_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> di
     from model_adapters.runner import RunConfig, run
 
     root = tmp_path_factory.mktemp("blends")
-    run(RunConfig(model="minilm", data=str(mini_triad_dir), out=str(root / "run"), configs=list(n.MAIN_CONFIGS),
-                  validate=False, quiet=True, cache_dir=str(root / "cache")))
+    run(
+        RunConfig(
+            model="minilm",
+            data=str(mini_triad_dir),
+            out=str(root / "run"),
+            configs=list(n.MAIN_CONFIGS),
+            validate=False,
+            quiet=True,
+            cache_dir=str(root / "cache"),
+        )
+    )
     rows = mc.read_run(root / "run", n.MAIN_CONFIGS)
     gold_rows = mc.read_gold(mini_triad_dir, n.MAIN_CONFIGS)
     positives = {c: {g["query_id"]: set(g["positive_ids"]) for g in gs} for c, gs in gold_rows.items()}
-    return {"root": root, "data": mini_triad_dir, "rows": rows, "gold_rows": gold_rows, "positives": positives,
-            "pools": mc.model_pools(rows, gold_rows)}
+    return {
+        "root": root,
+        "data": mini_triad_dir,
+        "rows": rows,
+        "gold_rows": gold_rows,
+        "positives": positives,
+        "pools": mc.model_pools(rows, gold_rows),
+    }
 
 
 def doctored(honest: dict, attack: attacks.Attack, name: str) -> Path:
@@ -76,10 +91,12 @@ def test_the_space_verifies_honest_runs_and_fails_the_blends(honest: dict, tmp_p
     """Submitted through the Space and checked by its own queue (minilm re-encodes the sampled queries' pools)."""
     db = Database(tmp_path / "space.sqlite")
     golds = GoldStore({"triad": honest["data"]})
-    runs = {"honest": (honest["root"] / "run", "minilm", "hf:alice"),
-            "bf16": (doctored(honest, attacks.perturbed(), "bf16"), "minilm-bf16", "hf:bob"),
-            "blend": (doctored(honest, attacks.within_tolerance, "blend"), "minilm", "hf:mallory"),
-            "parked": (doctored(honest, attacks.parked(3), "parked"), "minilm-parked", "hf:mallory")}
+    runs = {
+        "honest": (honest["root"] / "run", "minilm", "hf:alice"),
+        "bf16": (doctored(honest, attacks.perturbed(), "bf16"), "minilm-bf16", "hf:bob"),
+        "blend": (doctored(honest, attacks.within_tolerance, "blend"), "minilm", "hf:mallory"),
+        "parked": (doctored(honest, attacks.parked(3), "parked"), "minilm-parked", "hf:mallory"),
+    }
     ids = {}
     for key, (run, name, who) in runs.items():
         files = sorted((run / "rankings").glob("*.parquet")) + [run / "results.json"]
@@ -88,14 +105,14 @@ def test_the_space_verifies_honest_runs_and_fails_the_blends(honest: dict, tmp_p
         ids[key] = out.submission_id
     assert VerifyQueue(db, {"triad": honest["data"]}).run_once() == 4
     rows = {s["id"]: s for s in db.submissions(include_hidden=True)}
-    notes = status.annotate(db.submissions(include_hidden=True), n.MAIN_CONFIGS, None,
-                            golds.get("triad").fingerprint)
+    notes = status.annotate(db.submissions(include_hidden=True), n.MAIN_CONFIGS, None, golds.get("triad").fingerprint)
     for key in ("honest", "bf16"):
         assert rows[ids[key]]["status"] == verify.VERIFIED, rows[ids[key]]["verify"]["result"]["favourable"]
         assert notes[ids[key]]["text"].startswith(("verified (", "verified as minilm (")), notes[ids[key]]["text"]
         assert f"({6 * verify.QUERIES} queries, AP within the model's tie range on all)" in notes[ids[key]]["text"]
     assert notes[ids["blend"]]["text"].startswith("FAILED reproduction (AP above the model's own on ")
     assert "the model's own" in notes[ids["parked"]]["text"] and rows[ids["parked"]]["status"] == verify.FAILED
-    shown = views.score_table([s for s in db.submissions() if notes[s["id"]]["status"] != verify.FAILED],
-                              n.MAIN_CONFIGS, status=notes)
+    shown = views.score_table(
+        [s for s in db.submissions() if notes[s["id"]]["status"] != verify.FAILED], n.MAIN_CONFIGS, status=notes
+    )
     assert set(shown[views.ID_COL].tolist()) == {ids["honest"], ids["bf16"]}  # the blend named "minilm" is gone

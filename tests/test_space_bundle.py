@@ -28,8 +28,9 @@ def test_bundle_has_card_requirements_app_and_code_but_no_gold(tmp_path: Path) -
     card = (tmp_path / "space" / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\n") and "\napp_file: app.py\n" in card and "sdk: gradio" in card
     assert "written by `triad space bundle`" in card
-    assert (tmp_path / "space" / "requirements.txt").read_text() == Path(bundle.PROJECT_ROOT / "spaces_app" /
-                                                                      "requirements.txt").read_text()
+    assert (tmp_path / "space" / "requirements.txt").read_text() == Path(
+        bundle.PROJECT_ROOT / "spaces_app" / "requirements.txt"
+    ).read_text()
 
 
 def test_bundle_copies_gold_only_when_asked_and_refuses_bad_folders(tmp_path: Path) -> None:

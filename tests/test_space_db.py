@@ -39,8 +39,14 @@ def test_parallel_submissions_are_all_stored(runs: dict, tmp_path: Path) -> None
 
     def worker(i: int) -> None:
         barrier.wait()
-        outcomes[i] = submit_files(db, golds, files(runs["dirs"][i]), model_name=f"model {i}",
-                                   submitter=f"user{i}", rate_limit=RateLimit(5, 60))
+        outcomes[i] = submit_files(
+            db,
+            golds,
+            files(runs["dirs"][i]),
+            model_name=f"model {i}",
+            submitter=f"user{i}",
+            rate_limit=RateLimit(5, 60),
+        )
 
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(N_PARALLEL)]
     for t in threads:
@@ -52,8 +58,12 @@ def test_parallel_submissions_are_all_stored(runs: dict, tmp_path: Path) -> None
     assert ids == list(range(1, N_PARALLEL + 1))
     subs = db.submissions("triad")
     assert sorted(s["model_name"] for s in subs) == sorted(f"model {i}" for i in range(N_PARALLEL))
-    assert db.counts() == {"submissions": N_PARALLEL, "scores": N_PARALLEL * 6, "query_scores": N_PARALLEL * 6 * 3,
-                           "attempts": N_PARALLEL}
+    assert db.counts() == {
+        "submissions": N_PARALLEL,
+        "scores": N_PARALLEL * 6,
+        "query_scores": N_PARALLEL * 6 * 3,
+        "attempts": N_PARALLEL,
+    }
     assert all(len(s["scores"]) == 6 for s in subs)
     assert db.integrity_ok()
     with sqlite3.connect(tmp_path / "space.sqlite") as conn:
@@ -68,8 +78,9 @@ def test_parallel_duplicates_store_exactly_one(runs: dict, tmp_path: Path) -> No
 
     def worker(i: int) -> None:
         barrier.wait()
-        outcomes[i] = submit_files(db, golds, files(runs["dirs"][0]), model_name=f"copy {i}", submitter=f"u{i}",
-                                   rate_limit=RateLimit(5, 60))
+        outcomes[i] = submit_files(
+            db, golds, files(runs["dirs"][0]), model_name=f"copy {i}", submitter=f"u{i}", rate_limit=RateLimit(5, 60)
+        )
 
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(6)]
     for t in threads:
@@ -82,8 +93,20 @@ def test_parallel_duplicates_store_exactly_one(runs: dict, tmp_path: Path) -> No
 
 
 def _record(digest: str, name: str = "m") -> NewSubmission:
-    return NewSubmission("triad", name, "", "f", None, "s", "fp", digest, {"x": 1}, [],
-                         [ScoreRow(n.MAIN_CONFIGS[0], "map", 0.25, 0.1, 0.4, 2)], {n.MAIN_CONFIGS[0]: {"q1": 0.5}})
+    return NewSubmission(
+        "triad",
+        name,
+        "",
+        "f",
+        None,
+        "s",
+        "fp",
+        digest,
+        {"x": 1},
+        [],
+        [ScoreRow(n.MAIN_CONFIGS[0], "map", 0.25, 0.1, 0.4, 2)],
+        {n.MAIN_CONFIGS[0]: {"q1": 0.5}},
+    )
 
 
 def test_restart_keeps_everything(tmp_path: Path) -> None:
@@ -130,7 +153,8 @@ def test_admin_actions_need_the_token(tmp_path: Path) -> None:
     db = Database(tmp_path / "space.sqlite")
     sid = db.insert(_record("d1"))
     assert moderation.apply(db, None, "x", sid, "delete") == (
-        "Admin actions are disabled: TRIAD_SPACE_ADMIN_TOKEN is not set.")
+        "Admin actions are disabled: TRIAD_SPACE_ADMIN_TOKEN is not set."
+    )
     assert moderation.apply(db, "secret", "guess", sid, "delete") == "Wrong admin token."
     assert moderation.apply(db, "secret", "", sid, "delete") == "Wrong admin token."
     assert len(db.submissions()) == 1
@@ -138,7 +162,9 @@ def test_admin_actions_need_the_token(tmp_path: Path) -> None:
     assert db.submissions() == []
     assert moderation.apply(db, "secret", "secret", float(sid), "unhide") == f"Submission id {sid}: unhide done."
     assert moderation.apply(db, "secret", "secret", "x", "hide") == "Give a submission id."
-    assert moderation.apply(db, "secret", "secret", sid, "drop") == "Unknown action 'drop'; one of hide, unhide, delete."
+    assert (
+        moderation.apply(db, "secret", "secret", sid, "drop") == "Unknown action 'drop'; one of hide, unhide, delete."
+    )
     assert moderation.apply(db, "secret", "secret", sid, "delete") == f"Submission id {sid}: delete done."
     assert moderation.apply(db, "secret", "secret", sid, "delete") == f"Submission id {sid} does not exist."
 
@@ -226,12 +252,17 @@ def test_a_schema_2_database_is_migrated_in_place(tmp_path: Path) -> None:
     path = tmp_path / "old.sqlite"
     with sqlite3.connect(path) as conn:
         conn.executescript(SCHEMA_2)
-        conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)",
-                         [("schema_version", "2"), ("revision", "3"), ("id_secret", "ab" * 32)])
+        conn.executemany(
+            "INSERT INTO meta (key, value) VALUES (?, ?)",
+            [("schema_version", "2"), ("revision", "3"), ("id_secret", "ab" * 32)],
+        )
         for sid, name, who in ((1, "minilm", "demo"), (2, "My Model", "cli"), (3, "my model", "ip:0123456789abcdef")):
-            conn.execute("INSERT INTO submissions (id, benchmark, model_name, model_link, family, params, submitter,"
-                         " created_at, dataset_fingerprint, file_digest, hidden, summary_json, mismatches_json) VALUES"
-                         " (?, 'triad', ?, '', 'f', NULL, ?, 1.0, 'fp', ?, 0, '{}', '[]')", (sid, name, who, f"d{sid}"))
+            conn.execute(
+                "INSERT INTO submissions (id, benchmark, model_name, model_link, family, params, submitter,"
+                " created_at, dataset_fingerprint, file_digest, hidden, summary_json, mismatches_json) VALUES"
+                " (?, 'triad', ?, '', 'f', NULL, ?, 1.0, 'fp', ?, 0, '{}', '[]')",
+                (sid, name, who, f"d{sid}"),
+            )
             conn.execute("INSERT INTO scores VALUES (?, ?, 'map', 0.5, NULL, NULL, 2)", (sid, n.MAIN_CONFIGS[0]))
     db = Database(path)
     subs = db.submissions(include_hidden=True)

@@ -22,7 +22,6 @@ from triad_dataset.folder.audit import summarize_config
 ROOT = Path(__file__).resolve().parents[1]
 
 
-
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("space_explained")
@@ -33,13 +32,25 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     db, golds = Database(root / "db.sqlite"), GoldStore({"triad": root / "triad", "ark": root / "ark"})
     for i, skill in enumerate((0.0, 0.3, 2.0)):
         run = T.write_run(root / f"run{i}", tables, T.skilled_rankings(tables, skill, seed=30 + i))
-        out = submit_files(db, golds, sorted((run / "rankings").glob("*.parquet")) + [run / "results.json"],
-                           model_name=f"m{i}", submitter="t", rate_limit=RateLimit(99, 60))
+        out = submit_files(
+            db,
+            golds,
+            sorted((run / "rankings").glob("*.parquet")) + [run / "results.json"],
+            model_name=f"m{i}",
+            submitter="t",
+            rate_limit=RateLimit(99, 60),
+        )
         assert out.accepted, out.message
     for i in range(2):
         run = T.write_run(root / f"ark{i}", ark, T.ark_random_rankings(ark, seed=40 + i), benchmark="ark")
-        out = submit_files(db, golds, sorted((run / "rankings").glob("*.parquet")), model_name=f"a{i}",
-                           submitter="t", rate_limit=RateLimit(99, 60))
+        out = submit_files(
+            db,
+            golds,
+            sorted((run / "rankings").glob("*.parquet")),
+            model_name=f"a{i}",
+            submitter="t",
+            rate_limit=RateLimit(99, 60),
+        )
         assert out.accepted, out.message
     return {"root": root, "tables": tables, "ark": ark, "db": db, "golds": golds}
 
@@ -79,14 +90,25 @@ def test_ark_chance_is_one_over_the_gallery(world: dict) -> None:
 
 # --- legend, links, texts --------------------------------------------------------------------------------------------
 def test_every_column_header_names_its_track() -> None:
-    tracks = {"abstraction": "Abstraction", "constraints": "Constraints", "state": "State", "self": "Self",
-              "same": "Same"}
+    tracks = {
+        "abstraction": "Abstraction",
+        "constraints": "Constraints",
+        "state": "State",
+        "self": "Self",
+        "same": "Same",
+    }
     for config in n.MAIN_CONFIGS + n.REFERENCE_CONFIGS:
         head = legend.header(config)
         assert head.startswith(tracks[config.split("_")[0]]), head
         assert legend.COLUMNS[config].tooltip and "\n" not in legend.COLUMNS[config].tooltip
     assert [legend.header(c) for c in n.MAIN_CONFIGS] == [
-        "Abstraction I2C", "Abstraction C2I", "Constraints Fashion", "Constraints Cars", "State Fashion", "State Cars"]
+        "Abstraction I2C",
+        "Abstraction C2I",
+        "Constraints Fashion",
+        "Constraints Cars",
+        "State Fashion",
+        "State Cars",
+    ]
     md = legend.legend_markdown(n.MAIN_CONFIGS, {n.MAIN_CONFIGS[0]: 0.00823})
     assert "| **Abstraction I2C** | I2C |" in md and "| 0.0082 |" in md and md.count("| – |") == 5
 
@@ -97,8 +119,12 @@ def test_links_never_invent_an_address() -> None:
     assert "TRIAD_SPACE_REPO_URL" in plain
     on_space = legend.links_markdown({"SPACE_ID": "org/triad-board"})
     assert "](https://huggingface.co/spaces/org/triad-board/tree/main)" in on_space
-    configured = legend.links_markdown({legend.REPO_URL_ENV: "https://example.org/code",
-                                        legend.DATASET_URL_ENV: "https://huggingface.co/datasets/org/triad"})
+    configured = legend.links_markdown(
+        {
+            legend.REPO_URL_ENV: "https://example.org/code",
+            legend.DATASET_URL_ENV: "https://huggingface.co/datasets/org/triad",
+        }
+    )
     assert "](https://example.org/code)" in configured and "](https://huggingface.co/datasets/org/triad)" in configured
     hostile = legend.links_markdown({legend.REPO_URL_ENV: "javascript:alert(1)", "SPACE_ID": "x)<img src=x>"})
     assert "javascript" not in hostile and "<img" not in hostile
@@ -125,16 +151,25 @@ def test_the_card_loses_its_yaml_header() -> None:
 
 
 # --- Compare: one decision rule ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("p", "lo", "hi", "effect", "expected"), [
-    (0.001, 0.02, 0.09, 0.4, "yes: A better"),
-    (0.001, -0.09, -0.02, -0.4, "yes: B better"),
-    (0.3, -0.01, 0.05, 0.1, "no"),
-    (0.008, -0.097, 0.002, -0.2, "no: Wilcoxon p_Holm < 0.05, but the 95% interval includes 0"),  # the case
-    (0.2, 0.01, 0.05, 0.1, "no: the 95% interval excludes 0, but Wilcoxon p_Holm ≥ 0.05"),
-    (0.01, 0.01, 0.05, -0.3, "no: Wilcoxon and the interval point opposite ways"),
-    (0.01, 0.0, 0.05, 0.3, "no: Wilcoxon p_Holm < 0.05, but the 95% interval includes 0"),  # touching 0 is not excluding
-    (0.01, None, None, 0.3, "no: not enough data"),
-])
+@pytest.mark.parametrize(
+    ("p", "lo", "hi", "effect", "expected"),
+    [
+        (0.001, 0.02, 0.09, 0.4, "yes: A better"),
+        (0.001, -0.09, -0.02, -0.4, "yes: B better"),
+        (0.3, -0.01, 0.05, 0.1, "no"),
+        (0.008, -0.097, 0.002, -0.2, "no: Wilcoxon p_Holm < 0.05, but the 95% interval includes 0"),  # the case
+        (0.2, 0.01, 0.05, 0.1, "no: the 95% interval excludes 0, but Wilcoxon p_Holm ≥ 0.05"),
+        (0.01, 0.01, 0.05, -0.3, "no: Wilcoxon and the interval point opposite ways"),
+        (
+            0.01,
+            0.0,
+            0.05,
+            0.3,
+            "no: Wilcoxon p_Holm < 0.05, but the 95% interval includes 0",
+        ),  # touching 0 is not excluding
+        (0.01, None, None, 0.3, "no: not enough data"),
+    ],
+)
 def test_the_decision_rule(p, lo, hi, effect, expected) -> None:
     assert significance.verdict(p, lo, hi, effect) == expected
 
@@ -193,16 +228,24 @@ def test_depth_and_profile_plots_draw_their_tables(world: dict) -> None:
     ax = plots.profile_plot(sub).axes[0]
     lines = [line for line in ax.lines if line.get_marker() == "o"]
     assert [line.get_label() for line in lines] == [legend.header(c) for c in n.CONSTRAINTS_CONFIGS]
-    assert lines[0].get_ydata().tolist() == long[long["Subset"] == legend.header(n.CONSTRAINTS_CONFIGS[0])][
-        "mAP"].tolist()
+    assert (
+        lines[0].get_ydata().tolist() == long[long["Subset"] == legend.header(n.CONSTRAINTS_CONFIGS[0])]["mAP"].tolist()
+    )
 
 
 def test_dialogue_cost_plot_draws_its_table(world: dict) -> None:
     sub = world["db"].submissions("triad")[0]
     table = views.dialogue_cost_table(sub)
     ax = plots.dialogue_cost_plot(sub).axes[0]
-    drawn = np.concatenate([c.get_offsets() for c in ax.collections if c.get_offsets().shape[0]
-                            and c.get_offsets().shape[1] == 2 and c.get_label() in ("domain", "session × turns")])
+    drawn = np.concatenate(
+        [
+            c.get_offsets()
+            for c in ax.collections
+            if c.get_offsets().shape[0]
+            and c.get_offsets().shape[1] == 2
+            and c.get_label() in ("domain", "session × turns")
+        ]
+    )
     assert sorted(drawn[:, 0].tolist()) == sorted(table["Δ AP"].tolist())
     assert len(ax.get_yticklabels()) == len(table)
 
@@ -216,8 +259,9 @@ def test_ark_bars_draw_their_table(world: dict) -> None:
         for s in subs:
             node = s["summary"][f"by_{axis}"]
             part = long[long["id"] == s["id"]]
-            assert part["R@1"].tolist() == [round(node[g]["metrics"]["recall@1"], 3)
-                                            for g in plots.ARK_ORDER[axis] if g in node]
+            assert part["R@1"].tolist() == [
+                round(node[g]["metrics"]["recall@1"], 3) for g in plots.ARK_ORDER[axis] if g in node
+            ]
             assert len(part[group]) == len(node)
         ax = plots.ark_bars(subs, axis, {g: 0.04 for g in plots.ARK_ORDER[axis]}).axes[0]
         heights = sorted(round(p.get_height(), 3) for p in ax.patches)

@@ -15,8 +15,9 @@ def row(sid: int, value: float, state: str) -> dict:
 
 
 def test_pending_rows_are_listed_below_self_reported_ones() -> None:
-    notes = status.annotate([row(1, 0.30, verify.PENDING), row(2, 0.20, verify.UNVERIFIED)], [CONFIG], "g", None,
-                            status.Plausibility())
+    notes = status.annotate(
+        [row(1, 0.30, verify.PENDING), row(2, 0.20, verify.UNVERIFIED)], [CONFIG], "g", None, status.Plausibility()
+    )
     assert (notes[2]["order"], notes[1]["order"]) == (1, 2)
 
 

@@ -47,10 +47,14 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     T.write_triad_gold(root / "triad", tables, POOL)
     rankings = T.random_rankings(tables, seed=14)
     main_only = {c: rankings[c] for c in n.MAIN_CONFIGS}
-    return {"root": root, "tables": tables, "rankings": rankings,
-            "run": T.write_run(root / "run", tables, main_only),
-            "run_with_self": T.write_run(root / "run_self", tables, rankings),
-            "golds": GoldStore({"triad": root / "triad"})}
+    return {
+        "root": root,
+        "tables": tables,
+        "rankings": rankings,
+        "run": T.write_run(root / "run", tables, main_only),
+        "run_with_self": T.write_run(root / "run_self", tables, rankings),
+        "golds": GoldStore({"triad": root / "triad"}),
+    }
 
 
 @pytest.fixture()
@@ -63,8 +67,15 @@ def run_files(run: Path) -> list[Path]:
 
 
 def submit(db: Database, world: dict, files: list[Path], name: str = "model", **kw):
-    return submit_files(db, world["golds"], files, model_name=name, submitter=kw.pop("submitter", "tester"),
-                        rate_limit=kw.pop("rate_limit", RateLimit(1000, 3600)), **kw)
+    return submit_files(
+        db,
+        world["golds"],
+        files,
+        model_name=name,
+        submitter=kw.pop("submitter", "tester"),
+        rate_limit=kw.pop("rate_limit", RateLimit(1000, 3600)),
+        **kw,
+    )
 
 
 def rejected(db: Database, outcome, *fragments: str) -> None:
@@ -104,8 +115,12 @@ def test_dictionary_bomb_is_refused_from_the_footer(db: Database, world: dict, t
     data = dictionary_bomb(2_000_000)
     assert len(data) < 20_000  # a few KB declaring two million ids
     files = replaced(tmp_path, world["run"], f"{I2C}.parquet", data)
-    rejected(db, submit(db, world, files), f"{I2C}.parquet (config {I2C}): column 'candidate_ids' declares",
-             f"at most {4 * POOL} are possible (4 queries x {POOL} ids)")
+    rejected(
+        db,
+        submit(db, world, files),
+        f"{I2C}.parquet (config {I2C}): column 'candidate_ids' declares",
+        f"at most {4 * POOL} are possible (4 queries x {POOL} ids)",
+    )
 
 
 def test_a_ranking_longer_than_its_pool_is_refused(db: Database, world: dict, tmp_path: Path) -> None:
@@ -120,14 +135,18 @@ def test_a_ranking_longer_than_its_pool_is_refused(db: Database, world: dict, tm
 # --- 6. every malformed input has a named rejection -------------------------------------------------------------
 def test_deeply_nested_results_json(db: Database, world: dict, tmp_path: Path) -> None:
     deep = b"[" * 200_000 + b"]" * 200_000
-    rejected(db, submit(db, world, replaced(tmp_path, world["run"], "results.json", deep)),
-             "results.json: JSON nested 200000 levels deep, more than the limit of 32")
+    rejected(
+        db,
+        submit(db, world, replaced(tmp_path, world["run"], "results.json", deep)),
+        "results.json: JSON nested 200000 levels deep, more than the limit of 32",
+    )
 
 
 def test_oversized_results_json(db: Database, world: dict, tmp_path: Path) -> None:
     big = b'{"pad": "' + b"x" * 2000 + b'"}'
-    outcome = submit(db, world, replaced(tmp_path, world["run"], "results.json", big),
-                     limits=Limits(max_json_bytes=1000))
+    outcome = submit(
+        db, world, replaced(tmp_path, world["run"], "results.json", big), limits=Limits(max_json_bytes=1000)
+    )
     rejected(db, outcome, f"results.json: {len(big)} bytes, over the limit of 1000 for JSON")
 
 
@@ -152,9 +171,9 @@ def _header_offsets(data: bytearray, name: bytes) -> tuple[int, int]:
     """(local header offset, central directory offset) of the member called ``name``."""
     central = data.find(b"PK\x01\x02")
     while central != -1:
-        length = struct.unpack("<H", data[central + 28:central + 30])[0]
-        if bytes(data[central + 46:central + 46 + length]) == name:
-            return struct.unpack("<I", data[central + 42:central + 46])[0], central
+        length = struct.unpack("<H", data[central + 28 : central + 30])[0]
+        if bytes(data[central + 46 : central + 46 + length]) == name:
+            return struct.unpack("<I", data[central + 42 : central + 46])[0], central
         central = data.find(b"PK\x01\x02", central + 4)
     raise AssertionError(name)
 
@@ -171,7 +190,12 @@ def test_zip_member_lying_about_its_size(db: Database, world: dict, tmp_path: Pa
 def test_zip_member_with_corrupt_stream(db: Database, world: dict, tmp_path: Path) -> None:
     data = _zip_bytes(_members(world["run"]))
     local, _ = _header_offsets(data, b"run/results.json")
-    start = local + 30 + struct.unpack("<H", data[local + 26:local + 28])[0] + struct.unpack("<H", data[local + 28:local + 30])[0]
+    start = (
+        local
+        + 30
+        + struct.unpack("<H", data[local + 26 : local + 28])[0]
+        + struct.unpack("<H", data[local + 28 : local + 30])[0]
+    )
     for i in range(start, start + 40):
         data[i] ^= 0xA5
     (tmp_path / "corrupt.zip").write_bytes(bytes(data))
@@ -186,15 +210,21 @@ def test_zip_member_with_another_compression_method(db: Database, world: dict, t
         struct.pack_into("<H", data, local + 8, method)
         struct.pack_into("<H", data, central + 10, method)
     (tmp_path / "method.zip").write_bytes(bytes(data))
-    rejected(db, submit(db, world, [tmp_path / "method.zip"]), f"uses compression method {method}; only stored or "
-             "deflated members are accepted")
+    rejected(
+        db,
+        submit(db, world, [tmp_path / "method.zip"]),
+        f"uses compression method {method}; only stored or deflated members are accepted",
+    )
 
 
-@pytest.mark.parametrize("params, fragment", [
-    ("9" * 400, "use a number such as 86000000, 86M or 1.5B"),
-    ("99999999999999999999", "more than 1e+15"),
-    (1e300, "more than 1e+15"),
-])
+@pytest.mark.parametrize(
+    "params, fragment",
+    [
+        ("9" * 400, "use a number such as 86000000, 86M or 1.5B"),
+        ("99999999999999999999", "more than 1e+15"),
+        (1e300, "more than 1e+15"),
+    ],
+)
 def test_parameter_count_out_of_range(db: Database, world: dict, params: object, fragment: str) -> None:
     rejected(db, submit(db, world, run_files(world["run"]), params=params), fragment)
 
@@ -212,10 +242,13 @@ def test_unexpected_failure_is_a_named_rejection(db: Database, world: dict, monk
 
 
 # --- issue 9: only complete runs; the run's model identity is shown ------------------------------------------
-@pytest.mark.parametrize("change, fragment", [
-    ({"complete": False}, 'partial run ("complete": false'),
-    ({"run": {"limit": 5}}, "partial run (run.limit = 5)"),
-])
+@pytest.mark.parametrize(
+    "change, fragment",
+    [
+        ({"complete": False}, 'partial run ("complete": false'),
+        ({"run": {"limit": 5}}, "partial run (run.limit = 5)"),
+    ],
+)
 def test_partial_runs_are_refused(db: Database, world: dict, tmp_path: Path, change: dict, fragment: str) -> None:
     results = {**json.loads((world["run"] / "results.json").read_text()), **change}
     files = replaced(tmp_path, world["run"], "results.json", json.dumps(results).encode())
@@ -230,8 +263,10 @@ def test_model_identity_from_results_json_is_shown(db: Database, world: dict, tm
     assert submit(db, world, files).accepted
     meta = dict(views.metadata_table(db.submissions()[0]).itertuples(index=False))
     assert (meta["Model (results.json, claimed)"], meta["Revision (results.json, claimed)"]) == ("org/model", "abc123")
-    assert (meta["Source (results.json, claimed)"], meta["Source kind (results.json, claimed)"]) == ("hub:org/model",
-                                                                                                  "hub")
+    assert (meta["Source (results.json, claimed)"], meta["Source kind (results.json, claimed)"]) == (
+        "hub:org/model",
+        "hub",
+    )
     assert meta["results.json"] == "matches"
 
 
@@ -239,15 +274,18 @@ def test_model_identity_from_results_json_is_shown(db: Database, world: dict, tm
 def test_duplicate_main_rankings_with_other_reference_configs(db: Database, world: dict) -> None:
     assert submit(db, world, run_files(world["run"])).accepted
     again = submit(db, world, run_files(world["run_with_self"]), name="model")
-    assert again.message == ("Rejected: these rankings were already submitted as submission id 1 (model). Nothing "
-                             "was stored.")
+    assert again.message == (
+        "Rejected: these rankings were already submitted as submission id 1 (model). Nothing was stored."
+    )
 
 
 def test_model_names_belong_to_their_first_submitter(db: Database, world: dict) -> None:
     assert submit(db, world, run_files(world["run"]), name="Shared Name", submitter="hf:alice").accepted
     out = submit(db, world, run_files(world["run_with_self"]), name="shared  name", submitter="hf:mallory")
-    assert out.message == ("Rejected: model name 'shared name' (or one that looks the same) belongs to another "
-                           "submitter; choose a distinct name. Nothing was stored.")
+    assert out.message == (
+        "Rejected: model name 'shared name' (or one that looks the same) belongs to another "
+        "submitter; choose a distinct name. Nothing was stored."
+    )
     tables = world["tables"]
     other = T.write_run(world["root"] / "alice2", tables, T.random_rankings(tables, seed=99, configs=n.MAIN_CONFIGS))
     assert submit(db, world, run_files(other), name="Shared Name", submitter="hf:alice").accepted  # the owner may
@@ -268,8 +306,9 @@ def test_main_table_marks_a_results_json_that_disagreed(db: Database, world: dic
     results["configs"][I2C]["metrics"]["map"] = 0.999
     files = replaced(tmp_path, world["run"], "results.json", json.dumps(results).encode())
     assert submit(db, world, files, name="tampered").accepted
-    honest = T.write_run(tmp_path / "honest", world["tables"],
-                         T.random_rankings(world["tables"], seed=7, configs=n.MAIN_CONFIGS))
+    honest = T.write_run(
+        tmp_path / "honest", world["tables"], T.random_rankings(world["tables"], seed=7, configs=n.MAIN_CONFIGS)
+    )
     assert submit(db, world, run_files(honest), name="honest").accepted
     table = views.score_table(db.submissions(), n.MAIN_CONFIGS)
     marks = dict(zip(table[views.MODEL_COL], table[views.CHECK_COL], strict=True))
@@ -280,7 +319,12 @@ def test_addresses_are_stored_hashed_and_never_shown() -> None:
     key = address_key("198.51.100.7", b"k" * 32)
     assert key.startswith("ip:") and "198.51.100.7" not in key and len(key) == 19
     assert [shown(s) for s in (key, "ip:198.51.100.7", "hf:alice", "user:bob", "cli")] == [
-        "anonymous", "anonymous", "alice", "bob", "cli"]
+        "anonymous",
+        "anonymous",
+        "alice",
+        "bob",
+        "cli",
+    ]
 
 
 # --- 2 and 4: identity and rate windows -------------------------------------------------------------------------
@@ -308,8 +352,10 @@ def test_pool_positions_match_the_reference_check(data: st.DataObject, size: int
     index = PoolIndex.build(I2C, [{"query_id": f"q{q}", "candidate_ids": p} for q, p in enumerate(pools)])
     order = data.draw(st.permutations(range(3)))
     alphabet = sorted({c for p in pools for c in p} | {"stranger"})
-    ranked = [data.draw(st.one_of(st.permutations(pools[q]), st.lists(st.sampled_from(alphabet), max_size=size + 1)))
-              for q in order]
+    ranked = [
+        data.draw(st.one_of(st.permutations(pools[q]), st.lists(st.sampled_from(alphabet), max_size=size + 1)))
+        for q in order
+    ]
     parsed = ParsedRanking([f"q{q}" for q in order], pa.array(ranked, pa.list_(pa.string())))
     try:
         for q, r in zip(order, ranked, strict=True):
@@ -345,14 +391,20 @@ for run in sys.argv[3:]:
 @pytest.mark.slow
 def test_kill_during_a_burst_loses_nothing(world: dict, tmp_path: Path) -> None:
     tables = world["tables"]
-    runs = [T.write_run(tmp_path / f"b{i}", tables, T.random_rankings(tables, seed=300 + i, configs=n.MAIN_CONFIGS))
-            for i in range(40)]
+    runs = [
+        T.write_run(tmp_path / f"b{i}", tables, T.random_rankings(tables, seed=300 + i, configs=n.MAIN_CONFIGS))
+        for i in range(40)
+    ]
     db_path = tmp_path / "burst.sqlite"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     reported: list[int] = []
     for order in (runs, runs[::-1]):  # two kills, each a few accepted submissions into a burst
-        proc = subprocess.Popen([sys.executable, "-c", BURST, str(db_path), str(world["root"] / "triad"),
-                                 *map(str, order)], stdout=subprocess.PIPE, text=True, env=env)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", BURST, str(db_path), str(world["root"] / "triad"), *map(str, order)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         for _ in range(3):
             line = proc.stdout.readline()
             assert line.strip().isdigit(), line
@@ -371,8 +423,14 @@ def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "GRADIO_ANALYTICS_ENABLED": "False"}
     for var in ("TRIAD_SPACE_DATA", "TRIAD_SPACE_ARK_DATA", "TRIAD_SPACE_DB"):
         env.pop(var, None)
-    return subprocess.run([sys.executable, "-m", "triad_dataset.cli", "space", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "triad_dataset.cli", "space", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.slow
@@ -401,14 +459,16 @@ def test_with_login_the_hub_user_is_the_submitter(world: dict, tmp_path: Path, m
     monkeypatch.setattr(gr, "LoginButton", lambda *a, **k: None)  # its local mock needs a Hub token; not under test
     from spaces_app.settings import Settings
 
-    settings = Settings(world["root"] / "triad", tmp_path / "no-ark", tmp_path / "s.sqlite", None, 7860, "127.0.0.1",
-                        oauth=True)
+    settings = Settings(
+        world["root"] / "triad", tmp_path / "no-ark", tmp_path / "s.sqlite", None, 7860, "127.0.0.1", oauth=True
+    )
     demo = build_app(settings)
     fn = next(f.fn for f in demo.fns.values() if f.name == "submit")
     request = SimpleNamespace(client=SimpleNamespace(host="127.0.0.1"), headers={})
     files = [str(f) for f in run_files(world["run"])]
     assert fn(files, "m", "", "other", "", request, None) == (
-        "Rejected: log in with Hugging Face (the button at the top) to submit. Nothing was stored.")
+        "Rejected: log in with Hugging Face (the button at the top) to submit. Nothing was stored."
+    )
     assert fn(files, "m", "", "other", "", request, SimpleNamespace(username="alice")).startswith("Accepted")
     stored = Database(settings.db_path).submissions()[0]
     assert stored["submitter"] == "hf:alice" and views.submitter_text(stored) == "alice"
@@ -419,6 +479,10 @@ def test_run_info_states_what_was_compared() -> None:
 
     assert run_info(None, []) == {"results_json": "absent"}
     assert run_info({"configs": {}, "model": {"name": "m", "revision": True}}, []) == {
-        "results_json": "no numbers", "model_name": "m"}
+        "results_json": "no numbers",
+        "model_name": "m",
+    }
     assert run_info({"configs": {I2C: {"metrics": {"map": 0.5}}}, "complete": True}, ["x"]) == {
-        "results_json": "differs", "complete": True}
+        "results_json": "differs",
+        "complete": True,
+    }

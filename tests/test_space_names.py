@@ -12,9 +12,13 @@ from tests.test_space_trust import db, edited, rejected, submit, world
 
 __all__ = ["db", "world"]  # the fixtures, shared with tests/test_space_trust.py
 
-REGISTRY_CASES: list[tuple[str, str]] = [("MINILM", "minilm"), ("SigLIP2", "siglip2"), ("SIGLIP2", "siglip2"),
-                                         ("QWEN3-VL-EMBEDDING-8B", "qwen3-vl-embedding-8b"),
-                                         ("qwen3-vl-embedding-8B", "qwen3-vl-embedding-8b")]
+REGISTRY_CASES: list[tuple[str, str]] = [
+    ("MINILM", "minilm"),
+    ("SigLIP2", "siglip2"),
+    ("SIGLIP2", "siglip2"),
+    ("QWEN3-VL-EMBEDDING-8B", "qwen3-vl-embedding-8b"),
+    ("qwen3-vl-embedding-8B", "qwen3-vl-embedding-8b"),
+]
 
 
 def other_model(world: dict) -> Path:
@@ -53,8 +57,15 @@ def test_an_ordinary_new_name_is_accepted(db: Database, world: dict) -> None:
 
 def test_a_run_of_the_registry_model_may_use_its_name_in_any_case(db: Database, world: dict) -> None:
     def claim(r: dict) -> dict:
-        return {**r, "model": {"name": "siglip2", "source_kind": "registry", "revision": "c" * 40,
-                               "hub_id": "google/siglip2-so400m-patch14-384"}}
+        return {
+            **r,
+            "model": {
+                "name": "siglip2",
+                "source_kind": "registry",
+                "revision": "c" * 40,
+                "hub_id": "google/siglip2-so400m-patch14-384",
+            },
+        }
 
     run = edited(world, world["runs"][1], "names-siglip2", results=claim)
     assert submit(db, world, run, "siglip2").accepted

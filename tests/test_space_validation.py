@@ -37,8 +37,15 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     rankings = T.random_rankings(tables, seed=5)
     run = T.write_run(root / "run", tables, rankings)
     ark_run = T.write_run(root / "ark_run", ark, T.ark_random_rankings(ark, seed=6), benchmark="ark")
-    return {"root": root, "tables": tables, "ark": ark, "rankings": rankings, "run": run, "ark_run": ark_run,
-            "golds": GoldStore({"triad": root / "triad", "ark": root / "ark"})}
+    return {
+        "root": root,
+        "tables": tables,
+        "ark": ark,
+        "rankings": rankings,
+        "run": run,
+        "ark_run": ark_run,
+        "golds": GoldStore({"triad": root / "triad", "ark": root / "ark"}),
+    }
 
 
 @pytest.fixture()
@@ -66,8 +73,15 @@ def with_replaced(tmp: Path, run: Path, config: str, table: pa.Table | bytes) ->
 
 
 def submit(db: Database, world: dict, files: list[Path], name: str = "model", **kw) -> str:
-    outcome = submit_files(db, world["golds"], files, model_name=name, submitter=kw.pop("submitter", "tester"),
-                           rate_limit=kw.pop("rate_limit", RateLimit(1000, 3600)), **kw)
+    outcome = submit_files(
+        db,
+        world["golds"],
+        files,
+        model_name=name,
+        submitter=kw.pop("submitter", "tester"),
+        rate_limit=kw.pop("rate_limit", RateLimit(1000, 3600)),
+        **kw,
+    )
     return outcome.message
 
 
@@ -112,27 +126,39 @@ def test_duplicate_query(db: Database, world: dict, tmp_path: Path) -> None:
     table = T.ranking_table(r)
     table = pa.concat_tables([table, table.slice(0, 1)])
     qid = table.column("query_id")[0].as_py()
-    rejected(db, submit(db, world, with_replaced(tmp_path, world["run"], I2C, table)),
-             "5 rows, more than the limit of 4 (each of the config's queries once)")
+    rejected(
+        db,
+        submit(db, world, with_replaced(tmp_path, world["run"], I2C, table)),
+        "5 rows, more than the limit of 4 (each of the config's queries once)",
+    )
     swapped = pa.concat_tables([table.slice(0, 1), table.slice(0, 3)])  # as many rows as queries, one repeated
-    rejected(db, submit(db, world, with_replaced(tmp_path, world["run"], I2C, swapped)),
-             f"config {I2C}: query {qid!r} appears more than once")
+    rejected(
+        db,
+        submit(db, world, with_replaced(tmp_path, world["run"], I2C, swapped)),
+        f"config {I2C}: query {qid!r} appears more than once",
+    )
 
 
 def test_unknown_query(db: Database, world: dict, tmp_path: Path) -> None:
     r = ranking(world, C2I)
     first = sorted(r)[0]
     r["zzz-not-a-query"] = r.pop(first)
-    rejected(db, submit(db, world, with_replaced(tmp_path, world["run"], C2I, T.ranking_table(r))),
-             f"config {C2I}: unknown query id 'zzz-not-a-query'")
+    rejected(
+        db,
+        submit(db, world, with_replaced(tmp_path, world["run"], C2I, T.ranking_table(r))),
+        f"config {C2I}: unknown query id 'zzz-not-a-query'",
+    )
 
 
 def test_candidate_not_in_pool(db: Database, world: dict, tmp_path: Path) -> None:
     r = ranking(world, n.STATE_CONFIGS[0])
     qid = sorted(r)[1]
     r[qid][3] = "fashion_items-999999"
-    rejected(db, submit(db, world, with_replaced(tmp_path, world["run"], n.STATE_CONFIGS[0], T.ranking_table(r))),
-             f"config {n.STATE_CONFIGS[0]}, query {qid!r}: candidate 'fashion_items-999999' is not in this query's pool")
+    rejected(
+        db,
+        submit(db, world, with_replaced(tmp_path, world["run"], n.STATE_CONFIGS[0], T.ranking_table(r))),
+        f"config {n.STATE_CONFIGS[0]}, query {qid!r}: candidate 'fashion_items-999999' is not in this query's pool",
+    )
 
 
 def test_duplicate_candidate(db: Database, world: dict, tmp_path: Path) -> None:
@@ -140,16 +166,23 @@ def test_duplicate_candidate(db: Database, world: dict, tmp_path: Path) -> None:
     qid = sorted(r)[0]
     dup = r[qid][0]
     r[qid][5] = dup
-    rejected(db, submit(db, world, with_replaced(tmp_path, world["run"], n.CONSTRAINTS_CONFIGS[1], T.ranking_table(r))),
-             f"config {n.CONSTRAINTS_CONFIGS[1]}, query {qid!r}: candidate {dup!r} ranked twice")
+    rejected(
+        db,
+        submit(db, world, with_replaced(tmp_path, world["run"], n.CONSTRAINTS_CONFIGS[1], T.ranking_table(r))),
+        f"config {n.CONSTRAINTS_CONFIGS[1]}, query {qid!r}: candidate {dup!r} ranked twice",
+    )
 
 
 def test_missing_candidate(db: Database, world: dict, tmp_path: Path) -> None:
     r = ranking(world, I2C)
     qid = sorted(r)[2]
     gone = r[qid].pop()
-    rejected(db, submit(db, world, with_replaced(tmp_path, world["run"], I2C, T.ranking_table(r))),
-             f"config {I2C}, query {qid!r}: 1 of the {POOL} pool candidates missing", repr(gone))
+    rejected(
+        db,
+        submit(db, world, with_replaced(tmp_path, world["run"], I2C, T.ranking_table(r))),
+        f"config {I2C}, query {qid!r}: 1 of the {POOL} pool candidates missing",
+        repr(gone),
+    )
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
@@ -160,8 +193,11 @@ def test_non_finite_score(db: Database, world: dict, tmp_path: Path, value: floa
     scores[1][4] = value
     table = table.set_column(2, "scores", pa.array(scores, pa.list_(pa.float64())))
     qid = table.column("query_id")[1].as_py()
-    rejected(db, submit(db, world, with_replaced(tmp_path, world["run"], I2C, table)),
-             f"query {qid!r} has a non-finite score")
+    rejected(
+        db,
+        submit(db, world, with_replaced(tmp_path, world["run"], I2C, table)),
+        f"query {qid!r} has a non-finite score",
+    )
 
 
 def test_scores_not_aligned(db: Database, world: dict, tmp_path: Path) -> None:
@@ -170,8 +206,11 @@ def test_scores_not_aligned(db: Database, world: dict, tmp_path: Path) -> None:
     scores[0] = scores[0][:-1]
     table = table.set_column(2, "scores", pa.array(scores, pa.list_(pa.float64())))
     qid = table.column("query_id")[0].as_py()
-    rejected(db, submit(db, world, with_replaced(tmp_path, world["run"], I2C, table)),
-             f"query {qid!r} has {POOL} candidate ids but {POOL - 1} scores")
+    rejected(
+        db,
+        submit(db, world, with_replaced(tmp_path, world["run"], I2C, table)),
+        f"query {qid!r} has {POOL} candidate ids but {POOL - 1} scores",
+    )
 
 
 def test_scores_not_best_first(db: Database, world: dict, tmp_path: Path) -> None:
@@ -179,8 +218,11 @@ def test_scores_not_best_first(db: Database, world: dict, tmp_path: Path) -> Non
     scores = table.column("scores").to_pylist()
     scores[0][2] = 5.0
     table = table.set_column(2, "scores", pa.array(scores, pa.list_(pa.float64())))
-    rejected(db, submit(db, world, with_replaced(tmp_path, world["run"], I2C, table)),
-             "is not sorted best first (score rises at rank 3)")
+    rejected(
+        db,
+        submit(db, world, with_replaced(tmp_path, world["run"], I2C, table)),
+        "is not sorted best first (score rises at rank 3)",
+    )
 
 
 def test_missing_column_and_wrong_type(db: Database, world: dict, tmp_path: Path) -> None:
@@ -188,8 +230,11 @@ def test_missing_column_and_wrong_type(db: Database, world: dict, tmp_path: Path
     rejected(db, submit(db, world, with_replaced(tmp_path, world["run"], I2C, table)), "missing column 'scores'")
     table = T.ranking_table(ranking(world, I2C))
     table = table.set_column(0, "query_id", pa.array(range(table.num_rows), pa.int64()))
-    rejected(db, submit(db, world, with_replaced(tmp_path / "b", world["run"], I2C, table)),
-             "column 'query_id' has type int64")
+    rejected(
+        db,
+        submit(db, world, with_replaced(tmp_path / "b", world["run"], I2C, table)),
+        "column 'query_id' has type int64",
+    )
 
 
 def test_null_values(db: Database, world: dict, tmp_path: Path) -> None:
@@ -202,17 +247,24 @@ def test_null_values(db: Database, world: dict, tmp_path: Path) -> None:
 
 def test_pickle_is_never_loaded(db: Database, world: dict, tmp_path: Path) -> None:
     """A pickle named .parquet is refused by its magic bytes; a .pkl is refused by its type; nothing is unpickled."""
+
     class Boom:
         def __reduce__(self):  # would run on unpickling
             return (Path(tmp_path / "pwned").write_text, ("x",))
 
     blob = pickle.dumps(Boom())
-    rejected(db, submit(db, world, with_replaced(tmp_path, world["run"], I2C, blob)),
-             f"{I2C}.parquet (config {I2C}): not a parquet file (missing PAR1 magic bytes)")
+    rejected(
+        db,
+        submit(db, world, with_replaced(tmp_path, world["run"], I2C, blob)),
+        f"{I2C}.parquet (config {I2C}): not a parquet file (missing PAR1 magic bytes)",
+    )
     pkl = tmp_path / "model.pkl"
     pkl.write_bytes(blob)
-    rejected(db, submit(db, world, [*run_files(world["run"]), pkl]),
-             "model.pkl: only parquet ranking files and JSON are accepted")
+    rejected(
+        db,
+        submit(db, world, [*run_files(world["run"]), pkl]),
+        "model.pkl: only parquet ranking files and JSON are accepted",
+    )
     assert not (tmp_path / "pwned").exists()
 
 
@@ -294,12 +346,15 @@ def test_zip_of_run_folder_is_accepted_and_duplicate_detected(db: Database, worl
     assert db.counts()["submissions"] == 1
 
 
-@pytest.mark.parametrize("name, fragment", [
-    ("../rankings/x.parquet", "path traversal with '..'"),
-    ("run/../../etc/results.json", "path traversal with '..'"),
-    ("/abs/results.json", "absolute path or backslash"),
-    ("run\\results.json", "absolute path or backslash"),
-])
+@pytest.mark.parametrize(
+    "name, fragment",
+    [
+        ("../rankings/x.parquet", "path traversal with '..'"),
+        ("run/../../etc/results.json", "path traversal with '..'"),
+        ("/abs/results.json", "absolute path or backslash"),
+        ("run\\results.json", "absolute path or backslash"),
+    ],
+)
 def test_zip_unsafe_paths(db: Database, world: dict, tmp_path: Path, name: str, fragment: str) -> None:
     archive = _zip(tmp_path / "evil.zip", {**_run_members(world["run"]), name: b"{}"})
     rejected(db, submit(db, world, [archive]), "evil.zip: unsafe path", fragment)
@@ -376,14 +431,17 @@ def test_ark_rejections(db: Database, world: dict, tmp_path: Path) -> None:
 
 
 # --- metadata and rate limit ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("kwargs, fragment", [
-    ({"model_name": "  "}, "model name is required"),
-    ({"model_name": "x" * 81}, "model name is 81 characters long; the limit is 80"),
-    ({"model_name": "\u2800\u200b\u3164"}, "model name is blank once invisible characters are removed"),
-    ({"model_link": "javascript:alert(1)"}, "model link must be an http:// or https:// URL"),
-    ({"model_link": "https://x.org/\"onmouseover=alert(1)"}, "model link must be an http:// or https:// URL"),
-    ({"params": "lots"}, "parameter count 'lots': use a number such as"),
-])
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"model_name": "  "}, "model name is required"),
+        ({"model_name": "x" * 81}, "model name is 81 characters long; the limit is 80"),
+        ({"model_name": "\u2800\u200b\u3164"}, "model name is blank once invisible characters are removed"),
+        ({"model_link": "javascript:alert(1)"}, "model link must be an http:// or https:// URL"),
+        ({"model_link": 'https://x.org/"onmouseover=alert(1)'}, "model link must be an http:// or https:// URL"),
+        ({"params": "lots"}, "parameter count 'lots': use a number such as"),
+    ],
+)
 def test_metadata_rejections(kwargs: dict, fragment: str) -> None:
     base = {"model_name": "m", "model_link": "", "family": "", "params": "", "submitter": "s"}
     with pytest.raises(SubmissionError, match=None) as info:
@@ -394,7 +452,11 @@ def test_metadata_rejections(kwargs: dict, fragment: str) -> None:
 def test_html_name_is_kept_verbatim() -> None:
     meta = check_meta("<img src=x onerror=alert(1)>", "https://example.org/m", "", "1.5B", "")
     assert (meta.model_name, meta.family, meta.params, meta.submitter) == (
-        "<img src=x onerror=alert(1)>", "other", 1_500_000_000, "anonymous")
+        "<img src=x onerror=alert(1)>",
+        "other",
+        1_500_000_000,
+        "anonymous",
+    )
     assert parse_params("350k") == 350_000
 
 
@@ -402,8 +464,11 @@ def test_rate_limit(db: Database, world: dict) -> None:
     limit = RateLimit(attempts=2, window_s=3600)
     for _ in range(2):
         rejected(db, submit(db, world, [], submitter="alice", rate_limit=limit), "no files uploaded")
-    rejected(db, submit(db, world, run_files(world["run"]), submitter="alice", rate_limit=limit),
-             "rate limit reached (2 submissions per 3600 s per submitter)")
+    rejected(
+        db,
+        submit(db, world, run_files(world["run"]), submitter="alice", rate_limit=limit),
+        "rate limit reached (2 submissions per 3600 s per submitter)",
+    )
     assert submit(db, world, run_files(world["run"]), submitter="bob", rate_limit=limit).startswith("Accepted")
 
 
@@ -413,10 +478,18 @@ def test_digest_ignores_row_order_scores_and_encoding(world: dict) -> None:
     from spaces_app.validation import Upload, read_ranking
 
     table = T.ranking_table(ranking(world, I2C))
-    shuffled = table.take([3, 1, 0, 2]).set_column(2, "scores", pa.array(
-        [np.linspace(0.9, 0.2, POOL).tolist()] * 4, pa.list_(pa.float64())))
-    shuffled = shuffled.cast(pa.schema([("query_id", pa.large_string()), ("candidate_ids", pa.list_(pa.large_string())),
-                                        ("scores", pa.list_(pa.float64()))]))
+    shuffled = table.take([3, 1, 0, 2]).set_column(
+        2, "scores", pa.array([np.linspace(0.9, 0.2, POOL).tolist()] * 4, pa.list_(pa.float64()))
+    )
+    shuffled = shuffled.cast(
+        pa.schema(
+            [
+                ("query_id", pa.large_string()),
+                ("candidate_ids", pa.list_(pa.large_string())),
+                ("scores", pa.list_(pa.float64())),
+            ]
+        )
+    )
     sink = pa.BufferOutputStream()
     pq.write_table(shuffled, sink, compression="zstd", row_group_size=2)
     a = read_ranking(Upload("a.parquet", T.parquet_bytes(table)), I2C, Limits(), ark=False)

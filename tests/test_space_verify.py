@@ -31,8 +31,16 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("space_verify")
     tables = T.triad_tables(10, POOL, seed=21, configs=n.MAIN_CONFIGS)
     T.write_triad_gold(root / "triad", tables, POOL, with_corpora=True)
-    run(RunConfig(model="tiny-random-clip", data=str(root / "triad"), out=str(root / "run"), validate=False,
-                  quiet=True, cache_dir=str(root / "cache")))
+    run(
+        RunConfig(
+            model="tiny-random-clip",
+            data=str(root / "triad"),
+            out=str(root / "run"),
+            validate=False,
+            quiet=True,
+            cache_dir=str(root / "cache"),
+        )
+    )
     return {"root": root, "tables": tables, "golds": GoldStore({"triad": root / "triad"}), "run": root / "run"}
 
 
@@ -41,8 +49,9 @@ def files(run: Path) -> list[Path]:
 
 
 def submit(db: Database, tiny: dict, run: Path, name: str, submitter: str = "hf:alice"):
-    return submit_files(db, tiny["golds"], files(run), model_name=name, submitter=submitter,
-                        rate_limit=RateLimit(1000, 3600))
+    return submit_files(
+        db, tiny["golds"], files(run), model_name=name, submitter=submitter, rate_limit=RateLimit(1000, 3600)
+    )
 
 
 def cli_verify(db: Database, tiny: dict, *extra: str) -> int:
@@ -58,8 +67,9 @@ def copy_run(tiny: dict, name: str) -> Path:
     return out
 
 
-def test_an_unchanged_run_is_verified_and_one_swapped_pair_fails(tiny: dict, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unchanged_run_is_verified_and_one_swapped_pair_fails(
+    tiny: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = Database(tmp_path / "space.sqlite")
     monkeypatch.setattr(verify.secrets, "randbits", lambda bits: SEED)  # the server's draw, fixed for the test
     honest = submit(db, tiny, tiny["run"], "tiny-random-clip")
@@ -72,8 +82,12 @@ def test_an_unchanged_run_is_verified_and_one_swapped_pair_fails(tiny: dict, tmp
     assert result["queries"] == 6 * verify.QUERIES and result["pairs"] > 1000
     assert row["verify"]["sample_seed"] == SEED  # revealed once checked
     assert "sample" not in views.submission_record(row)["verification"]  # the sample itself never is
-    table = views.score_table(db.submissions(), n.MAIN_CONFIGS, sort_by="I2C", status=status.annotate(
-        db.submissions(), n.MAIN_CONFIGS, None, tiny["golds"].get("triad").fingerprint))
+    table = views.score_table(
+        db.submissions(),
+        n.MAIN_CONFIGS,
+        sort_by="I2C",
+        status=status.annotate(db.submissions(), n.MAIN_CONFIGS, None, tiny["golds"].get("triad").fingerprint),
+    )
     assert table[views.STATUS_COL][0].startswith(f"verified ({6 * verify.QUERIES} queries")
     assert table[views.RANK_COL][0] == "1"
 
@@ -93,12 +107,19 @@ def test_an_unchanged_run_is_verified_and_one_swapped_pair_fails(tiny: dict, tmp
     row = next(s for s in db.submissions(include_hidden=True) if s["id"] == out.submission_id)
     result = row["verify"]["result"]
     assert row["status"] == verify.FAILED and result["disagreeing"] == 1
-    assert result["pairs_listed"][0] | {"scores": None} == {"config": config, "query_id": qid, "above": second,
-                                                            "below": first, "ranks": [1, 2], "scores": None}
+    assert result["pairs_listed"][0] | {"scores": None} == {
+        "config": config,
+        "query_id": qid,
+        "above": second,
+        "below": first,
+        "ranks": [1, 2],
+        "scores": None,
+    }
     notes = status.annotate(db.submissions(), n.MAIN_CONFIGS, None, tiny["golds"].get("triad").fingerprint)
     assert notes[out.submission_id]["text"].startswith("FAILED reproduction (1 of ")
-    shown = views.score_table([s for s in db.submissions() if notes[s["id"]]["status"] != verify.FAILED],
-                              n.MAIN_CONFIGS, status=notes)
+    shown = views.score_table(
+        [s for s in db.submissions() if notes[s["id"]]["status"] != verify.FAILED], n.MAIN_CONFIGS, status=notes
+    )
     assert out.submission_id not in shown[views.ID_COL].tolist()  # failed rows leave the default view
 
 
@@ -132,8 +153,9 @@ def _oracle(tiny: dict, name: str) -> Path:
         rows = pq.read_table(path).to_pylist()
         for r in rows:
             ids = r["candidate_ids"]
-            r["candidate_ids"] = [c for c in ids if c in positives[r["query_id"]]] + \
-                [c for c in ids if c not in positives[r["query_id"]]]
+            r["candidate_ids"] = [c for c in ids if c in positives[r["query_id"]]] + [
+                c for c in ids if c not in positives[r["query_id"]]
+            ]
         pq.write_table(pq.read_table(path).from_pylist(rows, schema=pq.read_schema(path)), path)
     return out
 
@@ -167,8 +189,16 @@ def test_ark_runs_are_checked_against_items_they_leave_out(tmp_path: Path) -> No
     subtypes = ark_names.SUBTYPES[:1]
     ark = T.ark_tables(6, 300, seed=23, subtypes=subtypes)
     T.write_ark_gold(tmp_path / "ark", ark)
-    run(RunConfig(model="tiny-random-clip", data=str(tmp_path / "ark"), out=str(tmp_path / "run"), validate=False,
-                  quiet=True, cache_dir=str(tmp_path / "cache")))
+    run(
+        RunConfig(
+            model="tiny-random-clip",
+            data=str(tmp_path / "ark"),
+            out=str(tmp_path / "run"),
+            validate=False,
+            quiet=True,
+            cache_dir=str(tmp_path / "cache"),
+        )
+    )
     golds = GoldStore({"ark": tmp_path / "ark"})
     db = Database(tmp_path / "space.sqlite")
     honest = submit_files(db, golds, files(tmp_path / "run"), model_name="tiny-random-clip", submitter="local")
@@ -179,14 +209,14 @@ def test_ark_runs_are_checked_against_items_they_leave_out(tmp_path: Path) -> No
     gallery = [g["item_id"] for g in ark[subtypes[0] + ark_names.GALLERY_SUFFIX]]
     for r in rows:  # the positive first, then the 99 items the model likes least: everything it prefers is left out
         listed = set(r["candidate_ids"])
-        r["candidate_ids"] = [positives[r["query_id"]]] + [c for c in reversed(gallery) if c not in listed
-                                                            and c != positives[r["query_id"]]][:99]
+        r["candidate_ids"] = [positives[r["query_id"]]] + [
+            c for c in reversed(gallery) if c not in listed and c != positives[r["query_id"]]
+        ][:99]
         r["scores"] = sorted(r["scores"], reverse=True)[:100]
         r["positive_rank"] = 1
     oracle = tmp_path / "oracle"
     shutil.copytree(tmp_path / "run", oracle)
-    pq.write_table(pq.read_table(path).from_pylist(rows, schema=pq.read_schema(path)),
-                   oracle / "rankings" / path.name)
+    pq.write_table(pq.read_table(path).from_pylist(rows, schema=pq.read_schema(path)), oracle / "rankings" / path.name)
     cheat = submit_files(db, golds, files(oracle), model_name="tiny-random-clip", submitter="local")
     assert cheat.accepted and "R@1: " in cheat.message, cheat.message
     from triad_dataset.cli import main
@@ -209,20 +239,30 @@ def test_a_model_that_scores_everything_alike_leaves_the_row_unverified(tiny: di
         encode_candidates = encode_queries
 
     task = db.verification_tasks()[0]
-    outcome, record = verify.check(task, {"triad": tiny["root"] / "triad"},
-                                   loader=lambda *a: (Alike(), {"sees_images": True}))
+    outcome, record = verify.check(
+        task, {"triad": tiny["root"] / "triad"}, loader=lambda *a: (Alike(), {"sees_images": True})
+    )
     assert outcome == verify.UNVERIFIED and record["result"]["pairs"] == 0
     assert record["reason"].startswith("the model scores the sampled candidates alike")
 
 
-@pytest.mark.parametrize(("extra", "reason"), [
-    ({"reproducible": False, "api": {"model_version": "doubao-embedding-vision-251215"}},
-     "API model doubao-embedding-vision-251215: not reproducible without provider access"),
-    ({"generation": {"generator": "g"}},
-     "reasoning embedder: its generations are sampled, so re-encoding cannot reproduce the run"),
-    ({"model": {"source_kind": "hub", "source": "org/m", "revision": "a" * 40, "input_pipeline": "unverified"}},
-     "--recipe generic runs are not reproduced"),
-])
+@pytest.mark.parametrize(
+    ("extra", "reason"),
+    [
+        (
+            {"reproducible": False, "api": {"model_version": "doubao-embedding-vision-251215"}},
+            "API model doubao-embedding-vision-251215: not reproducible without provider access",
+        ),
+        (
+            {"generation": {"generator": "g"}},
+            "reasoning embedder: its generations are sampled, so re-encoding cannot reproduce the run",
+        ),
+        (
+            {"model": {"source_kind": "hub", "source": "org/m", "revision": "a" * 40, "input_pipeline": "unverified"}},
+            "--recipe generic runs are not reproduced",
+        ),
+    ],
+)
 def test_runs_that_cannot_be_re_encoded_say_why(extra, reason):
     results = {"model": {"source_kind": "registry", "name": "minilm", "revision": "r"}, **extra}
     assert verify.model_spec(results) == (None, None, reason)

@@ -14,10 +14,14 @@ from triad_dataset.sources.synthetic import synthetic_catalog
 from triad_dataset.tracks.shared import QueryPlan
 from triad_dataset.tracks.state import Session, assign_sessions, trap_pool
 
-TEES = {f"tee{i}": {"category": "Tshirts", "gender": "Men", "length": "", "pattern": "solid", "colour": "Black"}
-        for i in range(5)}
+TEES = {
+    f"tee{i}": {"category": "Tshirts", "gender": "Men", "length": "", "pattern": "solid", "colour": "Black"}
+    for i in range(5)
+}
 CATALOG = {
-    "ref": {}, "mate": {}, "target": {"colour": "Green"},
+    "ref": {},
+    "mate": {},
+    "target": {"colour": "Green"},
     "blue": {"colour": "Blue"},  # only colour differs: a trap for an earlier "in blue"
     "blue_floral": {"colour": "Blue", "pattern": "floral"},  # breaks the preserved pattern: never a trap
     **TEES,
@@ -31,8 +35,15 @@ def catalog():
 
 def plan(catalog, conditions, pool_ids, roles, profile="D1") -> QueryPlan:
     at = catalog.index
-    return QueryPlan("q0", profile, at["ref"], at["target"], tuple(conditions),
-                     pool=np.array([at[i] for i in pool_ids]), roles=list(roles))
+    return QueryPlan(
+        "q0",
+        profile,
+        at["ref"],
+        at["target"],
+        tuple(conditions),
+        pool=np.array([at[i] for i in pool_ids]),
+        roles=list(roles),
+    )
 
 
 def test_session_mix_follows_the_paper() -> None:
@@ -49,7 +60,11 @@ def test_session_mix_follows_the_paper() -> None:
     # every 8th plan: D1..D7 = 22, 16, 22, 15, 19, 16, 15 -> 38 one-, 56 two-, 31 three-condition sources
     few = assign_sessions(plans[::8], np.random.default_rng(0))
     assert sorted((s, few.count(s)) for s in set(few)) == [
-        (("conflict", 2), 38), (("conflict", 3), 28), (("natural", 2), 28), (("natural", 3), 31)]
+        (("conflict", 2), 38),
+        (("conflict", 3), 28),
+        (("natural", 2), 28),
+        (("natural", 3), 31),
+    ]
 
 
 def test_conflict_session_states_then_revises_a_value(catalog) -> None:
@@ -66,8 +81,13 @@ def test_conflict_session_states_then_revises_a_value(catalog) -> None:
 
 
 def test_negative_revision_traps_and_overlay(catalog) -> None:
-    p = plan(catalog, [Condition("colour", "N", "Red")], ["target", "mate", "tee0", "tee1"],
-             [n.POSITIVE, n.N_VIOLATION, n.RANDOM, n.RANDOM], profile="D2")
+    p = plan(
+        catalog,
+        [Condition("colour", "N", "Red")],
+        ["target", "mate", "tee0", "tee1"],
+        [n.POSITIVE, n.N_VIOLATION, n.RANDOM, n.RANDOM],
+        profile="D2",
+    )
     session = Session(catalog, p, ("conflict", 2), np.random.default_rng(5))
     old = session.superseded
     schema = catalog.schema.attribute("colour")
@@ -81,8 +101,12 @@ def test_negative_revision_traps_and_overlay(catalog) -> None:
 
 
 def test_traps_outside_the_pool_replace_random_fillers(catalog) -> None:
-    p = plan(catalog, [Condition("colour", "P", "Green")], ["target", "tee0", "tee1", "tee2"],
-             [n.POSITIVE, n.VISUAL, n.RANDOM, n.RANDOM])
+    p = plan(
+        catalog,
+        [Condition("colour", "P", "Green")],
+        ["target", "tee0", "tee1", "tee2"],
+        [n.POSITIVE, n.VISUAL, n.RANDOM, n.RANDOM],
+    )
     session = Session(catalog, p, ("conflict", 2), np.random.default_rng(0))
     pool, roles, flags = trap_pool(session, "fashion", np.random.default_rng(0))
     ids = [catalog.items[i].item_id for i in pool]
@@ -92,8 +116,11 @@ def test_traps_outside_the_pool_replace_random_fillers(catalog) -> None:
 
 
 def test_natural_session_adds_one_condition_per_turn(catalog) -> None:
-    conditions = [Condition("colour", "P", "Green"), Condition("pattern", "P", "floral"),
-                  Condition("sleeve_length", "N", "long")]
+    conditions = [
+        Condition("colour", "P", "Green"),
+        Condition("pattern", "P", "floral"),
+        Condition("sleeve_length", "N", "long"),
+    ]
     p = plan(catalog, conditions, ["target"], [n.POSITIVE], profile="D6")
     session = Session(catalog, p, ("natural", 3), np.random.default_rng(2))
     assert len(session.turns) == 3 and not session.traps.any() and session.superseded is None
@@ -142,10 +169,18 @@ def test_state_audit(cars_build) -> None:
 
 
 def test_comparative_revision_uses_the_opposite_direction() -> None:
-    catalog = fashion({"ref": {"length": "knee"}, "target": {"length": "maxi"}, "short": {"length": "mini"},
-                       "longer_green": {"length": "midi", "colour": "Green"}, **TEES})
-    p = QueryPlan("q0", "D1", 0, 1, (Condition("length", "P", "longer"),), pool=np.array([1, 5]),
-                  roles=[n.POSITIVE, n.RANDOM])
+    catalog = fashion(
+        {
+            "ref": {"length": "knee"},
+            "target": {"length": "maxi"},
+            "short": {"length": "mini"},
+            "longer_green": {"length": "midi", "colour": "Green"},
+            **TEES,
+        }
+    )
+    p = QueryPlan(
+        "q0", "D1", 0, 1, (Condition("length", "P", "longer"),), pool=np.array([1, 5]), roles=[n.POSITIVE, n.RANDOM]
+    )
     session = Session(catalog, p, ("conflict", 2), np.random.default_rng(0))
     assert session.superseded == Condition("length", "P", "shorter")
     assert {catalog.items[i].item_id for i in np.flatnonzero(session.traps)} == {"short"}

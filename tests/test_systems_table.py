@@ -30,8 +30,9 @@ def rows(section: str) -> list[dict[str, str]]:
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 7 and re.fullmatch(r"[TAC]\d+", cells[0]):
-            out.append(dict(zip(("id", "paper", "system", "type", "status", "entries", "reference"), cells,
-                                strict=True)))
+            out.append(
+                dict(zip(("id", "paper", "system", "type", "status", "entries", "reference"), cells, strict=True))
+            )
     return out
 
 

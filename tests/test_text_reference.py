@@ -56,7 +56,9 @@ def fed_ids(encoder, backbone=None) -> Iterator[list[list[int]]]:
 
     def recording(*args, **kwargs):
         ids, mask = kwargs["input_ids"], kwargs["attention_mask"]
-        rows.extend([t for t, m in zip(r, k, strict=True) if m] for r, k in zip(ids.tolist(), mask.tolist(), strict=True))
+        rows.extend(
+            [t for t, m in zip(r, k, strict=True) if m] for r, k in zip(ids.tolist(), mask.tolist(), strict=True)
+        )
         return forward(*args, **kwargs)
 
     backbone.forward = recording
@@ -112,8 +114,9 @@ def _with_prompts(folder: str, prompts: dict[str, str], target: Path) -> str:
 def test_generic_recipe_uses_the_models_own_query_and_document_prompts(folders, tmp_path):
     from model_adapters.models.resolve import from_name
 
-    folder = _with_prompts(folders(tiny_text.save_qwen3_embedding), {"query": "query: ", "passage": "passage: "},
-                           tmp_path / "e5-like")
+    folder = _with_prompts(
+        folders(tiny_text.save_qwen3_embedding), {"query": "query: ", "passage": "passage: "}, tmp_path / "e5-like"
+    )
     resolved = from_name(folder)
     assert resolved.identity.recipe == "sentence-transformers" and not resolved.identity.sees_images
     enc = resolved.load("cpu", "float32")
@@ -128,8 +131,9 @@ def test_generic_recipe_refuses_prompts_that_name_no_retrieval_side(folders, tmp
     from model_adapters.models.resolve import from_name
     from triad_dataset.contract.errors import TriadError
 
-    folder = _with_prompts(folders(tiny_text.save_qwen3_embedding), {"classification": "Classify: "},
-                           tmp_path / "cls-only")
+    folder = _with_prompts(
+        folders(tiny_text.save_qwen3_embedding), {"classification": "Classify: "}, tmp_path / "cls-only"
+    )
     with pytest.raises(TriadError, match=r"declares prompts \['classification'\] but none for queries"):
         from_name(folder).load("cpu", "float32")
 
@@ -143,8 +147,9 @@ def test_a_local_qwen3_embedding_folder_is_refused_naming_both_lookalikes(folder
         from_name(folders(tiny_text.save_qwen3_embedding))
 
 
-@pytest.mark.parametrize("recipe, name", [("qwen3-embedding", "qwen3-embedding-4b"),
-                                          ("diver-retriever", "diver-retriever-4b")])
+@pytest.mark.parametrize(
+    "recipe, name", [("qwen3-embedding", "qwen3-embedding-4b"), ("diver-retriever", "diver-retriever-4b")]
+)
 def test_a_qwen3_embedding_folder_chosen_by_recipe_feeds_instructed_queries_as_the_entry(folders, recipe, name):
     from model_adapters.models.resolve import from_name
 
@@ -170,8 +175,11 @@ def test_an_instruction_template_prompt_is_refused_by_the_generic_recipe(folders
     from model_adapters.models.resolve import from_name
     from triad_dataset.contract.errors import TriadError
 
-    folder = _with_prompts(folders(tiny_text.save_qwen3_embedding),
-                           {"query": "Instruct: Given a question, retrieve passages\nQuery: "}, tmp_path / "e5-inst")
+    folder = _with_prompts(
+        folders(tiny_text.save_qwen3_embedding),
+        {"query": "Instruct: Given a question, retrieve passages\nQuery: "},
+        tmp_path / "e5-inst",
+    )
     with pytest.raises(TriadError, match="is an instruction template"):
         from_name(folder)
 
@@ -238,7 +246,10 @@ def test_reasonir_matches_its_authors_encode(folders):
     _reasonir_side(enc, ref, "truncated")
     # Their mean over zero tokens is NaN; ours is a one-line refusal naming the input.
     assert ref["empty_query_vector_is_nan"] and ref["empty_query_with_instruction_is_nan"]
-    for encode, item in ((enc.encode_candidates, ModelInput("", None, None)), (enc.encode_queries, ModelInput("", None, R.C2I))):
+    for encode, item in (
+        (enc.encode_candidates, ModelInput("", None, None)),
+        (enc.encode_queries, ModelInput("", None, R.C2I)),
+    ):
         with pytest.raises(TriadError, match=r"^input '' \(instruction .*\): no token is left for ReasonIR's mean"):
             encode([ModelInput("sparrow", None, None), item])
 

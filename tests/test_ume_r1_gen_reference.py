@@ -46,8 +46,9 @@ def folder(tmp_path_factory) -> str:
 def encoder(folder: str, seed: int, max_new_tokens: int) -> ume_r1_gen.UmeR1Gen:
     """The registry's ume-r1-2b-gen recipe loaded from the tiny folder, with the fixture's seed and length."""
     base = get_entry("ume-r1-2b-gen")
-    entry = dataclasses.replace(base, options={**base.options, "seed": seed,
-                                               "decoding": {"max_new_tokens": max_new_tokens}})
+    entry = dataclasses.replace(
+        base, options={**base.options, "seed": seed, "decoding": {"max_new_tokens": max_new_tokens}}
+    )
     entry = reasoning.resolved(entry, folder, _repo_files)
     enc = load_encoder(entry, model_path=folder, dtype="float32")
     assert isinstance(enc, ume_r1_gen.UmeR1Gen)
@@ -55,7 +56,9 @@ def encoder(folder: str, seed: int, max_new_tokens: int) -> ume_r1_gen.UmeR1Gen:
 
 
 def inputs() -> list[ModelInput]:
-    return [ModelInput(text, R.image(kind) if kind else None, instruction) for text, kind, instruction in R.EMBED_INPUTS]
+    return [
+        ModelInput(text, R.image(kind) if kind else None, instruction) for text, kind, instruction in R.EMBED_INPUTS
+    ]
 
 
 def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -87,8 +90,9 @@ def test_teacher_forced_read_equals_the_hidden_state_during_generation(folder):
     prompt = enc.query.tokenize(batch)
     torch.manual_seed(11)
     with torch.inference_mode():
-        out = enc.lm.generate(**prompt, generation_config=enc.config, output_hidden_states=True,
-                              return_dict_in_generate=True)
+        out = enc.lm.generate(
+            **prompt, generation_config=enc.config, output_hidden_states=True, return_dict_in_generate=True
+        )
     width = prompt["input_ids"].shape[1]
     ends = {int(e) for e in enc.config.eos_token_id}
     rows = [ume_r1_gen.generating.cut_at_end(r, ends) for r in out.sequences[:, width:].tolist()]
@@ -127,8 +131,11 @@ def test_a_read_one_position_late_is_caught(folder, official, monkeypatch):
     ref = official["sections"]["seed3"]
     enc = encoder(folder, 3, official["max_new_tokens"])
     late = ume_r1_gen.read_index
-    monkeypatch.setattr(ume_r1_gen, "read_index", lambda ids, marker: (late(ids, marker)[0] + 1, None)
-                        if late(ids, marker)[1] is None else late(ids, marker))
+    monkeypatch.setattr(
+        ume_r1_gen,
+        "read_index",
+        lambda ids, marker: (late(ids, marker)[0] + 1, None) if late(ids, marker)[1] is None else late(ids, marker),
+    )
     gens = [Generation("", tuple(ids)) for ids in ref["generated_ids"]]
     cos = cosines(enc.encode(inputs(), gens, "query"), np.array(ref["vectors"]))
     found = [i for i, idx in enumerate(ref["embedding_idx"]) if idx >= 0]

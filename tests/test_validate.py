@@ -111,7 +111,9 @@ def test_candidate_ids_present_in_corpus(tmp_path: Path) -> None:
     def ghost(t: Tables) -> None:
         query(t, SAME_FASHION)["candidate_ids"][5] = "fashion-99"
 
-    assert check(tmp_path, ghost) == [f"{SAME_FASHION} / fashion-s0: 1 candidate ids not in {FASHION_ITEMS}: 'fashion-99'"]
+    assert check(tmp_path, ghost) == [
+        f"{SAME_FASHION} / fashion-s0: 1 candidate ids not in {FASHION_ITEMS}: 'fashion-99'"
+    ]
 
 
 def test_query_image_id_present_in_corpus(tmp_path: Path) -> None:
@@ -178,7 +180,7 @@ def test_instruction_is_the_task_instruction(tmp_path: Path) -> None:
     assert check(tmp_path, swap) == [
         f"{I2C} / {query(toy_tables(), I2C)['query_id']}: instruction {n.C2I_INSTRUCTION!r}, "
         f"expected {n.I2C_INSTRUCTION!r} (paper B.3)",
-        f"{B_CARS} / {query(toy_tables(), B_CARS)['query_id']}: instruction \"Represent the user's input.\", "
+        f'{B_CARS} / {query(toy_tables(), B_CARS)["query_id"]}: instruction "Represent the user\'s input.", '
         "expected None (paper B.3)",
     ]
 
@@ -259,7 +261,9 @@ def test_pairing_positive_set(tmp_path: Path) -> None:
         q["candidate_roles"][1] = n.RANDOM
         q["positive_ids"] = q["positive_ids"][:1]
 
-    assert check(tmp_path, fewer) == [f"{C_FASHION} / fashion-q0: positive set differs from the paired {B_FASHION} query"]
+    assert check(tmp_path, fewer) == [
+        f"{C_FASHION} / fashion-q0: positive set differs from the paired {B_FASHION} query"
+    ]
 
 
 def test_pairing_query_ids(tmp_path: Path) -> None:
@@ -274,7 +278,9 @@ def test_pairing_query_ids(tmp_path: Path) -> None:
 
 def test_pairing_final_conditions(tmp_path: Path) -> None:
     def other(t: Tables) -> None:
-        query(t, C_CARS)["conditions"] = [{"attribute": "color", "polarity": "P", "value": "orange", "old_value": "blue"}]
+        query(t, C_CARS)["conditions"] = [
+            {"attribute": "color", "polarity": "P", "value": "orange", "old_value": "blue"}
+        ]
 
     assert check(tmp_path, other) == [f"{C_CARS} / cars-q0: final conditions differ from the paired {B_CARS} query"]
 
@@ -332,8 +338,10 @@ def test_reference_prefix_shows_only_visible_fields(tmp_path: Path) -> None:
         q["query_text"] = q["query_text"].replace("year: 2012.", "year: 2012, color: blue.")
 
     (line,) = check(tmp_path, prefix)
-    assert line == (f"{B_CARS} / cars-q0: query_text does not start with the reference's visible fields "
-                    "'Reference product info: brand: Acme, year: 2012. User query: '")
+    assert line == (
+        f"{B_CARS} / cars-q0: query_text does not start with the reference's visible fields "
+        "'Reference product info: brand: Acme, year: 2012. User query: '"
+    )
 
 
 def test_corpus_text_is_the_visible_serialization(tmp_path: Path) -> None:
@@ -360,7 +368,9 @@ def test_self_i2c_candidates_are_definition_only(tmp_path: Path) -> None:
     def named(t: Tables) -> None:
         query(t, SELF_I2C)["candidate_ids"][5] = "n00000033"
 
-    assert check(tmp_path, named) == [f"{SELF_I2C} / self-i2c-0: candidates whose text is not definition-only: 'n00000033'"]
+    assert check(tmp_path, named) == [
+        f"{SELF_I2C} / self-i2c-0: candidates whose text is not definition-only: 'n00000033'"
+    ]
 
 
 def test_mentions_matches_whole_words() -> None:
@@ -428,8 +438,13 @@ def test_gate_violations_in_the_audit(tmp_path: Path) -> None:
 
 
 def test_unknown_config_and_benchmark(tmp_path: Path) -> None:
-    out = write_folder(tmp_path / "x", {"extra": [{"a": "1"}]}, features={"extra": all_features()[SAME_CARS].__class__(
-        {"a": Value("string")})}, card="", audit=toy_audit())
+    out = write_folder(
+        tmp_path / "x",
+        {"extra": [{"a": "1"}]},
+        features={"extra": all_features()[SAME_CARS].__class__({"a": Value("string")})},
+        card="",
+        audit=toy_audit(),
+    )
     assert validate_folder(out) == ["extra / *: unknown TRIAD config"]
     audit = json.loads((out / "audit.json").read_text())
     (out / "audit.json").write_text(json.dumps({**audit, "benchmark": "other"}))

@@ -44,8 +44,10 @@ def test_token_ids_and_vectors_match_vlm2vec(official):
     enc = encoder()
     batch = [ModelInput(t, R.image(k) if k else None, i) for t, k, i in R.VLM2VEC_INPUTS]
     inputs = enc.tokenize(batch)
-    ids = [[int(t) for t, m in zip(row, mask, strict=True) if m]
-           for row, mask in zip(inputs["input_ids"], inputs["attention_mask"], strict=True)]
+    ids = [
+        [int(t) for t, m in zip(row, mask, strict=True) if m]
+        for row, mask in zip(inputs["input_ids"], inputs["attention_mask"], strict=True)
+    ]
     assert ids == official["input_ids"]
     got = enc.encode_queries(batch)
     ref = np.array(official["vectors"])
@@ -92,8 +94,10 @@ def test_v1_token_ids_grids_and_vectors_match_vlm2vec(v1_official, v1_encoder):
     ids, grids, vectors = [], [], []
     for batch in v1_batches(v1_official):
         inputs = v1_encoder.tokenize(batch)
-        ids += [[int(t) for t, m in zip(row, mask, strict=True) if m]
-                for row, mask in zip(inputs["input_ids"], inputs["attention_mask"], strict=True)]
+        ids += [
+            [int(t) for t, m in zip(row, mask, strict=True) if m]
+            for row, mask in zip(inputs["input_ids"], inputs["attention_mask"], strict=True)
+        ]
         grids += inputs["image_grid_thw"].tolist() if "image_grid_thw" in inputs else []
         vectors.append(v1_encoder.encode_queries(batch))
     assert ids == v1_official["input_ids"]

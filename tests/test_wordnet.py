@@ -156,5 +156,7 @@ def test_committed_graph_equals_the_dict_files(wordnet: NounGraph) -> None:
     parsed = load_wordnet("/usr/share/wordnet")
     assert parsed.wnids == wordnet.wnids and parsed.definitions == wordnet.definitions
     assert parsed.lemmas == wordnet.lemmas and np.array_equal(parsed.lexfile, wordnet.lexfile)
-    assert np.array_equal(parsed.parent_ptr, wordnet.parent_ptr) and np.array_equal(parsed.parent_idx, wordnet.parent_idx)
+    assert np.array_equal(parsed.parent_ptr, wordnet.parent_ptr) and np.array_equal(
+        parsed.parent_idx, wordnet.parent_idx
+    )
     assert COMPACT_PATH.stat().st_size < 6_000_000

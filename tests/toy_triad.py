@@ -142,8 +142,14 @@ CONCEPTS = {
 }
 # instance id -> leaf wnid
 INSTANCES = {
-    "img-00": "n00000021", "img-01": "n00000021", "img-02": "n00000022", "img-03": "n00000031",
-    "img-04": "n00000032", "img-05": "n00000033", "img-06": "n00000033", "img-07": "n00000022",
+    "img-00": "n00000021",
+    "img-01": "n00000021",
+    "img-02": "n00000022",
+    "img-03": "n00000031",
+    "img-04": "n00000032",
+    "img-05": "n00000033",
+    "img-06": "n00000033",
+    "img-07": "n00000022",
     "img-08": "n00000022",
     "img-09": "n00000031",  # a second sparrow picture, in no pool (tests swap it in)
 }
@@ -158,22 +164,42 @@ def concept_corpus() -> list[dict[str, Any]]:
     rows = []
     for wnid, (name, depth, parent) in CONCEPTS.items():
         definition = f"the toy concept {name}"
-        rows.append({
-            "item_id": wnid, "image": None, "text": n.CONCEPT_TEMPLATE.format(name=name, definition=definition),
-            "attributes": {"parent": parent}, "wnid": wnid, "name": name, "definition": definition,
-            "lemmas": [name], "depth": depth, "lexname": "noun.animal",
-        })
+        rows.append(
+            {
+                "item_id": wnid,
+                "image": None,
+                "text": n.CONCEPT_TEMPLATE.format(name=name, definition=definition),
+                "attributes": {"parent": parent},
+                "wnid": wnid,
+                "name": name,
+                "definition": definition,
+                "lemmas": [name],
+                "depth": depth,
+                "lexname": "noun.animal",
+            }
+        )
     for row in list(rows):
         if row["depth"] == 7:  # leaves
-            rows.append({**row, "item_id": self_id(row["wnid"]),
-                         "text": n.SELF_CONCEPT_TEMPLATE.format(definition=row["definition"])})
+            rows.append(
+                {
+                    **row,
+                    "item_id": self_id(row["wnid"]),
+                    "text": n.SELF_CONCEPT_TEMPLATE.format(definition=row["definition"]),
+                }
+            )
     return rows
 
 
 def instance_corpus() -> list[dict[str, Any]]:
     return [
-        {"item_id": item, "image": {"bytes": png(100 + i), "path": None}, "text": CONCEPTS[leaf][0],
-         "attributes": {"wnid": leaf}, "wnid": leaf, "leaf_name": CONCEPTS[leaf][0]}
+        {
+            "item_id": item,
+            "image": {"bytes": png(100 + i), "path": None},
+            "text": CONCEPTS[leaf][0],
+            "attributes": {"wnid": leaf},
+            "wnid": leaf,
+            "leaf_name": CONCEPTS[leaf][0],
+        }
         for i, (item, leaf) in enumerate(INSTANCES.items())
     ]
 
@@ -183,34 +209,60 @@ def abstraction_tasks(concepts: list[dict[str, Any]], instances: list[dict[str, 
     query = instances[0]  # a dog picture
     i2c_pool = ["n00000020", "n00000010", "n00000030", "n00000022", "n00000031", "n00000032"]
     i2c = {
-        "query_id": "i2c-0", "task": I2C, "query_text": query["leaf_name"], "query_image": query["image"],
-        "query_image_id": query["item_id"], "instruction": n.I2C_INSTRUCTION, "candidate_ids": i2c_pool,
+        "query_id": "i2c-0",
+        "task": I2C,
+        "query_text": query["leaf_name"],
+        "query_image": query["image"],
+        "query_image_id": query["item_id"],
+        "instruction": n.I2C_INSTRUCTION,
+        "candidate_ids": i2c_pool,
         "candidate_roles": [n.POSITIVE, n.POSITIVE, n.SIBLING, n.SIBLING, n.RANDOM, n.RANDOM],
-        "candidate_trap": [False] * TOY_POOL, "positive_ids": i2c_pool[:2], "positive_hops": [1, 2],
+        "candidate_trap": [False] * TOY_POOL,
+        "positive_ids": i2c_pool[:2],
+        "positive_hops": [1, 2],
         "wnid": query["wnid"],
     }
     concept = by_id["n00000020"]  # mammal: the dog and cat pictures are its descendants, a sparrow is not
     c2i_pool = ["img-00", "img-01", "img-02", "img-07", "img-08", "img-03"]
     c2i = {
-        "query_id": "c2i-0", "task": C2I, "query_text": concept["text"], "instruction": n.C2I_INSTRUCTION,
-        "candidate_ids": c2i_pool, "candidate_roles": [n.POSITIVE] * 5 + [n.SIBLING],
-        "candidate_trap": [False] * TOY_POOL, "positive_ids": c2i_pool[:5], "depth": concept["depth"],
+        "query_id": "c2i-0",
+        "task": C2I,
+        "query_text": concept["text"],
+        "instruction": n.C2I_INSTRUCTION,
+        "candidate_ids": c2i_pool,
+        "candidate_roles": [n.POSITIVE] * 5 + [n.SIBLING],
+        "candidate_trap": [False] * TOY_POOL,
+        "positive_ids": c2i_pool[:5],
+        "depth": concept["depth"],
         "wnid": concept["wnid"],
     }
     leaves = ("n00000021", "n00000022", "n00000023", "n00000031", "n00000032", "n00000033")
     self_i2c_pool = [self_id(w) for w in leaves]
     self_i2c = {
-        "query_id": "self-i2c-0", "task": SELF_I2C, "query_text": query["leaf_name"], "query_image": query["image"],
-        "query_image_id": query["item_id"], "instruction": n.I2C_INSTRUCTION, "candidate_ids": self_i2c_pool,
-        "candidate_roles": [n.POSITIVE] + [n.RANDOM] * 5, "candidate_trap": [False] * TOY_POOL,
-        "positive_ids": self_i2c_pool[:1], "wnid": query["wnid"],
+        "query_id": "self-i2c-0",
+        "task": SELF_I2C,
+        "query_text": query["leaf_name"],
+        "query_image": query["image"],
+        "query_image_id": query["item_id"],
+        "instruction": n.I2C_INSTRUCTION,
+        "candidate_ids": self_i2c_pool,
+        "candidate_roles": [n.POSITIVE] + [n.RANDOM] * 5,
+        "candidate_trap": [False] * TOY_POOL,
+        "positive_ids": self_i2c_pool[:1],
+        "wnid": query["wnid"],
     }
     leaf = by_id["n00000031"]  # sparrow, definition only (paper A.1 Self)
     self_c2i_pool = ["img-03", "img-00", "img-02", "img-04", "img-05", "img-07"]
     self_c2i = {
-        "query_id": "self-c2i-0", "task": SELF_C2I, "query_text": leaf["definition"], "instruction": n.C2I_INSTRUCTION,
-        "candidate_ids": self_c2i_pool, "candidate_roles": [n.POSITIVE] + [n.RANDOM] * 5,
-        "candidate_trap": [False] * TOY_POOL, "positive_ids": self_c2i_pool[:1], "wnid": leaf["wnid"],
+        "query_id": "self-c2i-0",
+        "task": SELF_C2I,
+        "query_text": leaf["definition"],
+        "instruction": n.C2I_INSTRUCTION,
+        "candidate_ids": self_c2i_pool,
+        "candidate_roles": [n.POSITIVE] + [n.RANDOM] * 5,
+        "candidate_trap": [False] * TOY_POOL,
+        "positive_ids": self_c2i_pool[:1],
+        "wnid": leaf["wnid"],
     }
     return {I2C: [i2c], C2I: [c2i], SELF_I2C: [self_i2c], SELF_C2I: [self_c2i]}
 
@@ -219,7 +271,9 @@ def toy_tables() -> dict[str, list[dict[str, Any]]]:
     """Rows of all 14 configs, in `names.ALL_CONFIGS` order."""
     concepts, instances = concept_corpus(), instance_corpus()
     tables: dict[str, list[dict[str, Any]]] = {
-        n.CONCEPTS_CORPUS: concepts, n.INSTANCES_CORPUS: instances, **abstraction_tasks(concepts, instances),
+        n.CONCEPTS_CORPUS: concepts,
+        n.INSTANCES_CORPUS: instances,
+        **abstraction_tasks(concepts, instances),
     }
     for domain in n.DOMAINS:
         corpus = product_corpus(domain)
@@ -240,8 +294,9 @@ def write_toy(out: Path, tables: dict[str, list[dict[str, Any]]] | None = None, 
     tables = toy_tables() if tables is None else tables
     features = all_features()
     audit = kwargs.pop("audit", toy_audit())
-    return write_folder(out, tables, features={c: features[c] for c in tables}, card="# Toy TRIAD\n", audit=audit,
-                        **kwargs)
+    return write_folder(
+        out, tables, features={c: features[c] for c in tables}, card="# Toy TRIAD\n", audit=audit, **kwargs
+    )
 
 
 def dumps(value: Any) -> str:

@@ -15,14 +15,20 @@ from triad_dataset.contract.errors import TriadError
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("validate", help="check every invariant of a TRIAD or ARK folder",
-                              description="Exit 0 when valid; otherwise print one line per violation "
-                                          "('config / query_id: what is wrong') and exit 1.")
+    p = subparsers.add_parser(
+        "validate",
+        help="check every invariant of a TRIAD or ARK folder",
+        description="Exit 0 when valid; otherwise print one line per violation "
+        "('config / query_id: what is wrong') and exit 1.",
+    )
     p.add_argument("dir", help="dataset folder")
     p.set_defaults(handler=_validate)
-    p = subparsers.add_parser("publish", help="upload a validated folder to the Hugging Face Hub",
-                              description="Validates DIR, then uploads README.md, audit.json and data/ with "
-                                          "huggingface_hub (token from `hf auth login` or HF_TOKEN).")
+    p = subparsers.add_parser(
+        "publish",
+        help="upload a validated folder to the Hugging Face Hub",
+        description="Validates DIR, then uploads README.md, audit.json and data/ with "
+        "huggingface_hub (token from `hf auth login` or HF_TOKEN).",
+    )
     p.add_argument("dir", help="dataset folder")
     p.add_argument("--repo", required=True, help="dataset repo id ORG/NAME")
     p.add_argument("--dry-run", action="store_true", help="list the files and sizes that would be uploaded")
@@ -61,6 +67,14 @@ def _validate(args: argparse.Namespace) -> int:
 def _publish(args: argparse.Namespace) -> int:
     from triad_dataset.folder.publish import publish
 
-    print(publish(args.dir, args.repo, dry_run=args.dry_run, private=args.private, commit_message=args.message,
-                  validate=validate_any))
+    print(
+        publish(
+            args.dir,
+            args.repo,
+            dry_run=args.dry_run,
+            private=args.private,
+            commit_message=args.message,
+            validate=validate_any,
+        )
+    )
     return 0

@@ -26,7 +26,8 @@ def register_build(kinds: Any) -> None:
     p.set_defaults(handler=_build_mini)
 
     p = kinds.add_parser(
-        "full", help="TRIAD from your copies of WordNet, ImageNet-21K, Fashion Product Images and Stanford Cars",
+        "full",
+        help="TRIAD from your copies of WordNet, ImageNet-21K, Fashion Product Images and Stanford Cars",
         description="Builds each track whose sources are given (see docs/dataset.md for the file formats).",
     )
     _out_args(p, seed=0)
@@ -36,18 +37,29 @@ def register_build(kinds: Any) -> None:
     g = p.add_argument_group("fashion")
     g.add_argument("--fashion-styles", type=Path, help="Fashion Product Images styles.csv")
     g.add_argument("--fashion-images", type=Path, help="folder with <id>.jpg (or the images of --fashion-table)")
-    g.add_argument("--fashion-annotations", type=Path,
-                   help="CSV id + the schema's visual attributes (default: neckline,pattern,sleeve_length,length)")
+    g.add_argument(
+        "--fashion-annotations",
+        type=Path,
+        help="CSV id + the schema's visual attributes (default: neckline,pattern,sleeve_length,length)",
+    )
     g.add_argument("--fashion-table", type=Path, help="complete attribute table (instead of --fashion-styles)")
-    g.add_argument("--skip-unsupported", action="store_true",
-                   help="skip (and count) styles.csv rows whose articleType is outside the schema")
+    g.add_argument(
+        "--skip-unsupported",
+        action="store_true",
+        help="skip (and count) styles.csv rows whose articleType is outside the schema",
+    )
     g = p.add_argument_group("cars")
-    g.add_argument("--cars-annotations", type=Path,
-                   help="CSV image,class_name,colour,view,setting[,body_type][,product_id]")
+    g.add_argument(
+        "--cars-annotations", type=Path, help="CSV image,class_name,colour,view,setting[,body_type][,product_id]"
+    )
     g.add_argument("--cars-images", type=Path, help="Stanford Cars image folder")
     g.add_argument("--cars-table", type=Path, help="complete attribute table (instead of --cars-annotations)")
-    p.add_argument("--schema", type=Path, help="attribute schema JSON {fashion: ..., cars: ...} replacing the default "
-                   "roles, values and budgets (docs/constraints.md; `python -m triad_dataset.contract.schema` prints the default)")
+    p.add_argument(
+        "--schema",
+        type=Path,
+        help="attribute schema JSON {fashion: ..., cars: ...} replacing the default "
+        "roles, values and budgets (docs/constraints.md; `python -m triad_dataset.contract.schema` prints the default)",
+    )
     g = p.add_argument_group("sizes")
     g.add_argument("--queries", type=int, default=1000, help="queries per main subset and Self direction (1000)")
     g.add_argument("--same-queries", type=int, default=500, help="Same queries per domain (500)")
@@ -82,13 +94,27 @@ def _build_full(args: argparse.Namespace) -> int:
     from triad_dataset.editions.full import FullSources, build_full
 
     sources = FullSources(
-        imagenet=args.imagenet, wordnet=args.wordnet, fashion_styles=args.fashion_styles,
-        fashion_images=args.fashion_images, fashion_annotations=args.fashion_annotations,
-        fashion_table=args.fashion_table, cars_annotations=args.cars_annotations, cars_images=args.cars_images,
-        cars_table=args.cars_table, schema=args.schema,
+        imagenet=args.imagenet,
+        wordnet=args.wordnet,
+        fashion_styles=args.fashion_styles,
+        fashion_images=args.fashion_images,
+        fashion_annotations=args.fashion_annotations,
+        fashion_table=args.fashion_table,
+        cars_annotations=args.cars_annotations,
+        cars_images=args.cars_images,
+        cars_table=args.cars_table,
+        schema=args.schema,
     )
-    build_full(args.out, sources, n_queries=args.queries, same_queries=args.same_queries, pool_size=args.pool_size,
-               seed=args.seed, overwrite=args.overwrite, skip_unsupported=args.skip_unsupported)
+    build_full(
+        args.out,
+        sources,
+        n_queries=args.queries,
+        same_queries=args.same_queries,
+        pool_size=args.pool_size,
+        seed=args.seed,
+        overwrite=args.overwrite,
+        skip_unsupported=args.skip_unsupported,
+    )
     return 0
 
 

@@ -87,26 +87,30 @@ def assemble(generated: Generated, seed: int) -> SubtypeBuild:
         item = generated.items[index]
         text, image = item.render()
         iid = item_id[index]
-        build.gallery.append({
-            "item_id": iid,
-            "text": text,
-            "image": image_value(image, f"{iid}.png") if image is not None else None,
-            "modality": modality(text, image),
-        })
+        build.gallery.append(
+            {
+                "item_id": iid,
+                "text": text,
+                "image": image_value(image, f"{iid}.png") if image is not None else None,
+                "modality": modality(text, image),
+            }
+        )
         build.item_facts[iid] = item.facts
     for number, query in enumerate(generated.queries):
         qid = f"{subtype}-q{number:04d}"
-        build.queries.append({
-            "query_id": qid,
-            "domain": SUBTYPE_DOMAIN[subtype],
-            "subtype": subtype,
-            "query_text": query.text,
-            "query_image": image_value(query.image, f"{qid}.png") if query.image is not None else None,
-            "positive_id": item_id[query.positive],
-            "hard_negative_ids": [item_id[i] for i, _ in query.negatives],
-            "cognitive_demand": query.labels.cognitive_demand,
-            "reasoning_skills": list(query.labels.reasoning_skills),
-        })
+        build.queries.append(
+            {
+                "query_id": qid,
+                "domain": SUBTYPE_DOMAIN[subtype],
+                "subtype": subtype,
+                "query_text": query.text,
+                "query_image": image_value(query.image, f"{qid}.png") if query.image is not None else None,
+                "positive_id": item_id[query.positive],
+                "hard_negative_ids": [item_id[i] for i, _ in query.negatives],
+                "cognitive_demand": query.labels.cognitive_demand,
+                "reasoning_skills": list(query.labels.reasoning_skills),
+            }
+        )
         build.query_facts[qid] = query.facts
         build.intended[qid] = {item_id[i]: violation for i, violation in query.negatives}
     return build

@@ -149,10 +149,15 @@ def generate(seed: int = 0, n_queries: int = 100, gallery_size: int = 500) -> Ge
                     negatives.append((other, name))
         used.add(page)
         positive = gallery.add(page, _item(page))
-        queries.append(GenQuery(
-            facts=facts, text=describe(facts), positive=positive,
-            negatives=[(gallery.add(p, _item(p)), name) for p, name in negatives], labels=LABELS,
-        ))
+        queries.append(
+            GenQuery(
+                facts=facts,
+                text=describe(facts),
+                positive=positive,
+                negatives=[(gallery.add(p, _item(p)), name) for p, name in negatives],
+                labels=LABELS,
+            )
+        )
     rest = [p for p in universe if p not in gallery]
     rng.shuffle(rest)
     for page in rest[: max(0, gallery_size - len(gallery))]:  # plain distractor pages up to the gallery size

@@ -36,8 +36,12 @@ EXTENT = 8  # canvas units
 UNIT, MARGIN = 28, 16
 MIN_CHANGED_PIXELS = 60  # a perturbation must change at least this many pixels, or it is redrawn
 COLOURS: dict[str, tuple[int, int, int]] = {
-    "black": (0, 0, 0), "red": (220, 30, 30), "blue": (30, 60, 220), "green": (20, 150, 40),
-    "orange": (245, 140, 0), "violet": (140, 40, 180),
+    "black": (0, 0, 0),
+    "red": (220, 30, 30),
+    "blue": (30, 60, 220),
+    "green": (20, 150, 40),
+    "orange": (245, 140, 0),
+    "violet": (140, 40, 180),
 }
 Point = tuple[float, float]
 
@@ -168,7 +172,9 @@ def _statement(rng: random.Random) -> Statement:
         x0, y0 = rng.randint(0, 5), rng.randint(0, 5)
         corner = (x0 + rng.randint(1, 3), y0 + rng.randint(1, 3))
         return Statement(command, colour, shape, ((x0, y0), corner), 0.0, thick)
-    points = tuple((_coord(rng), _coord(rng)) for _ in range(rng.randint(3, 4) if shape == "cycle" else rng.randint(2, 3)))
+    points = tuple(
+        (_coord(rng), _coord(rng)) for _ in range(rng.randint(3, 4) if shape == "cycle" else rng.randint(2, 3))
+    )
     return Statement(command, colour, shape, points, 0.0, thick)
 
 
@@ -220,7 +226,7 @@ def generate(seed: int = 0, n_queries: int = 100, gallery_size: int = 520) -> Ge
             if len(negatives) == N_NEGATIVES:
                 break
             line = rng.randrange(len(program))
-            edited = program[:line] + (perturb(program[line], rng),) + program[line + 1:]
+            edited = program[:line] + (perturb(program[line], rng),) + program[line + 1 :]
             if edited == program or edited in gallery or any(edited == n for n, _, _ in negatives):
                 continue
             edited_picture = render_array(edited)
@@ -232,10 +238,15 @@ def generate(seed: int = 0, n_queries: int = 100, gallery_size: int = 520) -> Ge
         if len(negatives) < N_NEGATIVES:
             continue
         positive = add(program, picture)
-        queries.append(GenQuery(
-            facts=program, text=to_tikz(program), positive=positive, labels=LABELS,
-            negatives=[(add(n, image), line) for n, image, line in negatives],
-        ))
+        queries.append(
+            GenQuery(
+                facts=program,
+                text=to_tikz(program),
+                positive=positive,
+                labels=LABELS,
+                negatives=[(add(n, image), line) for n, image, line in negatives],
+            )
+        )
     while len(gallery) < gallery_size:  # plain distractor drawings
         program = _program(rng)
         picture = render_array(program)

@@ -32,7 +32,11 @@ INPUTS = ("A", "B", "C", "D")
 N_ROWS = 2 ** len(INPUTS)
 N_NEGATIVES = 4
 GATES: dict[str, tuple[str, bool]] = {  # gate -> (IEC 60617 symbol, output inverted)
-    "AND": ("&", False), "OR": ("\u22651", False), "XOR": ("=1", False), "NAND": ("&", True), "NOR": ("\u22651", True),
+    "AND": ("&", False),
+    "OR": ("\u22651", False),
+    "XOR": ("=1", False),
+    "NAND": ("&", True),
+    "NOR": ("\u22651", True),
 }
 Bits = tuple[int, ...]  # output for rows 0..15; row index = ABCD in binary, A most significant
 
@@ -109,7 +113,7 @@ def gate_differences(a: Circuit, b: Circuit) -> frozenset[int]:
 
 def table_query_text(bits: Bits) -> str:
     minterms = ", ".join(str(row) for row, bit in enumerate(bits) if bit)
-    grouped = " ".join("".join(map(str, bits[i:i + 4])) for i in range(0, N_ROWS, 4))
+    grouped = " ".join("".join(map(str, bits[i : i + 4])) for i in range(0, N_ROWS, 4))
     return (
         "A logic circuit with inputs A, B, C, D and output Y, given by its truth table "
         f"(rows 0000 to 1111, A the most significant bit): Y = {grouped}, i.e. Y = 1 exactly on minterms m({minterms})."
@@ -198,7 +202,9 @@ def generate(seed: int = 0, n_queries: int = 100, gallery_size: int = 520) -> Ge
             negatives = [(gallery.add(f, _table_item(f)), ("row", row)) for f, row in zip(flipped, rows, strict=True)]
             queries.append(GenQuery(bits, circuit.expression(), positive, negatives, LABELS))
             continue
-        swaps = [(k, g) for k in range(3) for g in GATES if g != circuit.gates()[k]]  # truth table -> diagram; swap a gate
+        swaps = [
+            (k, g) for k in range(3) for g in GATES if g != circuit.gates()[k]
+        ]  # truth table -> diagram; swap a gate
         rng.shuffle(swaps)
         first: dict[int, tuple[int, str]] = {}
         for kg in swaps:
@@ -208,7 +214,12 @@ def generate(seed: int = 0, n_queries: int = 100, gallery_size: int = 520) -> Ge
         for k, gate in swaps:
             other = replace(circuit, **{("left", "right", "out")[k]: gate})
             other_bits = other.truth_table()
-            if other_bits != bits and other_bits not in gallery and other_bits not in chosen and len(chosen) < N_NEGATIVES:
+            if (
+                other_bits != bits
+                and other_bits not in gallery
+                and other_bits not in chosen
+                and len(chosen) < N_NEGATIVES
+            ):
                 chosen[other_bits] = (other, k)
         if len(chosen) < N_NEGATIVES:
             continue

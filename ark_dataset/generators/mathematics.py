@@ -50,12 +50,13 @@ class Expression:
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         periodic = self.a * (np.sin if self.F == "sin" else np.cos)(self.k * x)
-        g = {"x": x, "x²": x ** 2, "|x|": np.abs(x)}[self.G]
+        g = {"x": x, "x²": x**2, "|x|": np.abs(x)}[self.G]
         sign1, sign2 = (1 if self.op1 == "+" else -1), (1 if self.op2 == "+" else -1)
         return periodic + sign1 * self.b * g + sign2 * self.c
 
     def text(self) -> str:
         """`f(x) = 2 sin(0.5x) − 0.2x² + 1`."""
+
         def num(v: float) -> str:
             return str(int(v)) if v.is_integer() else str(v)
 
@@ -109,23 +110,39 @@ def render(expression: Expression) -> bytes:
     ys = height - pad - (values - Y_RANGE[0]) * sy
     edges = np.flatnonzero(np.diff(np.concatenate(([0], inside.astype(np.int8), [0]))))
     for start, stop in zip(edges[::2], edges[1::2], strict=True):  # one polyline per run of in-window samples
-        draw.line(list(zip(xs[start:stop].tolist(), ys[start:stop].tolist(), strict=True)), fill=(30, 80, 200), width=2, joint="curve")
+        draw.line(
+            list(zip(xs[start:stop].tolist(), ys[start:stop].tolist(), strict=True)),
+            fill=(30, 80, 200),
+            width=2,
+            joint="curve",
+        )
     return png_bytes(image)
 
 
 def _expression(rng: random.Random) -> Expression:
     g = rng.choice(tuple(G_COEFFICIENTS))
     return Expression(
-        rng.choice(AMPLITUDES), rng.choice(("sin", "cos")), rng.choice(FREQUENCIES), rng.choice("+-"),
-        rng.choice(G_COEFFICIENTS[g]), g, rng.choice("+-"), rng.choice(OFFSETS),
+        rng.choice(AMPLITUDES),
+        rng.choice(("sin", "cos")),
+        rng.choice(FREQUENCIES),
+        rng.choice("+-"),
+        rng.choice(G_COEFFICIENTS[g]),
+        g,
+        rng.choice("+-"),
+        rng.choice(OFFSETS),
     )
 
 
 def perturb(expression: Expression, slot: str, rng: random.Random) -> Expression:
     """Change one slot: a coefficient to another allowed value, a sign, or sin <-> cos."""
     choices = {
-        "a": AMPLITUDES, "k": FREQUENCIES, "c": OFFSETS, "b": G_COEFFICIENTS[expression.G],
-        "op1": ("+", "-"), "op2": ("+", "-"), "F": ("sin", "cos"),
+        "a": AMPLITUDES,
+        "k": FREQUENCIES,
+        "c": OFFSETS,
+        "b": G_COEFFICIENTS[expression.G],
+        "op1": ("+", "-"),
+        "op2": ("+", "-"),
+        "F": ("sin", "cos"),
     }[slot]
     return replace(expression, **{slot: rng.choice([v for v in choices if v != getattr(expression, slot)])})
 
@@ -167,10 +184,15 @@ def generate(seed: int = 0, n_queries: int = 100, gallery_size: int = 520) -> Ge
         if len(negatives) < N_NEGATIVES:
             continue
         positive = add(expression)
-        queries.append(GenQuery(
-            facts=expression, text=expression.text(), positive=positive, labels=LABELS,
-            negatives=[(add(n), slot) for n, slot in negatives],
-        ))
+        queries.append(
+            GenQuery(
+                facts=expression,
+                text=expression.text(),
+                positive=positive,
+                labels=LABELS,
+                negatives=[(add(n), slot) for n, slot in negatives],
+            )
+        )
     while len(gallery) < gallery_size:  # plain distractor plots
         expression = _expression(rng)
         if distinct(expression, []):

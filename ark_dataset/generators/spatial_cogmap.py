@@ -86,7 +86,8 @@ def violations(query: ViewQuery, layout: Layout) -> frozenset[str]:
     """Categories whose seen position the map contradicts (a missing category counts as contradicted)."""
     cells = layout.as_dict()
     return frozenset(
-        category for category, seen in query.seen
+        category
+        for category, seen in query.seen
         if category not in cells or to_view(query.view, cells[category]) != seen
     )
 
@@ -107,7 +108,10 @@ def swap(layout: Layout, a: str, b: str) -> Layout:
 
 def describe(query: ViewQuery) -> str:
     """Query text: the viewpoint, then every object in the viewer's frame."""
-    parts = [f"the {category} is {ahead} rows ahead and {left} columns from the left" for category, (ahead, left) in query.seen]
+    parts = [
+        f"the {category} is {ahead} rows ahead and {left} columns from the left"
+        for category, (ahead, left) in query.seen
+    ]
     return (
         f"A bird's-eye map of a room on a 10x10 grid. You stand outside its {query.view} edge, facing {FACING[query.view]}. "
         "Counting rows from 0 at the row nearest to you and columns from 0 at your far left: " + "; ".join(parts) + "."
@@ -183,10 +187,15 @@ def generate(seed: int = 0, n_queries: int = 100, gallery_size: int = 520) -> Ge
         view = rng.choice(VIEWS)
         query = ViewQuery(view, tuple((c, to_view(view, cell)) for c, cell in layout.cells))
         positive = gallery.add(layout, _item(layout))
-        queries.append(GenQuery(
-            facts=query, text=describe(query), positive=positive, labels=LABELS,
-            negatives=[(gallery.add(n, _item(n)), pair) for n, pair in zip(negatives, pairs, strict=True)],
-        ))
+        queries.append(
+            GenQuery(
+                facts=query,
+                text=describe(query),
+                positive=positive,
+                labels=LABELS,
+                negatives=[(gallery.add(n, _item(n)), pair) for n, pair in zip(negatives, pairs, strict=True)],
+            )
+        )
     while len(gallery) < gallery_size:  # plain distractor maps
         layout = _random_layout(rng)
         gallery.add(layout, _item(layout))

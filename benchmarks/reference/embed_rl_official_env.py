@@ -10,6 +10,7 @@ substitutions of tests/fixtures/embed_rl/NOTE.md (the same as run_embed_rl_offic
    ids, mask, pixels and grids, so they are added from the ids (what the processor returns).
 
 `load(checkout)` returns (the processor module `src.model.processor`, `src.model.model.MMEBModel`)."""
+
 import dataclasses
 import importlib.machinery
 import importlib.util
@@ -24,21 +25,35 @@ def load(checkout: str):
     import qwen3_vl_official_env  # noqa: F401  (torchvision stub; Qwen3VLProcessor without video processor)
     import qwen_vl_utils.vision_process as qvp
 
-    basic = types.ModuleType("src.utils.basic_utils"); basic.print_master = print
+    basic = types.ModuleType("src.utils.basic_utils")
+    basic.print_master = print
     sys.modules["src.utils.basic_utils"] = basic
     args = types.ModuleType("src.arguments")
-    args.ModelArguments = dataclasses.make_dataclass("ModelArguments", [("model_name", str, None),
-                                                                        ("checkpoint_path", str, None)])
+    args.ModelArguments = dataclasses.make_dataclass(
+        "ModelArguments", [("model_name", str, None), ("checkpoint_path", str, None)]
+    )
     args.TrainingArguments = dataclasses.make_dataclass("TrainingArguments", [])
     sys.modules["src.arguments"] = args
-    shim = types.ModuleType("qwen2_vision_process_custom"); shim.__dict__.update(vars(qvp))
-    shim.__dict__.update(IMAGE_FACTOR=32, MIN_PIXELS=128 * 32 * 32, MAX_PIXELS=768 * 32 * 32,
-                         VIDEO_MIN_PIXELS=128 * 32 * 32, VIDEO_MAX_PIXELS=300 * 32 * 32,
-                         VIDEO_TOTAL_PIXELS=300 * 32 * 32 * 8, FPS=2.0, FPS_MIN_FRAMES=8, FPS_MAX_FRAMES=8)
+    shim = types.ModuleType("qwen2_vision_process_custom")
+    shim.__dict__.update(vars(qvp))
+    shim.__dict__.update(
+        IMAGE_FACTOR=32,
+        MIN_PIXELS=128 * 32 * 32,
+        MAX_PIXELS=768 * 32 * 32,
+        VIDEO_MIN_PIXELS=128 * 32 * 32,
+        VIDEO_MAX_PIXELS=300 * 32 * 32,
+        VIDEO_TOTAL_PIXELS=300 * 32 * 32 * 8,
+        FPS=2.0,
+        FPS_MIN_FRAMES=8,
+        FPS_MAX_FRAMES=8,
+    )
 
     class _ShimLoader(importlib.machinery.SourceFileLoader):
-        def create_module(self, spec): return shim
-        def exec_module(self, module): pass
+        def create_module(self, spec):
+            return shim
+
+        def exec_module(self, module):
+            pass
 
     spec_from_file = importlib.util.spec_from_file_location
 

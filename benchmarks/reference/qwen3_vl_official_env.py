@@ -8,6 +8,7 @@
    __call__, token expansion, truncation, padding) is the unmodified transformers Qwen3VLProcessor code.
    Qwen2VLProcessor (Qwen2-VL checkpoints: UME-R1) is built the same way; AutoProcessor picks the class by the
    folder's config.json model_type."""
+
 import json
 import os
 import sys
@@ -16,11 +17,14 @@ import types
 from transformers.utils import import_utils
 
 assert not import_utils.is_torchvision_available()
-tv = types.ModuleType("torchvision"); tv.__version__ = "0.0.0-stub"
-tv.io = types.ModuleType("torchvision.io"); tv.transforms = types.ModuleType("torchvision.transforms")
+tv = types.ModuleType("torchvision")
+tv.__version__ = "0.0.0-stub"
+tv.io = types.ModuleType("torchvision.io")
+tv.transforms = types.ModuleType("torchvision.transforms")
 tv.transforms.InterpolationMode = type("InterpolationMode", (), {"BICUBIC": 3})
 sys.modules.update({"torchvision": tv, "torchvision.io": tv.io, "torchvision.transforms": tv.transforms})
 import qwen_vl_utils.vision_process  # noqa
+
 for k in ("torchvision", "torchvision.io", "torchvision.transforms"):
     del sys.modules[k]
 from transformers.models.qwen2_vl.processing_qwen2_vl import Qwen2VLProcessor
@@ -28,18 +32,29 @@ from transformers.models.qwen3_vl.processing_qwen3_vl import Qwen3VLProcessor
 from transformers.processing_utils import ProcessorMixin
 
 _check = ProcessorMixin.check_argument_for_proper_class
+
+
 def _check_skip_video(self, name, arg):
     if name == "video_processor" and arg is None:
         return None
     return _check(self, name, arg)
+
+
 ProcessorMixin.check_argument_for_proper_class = _check_skip_video
+
+
 def _from_pretrained(cls, path, **kwargs):
     from transformers import AutoImageProcessor, AutoTokenizer
+
     tok = AutoTokenizer.from_pretrained(path, **{k: v for k, v in kwargs.items() if k == "padding_side"})
     # min_pixels / max_pixels given to the processor reach its image processor, as in ProcessorMixin.from_pretrained
-    ip = AutoImageProcessor.from_pretrained(path, **{k: v for k, v in kwargs.items() if k in ("min_pixels", "max_pixels")})
+    ip = AutoImageProcessor.from_pretrained(
+        path, **{k: v for k, v in kwargs.items() if k in ("min_pixels", "max_pixels")}
+    )
     template = json.load(open(os.path.join(path, "chat_template.json")))["chat_template"]
     return cls(image_processor=ip, tokenizer=tok, video_processor=None, chat_template=template)
+
+
 Qwen3VLProcessor.from_pretrained = classmethod(_from_pretrained)
 Qwen2VLProcessor.from_pretrained = classmethod(_from_pretrained)
 import transformers as _t
@@ -48,4 +63,6 @@ import transformers as _t
 def _auto(path, **kw):
     model_type = json.load(open(os.path.join(path, "config.json"))).get("model_type")
     return (Qwen2VLProcessor if model_type == "qwen2_vl" else Qwen3VLProcessor).from_pretrained(path, **kw)
+
+
 _t.AutoProcessor.from_pretrained = _auto

@@ -3,6 +3,7 @@
 remote code of BAAI/BGE-VL-base / -large) on the tiny CLIP of model_adapters.families.tiny (seed 0) over
 EMBED_INPUTS; transformers 4.57.1 scratch venv (tests/fixtures/bge-vl/NOTE.md).
 Usage: python run_bge_vl_official.py TINY_CLIP_FOLDER OUT.json DIR_WITH_modeling_MMRet_CLIP.py"""
+
 import json
 import os
 import shutil

@@ -12,6 +12,7 @@ MetaCLIP 2 (facebookresearch/MetaCLIP README "Huggingface" usage: AutoModel / Au
 transformers MetaClip2Model docs for get_text_features / get_image_features), from a model folder:
        python run_dual_tower_reference.py --metaclip-2 FOLDER OUT.json
 """
+
 import io
 import json
 import os
@@ -24,8 +25,10 @@ from PIL import Image
 from model_adapters.families import tiny
 from tests import reference_inputs as R
 
-SETTINGS = {"clip": {"padding": True, "max_length": 77, "lower": False},
-            "siglip": {"padding": "max_length", "max_length": 64, "lower": True}}
+SETTINGS = {
+    "clip": {"padding": True, "max_length": 77, "lower": False},
+    "siglip": {"padding": "max_length", "max_length": 64, "lower": True},
+}
 
 
 def features(out):
@@ -43,8 +46,9 @@ def reference(arch: str) -> dict:
         with torch.no_grad():
             if text:
                 text = text.lower() if s["lower"] else text
-                enc = tok([text], padding=s["padding"], truncation=True, max_length=s["max_length"],
-                          return_tensors="pt")
+                enc = tok(
+                    [text], padding=s["padding"], truncation=True, max_length=s["max_length"], return_tensors="pt"
+                )
                 if arch == "siglip":
                     enc = {"input_ids": enc["input_ids"]}
                 row_ids = enc["input_ids"][0].tolist()
@@ -88,9 +92,15 @@ if __name__ == "__main__" and sys.argv[1] == "--metaclip-2":
         json.dump(metaclip_2(sys.argv[2]), handle)
 elif __name__ == "__main__":
     out = {arch: reference(arch) for arch in SETTINGS}
-    out["weights_sum"] = {arch: float(sum(p.detach().double().sum() for p in
-                                          (tiny.tiny_clip if arch == "clip" else tiny.tiny_siglip)(0)[0].parameters()))
-                          for arch in SETTINGS}
+    out["weights_sum"] = {
+        arch: float(
+            sum(
+                p.detach().double().sum()
+                for p in (tiny.tiny_clip if arch == "clip" else tiny.tiny_siglip)(0)[0].parameters()
+            )
+        )
+        for arch in SETTINGS
+    }
     with open(sys.argv[1], "w") as handle:
         json.dump(out, handle)
     print({a: [len(i) for i in out[a]["input_ids"]] for a in SETTINGS})

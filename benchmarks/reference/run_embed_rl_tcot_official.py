@@ -14,6 +14,7 @@ train/reinforcement_learning/verl/verl/utils/dataset/vlm2vec_dataset.py (read as
 (b) Embedding input: eval/mmeb_eval/vlm2vec/src/model/processor.py `Qwen3_VL_process_fn` (which calls
 `process_cot_with_visual_content`) with fixed T-CoT texts, then model.py `MMEBModel.encode_input`, as one batch;
 the flat-box case alone (it raises). Substitutions as tests/fixtures/embed_rl/NOTE.md (embed_rl_official_env.py)."""
+
 import ast
 import io
 import json
@@ -36,22 +37,31 @@ from tests import reasoning_inputs as T
 from tests import reference_inputs as R
 
 NAMES = ("PROMPT_IMAGE_WITHOUT_ANSWER", "PROMPT_TEXT_WITHOUT_ANSWER", "PROMPT_POS_TEXT", "PROMPT_POS_IMAGE")
-DATASET = "OVEN"  # generate_corpus_cot's paired mode (image + text candidates) is for OVEN, WebQA, EDIS, RefCOCO-Matching
+DATASET = (
+    "OVEN"  # generate_corpus_cot's paired mode (image + text candidates) is for OVEN, WebQA, EDIS, RefCOCO-Matching
+)
 
 # --- (a) requests ---------------------------------------------------------------------------------------------
 work = tempfile.mkdtemp()
 os.chdir(work)  # the script logs to a file in the working directory
 import image_cot_generate as G
 
-tree = ast.parse(open(os.path.join(checkout, "train/reinforcement_learning/verl/verl/utils/dataset/vlm2vec_dataset.py")).read())
-constants = {n.targets[0].id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
-             and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
+tree = ast.parse(
+    open(os.path.join(checkout, "train/reinforcement_learning/verl/verl/utils/dataset/vlm2vec_dataset.py")).read()
+)
+constants = {
+    n.targets[0].id: n.value.value
+    for n in tree.body
+    if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+}
 for name in NAMES:
     setattr(G, name, constants[name])
 G.IMAGE_ROOT = os.path.join(work, "images")
 os.makedirs(os.path.join(G.IMAGE_ROOT, DATASET))
 calls = []
-G.call_model_single = lambda prompt, image_path=None, dataset_name="", item_idx=0: calls.append((prompt, image_path)) or "T-CoT"
+G.call_model_single = lambda prompt, image_path=None, dataset_name="", item_idx=0: (
+    calls.append((prompt, image_path)) or "T-CoT"
+)
 
 
 def image_file(kind):
@@ -65,10 +75,18 @@ for role, text, kind, instruction in T.REQUEST_CASES:
     calls.clear()
     name = image_file(kind) if kind else ""
     if role == "query":
-        G.process_single_item_stream({"qry_inst": instruction or "", "qry_text": text, "qry_img_path": name}, 0, DATASET,
-                                     os.path.join(work, "stream.tmp"))
+        G.process_single_item_stream(
+            {"qry_inst": instruction or "", "qry_text": text, "qry_img_path": name},
+            0,
+            DATASET,
+            os.path.join(work, "stream.tmp"),
+        )
     else:
-        row = {"tgt_inst": instruction or "", "tgt_text": [text] if text else [], "tgt_img_path": [name] if name else []}
+        row = {
+            "tgt_inst": instruction or "",
+            "tgt_text": [text] if text else [],
+            "tgt_img_path": [name] if name else [],
+        }
         corpus = G.collect_corpus_from_dataset([row], DATASET)
         for corpus_type in ("text", "image"):
             for key, item in corpus[corpus_type].items():
@@ -76,8 +94,14 @@ for role, text, kind, instruction in T.REQUEST_CASES:
     assert len(calls) <= 1, calls
     prompt, path = calls[0] if calls else (None, None)
     full = os.path.join(G.IMAGE_ROOT, DATASET, name) if name else None
-    requests.append({"prompt": prompt.replace(full, "{IMAGE_PATH}") if prompt and full else prompt,
-                     "with_image": path is not None, "image_is_the_input": path == full if path else None})
+    requests.append(
+        {
+            "prompt": prompt.replace(full, "{IMAGE_PATH}") if prompt and full else prompt,
+            "with_image": path is not None,
+            "image_is_the_input": path == full if path else None,
+        }
+    )
+
 
 # --- (b) the embedding input ------------------------------------------------------------------------------------
 def text_of(text, instruction):  # paper B.3: the instruction as a plain-text prefix (Embed-RL has no instruction field)
@@ -96,9 +120,13 @@ def run(cases):
     with torch.no_grad():
         vectors = model.encode_input(inputs)
     ids = [[int(x) for x, m in zip(r, a) if m] for r, a in zip(inputs["input_ids"], inputs["attention_mask"])]
-    return {"names": [c[0] for c in cases], "prompts": [R.collapse_image_pads(processor.tokenizer.decode(r)) for r in ids],
-            "input_ids": ids, "image_grid_thw": inputs["image_grid_thw"].tolist() if inputs["image_grid_thw"] is not None else [],
-            "vectors": [[round(x, 7) for x in v] for v in vectors.tolist()]}
+    return {
+        "names": [c[0] for c in cases],
+        "prompts": [R.collapse_image_pads(processor.tokenizer.decode(r)) for r in ids],
+        "input_ids": ids,
+        "image_grid_thw": inputs["image_grid_thw"].tolist() if inputs["image_grid_thw"] is not None else [],
+        "vectors": [[round(x, 7) for x in v] for v in vectors.tolist()],
+    }
 
 
 main = run(T.TCOT_CASES)
@@ -107,8 +135,13 @@ try:
     flat = "no error"
 except Exception as exc:  # what the authors' code does with the prompt's own one-box format
     flat = f"{type(exc).__name__}: {exc}"
-result = {"requests": requests, "prompt_sha256": {n: __import__("hashlib").sha256(constants[n].encode()).hexdigest() for n in NAMES},
-          "main": main, "flat_box_error": flat, "emb_token_id": processor.tokenizer.convert_tokens_to_ids("<emb>"),
-          "weights_sum": float(sum(p.double().sum() for p in lm.model.parameters()))}
+result = {
+    "requests": requests,
+    "prompt_sha256": {n: __import__("hashlib").sha256(constants[n].encode()).hexdigest() for n in NAMES},
+    "main": main,
+    "flat_box_error": flat,
+    "emb_token_id": processor.tokenizer.convert_tokens_to_ids("<emb>"),
+    "weights_sum": float(sum(p.double().sum() for p in lm.model.parameters())),
+}
 json.dump(result, open(out, "w"), separators=(",", ":"))
 print("ok", [r["with_image"] for r in requests], [len(i) for i in main["input_ids"]], main["image_grid_thw"], flat)

@@ -11,6 +11,7 @@ of the (unchanged) base folder, `tokenizer.model_max_length = 1024` (its default
 benchmark instruction is prepended as M-BEIR prepends its query prompt: `format_string(f"{prompt} {text}")`.
 Substitutions (NOTE.md): float32 for bfloat16; torchvision stubbed (imported by the vendored qwen2_vision_process,
 used for videos only); the folder copied into the 4.x layout (tiny_legacy.py)."""
+
 import ast
 import json
 import os
@@ -40,6 +41,7 @@ def nested_function(path, name):
     exec(compile(ast.Module(body=[node], type_ignores=[]), path, "exec"), scope)
     return scope[name]
 
+
 legacy = legacy_qwen2_vl_folder(folder, folder.rstrip("/") + "_4x")
 model = Qwen2VLRetForConditionalGeneration.from_pretrained(legacy, torch_dtype=torch.float32, low_cpu_mem_usage=True)
 processor = AutoProcessor.from_pretrained(legacy)
@@ -50,12 +52,16 @@ nested_function(os.path.join(checkout, "eval", "eval_mbeir.py"), "add_embed_toke
 model.eval()
 
 tmp = tempfile.mkdtemp()
+
+
 def data_dict(n, text, kind, instruction):
     txt = format_string(f"{instruction} {text}") if instruction else format_string(text)
     name = None
     if kind:
-        name = f"{n}.png"; open(os.path.join(tmp, name), "wb").write(R.image(kind))
+        name = f"{n}.png"
+        open(os.path.join(tmp, name), "wb").write(R.image(kind))
     return _prepare_data_dict(txt, name, tmp)
+
 
 def run(dataset, collator):
     messages = [(dataset.construct_messages(None, data_dict(n, *item)), n) for n, item in enumerate(R.EMBED_INPUTS)]
@@ -65,13 +71,27 @@ def run(dataset, collator):
         embed, *_ = model(**batch, inference=True)
     vectors = F.normalize(embed, dim=-1)
     ids = [[int(x) for x, m in zip(r, a) if m] for r, a in zip(batch["input_ids"], batch["attention_mask"])]
-    return {"prompts": [R.collapse_image_pads(tokenizer.decode(r)) for r in ids], "input_ids": ids,
-            "image_grid_thw": batch["image_grid_thw"].tolist(), "vectors": [[round(x, 7) for x in v] for v in vectors.tolist()]}
+    return {
+        "prompts": [R.collapse_image_pads(tokenizer.decode(r)) for r in ids],
+        "input_ids": ids,
+        "image_grid_thw": batch["image_grid_thw"].tolist(),
+        "vectors": [[round(x, 7) for x in v] for v in vectors.tolist()],
+    }
 
-result = {"main": run(QueryDataset, MbeirQueryDataCollator(tokenizer=tokenizer, processor=processor)),
-          "candidates": run(CandidateDataset, MbeirCandidateDataCollator(tokenizer=tokenizer, processor=processor)),
-          "emb_token_ids": model.config.emb_token_ids, "padding_side": tokenizer.padding_side,
-          "processor_pixels": [processor.image_processor.min_pixels, processor.image_processor.max_pixels],
-          "weights_sum": weights_sum}  # of the folder's weights, before add_embed_token resizes the embeddings
+
+result = {
+    "main": run(QueryDataset, MbeirQueryDataCollator(tokenizer=tokenizer, processor=processor)),
+    "candidates": run(CandidateDataset, MbeirCandidateDataCollator(tokenizer=tokenizer, processor=processor)),
+    "emb_token_ids": model.config.emb_token_ids,
+    "padding_side": tokenizer.padding_side,
+    "processor_pixels": [processor.image_processor.min_pixels, processor.image_processor.max_pixels],
+    "weights_sum": weights_sum,
+}  # of the folder's weights, before add_embed_token resizes the embeddings
 json.dump(result, open(out, "w"), separators=(",", ":"))
-print("ok", [len(i) for i in result["main"]["input_ids"]], result["emb_token_ids"], result["padding_side"], result["processor_pixels"])
+print(
+    "ok",
+    [len(i) for i in result["main"]["input_ids"]],
+    result["emb_token_ids"],
+    result["padding_side"],
+    result["processor_pixels"],
+)

@@ -8,6 +8,7 @@ Usage: python run_ops_mm_official.py TINY_FOLDER OUT.json DIR_WITH_ops_mm_embedd
 the inputs with an image and one of those without (its processor call cannot take a batch that mixes both).
 Substitutions (NOTE.md): float32 for bfloat16; attn_implementation="sdpa"; Qwen2VLProcessor without video processor
 (qwen3_vl_official_env.py)."""
+
 import io
 import json
 import os
@@ -24,16 +25,26 @@ from PIL import Image
 from tests import reference_inputs as R
 
 _fp = OPS.AutoModelForImageTextToText.from_pretrained
+
+
 def _float32(name, **kw):  # substitution: CPU float32 instead of the hard-coded bfloat16
     kw["torch_dtype"] = torch.float32
     return _fp(name, **kw)
+
+
 OPS.AutoModelForImageTextToText.from_pretrained = _float32
 
 model = OPS.OpsMMEmbeddingV1(folder, device="cpu", attn_implementation="sdpa")
 captured = {}
 call = model.processor.__class__.__call__
+
+
 def spy(self, *a, **k):  # keeps the batch embed() builds, for its token ids
-    result = call(self, *a, **k); captured["enc"] = result; return result
+    result = call(self, *a, **k)
+    captured["enc"] = result
+    return result
+
+
 model.processor.__class__.__call__ = spy
 items = R.EMBED_INPUTS
 ids, vectors, grids = [None] * len(items), [None] * len(items), []
@@ -48,11 +59,18 @@ for with_image in (True, False):
         ids[n] = [int(x) for x, m in zip(enc["input_ids"][row], enc["attention_mask"][row]) if m]
         vectors[n] = [round(x, 7) for x in vec[row].tolist()]
     grids += enc["image_grid_thw"].tolist() if with_image else []
-main = {"prompts": [R.collapse_image_pads(model.processor.tokenizer.decode(r)) for r in ids], "input_ids": ids,
-        "image_grid_thw": grids, "vectors": vectors}
+main = {
+    "prompts": [R.collapse_image_pads(model.processor.tokenizer.decode(r)) for r in ids],
+    "input_ids": ids,
+    "image_grid_thw": grids,
+    "vectors": vectors,
+}
 ip = model.processor.image_processor
-result = {"main": main, "padding_side": model.processor.tokenizer.padding_side,
-          "processor_pixels": [ip.size["shortest_edge"], ip.size["longest_edge"]],
-          "weights_sum": float(sum(p.detach().double().sum() for p in model.base_model.model.parameters()))}
+result = {
+    "main": main,
+    "padding_side": model.processor.tokenizer.padding_side,
+    "processor_pixels": [ip.size["shortest_edge"], ip.size["longest_edge"]],
+    "weights_sum": float(sum(p.detach().double().sum() for p in model.base_model.model.parameters())),
+}
 json.dump(result, open(out, "w"), separators=(",", ":"))
 print("ok", [len(i) for i in ids], result["processor_pixels"])

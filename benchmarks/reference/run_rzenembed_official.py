@@ -8,6 +8,7 @@ each group goes through `get_fused_embeddings(texts, images, instruction=...)` a
 instruction field); the truncation case uses `RzenEmbed(max_length=96)`. Substitutions (NOTE.md): bfloat16 ->
 float32 (`from_pretrained` hard-codes it), attn_implementation="sdpa" (a constructor argument), the folder copied into
 the 4.x layout (tiny_legacy.py)."""
+
 import io
 import json
 import os
@@ -24,24 +25,35 @@ from tiny_legacy import legacy_qwen2_vl_folder
 from tests import reference_inputs as R
 
 _fp = RZ.Qwen2VLForConditionalGeneration.from_pretrained.__func__
+
+
 def _float32(cls, name, **kw):  # substitution: CPU float32 instead of the hard-coded bfloat16
     kw["torch_dtype"] = torch.float32
     return _fp(cls, name, **kw)
+
+
 RZ.Qwen2VLForConditionalGeneration.from_pretrained = classmethod(_float32)
 
 legacy = legacy_qwen2_vl_folder(folder, folder.rstrip("/") + "_4x")
 captured = {}  # the batch the authors' embed() builds with its processor, kept for its token ids
 
+
 def spy_on(processor):
     call = processor.__class__.__call__
+
     def spy(self, *a, **k):
-        result = call(self, *a, **k); captured["enc"] = result; return result
+        result = call(self, *a, **k)
+        captured["enc"] = result
+        return result
+
     processor.__class__.__call__ = spy
+
 
 def run(items, **kw):
     rzen = RZ.RzenEmbed(model_path=legacy, device="cpu", attn_implementation="sdpa", **kw)
     if not hasattr(rzen.processor.__class__.__call__, "__wrapped_by_driver__"):
-        spy_on(rzen.processor); rzen.processor.__class__.__call__.__wrapped_by_driver__ = True
+        spy_on(rzen.processor)
+        rzen.processor.__class__.__call__.__wrapped_by_driver__ = True
     vectors, ids, prompts = [None] * len(items), [None] * len(items), [None] * len(items)
     groups = {}
     for n, (_, _, instruction) in enumerate(items):
@@ -55,12 +67,24 @@ def run(items, **kw):
             vectors[n] = [round(x, 7) for x in vec[row].tolist()]
             ids[n] = [int(x) for x, m in zip(enc["input_ids"][row], enc["attention_mask"][row]) if m]
             prompts[n] = R.collapse_image_pads(rzen.processor.tokenizer.decode(ids[n]))
-    return {"prompts": prompts, "input_ids": ids, "vectors": vectors, "padding_side": rzen.processor.tokenizer.padding_side,
-            "processor_pixels": [rzen.processor.image_processor.min_pixels, rzen.processor.image_processor.max_pixels]}, rzen
+    return {
+        "prompts": prompts,
+        "input_ids": ids,
+        "vectors": vectors,
+        "padding_side": rzen.processor.tokenizer.padding_side,
+        "processor_pixels": [rzen.processor.image_processor.min_pixels, rzen.processor.image_processor.max_pixels],
+    }, rzen
+
 
 main, rzen = run(R.EMBED_INPUTS)
 truncation, _ = run(R.TRUNCATION_INPUTS[:1], max_length=R.TRUNCATION_MAX_LENGTH)
-result = {"main": main, "truncation": truncation,
-          "weights_sum": float(sum(p.detach().double().sum() for p in rzen.base.parameters()) - sum(p.detach().double().sum() for p in rzen.base.lm_head.parameters()))}
+result = {
+    "main": main,
+    "truncation": truncation,
+    "weights_sum": float(
+        sum(p.detach().double().sum() for p in rzen.base.parameters())
+        - sum(p.detach().double().sum() for p in rzen.base.lm_head.parameters())
+    ),
+}
 json.dump(result, open(out, "w"), separators=(",", ":"))
 print("ok", [len(i) for i in main["input_ids"]], [len(i) for i in truncation["input_ids"]], main["processor_pixels"])

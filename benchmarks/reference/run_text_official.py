@@ -14,6 +14,7 @@ SYSTEM: qwen3-embedding (QwenLM/Qwen3-Embedding evaluation/qwen3_embedding_model
         training/modeling_llama.py's ReasonIRModel, its `encode` with the instructions and max_length of
         evaluation/bright; CHECKOUT is the root of `git archive 0aac962 training evaluation/bright/configs`).
 """
+
 import json
 import os
 import re
@@ -74,9 +75,10 @@ def diver() -> dict:
     # Substitutions: the Hub id -> the tiny folder; the example queries/documents -> the fixture inputs (queries
     # formatted by the block's own get_detailed_instruct with the benchmark instruction, else the block's task).
     block = block.replace("'AQ-MedAI/Diver-Retriever-4B'", repr(FOLDER))
-    block = block.replace("input_texts = queries + documents",
-                          "input_texts = [get_detailed_instruct(i or task, q) for q, i in FIXTURE_QUERIES] + "
-                          "FIXTURE_DOCS")
+    block = block.replace(
+        "input_texts = queries + documents",
+        "input_texts = [get_detailed_instruct(i or task, q) for q, i in FIXTURE_QUERIES] + FIXTURE_DOCS",
+    )
     block = block.replace("max_length = 8192", "max_length = FIXTURE_MAX_LENGTH")
     out = {}
 
@@ -84,8 +86,12 @@ def diver() -> dict:
         scope = {"FIXTURE_QUERIES": queries, "FIXTURE_DOCS": docs, "FIXTURE_MAX_LENGTH": max_length}
         with torch.inference_mode():
             exec(compile(block, "Diver README.md (Transformers Usage)", "exec"), scope)
-        ids = [[t for t, m in zip(row, mask) if m] for row, mask in
-               zip(scope["batch_dict"]["input_ids"].tolist(), scope["batch_dict"]["attention_mask"].tolist())]
+        ids = [
+            [t for t, m in zip(row, mask) if m]
+            for row, mask in zip(
+                scope["batch_dict"]["input_ids"].tolist(), scope["batch_dict"]["attention_mask"].tolist()
+            )
+        ]
         out["weights_sum"] = weights_sum(scope["model"])
         return ids, scope["embeddings"].float().tolist()
 
@@ -145,8 +151,9 @@ def bge_reranker() -> dict:
         out["pair_ids"].append(captured[-1])
     (q, i), d = R.TEXT_RERANK_TRUNCATION_PAIR
     out["truncated_pair"] = [R.joined(q, i), d]
-    out["truncated_score"] = float(model.compute_score([out["truncated_pair"]], normalize=True,
-                                                       max_length=R.TEXT_RERANK_TRUNCATION_MAX_LENGTH)[0])
+    out["truncated_score"] = float(
+        model.compute_score([out["truncated_pair"]], normalize=True, max_length=R.TEXT_RERANK_TRUNCATION_MAX_LENGTH)[0]
+    )
     out["truncated_ids"] = captured[-1]
     return out
 
@@ -186,9 +193,12 @@ def reasonir() -> dict:
         return bright["query"].replace(task, instruction) if instruction else bright["document"]
 
     fed, pooled = [], []
-    model.register_forward_pre_hook(lambda _m, _a, kw: fed.extend(
-        [[t for t, m in zip(r, k) if m] for r, k in zip(kw["input_ids"].tolist(), kw["attention_mask"].tolist())]),
-        with_kwargs=True)
+    model.register_forward_pre_hook(
+        lambda _m, _a, kw: fed.extend(
+            [[t for t, m in zip(r, k) if m] for r, k in zip(kw["input_ids"].tolist(), kw["attention_mask"].tolist())]
+        ),
+        with_kwargs=True,
+    )
     pooling = model.pooling
 
     def recording_pooling(hidden, mask, recast=False):
@@ -196,9 +206,13 @@ def reasonir() -> dict:
         return pooling(hidden, mask, recast=recast)
 
     model.pooling = recording_pooling
-    out = {"weights_sum": weights_sum(model), "class": type(model).__module__ + "." + type(model).__name__,
-           "attn_implementation": model.config._attn_implementation, "dtype": str(model.dtype),
-           "bright_instructions": bright}
+    out = {
+        "weights_sum": weights_sum(model),
+        "class": type(model).__module__ + "." + type(model).__name__,
+        "attn_implementation": model.config._attn_implementation,
+        "dtype": str(model.dtype),
+        "bright_instructions": bright,
+    }
 
     def run(items, max_length, what):
         keep = [(t, i) for t, i in items if t]
@@ -222,8 +236,13 @@ def reasonir() -> dict:
 
 
 if __name__ == "__main__":
-    table = {"qwen3-embedding": qwen3_embedding, "diver": diver, "bge-m3": bge_m3, "bge-reranker": bge_reranker,
-             "reasonir": reasonir}
+    table = {
+        "qwen3-embedding": qwen3_embedding,
+        "diver": diver,
+        "bge-m3": bge_m3,
+        "bge-reranker": bge_reranker,
+        "reasonir": reasonir,
+    }
     result = table[SYSTEM]()
     import transformers
 

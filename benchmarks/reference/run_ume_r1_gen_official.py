@@ -15,6 +15,7 @@ sampling (the tiny one: `reasoning.tiny_generation_config`); before each call th
 our adapter uses for a batch of that one input (`generating.batch_seed`), so both sides sample the same ids.
 Substitutions (NOTE.md): sdpa + float32 for flash_attention_2 + bfloat16; Qwen2VLProcessor without video processor
 (qwen3_vl_official_env.py)."""
+
 import io
 import json
 import os
@@ -81,9 +82,13 @@ for seed in SEEDS:
     sections[f"seed{seed}"] = rows
 m = processor.tokenizer.get_vocab()["<gen_emb>"]
 rule_cases = [[m, 5, 6, 2], [5, m, 2], [5, 6, m], [5, 6], [2], [m, m, 5, 6, 7, 2], [5, m, 6, m, 7], [m]]
-result = {"sections": sections, "gen_emb_id": m, "max_new_tokens": MAX_NEW_TOKENS,
-          "rule": {"cases": rule_cases, "embedding_idx": get_gen_embedding_idx(rule_cases, m)},
-          "generation_config": model.generation_config.to_diff_dict(),
-          "weights_sum": float(sum(p.detach().double().sum() for p in model.model.parameters()))}
+result = {
+    "sections": sections,
+    "gen_emb_id": m,
+    "max_new_tokens": MAX_NEW_TOKENS,
+    "rule": {"cases": rule_cases, "embedding_idx": get_gen_embedding_idx(rule_cases, m)},
+    "generation_config": model.generation_config.to_diff_dict(),
+    "weights_sum": float(sum(p.detach().double().sum() for p in model.model.parameters())),
+}
 json.dump(result, open(out, "w"), separators=(",", ":"))
 print("ok", {k: [(len(g), i) for g, i in zip(v["generated_ids"], v["embedding_idx"])] for k, v in sections.items()})

@@ -10,6 +10,7 @@ Inputs are built as the README's discriminative example builds them: user turn [
 eval's left padding; TRIAD's adaptations (paper B.2.1, B.3): a 28x28 white placeholder image on pure-text inputs and
 the instruction as a plain-text prefix. Substitutions (NOTE.md): sdpa + float32 for flash_attention_2 + bfloat16;
 Qwen2VLProcessor without video processor (qwen3_vl_official_env.py)."""
+
 import io
 import json
 import os
@@ -29,6 +30,7 @@ from tests import reference_inputs as R
 
 PLACEHOLDER = (28, 28)  # TRIAD B.2.1: "a 28x28 white placeholder image on pure-text abstraction-track inputs"
 
+
 def message(text, kind, instruction):
     text = f"{instruction} {text}" if instruction and text else (instruction or text)  # TRIAD B.3: plain-text prefix
     content = []
@@ -38,6 +40,7 @@ def message(text, kind, instruction):
         content.append({"type": "image", "image": Image.new("RGB", PLACEHOLDER, (255, 255, 255))})
     content.append({"type": "text", "text": text + "\n<disc_emb>\n"})  # the README's discriminative prompt
     return [{"role": "user", "content": content}]
+
 
 model = Qwen2VLForConditionalGeneration.from_pretrained(folder, dtype=torch.float32, attn_implementation="sdpa").eval()
 processor = AutoProcessor.from_pretrained(folder)
@@ -49,10 +52,17 @@ inputs = processor(text=texts, images=image_inputs, videos=video_inputs, padding
 with torch.no_grad():
     vectors = encode_disc(model, inputs, processor)
 ids = [[int(x) for x, m in zip(r, a) if m] for r, a in zip(inputs["input_ids"], inputs["attention_mask"])]
-main = {"prompts": [R.collapse_image_pads(processor.tokenizer.decode(r)) for r in ids], "input_ids": ids,
-        "image_grid_thw": inputs["image_grid_thw"].tolist(), "vectors": [[round(x, 7) for x in v] for v in vectors.tolist()]}
-result = {"main": main, "disc_emb_id": processor.tokenizer.convert_tokens_to_ids("<disc_emb>"),
-          "padding_side": processor.tokenizer.padding_side,
-          "weights_sum": float(sum(p.detach().double().sum() for p in model.model.parameters()))}
+main = {
+    "prompts": [R.collapse_image_pads(processor.tokenizer.decode(r)) for r in ids],
+    "input_ids": ids,
+    "image_grid_thw": inputs["image_grid_thw"].tolist(),
+    "vectors": [[round(x, 7) for x in v] for v in vectors.tolist()],
+}
+result = {
+    "main": main,
+    "disc_emb_id": processor.tokenizer.convert_tokens_to_ids("<disc_emb>"),
+    "padding_side": processor.tokenizer.padding_side,
+    "weights_sum": float(sum(p.detach().double().sum() for p in model.model.parameters())),
+}
 json.dump(result, open(out, "w"), separators=(",", ":"))
 print("ok", [len(i) for i in ids])

@@ -2,6 +2,7 @@
 """Run VLM2Vec's own encoding path (process_input_text, Qwen2_VL_process_fn, MMEBModel pooling) on the tiny
 Qwen2-VL written by model_adapters.families.tiny.save_tiny_qwen2_vl; transformers 4.52.3 scratch venv.
 Usage: python run_vlm2vec_official.py TINY_FOLDER OUT.json REPO_ROOT VLM2VEC_CHECKOUT"""
+
 import io
 import json
 import os
@@ -29,7 +30,8 @@ flat["torch_dtype"] = "float32"
 json.dump(flat, open(os.path.join(conv, "config.json"), "w"))
 tc = json.load(open(os.path.join(src, "tokenizer_config.json")))
 tc["additional_special_tokens"] = tc.pop("extra_special_tokens")
-tc["tokenizer_class"] = "Qwen2TokenizerFast"; tc.pop("backend", None)
+tc["tokenizer_class"] = "Qwen2TokenizerFast"
+tc.pop("backend", None)
 json.dump(tc, open(os.path.join(conv, "tokenizer_config.json"), "w"))
 
 import src.model.processor as P
@@ -39,10 +41,15 @@ from src.model.processor import QWEN2_VL, Qwen2_VL_process_fn, load_processor, p
 
 # Substitution: CPU run — flash_attention_2 -> sdpa, bfloat16 -> float32 (MMEBModel.load hard-codes both).
 _fp = P.backbone2model[QWEN2_VL].from_pretrained.__func__
+
+
 def _from_pretrained(cls, name, **kw):
-    kw["config"]._attn_implementation = "sdpa"; kw["config"].vision_config._attn_implementation = "sdpa"
+    kw["config"]._attn_implementation = "sdpa"
+    kw["config"].vision_config._attn_implementation = "sdpa"
     kw["torch_dtype"] = torch.float32
     return _fp(cls, name, **kw)
+
+
 P.backbone2model[QWEN2_VL].from_pretrained = classmethod(_from_pretrained)
 import src.model.model as M
 
@@ -63,6 +70,8 @@ inputs = Qwen2_VL_process_fn({"text": texts, "images": images}, processor)
 with torch.no_grad():
     reps = model(qry=inputs)["qry_reps"]
 ids = [[int(x) for x, m in zip(r, a) if m] for r, a in zip(inputs["input_ids"], inputs["attention_mask"])]
-json.dump({"texts": texts, "input_ids": ids, "vectors": reps.tolist(),
-           "padding_side": processor.tokenizer.padding_side}, open(out, "w"))
+json.dump(
+    {"texts": texts, "input_ids": ids, "vectors": reps.tolist(), "padding_side": processor.tokenizer.padding_side},
+    open(out, "w"),
+)
 print("ok", [len(i) for i in ids], processor.tokenizer.padding_side)

@@ -10,6 +10,7 @@ processor of `load_processor` (size 28²·4 … 28²·1280) and `MMEBModel` pool
 (`reference_inputs.VLM2VEC_V1_BATCHES`): a 980x980 image is 4900 vision patches, and the vendored Qwen2-VL vision
 tower's attention mask over several of them does not fit in this machine's memory. Substitutions as
 run_vlm2vec_official.py (NOTE.md)."""
+
 import json
 import os
 import sys
@@ -32,10 +33,15 @@ from src.model.model import MMEBModel
 from src.model.processor import QWEN2_VL, load_processor, process_input_text
 
 _fp = P.backbone2model[QWEN2_VL].from_pretrained.__func__
+
+
 def _from_pretrained(cls, name, **kw):  # substitution: CPU run — flash_attention_2 -> sdpa, bfloat16 -> float32
-    kw["config"]._attn_implementation = "sdpa"; kw["config"].vision_config._attn_implementation = "sdpa"
+    kw["config"]._attn_implementation = "sdpa"
+    kw["config"].vision_config._attn_implementation = "sdpa"
     kw["torch_dtype"] = torch.float32
     return _fp(cls, name, **kw)
+
+
 P.backbone2model[QWEN2_VL].from_pretrained = classmethod(_from_pretrained)
 M.backbone2model[QWEN2_VL].from_pretrained = classmethod(_from_pretrained)
 
@@ -60,7 +66,17 @@ for batch in R.VLM2VEC_V1_BATCHES:
     ids += [[int(x) for x, m in zip(r, a) if m] for r, a in zip(inputs["input_ids"], inputs["attention_mask"])]
     vectors += [[round(x, 7) for x in v] for v in reps.tolist()]
     grids += [row for g in inputs["image_grid_thw"] if g is not None for row in g.tolist()]
-json.dump({"batches": R.VLM2VEC_V1_BATCHES, "texts": texts, "input_ids": ids, "image_grid_thw": grids,
-           "vectors": vectors, "resolution": list(resolution), "padding_side": processor.tokenizer.padding_side},
-          open(out, "w"), separators=(",", ":"))
+json.dump(
+    {
+        "batches": R.VLM2VEC_V1_BATCHES,
+        "texts": texts,
+        "input_ids": ids,
+        "image_grid_thw": grids,
+        "vectors": vectors,
+        "resolution": list(resolution),
+        "padding_side": processor.tokenizer.padding_side,
+    },
+    open(out, "w"),
+    separators=(",", ":"),
+)
 print("ok", [len(i) for i in ids], grids)

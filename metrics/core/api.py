@@ -23,9 +23,7 @@ from triad_dataset.contract import names
 ARK_METRIC_NAMES: tuple[str, ...] = ("recall@1", "recall@5", "recall@10", "ndcg@5", "ndcg@10", "ndcg@20")
 
 
-def _aligned(
-    kind: str, values: Sequence[Sequence[Any]], lengths: Sequence[int], width: int
-) -> list[Sequence[Any]]:
+def _aligned(kind: str, values: Sequence[Sequence[Any]], lengths: Sequence[int], width: int) -> list[Sequence[Any]]:
     if len(values) != len(lengths):
         raise ValueError(f"{kind}: {len(values)} lists for {len(lengths)} queries")
     for q, (v, n) in enumerate(zip(values, lengths, strict=True)):
@@ -60,7 +58,9 @@ def _trap_flags(trap: Sequence[Sequence[bool]], lengths: Sequence[int], width: i
     return flags
 
 
-def _rank(predictions: Sequence[Sequence[float]], references: Sequence[Sequence[int]], ties: str) -> tuple[Ranked, list[int], int]:
+def _rank(
+    predictions: Sequence[Sequence[float]], references: Sequence[Sequence[int]], ties: str
+) -> tuple[Ranked, list[int], int]:
     scores, labels, mask = pad_ragged(predictions, references)
     lengths = [len(p) for p in predictions]
     return rank_scores(scores, labels, mask, ties=ties), lengths, scores.shape[1]

@@ -92,8 +92,10 @@ def _prob_any_in_topk(r: Ranked, ranked_ind: np.ndarray, k: int) -> np.ndarray:
     # P(no flagged among `draws` drawn without replacement) = C(n - t, draws) / C(n, draws)
     feasible = n - t >= draws
     log_none = (
-        gammaln(np.maximum(n - t, 0) + 1) - gammaln(np.maximum(n - t - draws, 0) + 1)
-        - gammaln(n + 1) + gammaln(n - draws + 1)
+        gammaln(np.maximum(n - t, 0) + 1)
+        - gammaln(np.maximum(n - t - draws, 0) + 1)
+        - gammaln(n + 1)
+        + gammaln(n - draws + 1)
     )
     p_none = np.where(feasible, np.exp(log_none), 0.0)
     return np.where(above > 0, 1.0, 1.0 - p_none)

@@ -39,8 +39,9 @@ def _mean(values: np.ndarray) -> float | None:
     return float(values.mean()) if values.size else None
 
 
-def matched_comparison(ap: np.ndarray, groups: Sequence[Hashable], strata: Sequence[Hashable], left: Hashable,
-                       right: Hashable) -> dict[str, Any]:
+def matched_comparison(
+    ap: np.ndarray, groups: Sequence[Hashable], strata: Sequence[Hashable], left: Hashable, right: Hashable
+) -> dict[str, Any]:
     """mAP(right) - mAP(left) over the complete groups and standardized over shared strata (paper C.3).
 
     ``standardized`` = sum_s w_s (mean_right_s - mean_left_s) / sum_s w_s over strata present in both groups,
@@ -61,9 +62,16 @@ def matched_comparison(ap: np.ndarray, groups: Sequence[Hashable], strata: Seque
             num += w * (ap[sr].mean() - ap[sl].mean())
             weight += w
             shared += 1
-    return {"left": left, "right": right, "n_left": int(is_left.sum()), "n_right": int(is_right.sum()),
-            "difference": None if l_mean is None or r_mean is None else r_mean - l_mean,
-            "standardized": float(num / weight) if weight else None, "n_strata": shared, "weight": int(weight)}
+    return {
+        "left": left,
+        "right": right,
+        "n_left": int(is_left.sum()),
+        "n_right": int(is_right.sum()),
+        "difference": None if l_mean is None or r_mean is None else r_mean - l_mean,
+        "standardized": float(num / weight) if weight else None,
+        "n_strata": shared,
+        "weight": int(weight),
+    }
 
 
 def trap_stratified_delta(delta: np.ndarray, trap_in_top: np.ndarray, eligible: np.ndarray) -> dict[str, Any]:
@@ -73,8 +81,10 @@ def trap_stratified_delta(delta: np.ndarray, trap_in_top: np.ndarray, eligible: 
     if not (delta.shape == top.shape == ok.shape):
         raise ValueError(f"delta, trap_in_top and eligible differ in shape: {delta.shape}, {top.shape}, {ok.shape}")
     inside, free = delta[ok & top], delta[ok & ~top]
-    return {"trap_in_top10": {"mean": _mean(inside), "n_queries": int(inside.size)},
-            "trap_free": {"mean": _mean(free), "n_queries": int(free.size)}}
+    return {
+        "trap_in_top10": {"mean": _mean(inside), "n_queries": int(inside.size)},
+        "trap_free": {"mean": _mean(free), "n_queries": int(free.size)},
+    }
 
 
 def restricted_ap(ranked_labels: np.ndarray, keep: np.ndarray) -> np.ndarray:
@@ -91,15 +101,17 @@ def restricted_ap(ranked_labels: np.ndarray, keep: np.ndarray) -> np.ndarray:
     return ap_from_ranked_labels(rel, n_pos, np.asarray(keep, dtype=bool))
 
 
-def resolution_curve(ap: np.ndarray, sizes: Sequence[int] = RESOLUTION_SIZES, *, n_resamples: int = N_RESAMPLES,
-                     seed: int = 0) -> dict[str, float]:
+def resolution_curve(
+    ap: np.ndarray, sizes: Sequence[int] = RESOLUTION_SIZES, *, n_resamples: int = N_RESAMPLES, seed: int = 0
+) -> dict[str, float]:
     """{n: half-width of the 95% percentile interval of the mean of n queries drawn with replacement} for each n in
     ``sizes`` up to the number of queries (paper D.3, Fig. 12a: 3,000 resamples of the frozen per-query AP)."""
     ap = np.asarray(ap, dtype=np.float64)
     out = {}
     for n in (s for s in sizes if 0 < s <= ap.size):
-        index = RESAMPLES.get(("resolution", seed, n, ap.size, n_resamples), lambda n=n: _resolution_draws(
-            seed, n, ap.size, n_resamples))
+        index = RESAMPLES.get(
+            ("resolution", seed, n, ap.size, n_resamples), lambda n=n: _resolution_draws(seed, n, ap.size, n_resamples)
+        )
         lo, hi = np.quantile(resample_means(ap, index), [0.025, 0.975])
         out[str(n)] = float((hi - lo) / 2)
     return out
@@ -122,8 +134,18 @@ def _power(diff: np.ndarray, n: int, effect: float, threshold: float, n_mc: int,
     return hits / n_mc
 
 
-def minimum_detectable_effect(ap_a: np.ndarray, ap_b: np.ndarray, n: int, *, family: int = 6, alpha: float = 0.05,
-                              power: float = 0.8, n_mc: int = 1000, seed: int = 0, tolerance: float = 5e-4) -> float:
+def minimum_detectable_effect(
+    ap_a: np.ndarray,
+    ap_b: np.ndarray,
+    n: int,
+    *,
+    family: int = 6,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    n_mc: int = 1000,
+    seed: int = 0,
+    tolerance: float = 5e-4,
+) -> float:
     """Smallest constant paired improvement added to ``ap_a - ap_b`` that a two-sided Wilcoxon test detects in
     ``power`` of ``n_mc`` Monte Carlo resamples of n queries (paper D.3, Fig. 12b), at the strictest Holm level of a
     ``family`` of tests (alpha / family; the paper's family is the six subsets). Bisection to ``tolerance``."""

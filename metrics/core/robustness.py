@@ -39,7 +39,7 @@ def rank_correlations(scores: Scores) -> dict[tuple[str, str], float]:
     names = list(scores)
     out: dict[tuple[str, str], float] = {}
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             models = _common_models(scores, (a, b))
             if len(models) >= 3:
                 rho, _ = stats.spearman([scores[a][m] for m in models], [scores[b][m] for m in models])
@@ -63,5 +63,7 @@ def group_gains(gains: Mapping[str, float], family: Iterable[str]) -> dict[str, 
     members = set(family)
     inside = [g for m, g in gains.items() if m in members]
     outside = [g for m, g in gains.items() if m not in members]
-    return {"family": float(np.mean(inside)) if inside else None,
-            "others": float(np.mean(outside)) if outside else None}
+    return {
+        "family": float(np.mean(inside)) if inside else None,
+        "others": float(np.mean(outside)) if outside else None,
+    }

@@ -66,7 +66,7 @@ def resample_means(values: np.ndarray, index: np.ndarray) -> np.ndarray:
     cache; numpy reduces each row of a C-contiguous block on its own, so blocking never changes a mean)."""
     out = np.empty(index.shape[0], dtype=np.float64)
     for lo in range(0, index.shape[0], MEAN_BLOCK):
-        out[lo:lo + MEAN_BLOCK] = np.take(values, index[lo:lo + MEAN_BLOCK]).mean(axis=1)
+        out[lo : lo + MEAN_BLOCK] = np.take(values, index[lo : lo + MEAN_BLOCK]).mean(axis=1)
     return out
 
 
@@ -96,8 +96,10 @@ def bootstrap_means(
     index_type = np.int16 if x.size <= np.iinfo(np.int16).max else np.int64  # smaller draws are faster
     chunk = max(1, DRAW_LIMIT // x.size)  # bound memory: at most ~4M drawn indices at a time
     if chunk >= n_resamples:  # one draw: kept by RESAMPLES when a long-lived caller turned it on
-        index = RESAMPLES.get(("bootstrap", seed, x.size, n_resamples), lambda: rng.integers(
-            0, x.size, size=(n_resamples, x.size), dtype=index_type))
+        index = RESAMPLES.get(
+            ("bootstrap", seed, x.size, n_resamples),
+            lambda: rng.integers(0, x.size, size=(n_resamples, x.size), dtype=index_type),
+        )
         return resample_means(x, index)
     out = np.empty(n_resamples, dtype=np.float64)
     for lo in range(0, n_resamples, chunk):

@@ -7,8 +7,11 @@ import evaluate
 from metrics.widget import build_widget
 
 module = evaluate.load(str(Path(__file__).resolve().parent))
-EXAMPLE = ("[[0.9, 0.2, 0.4], [0.1, 0.8, 0.3]]", "[[1, 1, 0], [0, 1, 0]]",
-           '{"candidate_roles": [["positive", "positive", "sibling"], ["random", "positive", "sibling"]]}')
+EXAMPLE = (
+    "[[0.9, 0.2, 0.4], [0.1, 0.8, 0.3]]",
+    "[[1, 1, 0], [0, 1, 0]]",
+    '{"candidate_roles": [["positive", "positive", "sibling"], ["random", "positive", "sibling"]]}',
+)
 demo = build_widget(module, EXAMPLE)
 
 if __name__ == "__main__":  # importing this file (e.g. a test collector) starts nothing

@@ -44,8 +44,13 @@ RESPONSES: Final = RecordFormat("response_key", "responses", "API response cache
 
 def response_identity(entry: Any) -> dict[str, Any]:
     """Which endpoint and requested model the stored responses came from (the payload hash holds the rest)."""
-    return {"kind": "chat", "provider": entry.options["provider"], "endpoint": entry.hub_id,
-            "model": entry.options["model"], "format": RESPONSES_VERSION}
+    return {
+        "kind": "chat",
+        "provider": entry.options["provider"],
+        "endpoint": entry.hub_id,
+        "model": entry.options["model"],
+        "format": RESPONSES_VERSION,
+    }
 
 
 def resolved(entry: Any) -> Any:
@@ -75,8 +80,10 @@ class ChatRewriter:
         self.finish: Counter[str] = Counter()
 
     def payload(self, query: str) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.entry.options["model"],
-                                "messages": [{"role": "user", "content": self.entry.prompt.format(query=query)}]}
+        body: dict[str, Any] = {
+            "model": self.entry.options["model"],
+            "messages": [{"role": "user", "content": self.entry.prompt.format(query=query)}],
+        }
         if self.entry.max_new_tokens:
             body["max_completion_tokens"] = int(self.entry.max_new_tokens)
         body.update({k: v for k, v in sorted(self.entry.options.items()) if k not in NOT_SENT})
@@ -84,8 +91,12 @@ class ChatRewriter:
 
     def _connect(self, n: int) -> JsonClient:
         if self._client is None:
-            self._client = connect(self.provider, self.entry.hub_id, f"rewriter {self.entry.name}",
-                                   f"{n} quer(ies) are not in the response cache ({self.responses.dir or 'memory'})")
+            self._client = connect(
+                self.provider,
+                self.entry.hub_id,
+                f"rewriter {self.entry.name}",
+                f"{n} quer(ies) are not in the response cache ({self.responses.dir or 'memory'})",
+            )
         return self._client
 
     def rewrite(self, queries: Sequence[str]) -> list[str]:
@@ -119,17 +130,28 @@ class ChatRewriter:
         if not isinstance(content, str) or not content.strip():
             raise client.fail(what, "malformed response: no choices[0].message.content text")
         reported = response.get("model")
-        return {"text": content.strip(), "model": reported if isinstance(reported, str) else "",
-                "finish_reason": first.get("finish_reason")}
+        return {
+            "text": content.strip(),
+            "model": reported if isinstance(reported, str) else "",
+            "finish_reason": first.get("finish_reason"),
+        }
 
     def api_stats(self) -> dict[str, Any]:
-        calls = self._client.stats.to_json() if self._client is not None else {"requests": 0, "retries": 0, "status": {}}
-        return {"responses_requested": self.requested, "responses_cached": self.cached,
-                "reported_models": dict(self.reported), "finish_reasons": dict(self.finish), **calls}
+        calls = (
+            self._client.stats.to_json() if self._client is not None else {"requests": 0, "retries": 0, "status": {}}
+        )
+        return {
+            "responses_requested": self.requested,
+            "responses_cached": self.cached,
+            "reported_models": dict(self.reported),
+            "finish_reasons": dict(self.finish),
+            **calls,
+        }
 
 
-def load(entry: Any, path: str, *, device: str = "cpu", responses: RecordCache | None = None,
-         offline: bool = False) -> ChatRewriter:
+def load(
+    entry: Any, path: str, *, device: str = "cpu", responses: RecordCache | None = None, offline: bool = False
+) -> ChatRewriter:
     """The family loader (`registry.load`; API entries are rewriters); `responses` / `offline` come from
     `triad rewrite`."""
     return ChatRewriter(entry, responses=responses, offline=offline)

@@ -19,8 +19,9 @@ from typing import Any, Final
 
 from model_adapters.generation.records import RecordCache, RecordFormat
 
-CAPTIONS: Final = RecordFormat("captioner_key", "captions", "caption cache", "captioner",
-                               valid=lambda value: isinstance(value, str))
+CAPTIONS: Final = RecordFormat(
+    "captioner_key", "captions", "caption cache", "captioner", valid=lambda value: isinstance(value, str)
+)
 
 
 def image_key(data: bytes) -> str:

@@ -56,7 +56,8 @@ class ImageItem:
 
 def default_cache_dir() -> str:
     return os.environ.get("TRIAD_CAPTION_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "triad", "captions")
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "triad", "captions"
+    )
 
 
 def collect_images(data: str, subtypes: Sequence[str]) -> list[ImageItem]:
@@ -79,8 +80,9 @@ def collect_images(data: str, subtypes: Sequence[str]) -> list[ImageItem]:
     return items
 
 
-def _caption_batches(captioner: Any, todo: list[ImageItem], batch: int, cache: CaptionCache | None,
-                     show: bool) -> tuple[dict[str, str], dict[str, str]]:
+def _caption_batches(
+    captioner: Any, todo: list[ImageItem], batch: int, cache: CaptionCache | None, show: bool
+) -> tuple[dict[str, str], dict[str, str]]:
     """Captions (and errors) of `todo` by image key; each successful batch goes to the cache at once."""
     from tqdm.auto import tqdm
 
@@ -88,7 +90,7 @@ def _caption_batches(captioner: Any, todo: list[ImageItem], batch: int, cache: C
     errors: dict[str, str] = {}
     with tqdm(total=len(todo), desc="caption", unit="img", disable=not show) as bar:
         for start in range(0, len(todo), batch):
-            chunk = todo[start:start + batch]
+            chunk = todo[start : start + batch]
             try:
                 texts = dict(zip([i.key for i in chunk], captioner.caption([i.data for i in chunk]), strict=True))
             except ValueError:  # one image in the batch does not decode: caption one by one to name it
@@ -136,8 +138,9 @@ def _run(cfg: CaptionConfig, ctx: distributed.Context) -> dict[str, Any]:
     errors: dict[str, str] = {}
     if mine:
         captioner = cfg.captioner_obj or registry.load(entry, model_path=cfg.model_path, device=ctx.device)
-        captions, errors = _caption_batches(captioner, mine, cfg.batch_size or entry.max_batch, cache,
-                                            show=not cfg.quiet and ctx.is_main)
+        captions, errors = _caption_batches(
+            captioner, mine, cfg.batch_size or entry.max_batch, cache, show=not cfg.quiet and ctx.is_main
+        )
     seconds = time.perf_counter() - tick
     gathered = ctx.gather((captions, errors, seconds, len(mine)))
     if not ctx.is_main:
@@ -151,37 +154,65 @@ def _run(cfg: CaptionConfig, ctx: distributed.Context) -> dict[str, Any]:
         busy += secs
     if all_errors and cfg.fail_on_bad_images:
         first = next(iter(all_errors.values()))
-        raise TriadError(f"{len(all_errors)} image(s) could not be captioned (first: {first}); "
-                         "drop --fail-on-bad-images to caption the rest and record them")
+        raise TriadError(
+            f"{len(all_errors)} image(s) could not be captioned (first: {first}); "
+            "drop --fail-on-bad-images to caption the rest and record them"
+        )
     if cache is not None:
         cache.compact()
-    meta = {"captioner": ident, "captioner_key": CaptionCache.key_of(ident), "random_init": entry.random_init,
-            "data": str(Path(cfg.data).resolve()), "subtypes": subtypes, "images": len(items),
-            "distinct_images": len(distinct), "captioned": len(missing), "cache_hits": len(distinct) - len(missing),
-            "bad_images": sorted(all_errors.values()), "processes": ctx.world,
-            "timings_s": {"caption": round(seconds if ctx.world == 1 else busy, 3),
-                          "per_image": round(busy / len(missing), 4) if missing else None}}
+    meta = {
+        "captioner": ident,
+        "captioner_key": CaptionCache.key_of(ident),
+        "random_init": entry.random_init,
+        "data": str(Path(cfg.data).resolve()),
+        "subtypes": subtypes,
+        "images": len(items),
+        "distinct_images": len(distinct),
+        "captioned": len(missing),
+        "cache_hits": len(distinct) - len(missing),
+        "bad_images": sorted(all_errors.values()),
+        "processes": ctx.world,
+        "timings_s": {
+            "caption": round(seconds if ctx.world == 1 else busy, 3),
+            "per_image": round(busy / len(missing), 4) if missing else None,
+        },
+    }
     write_table(cfg.out, items, known, all_errors, meta)
     if not cfg.quiet:
-        print(f"captioned {len(missing)} image(s), {meta['cache_hits']} from the cache, "
-              f"{len(all_errors)} bad; wrote {Path(cfg.out) / TABLE}", file=sys.stderr)
+        print(
+            f"captioned {len(missing)} image(s), {meta['cache_hits']} from the cache, "
+            f"{len(all_errors)} bad; wrote {Path(cfg.out) / TABLE}",
+            file=sys.stderr,
+        )
         for message in sorted(all_errors.values())[:10]:
             print(f"warning: {message}", file=sys.stderr)
     return meta
 
 
-def write_table(out: str, items: Sequence[ImageItem], captions: dict[str, str], errors: dict[str, str],
-                meta: dict[str, Any]) -> None:
+def write_table(
+    out: str, items: Sequence[ImageItem], captions: dict[str, str], errors: dict[str, str], meta: dict[str, Any]
+) -> None:
     """captions.parquet + captioner.json, each written to a temporary name and renamed (never half-written)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    rows = [{"config": i.config, "item_id": i.item_id, "role": i.role, "image_sha256": i.key,
-             "caption": captions.get(i.key, ""), "error": errors.get(i.key)} for i in items]
-    schema = pa.schema([(n, pa.string()) for n in ("config", "item_id", "role", "image_sha256", "caption", "error")],
-                       metadata={"triad_captioner": json.dumps(meta, sort_keys=True)})
+    rows = [
+        {
+            "config": i.config,
+            "item_id": i.item_id,
+            "role": i.role,
+            "image_sha256": i.key,
+            "caption": captions.get(i.key, ""),
+            "error": errors.get(i.key),
+        }
+        for i in items
+    ]
+    schema = pa.schema(
+        [(n, pa.string()) for n in ("config", "item_id", "role", "image_sha256", "caption", "error")],
+        metadata={"triad_captioner": json.dumps(meta, sort_keys=True)},
+    )
     table = pa.Table.from_pylist(rows, schema=schema)
     tmp_table, tmp_meta = folder / f".{TABLE}.tmp", folder / f".{META}.tmp"
     pq.write_table(table, tmp_table)

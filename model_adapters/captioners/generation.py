@@ -21,12 +21,14 @@ CHATML_TEMPLATE: Final = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
     "{% if m['content'] is string %}{{ m['content'] }}{% else %}{% for c in m['content'] %}"
     "{% if c['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>{% else %}{{ c['text'] }}{% endif %}"
-    "{% endfor %}{% endif %}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+    "{% endfor %}{% endif %}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
 
 
 def _generate(model: Any, tokenizer: Any, inputs: Any, max_new_tokens: int) -> list[str]:
-    rows = generate_new_ids(model, inputs, max_new_tokens=max_new_tokens, do_sample=False,
-                            pad_token_id=tokenizer.pad_token_id)
+    rows = generate_new_ids(
+        model, inputs, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id
+    )
     return decode(tokenizer, rows, skip_special_tokens=True, strip=True)
 
 
@@ -51,8 +53,14 @@ class VlmCaptioner:
 class LlmRewriter:
     """A `Rewriter`: one greedy rewrite per query from a causal LM and its tokenizer's chat template."""
 
-    def __init__(self, model: Any, tokenizer: Any, prompt: str, max_new_tokens: int,
-                 template_options: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        prompt: str,
+        max_new_tokens: int,
+        template_options: dict[str, Any] | None = None,
+    ) -> None:
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.tokenizer.padding_side = "left"
@@ -61,9 +69,15 @@ class LlmRewriter:
         self.template_options = dict(template_options or {})
 
     def rewrite(self, queries: Sequence[str]) -> list[str]:
-        texts = [self.tokenizer.apply_chat_template(
-            [{"role": "user", "content": self.prompt.format(query=q)}], add_generation_prompt=True, tokenize=False,
-            **self.template_options) for q in queries]
+        texts = [
+            self.tokenizer.apply_chat_template(
+                [{"role": "user", "content": self.prompt.format(query=q)}],
+                add_generation_prompt=True,
+                tokenize=False,
+                **self.template_options,
+            )
+            for q in queries
+        ]
         inputs = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
         return _generate(self.model, self.tokenizer, inputs, self.max_new_tokens)
 
@@ -107,9 +121,17 @@ def tiny_llm(seed: int) -> tuple[Any, Any]:
 
     tok = tiny.build_tokenizer(add_bos_eos=False)
     tok.chat_template = CHATML_TEMPLATE
-    config = Qwen2Config(vocab_size=len(tok), hidden_size=tiny.HIDDEN, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, pad_token_id=tok.pad_token_id,
-                         eos_token_id=tok.eos_token_id, bos_token_id=None)
+    config = Qwen2Config(
+        vocab_size=len(tok),
+        hidden_size=tiny.HIDDEN,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        bos_token_id=None,
+    )
     return tiny._seeded(seed, lambda: Qwen2ForCausalLM(config)), tok
 
 

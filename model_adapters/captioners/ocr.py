@@ -29,7 +29,9 @@ class OcrCaptioner:
         self.joiner = str(options.get("joiner", " "))
         self.normalize = str(options.get("normalize", ""))
         if self.normalize not in NORMAL_FORMS:
-            raise TriadError(f"ocr captioner: normalize={self.normalize!r} is not one of {', '.join(map(repr, NORMAL_FORMS))}")
+            raise TriadError(
+                f"ocr captioner: normalize={self.normalize!r} is not one of {', '.join(map(repr, NORMAL_FORMS))}"
+            )
         params = {k: v for k, v in options.items() if "." in k}
         self.engine = RapidOCR(params=params)
         logging.getLogger("RapidOCR").setLevel(logging.WARNING)

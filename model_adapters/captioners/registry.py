@@ -35,14 +35,16 @@ API_PREFIX: Final = "api:"  # `--rewriter api:MODEL`: MODEL through the OpenAI-c
 CAPTION_PROMPT: Final = (
     "Describe this image in detail so that it can be found by a text search. Transcribe all visible text, numbers, "
     "labels and symbols exactly, then describe the objects, diagrams, charts, layout and the relations between "
-    "elements. Output only the description.")
+    "elements. Output only the description."
+)
 # Our rewrite prompt, from paper §4.3: "a semantically equivalent but more explicit form that highlights reasoning
 # cues" (paper Table 27's text is not in our copy).
 REWRITE_PROMPT: Final = (
     "Rewrite the following retrieval query into a semantically equivalent but more explicit form that highlights "
     "the reasoning cues needed to find the target: state implicit rules, constraints and background knowledge "
     "explicitly, keep every condition, and do not answer the query. Output only the rewritten query.\n\n"
-    "Query: {query}")
+    "Query: {query}"
+)
 
 # rapidocr settings: "Det.limit_type": "max" keeps small images at their size (the default "min" upscales every
 # image to a 736-pixel short side: slow, and no better on rendered text); "Global.use_cls": False skips the
@@ -50,8 +52,14 @@ REWRITE_PROMPT: Final = (
 # "Tu" into "n"); "normalize": "NFKC" turns the full-width digits the recogniser sometimes returns ("１") into ASCII
 # (seen on 260 of the 520 mini electronics images); the other values are rapidocr's defaults, written out so they are
 # part of the identity.
-OCR_OPTIONS: Final = {"Det.limit_type": "max", "Det.limit_side_len": 736, "Global.text_score": 0.5,
-                      "Global.use_cls": False, "joiner": " ", "normalize": "NFKC"}
+OCR_OPTIONS: Final = {
+    "Det.limit_type": "max",
+    "Det.limit_side_len": 736,
+    "Global.text_score": 0.5,
+    "Global.use_cls": False,
+    "joiner": " ",
+    "normalize": "NFKC",
+}
 
 
 @dataclass(frozen=True)
@@ -76,27 +84,84 @@ class GeneratorEntry:
 
 
 ENTRIES: Final[tuple[GeneratorEntry, ...]] = (
-    GeneratorEntry("ocr", CAPTIONER, OCR, "package:rapidocr", revision="installed", max_batch=8,
-                   options=dict(OCR_OPTIONS),
-                   description="rapidocr PP-OCR detection + recognition on onnxruntime (CPU, offline): the "
-                   "recognised lines joined in reading order; text only, no description of the picture"),
-    GeneratorEntry("qwen3-vl-8b-instruct", CAPTIONER, VLM, "Qwen/Qwen3-VL-8B-Instruct", dtype="bfloat16",
-                   prompt=CAPTION_PROMPT, max_batch=4, description="the paper's captioner (§4.1), greedy decoding"),
-    GeneratorEntry("glm-4.6v-flash", CAPTIONER, VLM, "zai-org/GLM-4.6V-Flash", dtype="bfloat16",
-                   prompt=CAPTION_PROMPT, max_batch=4, description="the paper's H.1 non-Qwen captioner, greedy"),
-    GeneratorEntry("tiny-random-captioner", CAPTIONER, TINY, "tiny:qwen2-vl", revision="seed0", prompt=CAPTION_PROMPT,
-                   max_new_tokens=8, random_init=True,
-                   description="random tiny Qwen2-VL generating 8 tokens (tests; captions are noise)"),
-    GeneratorEntry("qwen3-8b", REWRITER, LLM, "Qwen/Qwen3-8B", dtype="bfloat16", prompt=REWRITE_PROMPT,
-                   max_new_tokens=256, max_batch=8, options={"enable_thinking": False},
-                   description="open stand-in for the paper's GPT-5.2 rewriter (§4.3), greedy, thinking off"),
-    GeneratorEntry("gpt-5.2", REWRITER, API, "https://api.openai.com/v1", revision="gpt-5.2", prompt=REWRITE_PROMPT,
-                   max_new_tokens=0, max_batch=16, options={"provider": "openai", "model": "gpt-5.2"},
-                   description="the paper's rewriter (§4.3), OpenAI chat completions API ($OPENAI_API_KEY); the API's "
-                               "default decoding (none given in the paper); not reproducible without provider access"),
-    GeneratorEntry("tiny-random-rewriter", REWRITER, TINY, "tiny:qwen2", revision="seed0", prompt=REWRITE_PROMPT,
-                   max_new_tokens=8, random_init=True,
-                   description="random tiny Qwen2 LM generating 8 tokens (tests; rewrites are noise)"),
+    GeneratorEntry(
+        "ocr",
+        CAPTIONER,
+        OCR,
+        "package:rapidocr",
+        revision="installed",
+        max_batch=8,
+        options=dict(OCR_OPTIONS),
+        description="rapidocr PP-OCR detection + recognition on onnxruntime (CPU, offline): the "
+        "recognised lines joined in reading order; text only, no description of the picture",
+    ),
+    GeneratorEntry(
+        "qwen3-vl-8b-instruct",
+        CAPTIONER,
+        VLM,
+        "Qwen/Qwen3-VL-8B-Instruct",
+        dtype="bfloat16",
+        prompt=CAPTION_PROMPT,
+        max_batch=4,
+        description="the paper's captioner (§4.1), greedy decoding",
+    ),
+    GeneratorEntry(
+        "glm-4.6v-flash",
+        CAPTIONER,
+        VLM,
+        "zai-org/GLM-4.6V-Flash",
+        dtype="bfloat16",
+        prompt=CAPTION_PROMPT,
+        max_batch=4,
+        description="the paper's H.1 non-Qwen captioner, greedy",
+    ),
+    GeneratorEntry(
+        "tiny-random-captioner",
+        CAPTIONER,
+        TINY,
+        "tiny:qwen2-vl",
+        revision="seed0",
+        prompt=CAPTION_PROMPT,
+        max_new_tokens=8,
+        random_init=True,
+        description="random tiny Qwen2-VL generating 8 tokens (tests; captions are noise)",
+    ),
+    GeneratorEntry(
+        "qwen3-8b",
+        REWRITER,
+        LLM,
+        "Qwen/Qwen3-8B",
+        dtype="bfloat16",
+        prompt=REWRITE_PROMPT,
+        max_new_tokens=256,
+        max_batch=8,
+        options={"enable_thinking": False},
+        description="open stand-in for the paper's GPT-5.2 rewriter (§4.3), greedy, thinking off",
+    ),
+    GeneratorEntry(
+        "gpt-5.2",
+        REWRITER,
+        API,
+        "https://api.openai.com/v1",
+        revision="gpt-5.2",
+        prompt=REWRITE_PROMPT,
+        max_new_tokens=0,
+        max_batch=16,
+        options={"provider": "openai", "model": "gpt-5.2"},
+        description="the paper's rewriter (§4.3), OpenAI chat completions API ($OPENAI_API_KEY); the API's "
+        "default decoding (none given in the paper); not reproducible without provider access",
+    ),
+    GeneratorEntry(
+        "tiny-random-rewriter",
+        REWRITER,
+        TINY,
+        "tiny:qwen2",
+        revision="seed0",
+        prompt=REWRITE_PROMPT,
+        max_new_tokens=8,
+        random_init=True,
+        description="random tiny Qwen2 LM generating 8 tokens (tests; rewrites are noise)",
+    ),
 )
 REGISTRY: Final[dict[str, GeneratorEntry]] = {e.name: e for e in ENTRIES}
 
@@ -108,14 +173,16 @@ def get_entry(name: str, kind: str = CAPTIONER) -> GeneratorEntry:
     'max'
     """
     if kind == REWRITER and name.startswith(API_PREFIX) and len(name) > len(API_PREFIX):
-        return _api_rewriter(name[len(API_PREFIX):])
+        return _api_rewriter(name[len(API_PREFIX) :])
     entry = REGISTRY.get(name)
     if entry is not None and entry.family == API:
         from model_adapters.captioners import api
 
         entry = api.resolved(entry)
     if entry is None or entry.kind != kind:
-        valid = sorted(n for n, e in REGISTRY.items() if e.kind == kind) + ([API_PREFIX + "MODEL"] if kind == REWRITER else [])
+        valid = sorted(n for n, e in REGISTRY.items() if e.kind == kind) + (
+            [API_PREFIX + "MODEL"] if kind == REWRITER else []
+        )
         raise TriadError(f"unknown {kind} {name!r}; valid: {', '.join(valid)}")
     return entry
 
@@ -128,9 +195,20 @@ def _api_rewriter(model: str) -> GeneratorEntry:
     for entry in ENTRIES:
         if entry.family == API and entry.options.get("model") == model:
             return api.resolved(entry)
-    return api.resolved(GeneratorEntry(API_PREFIX + model, REWRITER, API, "", revision=model, prompt=REWRITE_PROMPT,
-                                       max_new_tokens=0, max_batch=16, options={"provider": "openai", "model": model},
-                                       description=f"{model} through an OpenAI-compatible chat completions API"))
+    return api.resolved(
+        GeneratorEntry(
+            API_PREFIX + model,
+            REWRITER,
+            API,
+            "",
+            revision=model,
+            prompt=REWRITE_PROMPT,
+            max_new_tokens=0,
+            max_batch=16,
+            options={"provider": "openai", "model": model},
+            description=f"{model} through an OpenAI-compatible chat completions API",
+        )
+    )
 
 
 def with_options(entry: GeneratorEntry, settings: list[str] | None) -> GeneratorEntry:
@@ -163,10 +241,18 @@ def identity(entry: GeneratorEntry, model_path: str | None = None) -> dict[str, 
     """Everything that changes a caption/rewrite: a changed setting is a different captioner (and cache)."""
     import os
 
-    out = {"name": entry.name, "kind": entry.kind, "family": entry.family,
-           "model_id": os.path.abspath(model_path) if model_path else entry.hub_id, "revision": entry.revision,
-           "dtype": entry.dtype, "prompt": entry.prompt, "max_new_tokens": entry.max_new_tokens,
-           "options": dict(sorted(entry.options.items())), "version": CAPTIONER_VERSION}
+    out = {
+        "name": entry.name,
+        "kind": entry.kind,
+        "family": entry.family,
+        "model_id": os.path.abspath(model_path) if model_path else entry.hub_id,
+        "revision": entry.revision,
+        "dtype": entry.dtype,
+        "prompt": entry.prompt,
+        "max_new_tokens": entry.max_new_tokens,
+        "options": dict(sorted(entry.options.items())),
+        "version": CAPTIONER_VERSION,
+    }
     if entry.family == OCR:
         from importlib.metadata import version
 

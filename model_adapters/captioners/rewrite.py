@@ -48,15 +48,18 @@ def run_rewrite(cfg: RewriteConfig) -> list[dict[str, str]]:
     if cfg.limit is not None and cfg.limit < 1:
         raise TriadError(f"--limit must be at least 1, got {cfg.limit}")
     entry = registry.with_options(registry.get_entry(cfg.rewriter, registry.REWRITER), cfg.settings)
-    queries = [(row["query_id"], row["query_text"] or "")
-               for subtype in select_configs(cfg.data, "ark", cfg.subtypes)
-               for row in read_rows(cfg.data, subtype, ["query_id", "query_text"])[:cfg.limit]]
-    rewriter = cfg.rewriter_obj or registry.load(entry, model_path=cfg.model_path,
-                                                 device=cfg.device or _default_device(), **_api_runtime(entry, cfg))
+    queries = [
+        (row["query_id"], row["query_text"] or "")
+        for subtype in select_configs(cfg.data, "ark", cfg.subtypes)
+        for row in read_rows(cfg.data, subtype, ["query_id", "query_text"])[: cfg.limit]
+    ]
+    rewriter = cfg.rewriter_obj or registry.load(
+        entry, model_path=cfg.model_path, device=cfg.device or _default_device(), **_api_runtime(entry, cfg)
+    )
     out: list[dict[str, str]] = []
     offline_missing, where = 0, ""
     for start in tqdm(range(0, len(queries), entry.max_batch), desc="rewrite", unit="batch", disable=cfg.quiet):
-        chunk = queries[start:start + entry.max_batch]
+        chunk = queries[start : start + entry.max_batch]
         try:
             texts = rewriter.rewrite([text for _, text in chunk])
         except OfflineMiss as miss:  # counted over every batch, then one line
@@ -66,20 +69,31 @@ def run_rewrite(cfg: RewriteConfig) -> list[dict[str, str]]:
             raise TriadError(f"rewriter {entry.name} returned {len(texts)} texts for {len(chunk)} queries")
         out.extend({"query_id": qid, "query_text": text} for (qid, _), text in zip(chunk, texts, strict=True))
     if offline_missing:
-        raise TriadError(f"rewriter {entry.name}: --offline, and {offline_missing} of the {len(queries)} queries are "
-                         f"not in its response cache ({where}); run without --offline to request them (or give "
-                         "--api-cache the folder that holds them)")
+        raise TriadError(
+            f"rewriter {entry.name}: --offline, and {offline_missing} of the {len(queries)} queries are "
+            f"not in its response cache ({where}); run without --offline to request them (or give "
+            "--api-cache the folder that holds them)"
+        )
     ident = registry.identity(entry, cfg.model_path)
     if cfg.rewriter_obj is not None:
         ident["object"] = f"{type(cfg.rewriter_obj).__module__}.{type(cfg.rewriter_obj).__qualname__}"
-    meta: dict[str, Any] = {"rewriter": ident, "random_init": entry.random_init,
-                            "data": str(Path(cfg.data).resolve()), "queries": len(out),
-                            "reproducible": entry.family != registry.API}
+    meta: dict[str, Any] = {
+        "rewriter": ident,
+        "random_init": entry.random_init,
+        "data": str(Path(cfg.data).resolve()),
+        "queries": len(out),
+        "reproducible": entry.family != registry.API,
+    }
     stats = getattr(rewriter, "api_stats", None)
     if entry.family == registry.API and callable(stats):
-        meta["api"] = {"provider": entry.options.get("provider"), "endpoint": entry.hub_id,
-                       "model": entry.options.get("model"), "offline": cfg.offline,
-                       "response_cache": str(getattr(rewriter.responses, "dir", None)), **stats()}
+        meta["api"] = {
+            "provider": entry.options.get("provider"),
+            "endpoint": entry.hub_id,
+            "model": entry.options.get("model"),
+            "offline": cfg.offline,
+            "response_cache": str(getattr(rewriter.responses, "dir", None)),
+            **stats(),
+        }
     _write(cfg.out, out, meta)
     if not cfg.quiet:
         print(f"rewrote {len(out)} queries; wrote {cfg.out}", file=sys.stderr)

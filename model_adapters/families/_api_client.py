@@ -65,11 +65,15 @@ class Provider:
 
 PROVIDERS: Final[dict[str, Provider]] = {
     # Volcengine Ark (ByteDance): POST {base}/embeddings/multimodal (volcengine-python-sdk, resources/multimodal_embeddings.py)
-    "volcengine-ark": Provider("volcengine-ark", "https://ark.cn-beijing.volces.com/api/v3", "/embeddings/multimodal",
-                               "ARK_API_KEY", "ARK_BASE_URL"),
+    "volcengine-ark": Provider(
+        "volcengine-ark",
+        "https://ark.cn-beijing.volces.com/api/v3",
+        "/embeddings/multimodal",
+        "ARK_API_KEY",
+        "ARK_BASE_URL",
+    ),
     # OpenAI and OpenAI-compatible servers (vLLM, gateways): POST {base}/chat/completions
-    "openai": Provider("openai", "https://api.openai.com/v1", "/chat/completions", "OPENAI_API_KEY",
-                       "OPENAI_BASE_URL"),
+    "openai": Provider("openai", "https://api.openai.com/v1", "/chat/completions", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
 }
 
 
@@ -136,8 +140,9 @@ class JsonClient:
         except urllib.error.HTTPError as exc:
             detail = _error_detail(exc.read(ERROR_BODY_BYTES))
             if exc.code in RETRY_STATUS or exc.code >= 500:
-                raise _Retry(f"HTTP {exc.code}{detail}", str(exc.code),
-                             _retry_after(exc.headers.get("Retry-After"))) from exc
+                raise _Retry(
+                    f"HTTP {exc.code}{detail}", str(exc.code), _retry_after(exc.headers.get("Retry-After"))
+                ) from exc
             self._count(str(exc.code))
             raise ValueError(f"HTTP {exc.code}{detail}") from exc
         except TimeoutError as exc:
@@ -166,15 +171,16 @@ class JsonClient:
                 if attempt + 1 == attempts:
                     hint = "; lower the request rate or try later" if exc.reason.startswith("HTTP 429") else ""
                     raise self.fail(what, f"{exc.reason} on all {attempts} attempts{hint}") from exc
-                backoff = min(self.transport.max_backoff_s, self.transport.initial_backoff_s * 2 ** attempt)
+                backoff = min(self.transport.max_backoff_s, self.transport.initial_backoff_s * 2**attempt)
                 jittered = backoff * (0.5 + random.random() / 2)
                 time.sleep(jittered if exc.wait is None else min(exc.wait, self.transport.max_backoff_s))
             except ValueError as exc:
                 raise self.fail(what, str(exc)) from exc
         raise AssertionError("unreachable")
 
-    def post_all(self, payloads: Sequence[dict[str, Any]], whats: Sequence[str],
-                 parse: Callable[[Any, str], Any]) -> list[Any]:
+    def post_all(
+        self, payloads: Sequence[dict[str, Any]], whats: Sequence[str], parse: Callable[[Any, str], Any]
+    ) -> list[Any]:
         """`parse(response, what)` of each payload's response, `Transport.concurrency` requests at a time, in
         payload order; a payload that failed gives its `TriadError` in its place (the caller keeps the others)."""
 
@@ -225,8 +231,10 @@ def connect(p: Provider, base_url: str, label: str, missing: str) -> JsonClient:
     one, a line saying what needs requesting (`missing`) and which variable to set."""
     key = api_key(p)
     if key is None:
-        raise TriadError(f"{label}: {missing}; set {p.key_env} (the {p.name} API key) to request them, or give "
-                         "--api-cache the folder that holds them")
+        raise TriadError(
+            f"{label}: {missing}; set {p.key_env} (the {p.name} API key) to request them, or give "
+            "--api-cache the folder that holds them"
+        )
     return JsonClient(base_url + p.path, key, p.transport, label.split(" ", 1)[-1])
 
 

@@ -80,8 +80,10 @@ def require_modules(entry: Any) -> None:
 
     missing = [m for m in entry.options.get("requires", ()) if importlib.util.find_spec(m) is None]
     if missing:
-        raise TriadError(f"model {entry.name}: its loading code needs {', '.join(missing)}, not installed here "
-                         f"(pip install {' '.join(missing)})")
+        raise TriadError(
+            f"model {entry.name}: its loading code needs {', '.join(missing)}, not installed here "
+            f"(pip install {' '.join(missing)})"
+        )
 
 
 class PerThread:

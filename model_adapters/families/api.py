@@ -43,9 +43,15 @@ from triad_dataset.contract.errors import TriadError
 
 RESPONSES_VERSION: Final = "1"  # bump when the payload or the parsing of a response changes
 # The image formats the API accepts, by their leading bytes (the API reference's format table).
-IMAGE_MAGIC: Final = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF87a", "image/gif"),
-                      (b"GIF89a", "image/gif"), (b"BM", "image/bmp"), (b"II*\x00", "image/tiff"),
-                      (b"MM\x00*", "image/tiff"))
+IMAGE_MAGIC: Final = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"BM", "image/bmp"),
+    (b"II*\x00", "image/tiff"),
+    (b"MM\x00*", "image/tiff"),
+)
 
 
 def image_mime(data: bytes) -> str | None:
@@ -74,8 +80,9 @@ def payload(options: Mapping[str, Any], item: ModelInput) -> dict[str, Any]:
     if item.image is not None:
         mime = image_mime(item.image)
         if mime is None:
-            raise TriadError(f"{describe_input(item)}: the image is in no format the API accepts (PNG, JPEG, GIF, "
-                             "WEBP, BMP, TIFF)")
+            raise TriadError(
+                f"{describe_input(item)}: the image is in no format the API accepts (PNG, JPEG, GIF, WEBP, BMP, TIFF)"
+            )
         data_url = f"data:{mime};base64,{base64.b64encode(item.image).decode('ascii')}"
         parts.append({"type": "image_url", "image_url": {"url": data_url}})
     if not parts:
@@ -95,8 +102,14 @@ def payload_key(body: Mapping[str, Any]) -> str:
 def response_identity(entry: Any) -> dict[str, Any]:
     """The response cache's identity: which endpoint and model version produced the stored vectors."""
     o = entry.options
-    return {"provider": o["provider"], "endpoint": entry.hub_id, "model": o["model"], "dimensions": o.get("dimensions"),
-            "encoding_format": o["encoding_format"], "format": RESPONSES_VERSION}
+    return {
+        "provider": o["provider"],
+        "endpoint": entry.hub_id,
+        "model": o["model"],
+        "dimensions": o.get("dimensions"),
+        "encoding_format": o["encoding_format"],
+        "format": RESPONSES_VERSION,
+    }
 
 
 def resolved(entry: Any) -> Any:
@@ -104,7 +117,9 @@ def resolved(entry: Any) -> Any:
     options = dict(entry.options)
     for key in ("provider", "model", "encoding_format"):
         if not options.get(key):
-            raise TriadError(f"model {entry.name}: an API entry needs options[{key!r}] (model_adapters/families/api.py)")
+            raise TriadError(
+                f"model {entry.name}: an API entry needs options[{key!r}] (model_adapters/families/api.py)"
+            )
     return replace(entry, hub_id=provider(options["provider"]).endpoint())
 
 
@@ -132,8 +147,10 @@ def _vector(response: Any, options: Mapping[str, Any], what: str) -> np.ndarray:
         raise ValueError("returned a vector with NaN/inf values or all zeros")
     reported = response.get("model")
     if reported != options["model"]:
-        raise ValueError(f"the response reports model {reported!r}, not the requested {options['model']!r}: the "
-                         "vectors would be stored under a version that did not produce them")
+        raise ValueError(
+            f"the response reports model {reported!r}, not the requested {options['model']!r}: the "
+            "vectors would be stored under a version that did not produce them"
+        )
     return vec
 
 
@@ -170,8 +187,12 @@ class ArkEmbedder:
 
     def _connect(self, n: int) -> JsonClient:
         if self._client is None:
-            self._client = connect(self.provider, self.entry.hub_id, f"model {self.entry.name}",
-                                   f"{n} input(s) are not in the response cache ({self.responses.dir})")
+            self._client = connect(
+                self.provider,
+                self.entry.hub_id,
+                f"model {self.entry.name}",
+                f"{n} input(s) are not in the response cache ({self.responses.dir})",
+            )
         return self._client
 
     def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
@@ -212,12 +233,25 @@ class ArkEmbedder:
 
     def api_stats(self) -> dict[str, Any]:
         """What results.json "api" records about this process's calls."""
-        calls = self._client.stats.to_json() if self._client is not None else {"requests": 0, "retries": 0, "status": {}}
-        return {"responses_requested": self.requested, "responses_cached": self.cached,
-                "reported_models": dict(self.reported), **calls}
+        calls = (
+            self._client.stats.to_json() if self._client is not None else {"requests": 0, "retries": 0, "status": {}}
+        )
+        return {
+            "responses_requested": self.requested,
+            "responses_cached": self.cached,
+            "reported_models": dict(self.reported),
+            **calls,
+        }
 
 
-def load(entry: Any, path: str, *, device: str = "cpu", dtype: str | None = None, responses: Any = None,
-         offline: bool = False) -> ArkEmbedder:
+def load(
+    entry: Any,
+    path: str,
+    *,
+    device: str = "cpu",
+    dtype: str | None = None,
+    responses: Any = None,
+    offline: bool = False,
+) -> ArkEmbedder:
     """The family loader (`registry.load_encoder`); `responses` / `offline` come from the runner."""
     return ArkEmbedder(entry, responses=responses, offline=offline)

@@ -84,8 +84,9 @@ def mean_pool(hidden: Any, mask: Any) -> Any:
 
 
 class BidirectionalLlamaEncoder:
-    def __init__(self, model: Any, tokenizer: Any, instructions: Instructions, *, max_length: int,
-                 device: str = "cpu") -> None:
+    def __init__(
+        self, model: Any, tokenizer: Any, instructions: Instructions, *, max_length: int, device: str = "cpu"
+    ) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.instructions = instructions
@@ -115,8 +116,13 @@ class BidirectionalLlamaEncoder:
     def tokenize(self, texts: Sequence[str], instructions: Sequence[str]) -> tuple[Any, Any]:
         """(inputs, pooled mask) for `instruction + text` per row: one string, tokenized whole (never the two parts
         apart), right-padded; the pooled mask drops each row's first len(tokenize(instruction)) positions."""
-        inputs = self.tokenizer([i + t for i, t in zip(instructions, texts, strict=True)], padding=True,
-                                truncation=True, max_length=self.max_length, return_tensors="pt")
+        inputs = self.tokenizer(
+            [i + t for i, t in zip(instructions, texts, strict=True)],
+            padding=True,
+            truncation=True,
+            max_length=self.max_length,
+            return_tensors="pt",
+        )
         lengths = {i: self._instruction_length(i) for i in set(instructions)}
         return inputs, pooled_mask(inputs["attention_mask"], [lengths[i] for i in instructions])
 
@@ -127,13 +133,16 @@ class BidirectionalLlamaEncoder:
         empty = [i for i, n in enumerate(pooled.sum(dim=1).tolist()) if n == 0]
         if empty:  # a data problem (e.g. an image whose caption is empty), said in one line
             i = empty[0]
-            raise TriadError(f"input {texts[i][:80]!r} (instruction {instructions[i]!r}): no token is left for "
-                             "ReasonIR's mean pooling once the instruction is excluded (its authors' code returns NaN "
-                             "there); give the item a non-empty text or caption")
+            raise TriadError(
+                f"input {texts[i][:80]!r} (instruction {instructions[i]!r}): no token is left for "
+                "ReasonIR's mean pooling once the instruction is excluded (its authors' code returns NaN "
+                "there); give the item a non-empty text or caption"
+            )
         inputs = {k: v.to(self.device) for k, v in inputs.items()}
         with torch.inference_mode():
-            hidden = self.model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"],
-                                use_cache=False).last_hidden_state
+            hidden = self.model(
+                input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"], use_cache=False
+            ).last_hidden_state
         return mean_pool(hidden, pooled.to(hidden.device)).cpu().numpy().astype(np.float32)
 
     def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
@@ -147,8 +156,9 @@ class BidirectionalLlamaEncoder:
 
 def instructions_of(entry: Any) -> Instructions:
     opts = entry.options
-    return Instructions(opts["query_instruction_template"], opts["query_instruction_default"],
-                        opts["document_instruction"])
+    return Instructions(
+        opts["query_instruction_template"], opts["query_instruction_default"], opts["document_instruction"]
+    )
 
 
 def _tokenizer(entry: Any, path: str) -> Any:
@@ -164,7 +174,9 @@ def _tokenizer(entry: Any, path: str) -> Any:
 
 def text_limit(entry: Any, path: str) -> TextLimit:
     """The text limit with the tokenizer only (no weights), for counting truncated inputs."""
-    return PrefixedTextLimit(int(entry.options["max_length"]), _tokenizer(entry, path), instructions=instructions_of(entry))
+    return PrefixedTextLimit(
+        int(entry.options["max_length"]), _tokenizer(entry, path), instructions=instructions_of(entry)
+    )
 
 
 def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "bfloat16") -> BidirectionalLlamaEncoder:
@@ -179,9 +191,16 @@ def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "bfloat16")
     kwargs = hub_kwargs(path, entry.revision)
     config = LlamaConfig.from_pretrained(path, **kwargs)
     if config.model_type != MODEL_TYPE:
-        raise TriadError(f"model {entry.name}: config.json says model_type {config.model_type!r}; recipe "
-                         f"{entry.recipe} was proven on a {MODEL_TYPE!r} backbone (ReasonIRModel)")
+        raise TriadError(
+            f"model {entry.name}: config.json says model_type {config.model_type!r}; recipe "
+            f"{entry.recipe} was proven on a {MODEL_TYPE!r} backbone (ReasonIRModel)"
+        )
     config.is_causal = False  # bidirectional attention: ReasonIRModel.encode's `is_causal=False`
     model = LlamaModel.from_pretrained(path, config=config, dtype=torch_dtype(dtype), **kwargs).to(device).eval()
-    return BidirectionalLlamaEncoder(model, _tokenizer(entry, path), instructions_of(entry),
-                                     max_length=int(entry.options["max_length"]), device=device)
+    return BidirectionalLlamaEncoder(
+        model,
+        _tokenizer(entry, path),
+        instructions_of(entry),
+        max_length=int(entry.options["max_length"]),
+        device=device,
+    )

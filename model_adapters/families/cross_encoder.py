@@ -26,8 +26,16 @@ MAX_LENGTH: Final = 512  # FlagReranker's default max_length (the model card use
 
 
 class TextCrossEncoder:
-    def __init__(self, model: Any, tokenizer: Any, *, device: str = "cpu", max_length: int = MAX_LENGTH,
-                 query_max_length: int | None = None, normalize: bool = True) -> None:
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        device: str = "cpu",
+        max_length: int = MAX_LENGTH,
+        query_max_length: int | None = None,
+        normalize: bool = True,
+    ) -> None:
         self.model = model.to(device).eval()
         self.tokenizer = tokenizer
         self.device = device
@@ -48,8 +56,10 @@ class TextCrossEncoder:
         return list(backend.post_process(q, p).ids)
 
     def tokenize(self, queries: Sequence[ModelInput], candidates: Sequence[ModelInput]) -> dict[str, Any]:
-        ids = [self.pair_ids(join_instruction(q.instruction, q.text), c.text)
-               for q, c in zip(queries, candidates, strict=True)]
+        ids = [
+            self.pair_ids(join_instruction(q.instruction, q.text), c.text)
+            for q, c in zip(queries, candidates, strict=True)
+        ]
         return dict(self.tokenizer.pad({"input_ids": ids}, padding=True, return_tensors="pt"))
 
     def score_pairs(self, queries: Sequence[ModelInput], candidates: Sequence[ModelInput]) -> np.ndarray:
@@ -71,6 +81,11 @@ def load_cross_encoder(entry: Any, path: str, *, device: str = "cpu", dtype: str
     model = AutoModelForSequenceClassification.from_pretrained(path, dtype=torch_dtype(dtype), **kwargs)
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
     opts = entry.options
-    return TextCrossEncoder(model, tokenizer, device=device, max_length=int(opts.get("max_length", MAX_LENGTH)),
-                            query_max_length=opts.get("query_max_length"),
-                            normalize=bool(opts.get("normalize", True)))
+    return TextCrossEncoder(
+        model,
+        tokenizer,
+        device=device,
+        max_length=int(opts.get("max_length", MAX_LENGTH)),
+        query_max_length=opts.get("query_max_length"),
+        normalize=bool(opts.get("normalize", True)),
+    )

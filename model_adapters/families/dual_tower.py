@@ -47,8 +47,17 @@ class DualTowerEncoder:
     thread's own tokenizer and image processor, `forward` runs both towers and fuses on the device (no host copy
     between the towers)."""
 
-    def __init__(self, model: Any, tokenizer: Any, image_processor: Any, *, device: str = "cpu",
-                 padding: str | bool = True, max_length: int = 77, lowercase: bool = False) -> None:
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        image_processor: Any,
+        *,
+        device: str = "cpu",
+        padding: str | bool = True,
+        max_length: int = 77,
+        lowercase: bool = False,
+    ) -> None:
         self.model = model.to(device).eval()
         self.tokenizer = tokenizer
         self.image_processor = image_processor
@@ -79,10 +88,18 @@ class DualTowerEncoder:
         image_rows = [i for i, item in enumerate(batch) if item.image is not None]
         out: dict[str, Any] = {"size": len(batch), "text_rows": text_rows, "image_rows": image_rows}
         if text_rows:
-            enc = tokenizer([texts[i] for i in text_rows], padding=self.padding, truncation=True,
-                            max_length=self.max_length, return_tensors="pt")
-            keep = ("input_ids",) if getattr(self.model.config, "model_type", "") in ("siglip", "siglip2") else (
-                "input_ids", "attention_mask")  # SigLIP's text tower is trained without an attention mask
+            enc = tokenizer(
+                [texts[i] for i in text_rows],
+                padding=self.padding,
+                truncation=True,
+                max_length=self.max_length,
+                return_tensors="pt",
+            )
+            keep = (
+                ("input_ids",)
+                if getattr(self.model.config, "model_type", "") in ("siglip", "siglip2")
+                else ("input_ids", "attention_mask")
+            )  # SigLIP's text tower is trained without an attention mask
             out["text"] = pinned({k: enc[k] for k in keep}, self.device)
         if image_rows:
             pixels = image_processor(images=[decode_image(batch[i].image) for i in image_rows], return_tensors="pt")
@@ -100,8 +117,9 @@ class DualTowerEncoder:
             if prepared["image_rows"]:
                 dtype = next(self.model.parameters()).dtype
                 pixel_values = prepared["pixel_values"].to(self.device, dtype=dtype, non_blocking=True)
-                total[prepared["image_rows"]] += features(self.model.get_image_features(pixel_values=pixel_values)
-                                                          ).float()
+                total[prepared["image_rows"]] += features(
+                    self.model.get_image_features(pixel_values=pixel_values)
+                ).float()
         return l2_normalize_rows(total)  # fuse: 1:1 sum, then L2 (paper B.2.1)
 
     def text_limit(self) -> TextLimit:
@@ -137,5 +155,12 @@ def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") 
     model = AutoModel.from_pretrained(path, dtype=torch_dtype(dtype), **kwargs)
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
     image_processor = AutoImageProcessor.from_pretrained(path, **kwargs)
-    return DualTowerEncoder(model, tokenizer, image_processor, device=device, padding=opts.get("padding", True),
-                            max_length=int(opts.get("max_length", 77)), lowercase=bool(opts.get("lowercase", False)))
+    return DualTowerEncoder(
+        model,
+        tokenizer,
+        image_processor,
+        device=device,
+        padding=opts.get("padding", True),
+        max_length=int(opts.get("max_length", 77)),
+        lowercase=bool(opts.get("lowercase", False)),
+    )

@@ -43,8 +43,12 @@ from model_adapters.families.qwen_chat import IMAGE_PAD, QUERY, QwenChatEmbedder
 from model_adapters.protocol import Generation, GenerationSpec, ModelInput
 from triad_dataset.contract.errors import TriadError
 
-PROMPT_NAMES: Final = ("PROMPT_IMAGE_WITHOUT_ANSWER", "PROMPT_TEXT_WITHOUT_ANSWER", "PROMPT_POS_TEXT",
-                       "PROMPT_POS_IMAGE")
+PROMPT_NAMES: Final = (
+    "PROMPT_IMAGE_WITHOUT_ANSWER",
+    "PROMPT_TEXT_WITHOUT_ANSWER",
+    "PROMPT_POS_TEXT",
+    "PROMPT_POS_IMAGE",
+)
 POS_IMAGE_TASK: Final = "Retrieve the corresponding image."  # generate_corpus_cot: an image without instruction
 IMAGE_PATH: Final = "image.jpg"  # our stand-in for the authors' absolute image path (module docstring)
 # process_cot_with_visual_content's limits
@@ -95,8 +99,12 @@ def request(item: ModelInput, role: str) -> Request | None:
         return Request(p["PROMPT_POS_TEXT"].format(pos_text=f"{instruction} {text}".strip()), False)
     if text:  # corpus_type "image" with its paired text
         return Request(p["PROMPT_IMAGE_WITHOUT_ANSWER"].format(question=f"{instruction} {text}".strip()), True)
-    return Request(p["PROMPT_POS_IMAGE"].format(pos_text=instruction or POS_IMAGE_TASK,
-                                                pos_image_description=f"Image path: {IMAGE_PATH}"), True)
+    return Request(
+        p["PROMPT_POS_IMAGE"].format(
+            pos_text=instruction or POS_IMAGE_TASK, pos_image_description=f"Image path: {IMAGE_PATH}"
+        ),
+        True,
+    )
 
 
 # --- the T-CoT as embedding input (process_cot_with_visual_content) --------------------------------------------
@@ -110,8 +118,11 @@ class TCoT:
 
 
 def _box(value: Any) -> tuple[float, float, float, float] | None:
-    if isinstance(value, (list, tuple)) and len(value) >= 4 and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value[:4]):
+    if (
+        isinstance(value, (list, tuple))
+        and len(value) >= 4
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value[:4])
+    ):
         return float(value[0]), float(value[1]), float(value[2]), float(value[3])
     return None
 
@@ -187,7 +198,7 @@ def parse_tcot(text: str | None, image: bytes | None) -> TCoT:
     crops = _crops(image, boxes_of(data.get("bbox_2d"))) if "bbox_2d" in data and image is not None else []
     parts: list[dict[str, Any]] = [{"type": "text", "text": f"<thinking>{content}</thinking>\n"}]
     parts += [{"type": "image", "crop": k} for k in range(len(crops))]
-    rest = text[thinking.end():].strip()
+    rest = text[thinking.end() :].strip()
     if rest:
         parts.append({"type": "text", "text": rest})
     return TCoT(tuple(parts), tuple(crops))
@@ -203,8 +214,9 @@ class ReasonedInput(ModelInput):
 class TCoTEmbedder(QwenChatEmbedder):
     """The Embed-RL recipe with each input's T-CoT parts before the summarize line and its crops as extra images."""
 
-    def prompts(self, batch: Sequence[ModelInput], processor: qvi.QwenVLProcessor | None = None
-                ) -> tuple[list[str], list[bytes]]:
+    def prompts(
+        self, batch: Sequence[ModelInput], processor: qvi.QwenVLProcessor | None = None
+    ) -> tuple[list[str], list[bytes]]:
         processor = processor or self.processor
         if self.opts.render != "template":
             raise ValueError("the T-CoT embedder renders through the chat template only")
@@ -217,8 +229,11 @@ class TCoTEmbedder(QwenChatEmbedder):
                 if part.get("type") == "image":
                     images.append(tcot.crops[part["crop"]] if "crop" in part else image)
             convs.append(conv)
-        texts = processor.render(convs, add_generation_prompt=self.opts.add_generation_prompt,
-                                 use_tokenizer_template=self.opts.template_source == "tokenizer")
+        texts = processor.render(
+            convs,
+            add_generation_prompt=self.opts.add_generation_prompt,
+            use_tokenizer_template=self.opts.template_source == "tokenizer",
+        )
         if sum(t.count(IMAGE_PAD) for t in texts) != len(images):
             raise ValueError("the rendered prompts do not hold one image slot per image")
         return texts, images
@@ -250,17 +265,37 @@ class TCoTGenerator:
 
     def generate(self, requests: Sequence[Request], images: Sequence[bytes | None]) -> list[str]:
         tok = self.processor.tokenizer
-        convs = [[{"role": "user", "content": [{"type": "text", "text": r.prompt},
-                                               *([{"type": "image"}] if r.with_image else [])]}] for r in requests]
+        convs = [
+            [
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": r.prompt}, *([{"type": "image"}] if r.with_image else [])],
+                }
+            ]
+            for r in requests
+        ]
         texts = self.processor.render(convs, add_generation_prompt=True)
         pictures = [_rgb(img) for r, img in zip(requests, images, strict=True) if r.with_image and img is not None]
         texts, vision = self.processor.expand(texts, pictures, do_resize=True)
-        enc = tok.pad([{"input_ids": tok(t, add_special_tokens=False)["input_ids"]} for t in texts], padding=True,
-                      padding_side="left", return_tensors="pt")
-        inputs = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], **vision,
-                  "mm_token_type_ids": self.processor.mm_token_type_ids(enc["input_ids"])}
-        seed = None if self.seed is None else generating.batch_seed(
-            self.seed, [r.prompt.encode() + b"\0" + (img or b"") for r, img in zip(requests, images, strict=True)])
+        enc = tok.pad(
+            [{"input_ids": tok(t, add_special_tokens=False)["input_ids"]} for t in texts],
+            padding=True,
+            padding_side="left",
+            return_tensors="pt",
+        )
+        inputs = {
+            "input_ids": enc["input_ids"],
+            "attention_mask": enc["attention_mask"],
+            **vision,
+            "mm_token_type_ids": self.processor.mm_token_type_ids(enc["input_ids"]),
+        }
+        seed = (
+            None
+            if self.seed is None
+            else generating.batch_seed(
+                self.seed, [r.prompt.encode() + b"\0" + (img or b"") for r, img in zip(requests, images, strict=True)]
+            )
+        )
         rows = generating.generate_new_ids(self.model, inputs, seed=seed, generation_config=self.config)
         return generating.decode(tok, rows, skip_special_tokens=True)
 
@@ -269,8 +304,14 @@ class EmbedRLTCoT:
     """A `protocol.ReasoningEncoder`: T-CoT from the reasoner on both sides, embedded by the Embed-RL recipe. The
     reasoner is loaded on the first `generate` only (a run whose T-CoTs are all stored never loads it)."""
 
-    def __init__(self, embedder: TCoTEmbedder, make_generator: Callable[[], TCoTGenerator], spec: GenerationSpec,
-                 *, label: str = "embed-rl-tcot") -> None:
+    def __init__(
+        self,
+        embedder: TCoTEmbedder,
+        make_generator: Callable[[], TCoTGenerator],
+        spec: GenerationSpec,
+        *,
+        label: str = "embed-rl-tcot",
+    ) -> None:
         self.embedder = embedder
         self.make_generator = make_generator
         self.generation = spec
@@ -298,6 +339,8 @@ class EmbedRLTCoT:
     def encode(self, batch: Sequence[ModelInput], generations: Sequence[Generation] | None, role: str) -> np.ndarray:
         if generations is None:
             raise TriadError(f"model {self.label}: T-CoT is generated on both sides; no generations for {role}s")
-        items = [ReasonedInput(item.text, item.image, item.instruction, parse_tcot(g.text, item.image))
-                 for item, g in zip(batch, generations, strict=True)]
+        items = [
+            ReasonedInput(item.text, item.image, item.instruction, parse_tcot(g.text, item.image))
+            for item, g in zip(batch, generations, strict=True)
+        ]
         return self.embedder.encode(items, role)

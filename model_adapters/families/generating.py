@@ -49,8 +49,9 @@ def cut_at_end(row: Sequence[int], ends: set[int]) -> list[int]:
     return out
 
 
-def generate_new_ids(model: Any, inputs: Mapping[str, Any], *, seed: int | None = None,
-                     generation_config: Any = None, **decoding: Any) -> list[list[int]]:
+def generate_new_ids(
+    model: Any, inputs: Mapping[str, Any], *, seed: int | None = None, generation_config: Any = None, **decoding: Any
+) -> list[list[int]]:
     """Each row's generated ids (`inputs`: a left-padded batch; `generation_config` and `decoding` as
     `model.generate` takes them); sampling seeded with `seed` inside a forked RNG (None: the global RNG)."""
     import torch
@@ -65,13 +66,16 @@ def generate_new_ids(model: Any, inputs: Mapping[str, Any], *, seed: int | None 
             torch.manual_seed(seed)
         out = model.generate(**inputs, generation_config=generation_config, **decoding)
     config = generation_config if generation_config is not None else model.generation_config
-    ends = end_ids(config) | ({int(decoding["eos_token_id"])} if isinstance(decoding.get("eos_token_id"), int) else set())
-    new = out[:, inputs["input_ids"].shape[1]:].tolist()
+    ends = end_ids(config) | (
+        {int(decoding["eos_token_id"])} if isinstance(decoding.get("eos_token_id"), int) else set()
+    )
+    new = out[:, inputs["input_ids"].shape[1] :].tolist()
     return [cut_at_end(row, ends) for row in new]
 
 
-def decode(tokenizer: Any, rows: Sequence[Sequence[int]], *, skip_special_tokens: bool = True,
-           strip: bool = False) -> list[str]:
+def decode(
+    tokenizer: Any, rows: Sequence[Sequence[int]], *, skip_special_tokens: bool = True, strip: bool = False
+) -> list[str]:
     """The generated ids as text."""
     texts = tokenizer.batch_decode([list(r) for r in rows], skip_special_tokens=skip_special_tokens)
     return [t.strip() for t in texts] if strip else list(texts)

@@ -158,10 +158,19 @@ class ChatOptions:
         return opts
 
     def validate(self, where: str) -> None:
-        choices = {"backbone": BACKBONES, "render": RENDERS, "template_source": TEMPLATE_SOURCES,
-                   "instruction": INSTRUCTION_ROUTES, "text_rule": TEXT_RULES, "empty": EMPTY_RULES,
-                   "pooling": POOLINGS, "padding_side": PADDING_SIDES, "positions": POSITIONS, "rgba": RGBA_RULES,
-                   "truncation": TRUNCATIONS}
+        choices = {
+            "backbone": BACKBONES,
+            "render": RENDERS,
+            "template_source": TEMPLATE_SOURCES,
+            "instruction": INSTRUCTION_ROUTES,
+            "text_rule": TEXT_RULES,
+            "empty": EMPTY_RULES,
+            "pooling": POOLINGS,
+            "padding_side": PADDING_SIDES,
+            "positions": POSITIONS,
+            "rgba": RGBA_RULES,
+            "truncation": TRUNCATIONS,
+        }
         for name, valid in choices.items():
             if getattr(self, name) not in valid:
                 raise TriadError(f"{where}: option {name}={getattr(self, name)!r} is not one of {', '.join(valid)}")
@@ -231,8 +240,9 @@ def system_text(opts: ChatOptions, instruction: str | None) -> str | None:
 
 
 # --- 2. user turn ------------------------------------------------------------------------------------------------
-def content_parts(opts: ChatOptions, text: str, has_image: bool,
-                  extra: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+def content_parts(
+    opts: ChatOptions, text: str, has_image: bool, extra: Sequence[dict[str, Any]] = ()
+) -> list[dict[str, Any]]:
     """The user turn's content list ({"type": "image"} / {"type": "text", "text": ...}); `extra` parts (e.g. a
     reasoning text and its image crops) go right before the suffix.
 
@@ -251,8 +261,9 @@ def content_parts(opts: ChatOptions, text: str, has_image: bool,
     return [part for name in opts.content_order for part in parts[name]]
 
 
-def conversation(opts: ChatOptions, item: ModelInput, has_image: bool,
-                 extra: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+def conversation(
+    opts: ChatOptions, item: ModelInput, has_image: bool, extra: Sequence[dict[str, Any]] = ()
+) -> list[dict[str, Any]]:
     """The messages of one input for the chat template (system turn only when the recipe has one)."""
     messages: list[dict[str, Any]] = []
     system = system_text(opts, item.instruction)
@@ -275,8 +286,10 @@ def chatml_prompt(opts: ChatOptions, item: ModelInput, has_image: bool) -> str:
     '<|im_start|>system\\nS.<|im_end|>\\n<|im_start|>user\\nFind: a dog<|im_end|>\\n<|im_start|>assistant\\n<|endoftext|>'
     """
     user = (CHATML_IMAGE if has_image else "") + compose_text(opts, item.text, item.instruction)
-    return (f"<|im_start|>system\n{system_text(opts, item.instruction)}<|im_end|>\n<|im_start|>user\n{user}"
-            f"<|im_end|>\n<|im_start|>assistant\n{opts.assistant or ''}")
+    return (
+        f"<|im_start|>system\n{system_text(opts, item.instruction)}<|im_end|>\n<|im_start|>user\n{user}"
+        f"<|im_end|>\n<|im_start|>assistant\n{opts.assistant or ''}"
+    )
 
 
 # --- 4. pooling --------------------------------------------------------------------------------------------------
@@ -299,8 +312,9 @@ def first_token_positions_minus_one(input_ids: Any, token_id: int) -> Any:
     (the authors' argmax would silently read the last position)."""
     hits = input_ids == token_id
     if not bool(hits.any(dim=1).all()):
-        raise ValueError(f"an input lost its embedding token (id {token_id}) to truncation; it cannot be pooled as "
-                         "the authors pool")
+        raise ValueError(
+            f"an input lost its embedding token (id {token_id}) to truncation; it cannot be pooled as the authors pool"
+        )
     return hits.int().argmax(dim=1) - 1
 
 
@@ -326,8 +340,9 @@ def placeholder_png(size: tuple[int, int]) -> bytes:
 
 def prepare_image(opts: ChatOptions, data: bytes) -> Any:
     """The image as the authors' fetch_image leaves it."""
-    return qvi.fetch_image(data, min_pixels=opts.min_pixels, max_pixels=opts.max_pixels, factor=opts.image_factor,
-                           rgba=opts.rgba)
+    return qvi.fetch_image(
+        data, min_pixels=opts.min_pixels, max_pixels=opts.max_pixels, factor=opts.image_factor, rgba=opts.rgba
+    )
 
 
 class QwenChatEmbedder:
@@ -357,8 +372,9 @@ class QwenChatEmbedder:
             return placeholder_png(tuple(self.opts.placeholder_image))  # pure-text inputs only (TRIAD B.2.1)
         return item.image
 
-    def prompts(self, batch: Sequence[ModelInput], processor: qvi.QwenVLProcessor | None = None
-                ) -> tuple[list[str], list[bytes]]:
+    def prompts(
+        self, batch: Sequence[ModelInput], processor: qvi.QwenVLProcessor | None = None
+    ) -> tuple[list[str], list[bytes]]:
         """Rendered prompts (one <|image_pad|> per image) and the image bytes in prompt order."""
         processor = processor or self.processor
         images = [self._image_of(item) for item in batch]
@@ -366,16 +382,20 @@ class QwenChatEmbedder:
             texts = [chatml_prompt(self.opts, item, img is not None) for item, img in zip(batch, images, strict=True)]
         else:
             convs = [conversation(self.opts, item, img is not None) for item, img in zip(batch, images, strict=True)]
-            texts = processor.render(convs, add_generation_prompt=self.opts.add_generation_prompt,
-                                     use_tokenizer_template=self.opts.template_source == "tokenizer")
+            texts = processor.render(
+                convs,
+                add_generation_prompt=self.opts.add_generation_prompt,
+                use_tokenizer_template=self.opts.template_source == "tokenizer",
+            )
         return texts, [img for img in images if img is not None]
 
     def _truncates(self, has_image: bool, side: str) -> bool:
         rule = self.opts.truncation
         return rule == "all" or (rule == "text_only" and not has_image) or (rule == "candidates" and side == CANDIDATE)
 
-    def tokenize(self, batch: Sequence[ModelInput], side: str = QUERY,
-                 processor: qvi.QwenVLProcessor | None = None) -> dict[str, Any]:
+    def tokenize(
+        self, batch: Sequence[ModelInput], side: str = QUERY, processor: qvi.QwenVLProcessor | None = None
+    ) -> dict[str, Any]:
         """Model inputs of a batch, identical to the authors' (token ids, pixel values, grids, token types)."""
         processor = processor or self.processor
         texts, image_bytes = self.prompts(batch, processor)
@@ -383,8 +403,10 @@ class QwenChatEmbedder:
         size = None
         if self.opts.processor_resize and (self.opts.processor_min_pixels or self.opts.processor_max_pixels):
             own = processor.image_processor.size
-            size = {"shortest_edge": self.opts.processor_min_pixels or own["shortest_edge"],
-                    "longest_edge": self.opts.processor_max_pixels or own["longest_edge"]}
+            size = {
+                "shortest_edge": self.opts.processor_min_pixels or own["shortest_edge"],
+                "longest_edge": self.opts.processor_max_pixels or own["longest_edge"],
+            }
         texts, vision = processor.expand(texts, images, do_resize=self.opts.processor_resize, size=size)
         tok = processor.tokenizer
         limit = self.opts.max_length or tok.model_max_length
@@ -394,8 +416,9 @@ class QwenChatEmbedder:
             cut = self._truncates(IMAGE_PAD in text, side) and limit < NO_LIMIT
             ids = tok(text, truncation=cut, max_length=limit if cut else None)["input_ids"]
             if IMAGE_PAD in text and ids.count(processor.image_token_id) != text.count(IMAGE_PAD):
-                raise ValueError(f"an input with an image is longer than {limit} tokens: truncation would cut its "
-                                 "image tokens")
+                raise ValueError(
+                    f"an input with an image is longer than {limit} tokens: truncation would cut its image tokens"
+                )
             rows.append({"input_ids": ids})
         enc = tok.pad(rows, padding=True, padding_side=self.padding_side, return_tensors="pt")
         inputs = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], **vision}
@@ -428,8 +451,12 @@ class QwenChatEmbedder:
             n = len(row)
             data = self._image_of(item)
             if data is not None:
-                n += qvi.image_tokens(image_size(data), self.opts.image_factor, self.opts.min_pixels,
-                                      self.opts.max_pixels) - 1
+                n += (
+                    qvi.image_tokens(
+                        image_size(data), self.opts.image_factor, self.opts.min_pixels, self.opts.max_pixels
+                    )
+                    - 1
+                )
             out.append(min(n, limit))
         return out
 
@@ -463,8 +490,10 @@ def add_recipe_tokens(tokenizer: Any, model: Any, opts: ChatOptions, where: str)
     for token in opts.add_tokens:
         token_id = tokenizer.convert_tokens_to_ids(token)
         if token_id >= rows:
-            raise TriadError(f"{where}: token {token} (id {token_id}) has no embedding row in this checkpoint "
-                             f"({rows} rows): it is not a checkpoint of this recipe")
+            raise TriadError(
+                f"{where}: token {token} (id {token_id}) has no embedding row in this checkpoint "
+                f"({rows} rows): it is not a checkpoint of this recipe"
+            )
     if opts.pool_token and opts.pool_token not in tokenizer.get_vocab():
         raise TriadError(f"{where}: the tokenizer has no {opts.pool_token} token, which this recipe pools at")
     declared = getattr(model.config, "emb_token_ids", None)
@@ -482,8 +511,9 @@ def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") 
     kwargs = hub_kwargs(path, entry.revision)
     config = AutoConfig.from_pretrained(path, **kwargs)
     if config.model_type != opts.backbone:
-        raise TriadError(f"{where}: recipe {entry.recipe} is for {opts.backbone} checkpoints; {path} is "
-                         f"{config.model_type}")
+        raise TriadError(
+            f"{where}: recipe {entry.recipe} is for {opts.backbone} checkpoints; {path} is {config.model_type}"
+        )
     model = AutoModel.from_pretrained(path, dtype=torch_dtype(dtype), **kwargs)
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
     add_recipe_tokens(tokenizer, model, opts, where)

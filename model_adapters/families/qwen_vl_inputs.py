@@ -49,8 +49,9 @@ def with_period(instruction: str | None) -> str | None:
     return instruction
 
 
-def smart_resize(height: int, width: int, factor: int = FACTOR, min_pixels: int = MIN_PIXELS,
-                 max_pixels: int = MAX_PIXELS) -> tuple[int, int]:
+def smart_resize(
+    height: int, width: int, factor: int = FACTOR, min_pixels: int = MIN_PIXELS, max_pixels: int = MAX_PIXELS
+) -> tuple[int, int]:
     """(height, width) multiples of `factor` with min_pixels ≤ h·w ≤ max_pixels, aspect kept (qwen_vl_utils).
 
     >>> smart_resize(20, 30)
@@ -88,8 +89,14 @@ def image_tokens(size: tuple[int, int], factor: int, min_pixels: int, max_pixels
     return h * w // factor**2
 
 
-def fetch_image(data: bytes, *, min_pixels: int = MIN_PIXELS, max_pixels: int = MAX_PIXELS, factor: int = FACTOR,
-                rgba: str = "white") -> Any:
+def fetch_image(
+    data: bytes,
+    *,
+    min_pixels: int = MIN_PIXELS,
+    max_pixels: int = MAX_PIXELS,
+    factor: int = FACTOR,
+    rgba: str = "white",
+) -> Any:
     """Decode, convert to RGB and resize an image as `qwen_vl_utils.fetch_image` does: RGBA pasted on white
     (qwen-vl-utils 0.0.14, rgba="white") or PIL's plain `convert("RGB")` (the copies vendored by RzenEmbed, LamRA
     and Ops-MM, rgba="convert"); `smart_resize` to multiples of `factor`; PIL's default bicubic resize."""
@@ -157,16 +164,30 @@ class QwenVLProcessor:
         self.merge = int(getattr(image_processor, "merge_size", MERGE_SIZE))
         self.image_token_id = tokenizer.convert_tokens_to_ids(IMAGE_PAD)
 
-    def render(self, conversations: Sequence[list[dict[str, Any]]], *, add_generation_prompt: bool = True,
-               use_tokenizer_template: bool = False) -> list[str]:
+    def render(
+        self,
+        conversations: Sequence[list[dict[str, Any]]],
+        *,
+        add_generation_prompt: bool = True,
+        use_tokenizer_template: bool = False,
+    ) -> list[str]:
         """Each conversation rendered by the processor's chat template (or the tokenizer's own)."""
         template = None if use_tokenizer_template else self.chat_template
-        return [self.tokenizer.apply_chat_template(c, chat_template=template, tokenize=False,
-                                                   add_generation_prompt=add_generation_prompt)
-                for c in conversations]
+        return [
+            self.tokenizer.apply_chat_template(
+                c, chat_template=template, tokenize=False, add_generation_prompt=add_generation_prompt
+            )
+            for c in conversations
+        ]
 
-    def expand(self, texts: Sequence[str], images: Sequence[Any], *, do_resize: bool = False,
-               size: dict[str, int] | None = None) -> tuple[list[str], dict[str, Any]]:
+    def expand(
+        self,
+        texts: Sequence[str],
+        images: Sequence[Any],
+        *,
+        do_resize: bool = False,
+        size: dict[str, int] | None = None,
+    ) -> tuple[list[str], dict[str, Any]]:
         """Texts with each image placeholder expanded to its vision tokens, and the pixel tensors (the image
         processor resizes again within its own bounds, or `size`, when `do_resize`)."""
         if not images:

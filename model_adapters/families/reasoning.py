@@ -59,9 +59,14 @@ def tiny_generation_config(kind: str) -> dict[str, Any]:
     tok = _tiny_tokenizer(("<disc_emb>", "<gen_emb>") if kind == UME_R1_GEN else ())
     ids = tok.convert_tokens_to_ids
     config: dict[str, Any] = {
-        "do_sample": True, "temperature": 1.0, "top_k": 0, "top_p": 1.0,
-        "eos_token_id": [ids("<|im_end|>"), ids("<|endoftext|>")], "pad_token_id": ids("<|endoftext|>"),
-        "suppress_tokens": sorted(ids(t) for t in (VISION_START, VISION_END, IMAGE_PAD, VIDEO_PAD, "<|vision_pad|>"))}
+        "do_sample": True,
+        "temperature": 1.0,
+        "top_k": 0,
+        "top_p": 1.0,
+        "eos_token_id": [ids("<|im_end|>"), ids("<|endoftext|>")],
+        "pad_token_id": ids("<|endoftext|>"),
+        "suppress_tokens": sorted(ids(t) for t in (VISION_START, VISION_END, IMAGE_PAD, VIDEO_PAD, "<|vision_pad|>")),
+    }
     if kind == UME_R1_GEN:
         config["sequence_bias"] = [[[ids(ume_r1_gen.GEN_TOKEN)], 3.0]]
     return config
@@ -82,8 +87,14 @@ def _tiny_reasoner_images() -> Any:
     """The tiny reasoner's image processor: Qwen3-VL's, bounded to 4..64 vision tokens so tests stay fast."""
     from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
 
-    return Qwen2VLImageProcessorPil(patch_size=16, merge_size=2, temporal_patch_size=2, image_mean=[0.5] * 3,
-                                    image_std=[0.5] * 3, size={"shortest_edge": 4 * 32 * 32, "longest_edge": 64 * 32 * 32})
+    return Qwen2VLImageProcessorPil(
+        patch_size=16,
+        merge_size=2,
+        temporal_patch_size=2,
+        image_mean=[0.5] * 3,
+        image_std=[0.5] * 3,
+        size={"shortest_edge": 4 * 32 * 32, "longest_edge": 64 * 32 * 32},
+    )
 
 
 def _tiny_seed(revision: str | None) -> int:
@@ -93,8 +104,9 @@ def _tiny_seed(revision: str | None) -> int:
 
 
 # --- the generation spec ------------------------------------------------------------------------------------------
-def _generation_config(source: str, revision: str | None, open_repo: OpenRepo, what: str
-                       ) -> tuple[dict[str, Any], str | None]:
+def _generation_config(
+    source: str, revision: str | None, open_repo: OpenRepo, what: str
+) -> tuple[dict[str, Any], str | None]:
     read, resolved_revision = open_repo(source, revision)
     path = read(GENERATION_CONFIG)
     if path is None:
@@ -128,10 +140,15 @@ def _ume_r1_spec(entry: Any, source: str, open_repo: OpenRepo) -> dict[str, Any]
     else:
         config, revision = _generation_config(source, entry.revision, open_repo, f"model {entry.name}")
     query = ume_r1_gen.query_options(ChatOptions.parse(entry.options, f"model {entry.name}"), prompt)
-    return {"generator": source, "revision": revision,
-            "prompts": {"query": prompt, "query_input": json.dumps(dataclasses.asdict(query), sort_keys=True)},
-            "decoding": _decoding(entry, config), "seed": entry.options.get("seed", 0), "roles": ["query"],
-            "version": SPEC_VERSION}
+    return {
+        "generator": source,
+        "revision": revision,
+        "prompts": {"query": prompt, "query_input": json.dumps(dataclasses.asdict(query), sort_keys=True)},
+        "decoding": _decoding(entry, config),
+        "seed": entry.options.get("seed", 0),
+        "roles": ["query"],
+        "version": SPEC_VERSION,
+    }
 
 
 def _tcot_spec(entry: Any, open_repo: OpenRepo) -> dict[str, Any]:
@@ -141,10 +158,20 @@ def _tcot_spec(entry: Any, open_repo: OpenRepo) -> dict[str, Any]:
         config = tiny_generation_config(EMBED_RL_TCOT)
     else:
         config, revision = _generation_config(generator, revision, open_repo, "T-CoT generator")
-    prompts = {**embed_rl_tcot.prompts(), "pos_image_task": embed_rl_tcot.POS_IMAGE_TASK,
-               "pos_image_path": embed_rl_tcot.IMAGE_PATH}
-    return {"generator": generator, "revision": revision, "prompts": prompts, "decoding": _decoding(entry, config),
-            "seed": entry.options.get("seed", 0), "roles": ["query", "candidate"], "version": SPEC_VERSION}
+    prompts = {
+        **embed_rl_tcot.prompts(),
+        "pos_image_task": embed_rl_tcot.POS_IMAGE_TASK,
+        "pos_image_path": embed_rl_tcot.IMAGE_PATH,
+    }
+    return {
+        "generator": generator,
+        "revision": revision,
+        "prompts": prompts,
+        "decoding": _decoding(entry, config),
+        "seed": entry.options.get("seed", 0),
+        "roles": ["query", "candidate"],
+        "version": SPEC_VERSION,
+    }
 
 
 def resolved(entry: Any, source: str, open_repo: OpenRepo) -> Any:
@@ -160,8 +187,10 @@ def resolved(entry: Any, source: str, open_repo: OpenRepo) -> Any:
 def spec_of(entry: Any) -> GenerationSpec:
     spec = entry.options.get("generation")
     if not isinstance(spec, dict):
-        raise TriadError(f"model {entry.name}: a reasoning entry is loaded without its generation spec (resolve it "
-                         "through model_adapters.models.resolve)")
+        raise TriadError(
+            f"model {entry.name}: a reasoning entry is loaded without its generation spec (resolve it "
+            "through model_adapters.models.resolve)"
+        )
     return GenerationSpec(**{**spec, "roles": tuple(spec["roles"])})
 
 
@@ -175,21 +204,24 @@ def _chat_checkpoint(entry: Any, path: str, device: str, dtype: str, model_class
         kind = "ume-r1" if entry.options.get("reasoning") == UME_R1_GEN else "embed-rl"
         model, tok, image_processor = tiny.TINY_CHAT_CHECKPOINTS[kind](_tiny_seed(entry.revision))
         model = model.to(device=device, dtype=torch_dtype(dtype))
-        return (model if model_class == "lm" else model.model), qvi.QwenVLProcessor(tok, image_processor,
-                                                                                      tok.chat_template)
+        return (model if model_class == "lm" else model.model), qvi.QwenVLProcessor(
+            tok, image_processor, tok.chat_template
+        )
     from transformers import AutoConfig, AutoImageProcessor, AutoModel, AutoModelForImageTextToText, AutoTokenizer
 
     kwargs = hub_kwargs(path, entry.revision)
     config = AutoConfig.from_pretrained(path, **kwargs)
     if config.model_type != opts.backbone:
-        raise TriadError(f"{where}: recipe {entry.recipe} is for {opts.backbone} checkpoints; {path} is "
-                         f"{config.model_type}")
+        raise TriadError(
+            f"{where}: recipe {entry.recipe} is for {opts.backbone} checkpoints; {path} is {config.model_type}"
+        )
     cls = AutoModelForImageTextToText if model_class == "lm" else AutoModel
     model = cls.from_pretrained(path, dtype=torch_dtype(dtype), **kwargs)
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
     add_recipe_tokens(tokenizer, model, opts, where)
-    template = qvi.chat_template_of(tokenizer, path, kwargs.get("revision")) if opts.template_source == "processor" \
-        else ""
+    template = (
+        qvi.chat_template_of(tokenizer, path, kwargs.get("revision")) if opts.template_source == "processor" else ""
+    )
     return model, qvi.QwenVLProcessor(tokenizer, AutoImageProcessor.from_pretrained(path, **kwargs), template)
 
 
@@ -219,8 +251,9 @@ def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") 
     opts = ChatOptions.parse(entry.options, f"model {entry.name}")
     if entry.options.get("reasoning") == UME_R1_GEN:
         lm, processor = _chat_checkpoint(entry, path, device, dtype, "lm")
-        return ume_r1_gen.UmeR1Gen(lm, processor, opts, spec, prompt=str(_option(entry, "gen_prompt")), device=device,
-                                   label=entry.name)
+        return ume_r1_gen.UmeR1Gen(
+            lm, processor, opts, spec, prompt=str(_option(entry, "gen_prompt")), device=device, label=entry.name
+        )
     backbone, processor = _chat_checkpoint(entry, path, device, dtype, "backbone")
     embedder = embed_rl_tcot.TCoTEmbedder(backbone, processor, opts, device=device)
     return embed_rl_tcot.EmbedRLTCoT(embedder, lambda: _tcot_generator(entry, spec, device), spec, label=entry.name)

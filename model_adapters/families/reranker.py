@@ -23,8 +23,10 @@ from model_adapters.families import qwen_vl_inputs as qvi
 from model_adapters.families._common import hub_kwargs, torch_dtype
 from model_adapters.protocol import ModelInput
 
-JUDGE_SYSTEM: Final = ('Judge whether the Document meets the requirements based on the Query and the Instruct '
-                       'provided. Note that the answer can only be "yes" or "no".')
+JUDGE_SYSTEM: Final = (
+    "Judge whether the Document meets the requirements based on the Query and the Instruct "
+    'provided. Note that the answer can only be "yes" or "no".'
+)
 
 
 RERANK_DEFAULT_INSTRUCTION: Final = "Given a search query, retrieve relevant candidates that answer the query."
@@ -32,13 +34,18 @@ RERANK_MAX_LENGTH: Final = 10240  # official reranker MAX_LENGTH
 ANSWER_TAIL: Final = 5  # "<|im_end|>", "\n", "<|im_start|>", "assistant", "\n": never truncated (official)
 
 
-def judge_conversation(query: ModelInput, candidate: ModelInput,
-                       default_instruction: str = RERANK_DEFAULT_INSTRUCTION) -> list[dict[str, Any]]:
+def judge_conversation(
+    query: ModelInput, candidate: ModelInput, default_instruction: str = RERANK_DEFAULT_INSTRUCTION
+) -> list[dict[str, Any]]:
     """The official `format_mm_instruction` for one pair (the instruction is used as given: no period added)."""
     instruct = query.instruction or default_instruction
-    user = [{"type": "text", "text": "<Instruct>: " + instruct},
-            {"type": "text", "text": "<Query>:"}, *qvi.content(query.text, query.image),
-            {"type": "text", "text": "\n<Document>:"}, *qvi.content(candidate.text, candidate.image)]
+    user = [
+        {"type": "text", "text": "<Instruct>: " + instruct},
+        {"type": "text", "text": "<Query>:"},
+        *qvi.content(query.text, query.image),
+        {"type": "text", "text": "\n<Document>:"},
+        *qvi.content(candidate.text, candidate.image),
+    ]
     return [{"role": "system", "content": [{"type": "text", "text": JUDGE_SYSTEM}]}, {"role": "user", "content": user}]
 
 
@@ -67,9 +74,18 @@ class Qwen3VLReranker:
     truncated to `max_length` keeping special tokens and the 5-token answer prefix, left padding, score =
     sigmoid((w_yes − w_no) · h_last) from the LM head's yes/no rows."""
 
-    def __init__(self, model: Any, lm_head_weight: Any, processor: qvi.QwenVLProcessor, *, device: str = "cpu",
-                 max_length: int = RERANK_MAX_LENGTH, min_pixels: int = qvi.MIN_PIXELS,
-                 max_pixels: int = qvi.MAX_PIXELS, default_instruction: str = RERANK_DEFAULT_INSTRUCTION) -> None:
+    def __init__(
+        self,
+        model: Any,
+        lm_head_weight: Any,
+        processor: qvi.QwenVLProcessor,
+        *,
+        device: str = "cpu",
+        max_length: int = RERANK_MAX_LENGTH,
+        min_pixels: int = qvi.MIN_PIXELS,
+        max_pixels: int = qvi.MAX_PIXELS,
+        default_instruction: str = RERANK_DEFAULT_INSTRUCTION,
+    ) -> None:
         self.model = model.to(device).eval()
         vocab = processor.tokenizer.get_vocab()
         weight = lm_head_weight.detach()
@@ -84,13 +100,19 @@ class Qwen3VLReranker:
     def tokenize(self, queries: Sequence[ModelInput], candidates: Sequence[ModelInput]) -> dict[str, Any]:
         pairs = list(zip(queries, candidates, strict=True))
         texts = self.processor.render([judge_conversation(q, c, self.default_instruction) for q, c in pairs])
-        images = [qvi.fetch_image(img, min_pixels=self.min_pixels, max_pixels=self.max_pixels)
-                  for q, c in pairs for img in (q.image, c.image) if img is not None]
+        images = [
+            qvi.fetch_image(img, min_pixels=self.min_pixels, max_pixels=self.max_pixels)
+            for q, c in pairs
+            for img in (q.image, c.image)
+            if img is not None
+        ]
         texts, vision = self.processor.expand(texts, images)
         tok = self.processor.tokenizer
         specials = set(tok.all_special_ids)
-        ids = [truncate_keeping_specials(row[:-ANSWER_TAIL], self.max_length, specials) + row[-ANSWER_TAIL:]
-               for row in tok(texts, padding=False, truncation=False)["input_ids"]]
+        ids = [
+            truncate_keeping_specials(row[:-ANSWER_TAIL], self.max_length, specials) + row[-ANSWER_TAIL:]
+            for row in tok(texts, padding=False, truncation=False)["input_ids"]
+        ]
         enc = tok.pad({"input_ids": ids}, padding=True, padding_side="left", return_tensors="pt")  # official: left
         inputs = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], **vision}
         inputs["mm_token_type_ids"] = self.processor.mm_token_type_ids(enc["input_ids"])
@@ -109,9 +131,11 @@ class Qwen3VLReranker:
 
 
 def reranker_options(options: dict[str, Any]) -> dict[str, Any]:
-    return {"max_length": int(options.get("max_length", RERANK_MAX_LENGTH)),
-            "min_pixels": int(options.get("min_pixels", qvi.MIN_PIXELS)),
-            "max_pixels": int(options.get("max_pixels", qvi.MAX_PIXELS))}
+    return {
+        "max_length": int(options.get("max_length", RERANK_MAX_LENGTH)),
+        "min_pixels": int(options.get("min_pixels", qvi.MIN_PIXELS)),
+        "max_pixels": int(options.get("max_pixels", qvi.MAX_PIXELS)),
+    }
 
 
 def load_qwen3_vl_reranker(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> Qwen3VLReranker:
@@ -121,8 +145,9 @@ def load_qwen3_vl_reranker(entry: Any, path: str, *, device: str = "cpu", dtype:
     lm = AutoModelForImageTextToText.from_pretrained(path, dtype=torch_dtype(dtype), **kwargs)
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
     image_processor = AutoImageProcessor.from_pretrained(path, **kwargs)
-    processor = qvi.QwenVLProcessor(tokenizer, image_processor, qvi.chat_template_of(tokenizer, path,
-                                                                                      kwargs.get("revision")))
+    processor = qvi.QwenVLProcessor(
+        tokenizer, image_processor, qvi.chat_template_of(tokenizer, path, kwargs.get("revision"))
+    )
     return Qwen3VLReranker(lm.model, lm.lm_head.weight, processor, device=device, **reranker_options(entry.options))
 
 

@@ -43,9 +43,11 @@ def sides_of(prompts: dict[str, str], default_prompt_name: str | None, where: st
     """
     used = {name for name, text in prompts.items() if text}
     if used and not used & {*QUERY_PROMPTS, *DOCUMENT_PROMPTS} and not default_prompt_name:
-        raise TriadError(f"{where}: config_sentence_transformers.json declares prompts {sorted(used)} but none for "
-                         f"queries ({', '.join(QUERY_PROMPTS)}) or documents ({', '.join(DOCUMENT_PROMPTS)}), so how "
-                         "its authors feed a retrieval query is not in the config; choose a recipe with --recipe")
+        raise TriadError(
+            f"{where}: config_sentence_transformers.json declares prompts {sorted(used)} but none for "
+            f"queries ({', '.join(QUERY_PROMPTS)}) or documents ({', '.join(DOCUMENT_PROMPTS)}), so how "
+            "its authors feed a retrieval query is not in the config; choose a recipe with --recipe"
+        )
 
 
 def check_pooling(model: Any, expected: str | None, where: str) -> None:
@@ -55,9 +57,11 @@ def check_pooling(model: Any, expected: str | None, where: str) -> None:
         return
     found = [str(getattr(m, "pooling_mode", "")) for m in model if hasattr(m, "pooling_mode")]
     if found != [expected]:
-        raise TriadError(f"{where}: its sentence-transformers modules pool with {found or 'no Pooling module'}, but "
-                         f"its authors' code pools with {expected!r}; this checkpoint is not the model the recipe was "
-                         "proven on")
+        raise TriadError(
+            f"{where}: its sentence-transformers modules pool with {found or 'no Pooling module'}, but "
+            f"its authors' code pools with {expected!r}; this checkpoint is not the model the recipe was "
+            "proven on"
+        )
 
 
 def document_prompt(prompts: dict[str, str]) -> str:
@@ -121,8 +125,9 @@ class SentenceTransformerEncoder:
             return self.query_prompt["prompt"]
         return self.model._resolve_prompt(None, "query" if "query" in self.model.prompts else None)
 
-    def parts(self, batch: Sequence[ModelInput], role: str) -> list[tuple[list[int], list[str], str | None,
-                                                                          dict[str, Any]]]:
+    def parts(
+        self, batch: Sequence[ModelInput], role: str
+    ) -> list[tuple[list[int], list[str], str | None, dict[str, Any]]]:
         """(rows, texts, prompt, forward kwargs) per way of feeding: `encode(prompt="")` for template-formatted
         queries, `encode_query` for the other queries, `encode_document` for candidates."""
         if role != QUERY:

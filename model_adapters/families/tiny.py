@@ -46,9 +46,11 @@ def build_tokenizer(*, add_bos_eos: bool) -> Any:
     tok.decoder = decoders.ByteLevel()
     if add_bos_eos:
         tok.post_processor = processors.TemplateProcessing(
-            single=f"{BOS} $A {EOS}", special_tokens=[(BOS, vocab[BOS]), (EOS, vocab[EOS])])
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=BOS, eos_token=EOS, pad_token=PAD,
-                                   additional_special_tokens=list(CHAT_SPECIALS))
+            single=f"{BOS} $A {EOS}", special_tokens=[(BOS, vocab[BOS]), (EOS, vocab[EOS])]
+        )
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token=BOS, eos_token=EOS, pad_token=PAD, additional_special_tokens=list(CHAT_SPECIALS)
+    )
     fast.add_tokens(list(ANSWER_WORDS))
     return fast
 
@@ -68,14 +70,30 @@ def tiny_clip(seed: int = 0) -> tuple[Any, Any, Any]:
 
     tok = build_tokenizer(add_bos_eos=True)
     config = CLIPConfig(
-        text_config=dict(vocab_size=len(tok), hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, max_position_embeddings=256, eos_token_id=tok.eos_token_id,
-                         bos_token_id=tok.bos_token_id, pad_token_id=tok.pad_token_id),
-        vision_config=dict(hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                           image_size=IMAGE_SIZE, patch_size=8),
-        projection_dim=PROJECTION)
-    processor = CLIPImageProcessor(size={"shortest_edge": IMAGE_SIZE},
-                                   crop_size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
+        text_config=dict(
+            vocab_size=len(tok),
+            hidden_size=HIDDEN,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            max_position_embeddings=256,
+            eos_token_id=tok.eos_token_id,
+            bos_token_id=tok.bos_token_id,
+            pad_token_id=tok.pad_token_id,
+        ),
+        vision_config=dict(
+            hidden_size=HIDDEN,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            image_size=IMAGE_SIZE,
+            patch_size=8,
+        ),
+        projection_dim=PROJECTION,
+    )
+    processor = CLIPImageProcessor(
+        size={"shortest_edge": IMAGE_SIZE}, crop_size={"height": IMAGE_SIZE, "width": IMAGE_SIZE}
+    )
     return _seeded(seed, lambda: CLIPModel(config)), tok, processor
 
 
@@ -86,16 +104,38 @@ def tiny_siglip(seed: int = 0) -> tuple[Any, Any, Any]:
 
     tok = build_tokenizer(add_bos_eos=False)
     config = SiglipConfig(
-        text_config=dict(vocab_size=len(tok), hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, max_position_embeddings=64, pad_token_id=tok.pad_token_id),
-        vision_config=dict(hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                           image_size=IMAGE_SIZE, patch_size=8))
+        text_config=dict(
+            vocab_size=len(tok),
+            hidden_size=HIDDEN,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            max_position_embeddings=64,
+            pad_token_id=tok.pad_token_id,
+        ),
+        vision_config=dict(
+            hidden_size=HIDDEN,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            image_size=IMAGE_SIZE,
+            patch_size=8,
+        ),
+    )
     processor = SiglipImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
     return _seeded(seed, lambda: SiglipModel(config)), tok, processor
 
 
-QWEN_SPECIALS: Final = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
-                         "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>")  # Qwen3-VL's vision/chat specials
+QWEN_SPECIALS: Final = (
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|vision_pad|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+)  # Qwen3-VL's vision/chat specials
 QWEN_MERGES: Final = (("y", "e"), ("ye", "s"), ("n", "o"))  # "yes" and "no" are single tokens, as in Qwen's vocab
 
 
@@ -111,8 +151,12 @@ def qwen_tokenizer() -> Any:
     tok = Tokenizer(models.BPE(vocab=vocab, merges=list(QWEN_MERGES)))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                   additional_special_tokens=list(QWEN_SPECIALS[1:]))
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        additional_special_tokens=list(QWEN_SPECIALS[1:]),
+    )
     fast.chat_template = qwen3_vl_chat_template()
     return fast
 
@@ -130,8 +174,14 @@ def qwen3_vl_image_processor() -> Any:
     """Configured like Qwen3-VL's preprocessor_config.json (patch 16, merge 2, temporal 2, mean/std 0.5)."""
     from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
 
-    return Qwen2VLImageProcessorPil(patch_size=16, merge_size=2, temporal_patch_size=2, image_mean=[0.5] * 3,
-                                    image_std=[0.5] * 3, size={"shortest_edge": 65536, "longest_edge": 16777216})
+    return Qwen2VLImageProcessorPil(
+        patch_size=16,
+        merge_size=2,
+        temporal_patch_size=2,
+        image_mean=[0.5] * 3,
+        image_std=[0.5] * 3,
+        size={"shortest_edge": 65536, "longest_edge": 16777216},
+    )
 
 
 def _qwen3_vl_config(tok: Any) -> Any:
@@ -139,16 +189,40 @@ def _qwen3_vl_config(tok: Any) -> Any:
 
     ids = tok.convert_tokens_to_ids
     return Qwen3VLConfig(
-        text_config=dict(vocab_size=len(tok), hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=4096,
-                         pad_token_id=tok.pad_token_id,
-                         rope_parameters={"rope_type": "default", "rope_theta": 5000000.0,
-                                          "mrope_section": [2, 1, 1], "mrope_interleaved": True}),
-        vision_config=dict(depth=2, hidden_size=HIDDEN, intermediate_size=64, num_heads=4, out_hidden_size=HIDDEN,
-                           patch_size=16, spatial_merge_size=2, temporal_patch_size=2, num_position_embeddings=64,
-                           deepstack_visual_indexes=[0]),
-        image_token_id=ids("<|image_pad|>"), video_token_id=ids("<|video_pad|>"),
-        vision_start_token_id=ids("<|vision_start|>"), vision_end_token_id=ids("<|vision_end|>"))
+        text_config=dict(
+            vocab_size=len(tok),
+            hidden_size=HIDDEN,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=8,
+            max_position_embeddings=4096,
+            pad_token_id=tok.pad_token_id,
+            rope_parameters={
+                "rope_type": "default",
+                "rope_theta": 5000000.0,
+                "mrope_section": [2, 1, 1],
+                "mrope_interleaved": True,
+            },
+        ),
+        vision_config=dict(
+            depth=2,
+            hidden_size=HIDDEN,
+            intermediate_size=64,
+            num_heads=4,
+            out_hidden_size=HIDDEN,
+            patch_size=16,
+            spatial_merge_size=2,
+            temporal_patch_size=2,
+            num_position_embeddings=64,
+            deepstack_visual_indexes=[0],
+        ),
+        image_token_id=ids("<|image_pad|>"),
+        video_token_id=ids("<|video_pad|>"),
+        vision_start_token_id=ids("<|vision_start|>"),
+        vision_end_token_id=ids("<|vision_end|>"),
+    )
 
 
 @functools.cache
@@ -181,14 +255,31 @@ def _qwen2_vl_config(tok: Any) -> Any:
 
     ids = tok.convert_tokens_to_ids
     return Qwen2VLConfig(
-        text_config=dict(vocab_size=len(tok), hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, pad_token_id=tok.pad_token_id,
-                         rope_parameters={"rope_type": "default", "rope_theta": 1000000.0,
-                                          "mrope_section": [2, 1, 1]}),
-        vision_config=dict(depth=1, embed_dim=HIDDEN, hidden_size=HIDDEN, num_heads=4, mlp_ratio=2, patch_size=14,
-                           spatial_merge_size=2, temporal_patch_size=2),
-        image_token_id=ids("<|image_pad|>"), video_token_id=ids("<|video_pad|>"),
-        vision_start_token_id=ids("<|vision_start|>"), vision_end_token_id=ids("<|vision_end|>"))
+        text_config=dict(
+            vocab_size=len(tok),
+            hidden_size=HIDDEN,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            pad_token_id=tok.pad_token_id,
+            rope_parameters={"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [2, 1, 1]},
+        ),
+        vision_config=dict(
+            depth=1,
+            embed_dim=HIDDEN,
+            hidden_size=HIDDEN,
+            num_heads=4,
+            mlp_ratio=2,
+            patch_size=14,
+            spatial_merge_size=2,
+            temporal_patch_size=2,
+        ),
+        image_token_id=ids("<|image_pad|>"),
+        video_token_id=ids("<|video_pad|>"),
+        vision_start_token_id=ids("<|vision_start|>"),
+        vision_end_token_id=ids("<|vision_end|>"),
+    )
 
 
 @functools.cache
@@ -200,8 +291,12 @@ def tiny_qwen2_vl(seed: int = 0) -> tuple[Any, Any, Any]:
 
     tok = qwen_tokenizer()
     config = _qwen2_vl_config(tok)
-    proc = Qwen2VLImageProcessorPil(patch_size=14, merge_size=2, temporal_patch_size=2,
-                                    size={"shortest_edge": 28 * 28 * 4, "longest_edge": 28 * 28 * 1280})
+    proc = Qwen2VLImageProcessorPil(
+        patch_size=14,
+        merge_size=2,
+        temporal_patch_size=2,
+        size={"shortest_edge": 28 * 28 * 4, "longest_edge": 28 * 28 * 1280},
+    )
     return _seeded(seed, lambda: Qwen2VLForConditionalGeneration(config)), tok, proc
 
 
@@ -251,8 +346,9 @@ def _qwen_tokenizer_with(tokens: tuple[str, ...], chat_template: str) -> Any:
     return tok
 
 
-def build_tiny_qwen2_vl(seed: int = 0, *, tokens: tuple[str, ...] = (), spare_rows: int = 0,
-                        size: dict[str, int] | None = None) -> tuple[Any, Any, Any]:
+def build_tiny_qwen2_vl(
+    seed: int = 0, *, tokens: tuple[str, ...] = (), spare_rows: int = 0, size: dict[str, int] | None = None
+) -> tuple[Any, Any, Any]:
     """A tiny random Qwen2VLForConditionalGeneration with extra tokens (e.g. UME-R1's <disc_emb>, <gen_emb>), the
     Qwen2-VL-Instruct chat template, `spare_rows` embedding rows beyond the tokenizer (as Qwen's 152064 rows beyond
     its 151657 tokens, where LamRA's eval adds <emb>) and an image processor with `size` bounds."""
@@ -262,13 +358,15 @@ def build_tiny_qwen2_vl(seed: int = 0, *, tokens: tuple[str, ...] = (), spare_ro
     tok = _qwen_tokenizer_with(tokens, qwen2_vl_chat_template())
     config = _sharpened(_qwen2_vl_config(tok))
     config.text_config.vocab_size = len(tok) + spare_rows
-    proc = Qwen2VLImageProcessorPil(patch_size=14, merge_size=2, temporal_patch_size=2,
-                                    size=dict(size or QWEN2_VL_INSTRUCT_SIZE))
+    proc = Qwen2VLImageProcessorPil(
+        patch_size=14, merge_size=2, temporal_patch_size=2, size=dict(size or QWEN2_VL_INSTRUCT_SIZE)
+    )
     return _seeded(seed, lambda: Qwen2VLForConditionalGeneration(config)), tok, proc
 
 
-def build_tiny_qwen3_vl(seed: int = 0, *, tokens: tuple[str, ...] = (), emb_token: str | None = None
-                        ) -> tuple[Any, Any, Any]:
+def build_tiny_qwen3_vl(
+    seed: int = 0, *, tokens: tuple[str, ...] = (), emb_token: str | None = None
+) -> tuple[Any, Any, Any]:
     """A tiny random Qwen3VLForConditionalGeneration with extra tokens; `emb_token` is recorded as
     config.emb_token_ids, as Embed-RL's merge script (merge_qwen3vl.py) records <emb>."""
     from transformers import Qwen3VLForConditionalGeneration
@@ -345,15 +443,25 @@ def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") 
     arch = entry.options.get("arch")
     if arch == "clip":
         model, tok, proc = tiny_clip(_seed(entry))
-        return DualTowerEncoder(_placed(model, device, dtype), tok, proc, device=device, max_length=_max_length(entry, arch))
+        return DualTowerEncoder(
+            _placed(model, device, dtype), tok, proc, device=device, max_length=_max_length(entry, arch)
+        )
     if arch == "siglip":
         model, tok, proc = tiny_siglip(_seed(entry))
-        return DualTowerEncoder(_placed(model, device, dtype), tok, proc, device=device, padding="max_length",
-                                max_length=_max_length(entry, arch))
+        return DualTowerEncoder(
+            _placed(model, device, dtype),
+            tok,
+            proc,
+            device=device,
+            padding="max_length",
+            max_length=_max_length(entry, arch),
+        )
     if arch == "vlm":
         model, tok, proc = tiny_qwen3_vl(_seed(entry))
         processor = QwenVLProcessor(tok, proc, qwen3_vl_chat_template())
-        return Qwen3VLEmbedder(_placed(model.model, device, dtype), processor, device=device, **qwen3_vl_options(entry.options))
+        return Qwen3VLEmbedder(
+            _placed(model.model, device, dtype), processor, device=device, **qwen3_vl_options(entry.options)
+        )
     if arch == "vlm2vec":
         model, tok, proc = tiny_qwen2_vl(_seed(entry))
         return VLM2VecEncoder(_placed(model.model, device, dtype), QwenVLProcessor(tok, proc, ""), device=device)

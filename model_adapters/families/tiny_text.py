@@ -20,8 +20,10 @@ from typing import Any, Final
 
 HIDDEN: Final = 32
 SEED: Final = 0
-QWEN3_EMBEDDING_QUERY_PROMPT: Final = ("Instruct: Given a web search query, retrieve relevant passages that answer the "
-                                       "query\nQuery:")  # the README's default task in the Instruct slot
+QWEN3_EMBEDDING_QUERY_PROMPT: Final = (
+    "Instruct: Given a web search query, retrieve relevant passages that answer the "
+    "query\nQuery:"
+)  # the README's default task in the Instruct slot
 QWEN3_EMBEDDING_MAX_LENGTH: Final = 8192  # QwenLM/Qwen3-Embedding README / evaluation/run_mteb.sh max_length
 BGE_M3_MAX_LENGTH: Final = 8192  # BGE-M3 model card encode(max_length=8192) and its sentence_bert_config.json
 RERANKER_MAX_POSITIONS: Final = 514  # XLM-R: 512 tokens + the padding offset
@@ -76,10 +78,16 @@ def qwen3_embedding_tokenizer() -> Any:
 
     tok, vocab = _byte_bpe(list(QWEN_TEXT_SPECIALS))
     eos = QWEN_TEXT_SPECIALS[0]
-    tok.post_processor = processors.TemplateProcessing(single=f"$A {eos}", pair=f"$A {eos} $B {eos}",
-                                                       special_tokens=[(eos, vocab[eos])])
-    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token=eos,
-                                   additional_special_tokens=list(QWEN_TEXT_SPECIALS[1:]), padding_side="left")
+    tok.post_processor = processors.TemplateProcessing(
+        single=f"$A {eos}", pair=f"$A {eos} $B {eos}", special_tokens=[(eos, vocab[eos])]
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        eos_token="<|im_end|>",
+        pad_token=eos,
+        additional_special_tokens=list(QWEN_TEXT_SPECIALS[1:]),
+        padding_side="left",
+    )
 
 
 def tiny_qwen3(seed: int = SEED) -> tuple[Any, Any]:
@@ -87,10 +95,17 @@ def tiny_qwen3(seed: int = SEED) -> tuple[Any, Any]:
     from transformers import Qwen3Config, Qwen3Model
 
     tok = qwen3_embedding_tokenizer()
-    config = Qwen3Config(vocab_size=len(tok), hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, head_dim=8,
-                         max_position_embeddings=QWEN3_EMBEDDING_MAX_LENGTH + 8,  # no pad id: as the real config
-                         eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"))
+    config = Qwen3Config(
+        vocab_size=len(tok),
+        hidden_size=HIDDEN,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        max_position_embeddings=QWEN3_EMBEDDING_MAX_LENGTH + 8,  # no pad id: as the real config
+        eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"),
+    )
     return _seeded(seed, lambda: Qwen3Model(config)), tok
 
 
@@ -98,18 +113,29 @@ def _st_files(folder: str, *, dim: int, pooling: str, max_seq_length: int, promp
     """sentence-transformers' files: modules.json (Transformer, Pooling, Normalize), the pooling config,
     sentence_bert_config.json and config_sentence_transformers.json (the model's prompts)."""
     os.makedirs(os.path.join(folder, "1_Pooling"), exist_ok=True)
-    _write_json(os.path.join(folder, "modules.json"), [
-        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}])
-    modes = {f"pooling_mode_{m}": m == pooling for m in ("cls_token", "mean_tokens", "max_tokens",
-                                                          "mean_sqrt_len_tokens", "weightedmean_tokens", "lasttoken")}
-    _write_json(os.path.join(folder, "1_Pooling", "config.json"),
-                {"word_embedding_dimension": dim, **modes, "include_prompt": True})
-    _write_json(os.path.join(folder, "sentence_bert_config.json"),
-                {"max_seq_length": max_seq_length, "do_lower_case": False})
-    _write_json(os.path.join(folder, "config_sentence_transformers.json"),
-                {"prompts": prompts or {}, "default_prompt_name": None, "similarity_fn_name": "cosine"})
+    _write_json(
+        os.path.join(folder, "modules.json"),
+        [
+            {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+            {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+            {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
+        ],
+    )
+    modes = {
+        f"pooling_mode_{m}": m == pooling
+        for m in ("cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_tokens", "weightedmean_tokens", "lasttoken")
+    }
+    _write_json(
+        os.path.join(folder, "1_Pooling", "config.json"),
+        {"word_embedding_dimension": dim, **modes, "include_prompt": True},
+    )
+    _write_json(
+        os.path.join(folder, "sentence_bert_config.json"), {"max_seq_length": max_seq_length, "do_lower_case": False}
+    )
+    _write_json(
+        os.path.join(folder, "config_sentence_transformers.json"),
+        {"prompts": prompts or {}, "default_prompt_name": None, "similarity_fn_name": "cosine"},
+    )
 
 
 def _save_hf(folder: str, model: Any, tok: Any, tokenizer_class: str, **config_4x: Any) -> None:
@@ -133,21 +159,47 @@ def save_qwen3_embedding(folder: str, seed: int = SEED) -> str:
     (last-token pooling, Normalize, prompts {"query": QWEN3_EMBEDDING_QUERY_PROMPT, "document": ""})."""
     model, tok = tiny_qwen3(seed)
     _save_hf(folder, model, tok, "Qwen2TokenizerFast", rope_theta=model.config.rope_parameters["rope_theta"])
-    _st_files(folder, dim=HIDDEN, pooling="lasttoken", max_seq_length=QWEN3_EMBEDDING_MAX_LENGTH,
-              prompts={"query": QWEN3_EMBEDDING_QUERY_PROMPT, "document": ""})
+    _st_files(
+        folder,
+        dim=HIDDEN,
+        pooling="lasttoken",
+        max_seq_length=QWEN3_EMBEDDING_MAX_LENGTH,
+        prompts={"query": QWEN3_EMBEDDING_QUERY_PROMPT, "document": ""},
+    )
     return folder
 
 
 # --- Llama-3.1 (ReasonIR-8B) ---------------------------------------------------------------------------------------
 # Llama-3's pre-tokenizer split (its tokenizer.json `Split` pattern), then byte-level without its own regex.
-LLAMA3_SPLIT: Final = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
-                       r"\s*[\r\n]+|\s+(?!\S)|\s+")
+LLAMA3_SPLIT: Final = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+    r"\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 LLAMA3_SPECIALS: Final = ("<|begin_of_text|>", "<|end_of_text|>")
 # A few merges (byte-level symbols: Ġ space, Ċ newline) so that tokens span bytes and the GritLM-style prefixes
 # ("<|user|>\n", "<|embed|>\n") end in a merged token, as they do with the real vocabulary.
-LLAMA3_MERGES: Final = (("<", "|"), ("|", ">"), ("|>", "Ċ"), ("Ċ", "Ċ"), ("Ġ", "t"), ("h", "e"), ("Ġt", "he"),
-                        ("e", "m"), ("em", "b"), ("emb", "e"), ("embe", "d"), ("u", "s"), ("us", "e"), ("use", "r"),
-                        ("Ġ", "a"), ("i", "n"), ("Ġ", "s"), ("e", "r"), ("o", "n"), ("Ġ", "b"))
+LLAMA3_MERGES: Final = (
+    ("<", "|"),
+    ("|", ">"),
+    ("|>", "Ċ"),
+    ("Ċ", "Ċ"),
+    ("Ġ", "t"),
+    ("h", "e"),
+    ("Ġt", "he"),
+    ("e", "m"),
+    ("em", "b"),
+    ("emb", "e"),
+    ("embe", "d"),
+    ("u", "s"),
+    ("us", "e"),
+    ("use", "r"),
+    ("Ġ", "a"),
+    ("i", "n"),
+    ("Ġ", "s"),
+    ("e", "r"),
+    ("o", "n"),
+    ("Ġ", "b"),
+)
 
 
 def llama3_tokenizer() -> Any:
@@ -164,22 +216,37 @@ def llama3_tokenizer() -> Any:
     merged = [a + b for a, b in LLAMA3_MERGES]
     vocab = {tok: i for i, tok in enumerate(alphabet + merged + list(LLAMA3_SPECIALS))}
     tok = Tokenizer(models.BPE(vocab=vocab, merges=list(LLAMA3_MERGES), ignore_merges=True))
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(LLAMA3_SPLIT), behavior="isolated", invert=False),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)])
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(LLAMA3_SPLIT), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False),
+        ]
+    )
     tok.decoder = decoders.ByteLevel()
     bos = LLAMA3_SPECIALS[0]
-    tok.post_processor = processors.TemplateProcessing(single=f"{bos} $A", pair=f"{bos} $A {bos} $B",
-                                                       special_tokens=[(bos, vocab[bos])])
-    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=bos, eos_token=LLAMA3_SPECIALS[1],
-                                   pad_token=bos, padding_side="right",
-                                   model_input_names=["input_ids", "attention_mask"])  # as Llama-3's config
+    tok.post_processor = processors.TemplateProcessing(
+        single=f"{bos} $A", pair=f"{bos} $A {bos} $B", special_tokens=[(bos, vocab[bos])]
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        bos_token=bos,
+        eos_token=LLAMA3_SPECIALS[1],
+        pad_token=bos,
+        padding_side="right",
+        model_input_names=["input_ids", "attention_mask"],
+    )  # as Llama-3's config
 
 
 def _llama3_1_rope() -> dict[str, Any]:
     """Llama-3.1-8B's RoPE: theta 500000 with the "llama3" frequency scaling (factor 8, 8192 original positions)."""
-    return {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0,
-            "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
+    return {
+        "rope_type": "llama3",
+        "rope_theta": 500000.0,
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192,
+    }
 
 
 def tiny_llama(seed: int = SEED) -> tuple[Any, Any]:
@@ -187,10 +254,20 @@ def tiny_llama(seed: int = SEED) -> tuple[Any, Any]:
     from transformers import LlamaConfig, LlamaModel
 
     tok = llama3_tokenizer()
-    config = LlamaConfig(vocab_size=len(tok), hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, head_dim=8, rms_norm_eps=1e-5,
-                         max_position_embeddings=LLAMA_3_1_MAX_POSITIONS, rope_parameters=_llama3_1_rope(),
-                         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    config = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=HIDDEN,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        rms_norm_eps=1e-5,
+        max_position_embeddings=LLAMA_3_1_MAX_POSITIONS,
+        rope_parameters=_llama3_1_rope(),
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
     return _seeded(seed, lambda: LlamaModel(config)), tok
 
 
@@ -201,8 +278,15 @@ def save_reasonir(folder: str, seed: int = SEED) -> str:
     authors' driver adds their modelling file to a scratch copy (tests/fixtures/reasonir/NOTE.md)."""
     model, tok = tiny_llama(seed)
     rope = _llama3_1_rope()
-    _save_hf(folder, model, tok, "PreTrainedTokenizerFast", rope_theta=rope["rope_theta"],
-             rope_scaling={k: v for k, v in rope.items() if k != "rope_theta"}, architectures=["ReasonIRModel"])
+    _save_hf(
+        folder,
+        model,
+        tok,
+        "PreTrainedTokenizerFast",
+        rope_theta=rope["rope_theta"],
+        rope_scaling={k: v for k, v in rope.items() if k != "rope_theta"},
+        architectures=["ReasonIRModel"],
+    )
     return folder
 
 
@@ -225,9 +309,19 @@ def xlmr_tokenizer() -> Any:
 def _xlmr_config(tok: Any, max_positions: int, **extra: Any) -> Any:
     from transformers import XLMRobertaConfig
 
-    return XLMRobertaConfig(vocab_size=len(tok), hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2,
-                            num_attention_heads=4, max_position_embeddings=max_positions, type_vocab_size=1,
-                            pad_token_id=tok.pad_token_id, bos_token_id=0, eos_token_id=2, **extra)
+    return XLMRobertaConfig(
+        vocab_size=len(tok),
+        hidden_size=HIDDEN,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        max_position_embeddings=max_positions,
+        type_vocab_size=1,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=0,
+        eos_token_id=2,
+        **extra,
+    )
 
 
 def tiny_xlmr(seed: int = SEED) -> tuple[Any, Any]:
@@ -247,7 +341,9 @@ def save_bge_m3(folder: str, seed: int = SEED) -> str:
     model, tok = tiny_xlmr(seed)
     _save_hf(folder, model, tok, "XLMRobertaTokenizer")
     _st_files(folder, dim=HIDDEN, pooling="cls_token", max_seq_length=BGE_M3_MAX_LENGTH, prompts=None)
-    heads = _seeded(seed + 1, lambda: torch.nn.ModuleList([torch.nn.Linear(HIDDEN, HIDDEN), torch.nn.Linear(HIDDEN, 1)]))
+    heads = _seeded(
+        seed + 1, lambda: torch.nn.ModuleList([torch.nn.Linear(HIDDEN, HIDDEN), torch.nn.Linear(HIDDEN, 1)])
+    )
     torch.save(heads[0].state_dict(), os.path.join(folder, "colbert_linear.pt"))
     torch.save(heads[1].state_dict(), os.path.join(folder, "sparse_linear.pt"))
     return folder
@@ -277,12 +373,27 @@ def tiny_metaclip_2(seed: int = SEED) -> tuple[Any, Any, Any]:
 
     tok = xlmr_tokenizer()
     config = MetaClip2Config(
-        text_config=dict(vocab_size=len(tok), hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, max_position_embeddings=77, bos_token_id=0, eos_token_id=2,
-                         pad_token_id=tok.pad_token_id),
-        vision_config=dict(hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                           image_size=32, patch_size=8),
-        projection_dim=16)
+        text_config=dict(
+            vocab_size=len(tok),
+            hidden_size=HIDDEN,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            max_position_embeddings=77,
+            bos_token_id=0,
+            eos_token_id=2,
+            pad_token_id=tok.pad_token_id,
+        ),
+        vision_config=dict(
+            hidden_size=HIDDEN,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            image_size=32,
+            patch_size=8,
+        ),
+        projection_dim=16,
+    )
     processor = CLIPImageProcessorPil(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
     return _seeded(seed, lambda: MetaClip2Model(config)), tok, processor
 

@@ -48,8 +48,10 @@ GEN_TOKEN: Final = "<gen_emb>"
 # Why an input's embedding is read at the last generation step (results.json "generation" "fallbacks").
 NO_MARKER: Final = "no <gen_emb> generated: the last generation step is read"
 MARKER_LAST: Final = "<gen_emb> is the last generated token (the eval's end-of-output check): the last step is read"
-MARKER_SECOND_LAST: Final = ("<gen_emb> is the second-to-last generated token (the eval's end-of-output check): the "
-                             "last step is read, which is the marker's own step")
+MARKER_SECOND_LAST: Final = (
+    "<gen_emb> is the second-to-last generated token (the eval's end-of-output check): the "
+    "last step is read, which is the marker's own step"
+)
 NOTHING_GENERATED: Final = "nothing generated before the end token: the prompt's last position is read"
 
 
@@ -97,8 +99,17 @@ class UmeR1Gen:
     """A `protocol.ReasoningEncoder`: queries generate (Gen mode), candidates are Disc mode. `lm` is the
     Qwen2VLForConditionalGeneration; both sides share its backbone."""
 
-    def __init__(self, lm: Any, processor: Any, disc: ChatOptions, spec: GenerationSpec, *, prompt: str,
-                 device: str = "cpu", label: str = "ume-r1-gen") -> None:
+    def __init__(
+        self,
+        lm: Any,
+        processor: Any,
+        disc: ChatOptions,
+        spec: GenerationSpec,
+        *,
+        prompt: str,
+        device: str = "cpu",
+        label: str = "ume-r1-gen",
+    ) -> None:
         from transformers import GenerationConfig
 
         self.lm = lm.to(device).eval()
@@ -112,20 +123,25 @@ class UmeR1Gen:
         self.marker = tok.convert_tokens_to_ids(GEN_TOKEN)
         if GEN_TOKEN not in tok.get_vocab():
             raise TriadError(f"model {label}: the tokenizer has no {GEN_TOKEN} token (not a UME-R1 checkpoint)")
-        self.vision_ids = {tok.convert_tokens_to_ids(t) for t in (VISION_START, VISION_END, VIDEO_PAD)} | \
-            {processor.image_token_id}
+        self.vision_ids = {tok.convert_tokens_to_ids(t) for t in (VISION_START, VISION_END, VIDEO_PAD)} | {
+            processor.image_token_id
+        }
 
     # --- generation (query side only) -------------------------------------------------------------------------
     def generate(self, batch: Sequence[ModelInput], role: str) -> list[Generation]:
         if role != QUERY:
             raise TriadError(f"model {self.label}: only queries generate (candidates are Disc mode)")
         inputs = self.query.tokenize(batch, QUERY)
-        seed = None if self.generation.seed is None else generating.batch_seed(
-            self.generation.seed, [_bytes(item) for item in batch])
+        seed = (
+            None
+            if self.generation.seed is None
+            else generating.batch_seed(self.generation.seed, [_bytes(item) for item in batch])
+        )
         rows = generating.generate_new_ids(self.lm, inputs, seed=seed, generation_config=self.config)
         texts = generating.decode(self.query.processor.tokenizer, rows, skip_special_tokens=False)
-        return [Generation(text, tuple(ids), read_index(ids, self.marker)[1]) for text, ids in zip(texts, rows,
-                                                                                                   strict=True)]
+        return [
+            Generation(text, tuple(ids), read_index(ids, self.marker)[1]) for text, ids in zip(texts, rows, strict=True)
+        ]
 
     # --- embedding ----------------------------------------------------------------------------------------------
     def encode(self, batch: Sequence[ModelInput], generations: Sequence[Generation] | None, role: str) -> np.ndarray:
@@ -133,26 +149,34 @@ class UmeR1Gen:
             return self.candidate.encode(batch, CANDIDATE)
         return self.read_generated(batch, generations)
 
-    def teacher_forced(self, batch: Sequence[ModelInput], generations: Sequence[Generation]
-                       ) -> tuple[dict[str, Any], list[int]]:
+    def teacher_forced(
+        self, batch: Sequence[ModelInput], generations: Sequence[Generation]
+    ) -> tuple[dict[str, Any], list[int]]:
         """The forward inputs over prompt + generated ids (left padded) and each row's read position."""
         inputs = self.query.tokenize(batch, QUERY)
         tok = self.query.processor.tokenizer
         rows, reads = [], []
         for i, gen in enumerate(generations):
             if gen.token_ids is None:
-                raise TriadError(f"model {self.label}: a stored generation has no token ids; UME-R1 Gen reads its "
-                                 "embedding at a generated position")
+                raise TriadError(
+                    f"model {self.label}: a stored generation has no token ids; UME-R1 Gen reads its "
+                    "embedding at a generated position"
+                )
             if self.vision_ids & set(gen.token_ids):
-                raise TriadError(f"model {self.label}: a generated sequence contains a vision token; a teacher-forced "
-                                 "forward would read it as an image slot, so its embedding cannot be read")
+                raise TriadError(
+                    f"model {self.label}: a generated sequence contains a vision token; a teacher-forced "
+                    "forward would read it as an image slot, so its embedding cannot be read"
+                )
             prompt = [int(t) for t, m in zip(inputs["input_ids"][i], inputs["attention_mask"][i], strict=True) if m]
             rows.append({"input_ids": prompt + list(gen.token_ids)})
             reads.append(read_index(gen.token_ids, self.marker)[0] - len(gen.token_ids))  # from the row's end
         enc = tok.pad(rows, padding=True, padding_side="left", return_tensors="pt")
         forward = {k: v for k, v in inputs.items() if k not in ("input_ids", "attention_mask", "mm_token_type_ids")}
-        forward.update(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
-                       mm_token_type_ids=self.query.processor.mm_token_type_ids(enc["input_ids"]))
+        forward.update(
+            input_ids=enc["input_ids"],
+            attention_mask=enc["attention_mask"],
+            mm_token_type_ids=self.query.processor.mm_token_type_ids(enc["input_ids"]),
+        )
         width = int(enc["input_ids"].shape[1])
         return forward, [width + r for r in reads]
 

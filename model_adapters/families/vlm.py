@@ -54,8 +54,10 @@ def chat_prompt(system: str, user: str, assistant_prefix: str = "") -> str:
     >>> chat_prompt("Represent the user's input.", "hi")
     "<|im_start|>system\\nRepresent the user's input.<|im_end|>\\n<|im_start|>user\\nhi<|im_end|>\\n<|im_start|>assistant\\n"
     """
-    return (f"<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{user}<|im_end|>\n"
-            f"<|im_start|>assistant\n{assistant_prefix}")
+    return (
+        f"<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{user}<|im_end|>\n"
+        f"<|im_start|>assistant\n{assistant_prefix}"
+    )
 
 
 def embedding_prompt(item: ModelInput) -> str:
@@ -144,9 +146,17 @@ class Qwen3VLEmbedder:
     pipeline (protocol.StagedEncoder): `prepare` builds the official `_preprocess_inputs` on a thread's own copy of
     the processor, `forward` runs the model and pools on the device."""
 
-    def __init__(self, model: Any, processor: qvi.QwenVLProcessor, *, device: str = "cpu",
-                 max_length: int = qvi.MAX_LENGTH, min_pixels: int = qvi.MIN_PIXELS,
-                 max_pixels: int = qvi.MAX_PIXELS, default_instruction: str = VLM_OUTER_INSTRUCTION) -> None:
+    def __init__(
+        self,
+        model: Any,
+        processor: qvi.QwenVLProcessor,
+        *,
+        device: str = "cpu",
+        max_length: int = qvi.MAX_LENGTH,
+        min_pixels: int = qvi.MIN_PIXELS,
+        max_pixels: int = qvi.MAX_PIXELS,
+        default_instruction: str = VLM_OUTER_INSTRUCTION,
+    ) -> None:
         self.model = model.to(device).eval()
         self.processor = processor
         self._processors = PerThread(processor)
@@ -161,18 +171,24 @@ class Qwen3VLEmbedder:
     def conversation(self, item: ModelInput) -> list[dict[str, Any]]:
         """The official `format_model_input` for one input."""
         system = qvi.with_period(item.instruction) or self.default_instruction
-        return [{"role": "system", "content": [{"type": "text", "text": system}]},
-                {"role": "user", "content": qvi.content(item.text, item.image)}]
+        return [
+            {"role": "system", "content": [{"type": "text", "text": system}]},
+            {"role": "user", "content": qvi.content(item.text, item.image)},
+        ]
 
     def tokenize(self, batch: Sequence[ModelInput], processor: qvi.QwenVLProcessor | None = None) -> dict[str, Any]:
         """Model inputs of a batch, identical to the official `_preprocess_inputs`."""
         processor = processor or self.processor
         texts = processor.render([self.conversation(item) for item in batch])
-        images = [qvi.fetch_image(item.image, min_pixels=self.min_pixels, max_pixels=self.max_pixels)
-                  for item in batch if item.image is not None]
+        images = [
+            qvi.fetch_image(item.image, min_pixels=self.min_pixels, max_pixels=self.max_pixels)
+            for item in batch
+            if item.image is not None
+        ]
         texts, vision = processor.expand(texts, images)
-        enc = processor.tokenizer(texts, padding=True, padding_side="right", truncation=True,
-                                  max_length=self.max_length, return_tensors="pt")  # official: right padding
+        enc = processor.tokenizer(
+            texts, padding=True, padding_side="right", truncation=True, max_length=self.max_length, return_tensors="pt"
+        )  # official: right padding
         batch_inputs = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], **vision}
         batch_inputs["mm_token_type_ids"] = processor.mm_token_type_ids(enc["input_ids"])
         return batch_inputs
@@ -213,9 +229,11 @@ class Qwen3VLEmbedder:
 
 def qwen3_vl_options(options: dict[str, Any]) -> dict[str, Any]:
     """The embedder's settings from an entry's options (official defaults where absent)."""
-    return {"max_length": int(options.get("max_length", qvi.MAX_LENGTH)),
-            "min_pixels": int(options.get("min_pixels", qvi.MIN_PIXELS)),
-            "max_pixels": int(options.get("max_pixels", qvi.MAX_PIXELS))}
+    return {
+        "max_length": int(options.get("max_length", qvi.MAX_LENGTH)),
+        "min_pixels": int(options.get("min_pixels", qvi.MIN_PIXELS)),
+        "max_pixels": int(options.get("max_pixels", qvi.MAX_PIXELS)),
+    }
 
 
 def load_qwen3_vl(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> Qwen3VLEmbedder:
@@ -272,9 +290,16 @@ class VLM2VecEncoder:
     pixels, sides < 28 px first resized to 56x56), right padding, last attended token, L2. V1 checkpoints
     (`image_resolution`): every image first resized to 1344x1344, as the authors evaluate them."""
 
-    def __init__(self, model: Any, processor: qvi.QwenVLProcessor, *, device: str = "cpu",
-                 min_pixels: int = VLM2VEC_MIN_PIXELS, max_pixels: int = VLM2VEC_MAX_PIXELS,
-                 image_resolution: tuple[int, int] | None = None) -> None:
+    def __init__(
+        self,
+        model: Any,
+        processor: qvi.QwenVLProcessor,
+        *,
+        device: str = "cpu",
+        min_pixels: int = VLM2VEC_MIN_PIXELS,
+        max_pixels: int = VLM2VEC_MAX_PIXELS,
+        image_resolution: tuple[int, int] | None = None,
+    ) -> None:
         self.model = model.to(device).eval()
         self.processor = processor
         self._processors = PerThread(processor)
@@ -347,8 +372,9 @@ def pipeline_of(entry: Any) -> str:
     checkpoint (a Qwen-VL checkpoint of another model must not get Qwen3-VL-Embedding's prompt)."""
     pipeline = entry.options.get("pipeline")
     if pipeline not in PIPELINES:
-        raise ValueError(f"{entry.name}: VLM pipeline {pipeline!r} is not one of {', '.join(PIPELINES)} (the entry's "
-                         "recipe sets it)")
+        raise ValueError(
+            f"{entry.name}: VLM pipeline {pipeline!r} is not one of {', '.join(PIPELINES)} (the entry's recipe sets it)"
+        )
     return str(pipeline)
 
 
@@ -362,8 +388,12 @@ def load_vlm2vec(entry: Any, path: str, *, device: str = "cpu", dtype: str = "fl
     lm = AutoModelForImageTextToText.from_pretrained(path, dtype=torch_dtype(dtype), **kwargs)
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
     image_processor = AutoImageProcessor.from_pretrained(path, **kwargs)
-    return VLM2VecEncoder(lm.model, qvi.QwenVLProcessor(tokenizer, image_processor, ""), device=device,
-                          image_resolution=entry.options.get("image_resolution"))
+    return VLM2VecEncoder(
+        lm.model,
+        qvi.QwenVLProcessor(tokenizer, image_processor, ""),
+        device=device,
+        image_resolution=entry.options.get("image_resolution"),
+    )
 
 
 PIPELINES: Final = ("qwen3_vl", "vlm2vec", "generic")

@@ -70,8 +70,10 @@ class RecordCache:
             except (OSError, json.JSONDecodeError) as exc:
                 raise TriadError(f"{meta}: unreadable {fmt.what} metadata ({exc}); delete the folder") from exc
             if stored.get("identity") != self.identity:
-                raise TriadError(f"{self.dir}: {fmt.what} written by another {fmt.owner} "
-                                 f"({stored.get('identity', {}).get('name')}); use another cache folder")
+                raise TriadError(
+                    f"{self.dir}: {fmt.what} written by another {fmt.owner} "
+                    f"({stored.get('identity', {}).get('name')}); use another cache folder"
+                )
 
     @staticmethod
     def key_of(identity: Mapping[str, Any]) -> str:
@@ -129,8 +131,9 @@ class RecordCache:
     def _write_shard(self, records: dict[str, Any]) -> Path:
         if self.dir is None:
             raise RuntimeError("RecordCache without a folder has no shards")
-        data = json.dumps({self.fmt.owner_field: self.key, self.fmt.values_field: records}, ensure_ascii=False,
-                          sort_keys=True).encode("utf-8")
+        data = json.dumps(
+            {self.fmt.owner_field: self.key, self.fmt.values_field: records}, ensure_ascii=False, sort_keys=True
+        ).encode("utf-8")
         path = self.dir / SHARDS / f"{hashlib.sha256(data).hexdigest()}.json"
         _atomic_write(path, data)
         return path

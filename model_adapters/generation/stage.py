@@ -38,10 +38,15 @@ ROLES: Final = (QUERY, CANDIDATE)
 
 
 def _valid_record(value: Any) -> bool:
-    return (isinstance(value, dict) and isinstance(value.get("text"), str)
-            and (value.get("token_ids") is None or (isinstance(value["token_ids"], list)
-                                                     and all(isinstance(t, int) for t in value["token_ids"])))
-            and (value.get("fallback") is None or isinstance(value["fallback"], str)))
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("text"), str)
+        and (
+            value.get("token_ids") is None
+            or (isinstance(value["token_ids"], list) and all(isinstance(t, int) for t in value["token_ids"]))
+        )
+        and (value.get("fallback") is None or isinstance(value["fallback"], str))
+    )
 
 
 GENERATIONS: Final = RecordFormat("generator_key", "generations", "generation cache", "generator", valid=_valid_record)
@@ -49,8 +54,11 @@ GENERATIONS: Final = RecordFormat("generator_key", "generations", "generation ca
 
 def is_reasoning(obj: Any) -> bool:
     """Whether `obj` is a reasoning embedder (`protocol.ReasoningEncoder`: generate, encode, generation)."""
-    return callable(getattr(obj, "generate", None)) and callable(getattr(obj, "encode", None)) \
+    return (
+        callable(getattr(obj, "generate", None))
+        and callable(getattr(obj, "encode", None))
         and getattr(obj, "generation", None) is not None
+    )
 
 
 def _spec(value: Any, where: str) -> GenerationSpec:
@@ -61,8 +69,10 @@ def _spec(value: Any, where: str) -> GenerationSpec:
             return GenerationSpec(**{**value, "roles": tuple(value.get("roles", ROLES))})
         except TypeError as exc:
             raise TriadError(f"{where}: `generation` {exc} (model_adapters.protocol.GenerationSpec)") from exc
-    raise TriadError(f"{where}: `generation` is {type(value).__name__}; it must be a "
-                     "model_adapters.protocol.GenerationSpec (or a dict of its fields)")
+    raise TriadError(
+        f"{where}: `generation` is {type(value).__name__}; it must be a "
+        "model_adapters.protocol.GenerationSpec (or a dict of its fields)"
+    )
 
 
 def spec_identity(value: Any, where: str) -> dict[str, Any]:
@@ -71,8 +81,11 @@ def spec_identity(value: Any, where: str) -> dict[str, Any]:
     problems = []
     if not isinstance(spec.generator, str) or not spec.generator:
         problems.append("generator must name the generating model")
-    if not isinstance(spec.prompts, Mapping) or not spec.prompts or \
-            not all(isinstance(k, str) and isinstance(v, str) for k, v in spec.prompts.items()):
+    if (
+        not isinstance(spec.prompts, Mapping)
+        or not spec.prompts
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in spec.prompts.items())
+    ):
         problems.append("prompts must be a non-empty {name: prompt text} mapping")
     if not isinstance(spec.decoding, Mapping):
         problems.append("decoding must be a mapping of every decoding setting")
@@ -82,23 +95,33 @@ def spec_identity(value: Any, where: str) -> dict[str, Any]:
         problems.append("seed must be an int or None")
     if problems:
         raise TriadError(f"{where}: invalid generation spec: {'; '.join(problems)}")
-    return {"generator": spec.generator, "revision": spec.revision,
-            "prompts": dict(sorted(spec.prompts.items())), "decoding": dict(sorted(dict(spec.decoding).items())),
-            "seed": spec.seed, "roles": [r for r in ROLES if r in spec.roles], "version": str(spec.version)}
+    return {
+        "generator": spec.generator,
+        "revision": spec.revision,
+        "prompts": dict(sorted(spec.prompts.items())),
+        "decoding": dict(sorted(dict(spec.decoding).items())),
+        "seed": spec.seed,
+        "roles": [r for r in ROLES if r in spec.roles],
+        "version": str(spec.version),
+    }
 
 
 def summary_of(identity: Mapping[str, Any]) -> dict[str, Any]:
     """What outputs record about a generation identity: its key, and each prompt by its sha256 (the texts stay in
     the generation cache's meta.json)."""
     out = {k: v for k, v in identity.items() if k != "prompts"}
-    out["prompt_sha256"] = {name: hashlib.sha256(text.encode("utf-8")).hexdigest()
-                            for name, text in identity["prompts"].items()}
+    out["prompt_sha256"] = {
+        name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in identity["prompts"].items()
+    }
     return {"key": model_key(identity), **out}
 
 
 def _record(g: Generation) -> dict[str, Any]:
-    return {"text": g.text, "token_ids": None if g.token_ids is None else [int(t) for t in g.token_ids],
-            "fallback": g.fallback}
+    return {
+        "text": g.text,
+        "token_ids": None if g.token_ids is None else [int(t) for t in g.token_ids],
+        "fallback": g.fallback,
+    }
 
 
 def _generation(record: Mapping[str, Any]) -> Generation:
@@ -112,11 +135,15 @@ def _as_generation(value: Any, where: str) -> Generation:
     elif isinstance(value, str):
         g = Generation(value)
     else:
-        raise TriadError(f"{where}: generate returned {type(value).__name__}; expected a str or "
-                         "model_adapters.protocol.Generation per input")
+        raise TriadError(
+            f"{where}: generate returned {type(value).__name__}; expected a str or "
+            "model_adapters.protocol.Generation per input"
+        )
     if not isinstance(g.text, str) or not _valid_record(_record(g)):
-        raise TriadError(f"{where}: generate returned an invalid Generation (text must be a str, token_ids ints, "
-                         "fallback a str or None)")
+        raise TriadError(
+            f"{where}: generate returned an invalid Generation (text must be a str, token_ids ints, "
+            "fallback a str or None)"
+        )
     return g
 
 
@@ -141,8 +168,12 @@ class GenerationStage:
         self.stats = StageStats()
         self.fresh: dict[str, dict[str, Any]] = {}  # records generated by this process (gathered by rank 0)
 
-    def generations(self, batch: Sequence[ModelInput], role: str,
-                    generate: Callable[[Sequence[ModelInput], str], Sequence[Any]] | None) -> list[Generation] | None:
+    def generations(
+        self,
+        batch: Sequence[ModelInput],
+        role: str,
+        generate: Callable[[Sequence[ModelInput], str], Sequence[Any]] | None,
+    ) -> list[Generation] | None:
         """Each input's generation (None for a role that does not generate); only what is not stored is generated,
         by one `generate(inputs, role)` call (`generate=None`: a reuse-only pass, which must find everything)."""
         if role not in self.roles:
@@ -159,8 +190,9 @@ class GenerationStage:
             out = list(generate([batch[i] for i in todo.values()], role))
             self.stats.generator_calls += 1
             if len(out) != len(todo):
-                raise TriadError(f"{where}: generate returned {len(out)} generations for {len(todo)} inputs (one "
-                                 "per input expected)")
+                raise TriadError(
+                    f"{where}: generate returned {len(out)} generations for {len(todo)} inputs (one per input expected)"
+                )
             records = {key: _record(_as_generation(value, where)) for key, value in zip(todo, out, strict=True)}
             self.cache.put(records)
             self.fresh.update(records)
@@ -190,10 +222,17 @@ class GenerationStage:
                     without += 1
                 elif record.get("fallback"):
                     fallbacks[record["fallback"]] += 1
-        return {**summary_of(self.identity), "cache_dir": cache_dir, "inputs": inputs,
-                "generated": self.stats.generated, "reused": self.stats.reused,
-                "generator_calls": self.stats.generator_calls, "fallbacks": dict(sorted(fallbacks.items())),
-                "fallback_inputs": sum(fallbacks.values()), "inputs_without_record": without}
+        return {
+            **summary_of(self.identity),
+            "cache_dir": cache_dir,
+            "inputs": inputs,
+            "generated": self.stats.generated,
+            "reused": self.stats.reused,
+            "generator_calls": self.stats.generator_calls,
+            "fallbacks": dict(sorted(fallbacks.items())),
+            "fallback_inputs": sum(fallbacks.values()),
+            "inputs_without_record": without,
+        }
 
 
 class ReasoningAdapter:
@@ -203,8 +242,10 @@ class ReasoningAdapter:
     def __init__(self, encoder: Any, stage: GenerationStage, *, generate: bool = True) -> None:
         found = spec_identity(encoder.generation, f"model {stage.label}")
         if model_key(found) != stage.key:
-            raise TriadError(f"model {stage.label}: the loaded encoder's generation spec (key {model_key(found)}) is "
-                             f"not the one its identity names (key {stage.key})")
+            raise TriadError(
+                f"model {stage.label}: the loaded encoder's generation spec (key {model_key(found)}) is "
+                f"not the one its identity names (key {stage.key})"
+            )
         self.encoder = encoder
         self.stage = stage
         self.dim = getattr(encoder, "dim", None)

@@ -99,9 +99,11 @@ class Checkpoint:
         if not self.config:
             parts = ["no config.json"]
         else:
-            parts = [f"config.json model_type {self.config.get('model_type')!r}",
-                     f"architectures {', '.join(self.architectures) or 'none'}",
-                     "remote code (auto_map)" if self.remote_code else "no auto_map"]
+            parts = [
+                f"config.json model_type {self.config.get('model_type')!r}",
+                f"architectures {', '.join(self.architectures) or 'none'}",
+                "remote code (auto_map)" if self.remote_code else "no auto_map",
+            ]
         parts.append(ST_MODULES if self.has_file(ST_MODULES) else f"no {ST_MODULES}")
         return "; ".join(parts)
 
@@ -138,9 +140,11 @@ def _refuse_instruction_template(chosen: R.Recipe, ckpt: Checkpoint, where: str)
     template: that recipe would append the benchmark instruction after the checkpoint's default task."""
     prompt = ckpt.query_prompt
     if chosen.name == SENTENCE_TRANSFORMERS and prompt is not None and R.INSTRUCTION_TEMPLATE_MARKER in prompt:
-        raise TriadError(f"{where}: its query prompt {prompt!r} is an instruction template that the "
-                         f"{SENTENCE_TRANSFORMERS} recipe cannot fill as its authors do (the benchmark instruction "
-                         f"would follow the default task); no verified recipe matches it; {_choices(chosen.kind)}")
+        raise TriadError(
+            f"{where}: its query prompt {prompt!r} is an instruction template that the "
+            f"{SENTENCE_TRANSFORMERS} recipe cannot fill as its authors do (the benchmark instruction "
+            f"would follow the default task); no verified recipe matches it; {_choices(chosen.kind)}"
+        )
 
 
 def _dtype(config: dict[str, Any], recipe: R.Recipe) -> str:
@@ -156,8 +160,9 @@ def _choices(kind: str) -> str:
     return f"recipes: {names}; choose one with --recipe NAME{generic}"
 
 
-def detect(read: FileReader, *, where: str, kind: str = "embedder", recipe: str | None = None,
-           hub_id: str | None = None) -> tuple[R.Recipe, dict[str, Any], str]:
+def detect(
+    read: FileReader, *, where: str, kind: str = "embedder", recipe: str | None = None, hub_id: str | None = None
+) -> tuple[R.Recipe, dict[str, Any], str]:
     """(recipe, loading options, dtype) for the model whose files `read` finds; `recipe` chooses one by name."""
     ckpt = Checkpoint.of(read, hub_id)
     if recipe is not None:
@@ -165,11 +170,15 @@ def detect(read: FileReader, *, where: str, kind: str = "embedder", recipe: str 
     else:
         found = candidates(ckpt, kind)
         if not found:
-            raise TriadError(f"{where}: no verified {kind} recipe matches this checkpoint (found: {ckpt.describe()}); "
-                             f"{_choices(kind)}")
+            raise TriadError(
+                f"{where}: no verified {kind} recipe matches this checkpoint (found: {ckpt.describe()}); "
+                f"{_choices(kind)}"
+            )
         if len(found) > 1:
-            raise TriadError(f"{where}: matches several {kind} recipes ({', '.join(r.name for r in found)}); choose "
-                             "one with --recipe NAME")
+            raise TriadError(
+                f"{where}: matches several {kind} recipes ({', '.join(r.name for r in found)}); choose "
+                "one with --recipe NAME"
+            )
         chosen = found[0]
         _refuse_instruction_template(chosen, ckpt, where)
     chosen.refuse_if_refused(where)

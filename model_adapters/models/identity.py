@@ -17,8 +17,15 @@ from model_adapters.models.recipes import API, UNVERIFIED, UNVERIFIED_LABEL
 
 SOURCE_KINDS: Final = ("registry", "hub", "local", "python", "entry_point")
 # Libraries whose versions can change the vectors; recorded in results.json and part of the cache key.
-LIBRARIES: Final = ("torch", "transformers", "sentence-transformers", "numpy", "pillow", "tokenizers",
-                    "triad-benchmark")
+LIBRARIES: Final = (
+    "torch",
+    "transformers",
+    "sentence-transformers",
+    "numpy",
+    "pillow",
+    "tokenizers",
+    "triad-benchmark",
+)
 # The Pillow the fixtures were made with (constraints.txt pins it): its resampling moves image vectors.
 PINNED_PILLOW: Final = "12.3.0"
 _COMMIT: Final = re.compile(r"[0-9a-f]{40}")
@@ -44,8 +51,10 @@ def pillow_notice(versions: dict[str, str | None]) -> str | None:
     installed = versions.get("pillow")
     if installed is None or installed == PINNED_PILLOW:
         return None
-    return (f"note: Pillow {installed} is installed, not the pinned {PINNED_PILLOW} (constraints.txt): image inputs "
-            "may be resized differently from the fixtures, and vectors cached under another Pillow are not reused")
+    return (
+        f"note: Pillow {installed} is installed, not the pinned {PINNED_PILLOW} (constraints.txt): image inputs "
+        "may be resized differently from the fixtures, and vectors cached under another Pillow are not reused"
+    )
 
 
 def snapshot_of(path: str) -> tuple[str, str] | None:

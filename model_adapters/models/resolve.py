@@ -58,8 +58,9 @@ class ResolvedModel:
             raise RuntimeError("ResolvedModel has neither an entry nor an object")
         load = load_reranker if self.identity.kind == "reranker" else load_encoder
         try:
-            self.obj = load(self.entry, model_path=self.model_path, device=device, dtype=dtype or self.entry.dtype,
-                            **runtime)
+            self.obj = load(
+                self.entry, model_path=self.model_path, device=device, dtype=dtype or self.entry.dtype, **runtime
+            )
         except LOAD_ERRORS as exc:
             raise TriadError(f"model {self.identity.label}: cannot be loaded ({_first_line(exc)})") from exc
         return self.obj
@@ -79,8 +80,10 @@ def _class_path(obj: Any) -> str:
 
 def _refuse_registry_name(name: str, kind: str) -> None:
     if find_entry(name, kind=kind) is not None:
-        raise TriadError(f"name {name!r} belongs to the registry model {name}; give your {kind} its own name "
-                         "(--name) so its results are never shown as that model's")
+        raise TriadError(
+            f"name {name!r} belongs to the registry model {name}; give your {kind} its own name "
+            "(--name) so its results are never shown as that model's"
+        )
 
 
 # --- Python encoders ------------------------------------------------------------------------------------------
@@ -139,8 +142,9 @@ def _import(module_name: str, spec: str) -> Any:
     except ModuleNotFoundError as exc:
         if exc.name is None or not (module_name == exc.name or module_name.startswith(exc.name + ".")):
             raise _user_code_error(spec, exc, own_file, "importing it raised") from exc  # missing inside the module
-        raise TriadError(f"{spec}: module {exc.name!r} not found (is it installed, on PYTHONPATH or in the "
-                         "current folder?)") from exc
+        raise TriadError(
+            f"{spec}: module {exc.name!r} not found (is it installed, on PYTHONPATH or in the current folder?)"
+        ) from exc
     except Exception as exc:
         raise _user_code_error(spec, exc, own_file, "importing it raised") from exc
 
@@ -186,18 +190,27 @@ def _check_protocol(obj: Any, kind: str, where: str) -> None:
     if kind != "reranker" and (callable(getattr(obj, "generate", None)) or callable(getattr(obj, "encode", None))):
         methods = ("generate", "encode")  # a reasoning embedder (protocol.ReasoningEncoder)
         if getattr(obj, "generation", None) is None:
-            raise TriadError(f"{where}: {type(obj).__name__} has generate/encode but no `generation` (the "
-                             "GenerationSpec naming its generator, prompts, decoding settings and seed; "
-                             "model_adapters/protocol.py)")
+            raise TriadError(
+                f"{where}: {type(obj).__name__} has generate/encode but no `generation` (the "
+                "GenerationSpec naming its generator, prompts, decoding settings and seed; "
+                "model_adapters/protocol.py)"
+            )
     missing = [m for m in methods if not callable(getattr(obj, m, None))]
     if missing:
         what = "a reranker" if kind == "reranker" else "an encoder"
-        raise TriadError(f"{where}: {type(obj).__name__} is not {what} (no {', '.join(missing)}; see "
-                         "model_adapters/protocol.py)")
+        raise TriadError(
+            f"{where}: {type(obj).__name__} is not {what} (no {', '.join(missing)}; see model_adapters/protocol.py)"
+        )
 
 
-def from_python(obj: Any, *, kind: str = "embedder", name: str | None = None, revision: str | None = None,
-                sees_images: bool | None = None) -> ResolvedModel:
+def from_python(
+    obj: Any,
+    *,
+    kind: str = "embedder",
+    name: str | None = None,
+    revision: str | None = None,
+    sees_images: bool | None = None,
+) -> ResolvedModel:
     """A Python object (or a "module:factory" string) satisfying the Encoder / Reranker protocol."""
     spec = obj if isinstance(obj, str) else None
     if spec is not None:
@@ -211,23 +224,53 @@ def from_python(obj: Any, *, kind: str = "embedder", name: str | None = None, re
     generation = None
     if kind != "reranker" and is_reasoning(obj):
         generation = summary_of(spec_identity(obj.generation, f"{source}"))
-    identity = ModelIdentity(name=str(name), source_kind="python", source=source,
-                             revision=revision or getattr(obj, "revision", None), sees_images=seen,
-                             encoder_class=cls, kind=kind, input_pipeline=R.OWN, generation=generation)
+    identity = ModelIdentity(
+        name=str(name),
+        source_kind="python",
+        source=source,
+        revision=revision or getattr(obj, "revision", None),
+        sees_images=seen,
+        encoder_class=cls,
+        kind=kind,
+        input_pipeline=R.OWN,
+        generation=generation,
+    )
     return ResolvedModel(identity, obj=obj)
 
 
 # --- registry, folders, Hub ids --------------------------------------------------------------------------------
-def _identity_of(entry: ModelEntry, *, kind: str, source_kind: str, source: str, name: str, revision: str | None,
-                 dtype: str | None, settings_of: str | None = None, signature: str | None = None) -> ModelIdentity:
+def _identity_of(
+    entry: ModelEntry,
+    *,
+    kind: str,
+    source_kind: str,
+    source: str,
+    name: str,
+    revision: str | None,
+    dtype: str | None,
+    settings_of: str | None = None,
+    signature: str | None = None,
+) -> ModelIdentity:
     recipe = R.RECIPES_BY_NAME.get(entry.recipe or "")
     spec = entry.options.get("generation")  # a reasoning entry's GenerationSpec fields (known before loading)
     generation = summary_of(spec_identity(spec, f"model {name}")) if spec is not None else None
     options = {k: v for k, v in entry.options.items() if k != "generation"}  # recorded once, as `generation`
-    return ModelIdentity(name=name, source_kind=source_kind, source=source, revision=revision, family=entry.family,
-                         sees_images=entry.sees_images, dtype=dtype or entry.dtype, options=options,
-                         recipe=entry.recipe, input_pipeline=recipe.input_pipeline if recipe else None,
-                         settings_of=settings_of, kind=kind, signature=signature, generation=generation)
+    return ModelIdentity(
+        name=name,
+        source_kind=source_kind,
+        source=source,
+        revision=revision,
+        family=entry.family,
+        sees_images=entry.sees_images,
+        dtype=dtype or entry.dtype,
+        options=options,
+        recipe=entry.recipe,
+        input_pipeline=recipe.input_pipeline if recipe else None,
+        settings_of=settings_of,
+        kind=kind,
+        signature=signature,
+        generation=generation,
+    )
 
 
 def _repo_files(source: str, revision: str | None) -> tuple[detect.FileReader, str | None]:
@@ -255,18 +298,29 @@ def _refuse_refused(entry: ModelEntry, where: str) -> None:
         recipe.refuse_if_refused(where)
 
 
-def _entry_of(recipe: R.Recipe, label: str, source: str, *, revision: str, dtype: str, kind: str,
-              options: dict[str, Any]) -> ModelEntry:
-    return ModelEntry(label, recipe.family, source, revision=revision, dtype=dtype, kind=kind, options=options,
-                      has_instruction_field=recipe.has_instruction_field, recipe=recipe.name)
+def _entry_of(
+    recipe: R.Recipe, label: str, source: str, *, revision: str, dtype: str, kind: str, options: dict[str, Any]
+) -> ModelEntry:
+    return ModelEntry(
+        label,
+        recipe.family,
+        source,
+        revision=revision,
+        dtype=dtype,
+        kind=kind,
+        options=options,
+        has_instruction_field=recipe.has_instruction_field,
+        recipe=recipe.name,
+    )
 
 
 def _folder_reader(path: str) -> detect.FileReader:
     return lambda name: os.path.join(path, name) if os.path.isfile(os.path.join(path, name)) else None
 
 
-def _local_copy(entry: ModelEntry, path: str, *, kind: str, name: str | None, revision: str | None,
-                dtype: str | None) -> ResolvedModel:
+def _local_copy(
+    entry: ModelEntry, path: str, *, kind: str, name: str | None, revision: str | None, dtype: str | None
+) -> ResolvedModel:
     """`--model NAME --model-path DIR`: DIR loaded with NAME's settings, labelled with DIR."""
     folder = _existing_folder(path, "--model-path")
     try:
@@ -274,17 +328,27 @@ def _local_copy(entry: ModelEntry, path: str, *, kind: str, name: str | None, re
     except TriadError:
         detected = None  # nothing recognisable: leave it to the entry's own loader
     if detected is not None and detected != entry.family and entry.family != R.TINY:
-        raise TriadError(f"--model-path {path}: holds a {detected} model, but {entry.name} is a {entry.family} "
-                         f"model; run the folder on its own: --model {path}")
+        raise TriadError(
+            f"--model-path {path}: holds a {detected} model, but {entry.name} is a {entry.family} "
+            f"model; run the folder on its own: --model {path}"
+        )
     snapshot = snapshot_of(folder)
     own_snapshot = snapshot is not None and snapshot[0] == entry.hub_id
     label = name or (entry.name if own_snapshot else os.path.basename(folder))
     if label != entry.name:
         _refuse_registry_name(label, kind)
     entry = _with_generation(entry, folder)
-    identity = _identity_of(entry, kind=kind, source_kind="local", source=folder, name=label,
-                            revision=snapshot[1] if snapshot else revision, dtype=dtype, settings_of=entry.name,
-                            signature=folder_signature(folder))
+    identity = _identity_of(
+        entry,
+        kind=kind,
+        source_kind="local",
+        source=folder,
+        name=label,
+        revision=snapshot[1] if snapshot else revision,
+        dtype=dtype,
+        settings_of=entry.name,
+        signature=folder_signature(folder),
+    )
     return ResolvedModel(identity, entry=entry, model_path=folder, random_init=entry.random_init)
 
 
@@ -296,19 +360,29 @@ def _existing_folder(path: str, flag: str) -> str:
     return folder
 
 
-def _folder(path: str, *, kind: str, name: str | None, revision: str | None, dtype: str | None,
-            recipe: str | None) -> ResolvedModel:
+def _folder(
+    path: str, *, kind: str, name: str | None, revision: str | None, dtype: str | None, recipe: str | None
+) -> ResolvedModel:
     folder = _existing_folder(path, "--model" if kind == "embedder" else "--rerank")
     snapshot = snapshot_of(folder)
-    chosen, options, default_dtype = detect.detect(_folder_reader(folder), where=folder, kind=kind, recipe=recipe,
-                                                   hub_id=snapshot[0] if snapshot else None)
+    chosen, options, default_dtype = detect.detect(
+        _folder_reader(folder), where=folder, kind=kind, recipe=recipe, hub_id=snapshot[0] if snapshot else None
+    )
     label = name or (snapshot[0] if snapshot else os.path.basename(folder))
     _refuse_registry_name(label, kind)
-    entry = _with_generation(_entry_of(chosen, label, folder, revision="", dtype=dtype or default_dtype, kind=kind,
-                                       options=options), folder)
-    identity = _identity_of(entry, kind=kind, source_kind="local", source=folder, name=label,
-                            revision=snapshot[1] if snapshot else revision, dtype=dtype,
-                            signature=folder_signature(folder))
+    entry = _with_generation(
+        _entry_of(chosen, label, folder, revision="", dtype=dtype or default_dtype, kind=kind, options=options), folder
+    )
+    identity = _identity_of(
+        entry,
+        kind=kind,
+        source_kind="local",
+        source=folder,
+        name=label,
+        revision=snapshot[1] if snapshot else revision,
+        dtype=dtype,
+        signature=folder_signature(folder),
+    )
     return ResolvedModel(identity, entry=entry, model_path=folder)
 
 
@@ -386,23 +460,26 @@ def _hub_reader(repo: str, revision: str, *, flag: str = "--model") -> tuple[det
     if commit is None:
         if missed_hub[0]:
             raise TriadError(unreachable_message(repo))
-        why = ("not a local folder, and not in the local Hugging Face cache while the Hub is offline "
-               "(HF_HUB_OFFLINE=1)" if offline else
-               f"has neither {detect.CONFIG} nor {detect.ST_MODULES} at revision {revision}")
+        why = (
+            "not a local folder, and not in the local Hugging Face cache while the Hub is offline (HF_HUB_OFFLINE=1)"
+            if offline
+            else f"has neither {detect.CONFIG} nor {detect.ST_MODULES} at revision {revision}"
+        )
         raise TriadError(f"{flag} {repo}: {why}")
     return download, commit
 
 
-def _hub(repo: str, *, kind: str, name: str | None, revision: str | None, dtype: str | None,
-         recipe: str | None) -> ResolvedModel:
+def _hub(
+    repo: str, *, kind: str, name: str | None, revision: str | None, dtype: str | None, recipe: str | None
+) -> ResolvedModel:
     read, commit = _hub_reader(repo, revision or "main")
     chosen, options, default_dtype = detect.detect(read, where=repo, kind=kind, recipe=recipe, hub_id=repo)
     label = name or repo
     _refuse_registry_name(label, kind)
-    entry = _with_generation(_entry_of(chosen, label, repo, revision=commit, dtype=dtype or default_dtype, kind=kind,
-                                       options=options), repo)
-    identity = _identity_of(entry, kind=kind, source_kind="hub", source=repo, name=label, revision=commit,
-                            dtype=dtype)
+    entry = _with_generation(
+        _entry_of(chosen, label, repo, revision=commit, dtype=dtype or default_dtype, kind=kind, options=options), repo
+    )
+    identity = _identity_of(entry, kind=kind, source_kind="hub", source=repo, name=label, revision=commit, dtype=dtype)
     return ResolvedModel(identity, entry=entry)
 
 
@@ -439,21 +516,33 @@ def _api_entry(entry: ModelEntry, *, model_path: str | None, revision: str | Non
     if model_path:
         raise TriadError(f"--model-path {model_path}: {entry.name} is an API model; it has no weights to load")
     if revision and revision != entry.revision:
-        raise TriadError(f"--revision {revision}: {entry.name} is the API model version {entry.revision}; another "
-                         "version is another entry")
+        raise TriadError(
+            f"--revision {revision}: {entry.name} is the API model version {entry.revision}; another "
+            "version is another entry"
+        )
     return api.resolved(entry)
 
 
-def from_name(spec: str, *, kind: str = "embedder", model_path: str | None = None, name: str | None = None,
-              revision: str | None = None, dtype: str | None = None, recipe: str | None = None) -> ResolvedModel:
+def from_name(
+    spec: str,
+    *,
+    kind: str = "embedder",
+    model_path: str | None = None,
+    name: str | None = None,
+    revision: str | None = None,
+    dtype: str | None = None,
+    recipe: str | None = None,
+) -> ResolvedModel:
     """A registry / plug-in name, a local folder or a Hub id (`recipe`: choose the input recipe by name instead of
     detecting it; only for folders and Hub ids — a registry entry has its own)."""
     found = find_entry(spec, kind=kind)
     if found is not None:
         entry, plugin = found
         if recipe is not None and recipe != entry.recipe:
-            raise TriadError(f"--recipe {recipe}: {entry.name} is a registry model fed by its own recipe "
-                             f"({entry.recipe}); --recipe applies to a folder or Hub id")
+            raise TriadError(
+                f"--recipe {recipe}: {entry.name} is a registry model fed by its own recipe "
+                f"({entry.recipe}); --recipe applies to a folder or Hub id"
+            )
         _refuse_refused(entry, f"model {entry.name}")
         if entry.family == R.API:
             entry = _api_entry(entry, model_path=model_path, revision=revision)
@@ -463,17 +552,27 @@ def from_name(spec: str, *, kind: str = "embedder", model_path: str | None = Non
             _refuse_registry_name(name, kind)
         entry = _pin_commit(replace(entry, revision=revision) if revision else entry)
         entry = _with_generation(entry, entry.hub_id)
-        identity = _identity_of(entry, kind=kind, source_kind="entry_point" if plugin else "registry",
-                                source=plugin or entry.hub_id, name=name or entry.name, revision=entry.revision,
-                                dtype=dtype)
+        identity = _identity_of(
+            entry,
+            kind=kind,
+            source_kind="entry_point" if plugin else "registry",
+            source=plugin or entry.hub_id,
+            name=name or entry.name,
+            revision=entry.revision,
+            dtype=dtype,
+        )
         return ResolvedModel(identity, entry=entry, random_init=entry.random_init)
     if model_path:
-        raise TriadError(f"--model-path needs a registry name whose settings load it; {spec!r} is not one "
-                         f"(to run a folder on its own: --model {model_path})")
+        raise TriadError(
+            f"--model-path needs a registry name whose settings load it; {spec!r} is not one "
+            f"(to run a folder on its own: --model {model_path})"
+        )
     looks_local = spec.startswith((".", "/", "~")) or os.path.exists(os.path.expanduser(spec))
     if looks_local:
         return _folder(spec, kind=kind, name=name, revision=revision, dtype=dtype, recipe=recipe)
     if HUB_ID.match(spec):
         return _hub(spec, kind=kind, name=name, revision=revision, dtype=dtype, recipe=recipe)
-    raise TriadError(f"unknown {kind} {spec!r}; valid: {', '.join(entry_names(kind))}, a Hub id ORG/NAME, a local "
-                     "folder, or your own encoder (--encoder module:factory)")
+    raise TriadError(
+        f"unknown {kind} {spec!r}; valid: {', '.join(entry_names(kind))}, a Hub id ORG/NAME, a local "
+        "folder, or your own encoder (--encoder module:factory)"
+    )

@@ -65,14 +65,17 @@ def _batch_hashes(values: Any) -> list[bytes]:
         present, blobs, paths = np.ones(len(values), dtype=bool), values, None
     offsets_type = np.int64 if pa.types.is_large_binary(blobs.type) else np.int32
     buffers = blobs.buffers()
-    offsets = np.frombuffer(buffers[1], dtype=offsets_type)[blobs.offset:blobs.offset + len(blobs) + 1] \
-        if len(blobs) else np.zeros(1, dtype=offsets_type)
+    offsets = (
+        np.frombuffer(buffers[1], dtype=offsets_type)[blobs.offset : blobs.offset + len(blobs) + 1]
+        if len(blobs)
+        else np.zeros(1, dtype=offsets_type)
+    )
     view = memoryview(buffers[2]) if buffers[2] is not None else memoryview(b"")
     has_bytes = np.asarray(blobs.is_valid())
     out = []
     for i in range(len(values)):
         if present[i] and has_bytes[i]:
-            out.append(hashlib.sha256(view[offsets[i]:offsets[i + 1]]).digest())
+            out.append(hashlib.sha256(view[offsets[i] : offsets[i + 1]]).digest())
         elif present[i] and paths is not None and paths[i].is_valid:  # an image stored as a file path
             data_bytes = image_bytes({"bytes": None, "path": paths[i].as_py()})
             out.append(NO_IMAGE if data_bytes is None else hashlib.sha256(data_bytes).digest())

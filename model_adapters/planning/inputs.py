@@ -72,7 +72,7 @@ def _split_reference(text: str) -> tuple[str, str] | None:
     cut = min((text.find(m) for m in _USER_MARKERS if m in text), default=-1)
     if cut < 0:
         return None
-    return text[len(REFERENCE_PREFIX):cut], text[cut + 2:]
+    return text[len(REFERENCE_PREFIX) : cut], text[cut + 2 :]
 
 
 def strip_reference(text: str) -> str:

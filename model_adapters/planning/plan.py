@@ -66,8 +66,17 @@ class ItemTable(Mapping[str, Item]):
         self.sources.append((config, image_column))
         return len(self.sources) - 1
 
-    def add(self, role: str, source: int, rows: Sequence[int], keys: Sequence[str], texts: Sequence[str],
-            instructions: Sequence[str | None], ids: Sequence[str], has_image: Sequence[bool]) -> np.ndarray:
+    def add(
+        self,
+        role: str,
+        source: int,
+        rows: Sequence[int],
+        keys: Sequence[str],
+        texts: Sequence[str],
+        instructions: Sequence[str | None],
+        ids: Sequence[str],
+        has_image: Sequence[bool],
+    ) -> np.ndarray:
         """Add the given rows of one source; returns each row's item index (an existing one for a repeated key)."""
         out = np.empty(len(keys), dtype=np.int32)
         code = ROLE_CODES.index(role)
@@ -229,8 +238,9 @@ def _image_column(data: str, config: str, column: str, sees_images: bool) -> str
     return column if sees_images and column in _column_names(data, config) else None
 
 
-def _keys(role: str, texts: Sequence[str], hashes: Sequence[bytes] | None, instructions: Sequence[str | None]
-          ) -> list[str]:
+def _keys(
+    role: str, texts: Sequence[str], hashes: Sequence[bytes] | None, instructions: Sequence[str | None]
+) -> list[str]:
     """`inputs.input_key` of each row from its text, image digest (b"": none) and instruction."""
     out = []
     for i, text in enumerate(texts):
@@ -266,14 +276,22 @@ def _corpus(plan: Plan, corpus: str) -> _CorpusRows:
         texts = [t or "" for t in table.column("text").to_pylist()]
         if plan.captions is not None:  # caption-then-embed (ARK text space; planning.textspace)
             rows = table.select([c for c in ("item_id", "modality") if c in table.column_names]).to_pylist()
-            texts = [apply_caption(plan.captions, corpus, row, ModelInput(text)).text
-                     for row, text in zip(rows, texts, strict=True)]
+            texts = [
+                apply_caption(plan.captions, corpus, row, ModelInput(text)).text
+                for row, text in zip(rows, texts, strict=True)
+            ]
         column = _image_column(plan.items.data, corpus, "image", plan.sees_images)
         hashes = _hashes(plan.items.data, corpus, column, len(texts))
         keys = _keys(inputs.CANDIDATE, texts, hashes, [None] * len(texts))
         has_image = [bool(h) for h in hashes] if hashes is not None else [False] * len(texts)
-        plan.corpora[corpus] = _CorpusRows(table.column("item_id").combine_chunks(), keys, texts, has_image,
-                                           plan.items.add_source(corpus, column), np.full(len(texts), -1, np.int32))
+        plan.corpora[corpus] = _CorpusRows(
+            table.column("item_id").combine_chunks(),
+            keys,
+            texts,
+            has_image,
+            plan.items.add_source(corpus, column),
+            np.full(len(texts), -1, np.int32),
+        )
     return plan.corpora[corpus]
 
 
@@ -284,13 +302,26 @@ def _referenced(plan: Plan, rows: _CorpusRows, used: np.ndarray) -> np.ndarray:
     if new.size:
         picked = new.tolist()
         rows.items[new] = plan.items.add(
-            inputs.CANDIDATE, rows.source, picked, [rows.keys[i] for i in picked], [rows.texts[i] for i in picked],
-            [None] * len(picked), rows.ids.take(new).to_pylist(), [rows.has_image[i] for i in picked])
+            inputs.CANDIDATE,
+            rows.source,
+            picked,
+            [rows.keys[i] for i in picked],
+            [rows.texts[i] for i in picked],
+            [None] * len(picked),
+            rows.ids.take(new).to_pylist(),
+            [rows.has_image[i] for i in picked],
+        )
     return rows.items
 
 
-def _queries(plan: Plan, config: str, rows: list[dict[str, Any]], variant: str, benchmark: str,
-             rewrites: Mapping[str, str] | None = None) -> np.ndarray:
+def _queries(
+    plan: Plan,
+    config: str,
+    rows: list[dict[str, Any]],
+    variant: str,
+    benchmark: str,
+    rewrites: Mapping[str, str] | None = None,
+) -> np.ndarray:
     """Item index of every query row under the input variant (`rewrites`: ARK query_id -> rewritten text)."""
     column = _image_column(plan.items.data, config, "query_image", plan.sees_images)
     hashes = _hashes(plan.items.data, config, column, len(rows))
@@ -309,12 +340,12 @@ def _queries(plan: Plan, config: str, rows: list[dict[str, Any]], variant: str, 
     digests = [h if keep else images.NO_IMAGE for h, keep in zip(hashes or [b""] * len(rows), has_image, strict=True)]
     keys = _keys(inputs.QUERY, texts, digests, instructions)
     source = plan.items.add_source(config, column)
-    return plan.items.add(inputs.QUERY, source, np.arange(len(rows)), keys, texts, instructions,
-                          [r["query_id"] for r in rows], has_image)
+    return plan.items.add(
+        inputs.QUERY, source, np.arange(len(rows)), keys, texts, instructions, [r["query_id"] for r in rows], has_image
+    )
 
 
-def _pool_rows(config: str, table: Any, corpus: str, corpus_ids: Any, rows: list[dict[str, Any]]
-               ) -> np.ndarray:
+def _pool_rows(config: str, table: Any, corpus: str, corpus_ids: Any, rows: list[dict[str, Any]]) -> np.ndarray:
     """Corpus row of every pool slot, (n_queries, width) padded with -1; an id not in the corpus is an error."""
     import pyarrow.compute as pc
 
@@ -325,8 +356,9 @@ def _pool_rows(config: str, table: Any, corpus: str, corpus_ids: Any, rows: list
     if at.null_count:
         i = int(np.flatnonzero(np.asarray(at.is_null()))[0])
         q = int(np.searchsorted(offsets, i, side="right") - 1)
-        raise TriadError(f"{config} query {rows[q]['query_id']}: candidate id {flat[i].as_py()!r} is not in corpus "
-                         f"{corpus}")
+        raise TriadError(
+            f"{config} query {rows[q]['query_id']}: candidate id {flat[i].as_py()!r} is not in corpus {corpus}"
+        )
     width = int(np.diff(offsets).max(initial=0))
     return _padded(offsets, np.asarray(at, dtype=np.int32), width, -1, np.int32)
 
@@ -340,8 +372,7 @@ def release_arrow_memory() -> None:
     pa.default_memory_pool().release_unused()
 
 
-def plan_triad(data: str, configs: Sequence[str], *, variant: str, limit: int | None, sees_images: bool = True
-               ) -> Plan:
+def plan_triad(data: str, configs: Sequence[str], *, variant: str, limit: int | None, sees_images: bool = True) -> Plan:
     from metrics.columnar import POOL_COLUMNS, gold_from_table
     from triad_dataset.contract.names import CANDIDATE_CORPUS, CONSTRAINTS_CONFIGS, STATE_CONFIGS
 
@@ -361,8 +392,9 @@ def plan_triad(data: str, configs: Sequence[str], *, variant: str, limit: int | 
             gold = gold_from_table(config, table, ids=config in CONSTRAINTS_CONFIGS + STATE_CONFIGS)
         except ValueError as exc:
             raise TriadError(f"{data}: {exc}") from exc
-        plan.configs.append(ConfigPlan(config, gold.rows, query_items, pool_items, pool_rows, corpus_rows.ids,
-                                       gold=gold))
+        plan.configs.append(
+            ConfigPlan(config, gold.rows, query_items, pool_items, pool_rows, corpus_rows.ids, gold=gold)
+        )
         del table
         release_arrow_memory()
     return plan
@@ -384,17 +416,28 @@ def load_rewrites(path: str | None) -> dict[str, str]:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise TriadError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
-        if not isinstance(obj, dict) or not isinstance(obj.get("query_id"), str) or not isinstance(
-                obj.get("query_text"), str):
-            raise TriadError(f"{path}:{number}: expected {{\"query_id\": str, \"query_text\": str}}")
+        if (
+            not isinstance(obj, dict)
+            or not isinstance(obj.get("query_id"), str)
+            or not isinstance(obj.get("query_text"), str)
+        ):
+            raise TriadError(f'{path}:{number}: expected {{"query_id": str, "query_text": str}}')
         if obj["query_id"] in out:
             raise TriadError(f"{path}:{number}: query_id {obj['query_id']!r} rewritten twice")
         out[obj["query_id"]] = obj["query_text"]
     return out
 
 
-def plan_ark(data: str, subtypes: Sequence[str], *, variant: str, limit: int | None,
-             rewrites: Mapping[str, str] | None = None, sees_images: bool = True, captions: Any = None) -> Plan:
+def plan_ark(
+    data: str,
+    subtypes: Sequence[str],
+    *,
+    variant: str,
+    limit: int | None,
+    rewrites: Mapping[str, str] | None = None,
+    sees_images: bool = True,
+    captions: Any = None,
+) -> Plan:
     from ark_dataset.names import GALLERY_SUFFIX
 
     rewrites = dict(rewrites or {})
@@ -410,16 +453,26 @@ def plan_ark(data: str, subtypes: Sequence[str], *, variant: str, limit: int | N
         positives = []
         for row in rows:
             if row.get("positive_id") not in position:
-                raise TriadError(f"{subtype} query {row['query_id']}: positive {row.get('positive_id')!r} is not in "
-                                 f"{gallery}")
+                raise TriadError(
+                    f"{subtype} query {row['query_id']}: positive {row.get('positive_id')!r} is not in {gallery}"
+                )
             positives.append(position[row["positive_id"]])
             used.update([row["query_id"]] if row["query_id"] in rewrites else [])
         query_items = _queries(plan, subtype, rows, variant, "ark", rewrites)
-        plan.configs.append(ConfigPlan(subtype, rows, query_items, gallery_items,
-                                       np.arange(len(gallery_items), dtype=np.int32), ids,
-                                       positives=np.asarray(positives, dtype=np.int64)))
+        plan.configs.append(
+            ConfigPlan(
+                subtype,
+                rows,
+                query_items,
+                gallery_items,
+                np.arange(len(gallery_items), dtype=np.int32),
+                ids,
+                positives=np.asarray(positives, dtype=np.int64),
+            )
+        )
     unused = sorted(set(rewrites) - used)
     if unused and limit is None:
-        raise TriadError(f"rewrites name {len(unused)} query ids that are not in the selected subtypes "
-                         f"(first: {unused[0]!r})")
+        raise TriadError(
+            f"rewrites name {len(unused)} query ids that are not in the selected subtypes (first: {unused[0]!r})"
+        )
     return plan

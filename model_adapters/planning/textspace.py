@@ -43,8 +43,13 @@ class Captions:
 
     def summary(self) -> dict[str, Any]:
         """What results.json records about the captions a run used."""
-        return {"path": self.path, "key": self.key, "identity": self.captioner.get("captioner"),
-                "random_init": bool(self.captioner.get("random_init")), "items": len(self.table)}
+        return {
+            "path": self.path,
+            "key": self.key,
+            "identity": self.captioner.get("captioner"),
+            "random_init": bool(self.captioner.get("random_init")),
+            "items": len(self.table),
+        }
 
 
 def join_caption(text: str, caption: str) -> str:
@@ -93,8 +98,9 @@ def apply_caption(captions: Captions | None, config: str, row: Mapping[str, Any]
     if caption is None and (not is_gallery or row.get("modality", "image") == "text"):
         return item
     if caption is None:
-        raise TriadError(f"{captions.path}: no caption for {config} item {item_id!r}; run `triad caption` on this "
-                         f"folder and subtype")
+        raise TriadError(
+            f"{captions.path}: no caption for {config} item {item_id!r}; run `triad caption` on this folder and subtype"
+        )
     return replace(item, text=join_caption(item.text, caption), image=None)
 
 
@@ -102,8 +108,10 @@ def check_model(path: str | None, entry: Any, reranker: Any = None) -> None:
     """--captions is for text-only models (the paper captions images for its text retrievers and its text
     reranker only): the first stage, or else the reranker, must be one."""
     if path and entry.sees_images and (reranker is None or reranker.sees_images):
-        raise TriadError(f"--captions: model {entry.name} sees images itself; captions are for text-only models "
-                         "(a text embedder, or a text reranker with --rerank)")
+        raise TriadError(
+            f"--captions: model {entry.name} sees images itself; captions are for text-only models "
+            "(a text embedder, or a text reranker with --rerank)"
+        )
 
 
 def identity_part(path: str | None) -> dict[str, str]:

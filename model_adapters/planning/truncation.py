@@ -38,7 +38,7 @@ class TextLimit:
         """Untruncated token counts (special tokens included), as the encoder's tokenizer call would see them."""
         counts: list[int] = []
         for start in range(0, len(texts), TOKENIZE_CHUNK):
-            chunk = list(texts[start:start + TOKENIZE_CHUNK])
+            chunk = list(texts[start : start + TOKENIZE_CHUNK])
             ids = self.tokenizer(chunk, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
             counts.extend(len(row) for row in ids)
         return counts
@@ -61,8 +61,11 @@ def count_truncated(plan: Any, text_limit: TextLimit) -> dict[str, dict[str, int
     over[list(over_keys)] = True
     out: dict[str, dict[str, int]] = {}
     for cp in plan.configs:
-        out[cp.config] = {"queries": int(over[np.unique(cp.query_items)].sum()),
-                          "candidates": int(over[cp.candidate_items()].sum()), "limit": text_limit.limit}
+        out[cp.config] = {
+            "queries": int(over[np.unique(cp.query_items)].sum()),
+            "candidates": int(over[cp.candidate_items()].sum()),
+            "limit": text_limit.limit,
+        }
     return out
 
 
@@ -73,6 +76,8 @@ def warning_lines(truncated: Mapping[str, Mapping[str, int]] | None, model: str)
     for config, counts in (truncated or {}).items():
         parts = [f"{counts[role]} {config} {role}" for role in ("queries", "candidates") if counts.get(role)]
         if parts:
-            lines.append(f"warning: {' and '.join(parts)} exceed {model}'s {counts['limit']}-token text limit "
-                         "and were truncated (the end of the text was cut)")
+            lines.append(
+                f"warning: {' and '.join(parts)} exceed {model}'s {counts['limit']}-token text limit "
+                "and were truncated (the end of the text was cut)"
+            )
     return lines

@@ -22,8 +22,7 @@ def rankings_table(rows: Sequence[Mapping[str, Any]], *, ark: bool = False, rera
     """A pyarrow table with the CONTRACTS §3 columns."""
     import pyarrow as pa
 
-    fields = [("query_id", pa.string()), ("candidate_ids", pa.list_(pa.string())),
-              ("scores", pa.list_(pa.float64()))]
+    fields = [("query_id", pa.string()), ("candidate_ids", pa.list_(pa.string())), ("scores", pa.list_(pa.float64()))]
     if ark:
         fields.append(("positive_rank", pa.int64()))
     if reranked:
@@ -100,8 +99,17 @@ def triad_table(configs: Mapping[str, Any]) -> str:
     rows = []
     for config, res in configs.items():
         m, (lo, hi) = res["metrics"], res["intervals"]["map"]
-        rows.append([config, DISPLAY_NAMES.get(config, config), str(res["n_queries"]), _fmt(m["map"]),
-                     f"[{_fmt(lo)}, {_fmt(hi)}]", _fmt(m.get("top1_hit")), _fmt(m.get("mrr"))])
+        rows.append(
+            [
+                config,
+                DISPLAY_NAMES.get(config, config),
+                str(res["n_queries"]),
+                _fmt(m["map"]),
+                f"[{_fmt(lo)}, {_fmt(hi)}]",
+                _fmt(m.get("top1_hit")),
+                _fmt(m.get("mrr")),
+            ]
+        )
     return _table(["config", "name", "queries", "mAP", "95% CI", "top1", "MRR"], rows)
 
 
@@ -110,24 +118,35 @@ def ark_table(configs: Mapping[str, Any], macro: Mapping[str, Any] | None) -> st
     rows = []
     for subtype, res in configs.items():
         m = res["metrics"]
-        rows.append([subtype, str(res["n_queries"]), _fmt(m["recall@1"]), _fmt(m["recall@5"]),
-                     _fmt(m["recall@10"]), _fmt(m["ndcg@10"])])
+        rows.append(
+            [
+                subtype,
+                str(res["n_queries"]),
+                _fmt(m["recall@1"]),
+                _fmt(m["recall@5"]),
+                _fmt(m["recall@10"]),
+                _fmt(m["ndcg@10"]),
+            ]
+        )
     if macro:
         m = macro["metrics"]
-        rows.append(["macro", "", _fmt(m["recall@1"]), _fmt(m["recall@5"]), _fmt(m["recall@10"]),
-                     _fmt(m["ndcg@10"])])
+        rows.append(["macro", "", _fmt(m["recall@1"]), _fmt(m["recall@5"]), _fmt(m["recall@10"]), _fmt(m["ndcg@10"])])
     return _table(["subtype", "queries", "R@1", "R@5", "R@10", "nDCG@10"], rows)
 
 
 def summary_table(run: Mapping[str, Any]) -> str:
-    rows = [[c, str(v["queries"]), str(v["pool_slots"]), str(v["distinct_items"])]
-            for c, v in run["per_config"].items()]
+    rows = [
+        [c, str(v["queries"]), str(v["pool_slots"]), str(v["distinct_items"])] for c, v in run["per_config"].items()
+    ]
     head = _table(["config", "queries", "pool slots", "distinct items"], rows)
     t = run["timings_s"]
-    return (f"{head}\ndistinct items {run['distinct_items']} (pool slots {run['pool_slots']}) · cache hits "
-            f"{run['cache_hits']} · encoded {run['encoded']} · corrupted cache shards rebuilt "
-            f"{len(run['corrupted_cache_shards'])} · images skipped {len(run['images_skipped'])}\n"
-            + "time: " + ", ".join(f"{k} {v:.2f}s" for k, v in t.items()))
+    return (
+        f"{head}\ndistinct items {run['distinct_items']} (pool slots {run['pool_slots']}) · cache hits "
+        f"{run['cache_hits']} · encoded {run['encoded']} · corrupted cache shards rebuilt "
+        f"{len(run['corrupted_cache_shards'])} · images skipped {len(run['images_skipped'])}\n"
+        + "time: "
+        + ", ".join(f"{k} {v:.2f}s" for k, v in t.items())
+    )
 
 
 def written_lines(out_dir: str | os.PathLike[str], results: Mapping[str, Any]) -> list[str]:
@@ -139,10 +158,14 @@ def written_lines(out_dir: str | os.PathLike[str], results: Mapping[str, Any]) -
         lines.append(f"first-stage rankings: {out / FIRST_STAGE}/")
     if results.get("complete") is False:
         limit = (results.get("run") or {}).get("limit")
-        lines.append(f"PARTIAL RUN (--limit {limit}: only the first {limit} queries of each config): not comparable "
-                     "to full runs and not submittable to the leaderboard")
+        lines.append(
+            f"PARTIAL RUN (--limit {limit}: only the first {limit} queries of each config): not comparable "
+            "to full runs and not submittable to the leaderboard"
+        )
     else:
         name = (results.get("model") or {}).get("name", "NAME")
-        lines.append(f"submit: upload {out / RANKINGS}/*.parquet and {out / RESULTS} to the leaderboard Space, or "
-                     f"locally: triad space --submit {shlex.quote(str(out))} --model-name {shlex.quote(str(name))}")
+        lines.append(
+            f"submit: upload {out / RANKINGS}/*.parquet and {out / RESULTS} to the leaderboard Space, or "
+            f"locally: triad space --submit {shlex.quote(str(out))} --model-name {shlex.quote(str(name))}"
+        )
     return lines

@@ -39,8 +39,14 @@ class ConfigRanking:
 Emit = Callable[[ConfigPlan, ConfigRanking, "ConfigRanking | None"], None]
 
 
-def _keep(cp: ConfigPlan, result: ConfigRanking, first: ConfigRanking | None, emit: Emit | None,
-          final_out: dict[str, ConfigRanking], first_out: dict[str, ConfigRanking]) -> None:
+def _keep(
+    cp: ConfigPlan,
+    result: ConfigRanking,
+    first: ConfigRanking | None,
+    emit: Emit | None,
+    final_out: dict[str, ConfigRanking],
+    first_out: dict[str, ConfigRanking],
+) -> None:
     if emit is not None:
         emit(cp, result, first)
         result, first = result.written(), first.written() if first is not None else None
@@ -70,7 +76,7 @@ def rank_triad_config(plan: Plan, cp: ConfigPlan, vectors: Mapping[str, np.ndarr
 def _rerank_scores(reranker: Any, query: Any, candidates: Sequence[Any], batch: int) -> list[float]:
     scores: list[float] = []
     for start in range(0, len(candidates), batch):
-        chunk = candidates[start:start + batch]
+        chunk = candidates[start : start + batch]
         values = np.asarray(reranker.score_pairs([query] * len(chunk), chunk), dtype=np.float64)
         if values.shape != (len(chunk),) or not np.isfinite(values).all():
             raise TriadError(f"reranker returned invalid scores (shape {values.shape}, NaN/inf or wrong length)")
@@ -78,8 +84,9 @@ def _rerank_scores(reranker: Any, query: Any, candidates: Sequence[Any], batch: 
     return scores
 
 
-def _rerank(result: ConfigRanking, lengths: np.ndarray, heads: Any, reranker: Any, top_k: int, batch: int
-            ) -> ConfigRanking:
+def _rerank(
+    result: ConfigRanking, lengths: np.ndarray, heads: Any, reranker: Any, top_k: int, batch: int
+) -> ConfigRanking:
     """Reorder each query's first-stage top k by the reranker (`heads(q, k)` -> (query input, head inputs))."""
     order, scores = result.order.copy(), result.scores.copy()
     reranked: list[list[float]] = []
@@ -94,9 +101,16 @@ def _rerank(result: ConfigRanking, lengths: np.ndarray, heads: Any, reranker: An
     return replace(result, order=order, scores=scores, rerank_scores=reranked)
 
 
-def triad_rankings(plan: Plan, vectors: Mapping[str, np.ndarray], reranker: Any, top_k: int, rerank_batch: int,
-                   show: bool, rerank_plan: Plan | None = None, emit: Emit | None = None
-                   ) -> tuple[dict[str, ConfigRanking], dict[str, ConfigRanking]]:
+def triad_rankings(
+    plan: Plan,
+    vectors: Mapping[str, np.ndarray],
+    reranker: Any,
+    top_k: int,
+    rerank_batch: int,
+    show: bool,
+    rerank_plan: Plan | None = None,
+    emit: Emit | None = None,
+) -> tuple[dict[str, ConfigRanking], dict[str, ConfigRanking]]:
     """`rerank_plan` (same configs and pools as `plan`) supplies the reranker's inputs when they differ from the
     first stage's (a text-only first stage: the reranker still sees the images, paper D.2). With `emit`, each
     config's results go to it when ranked and only their `written()` part is returned."""
@@ -106,15 +120,18 @@ def triad_rankings(plan: Plan, vectors: Mapping[str, np.ndarray], reranker: Any,
     first: dict[str, ConfigRanking] = {}
     rerank_plan = rerank_plan or plan
     items = rerank_plan.items
-    for cp, rcp in tqdm(list(zip(plan.configs, rerank_plan.configs, strict=True)), desc="rank", unit="config",
-                        disable=not show):
+    for cp, rcp in tqdm(
+        list(zip(plan.configs, rerank_plan.configs, strict=True)), desc="rank", unit="config", disable=not show
+    ):
         order, scores = rank_triad_config(plan, cp, vectors)
         result = first_stage = ConfigRanking(order, scores)
         if reranker is not None:
 
             def heads(q: int, k: int, rcp: ConfigPlan = rcp, order: np.ndarray = order) -> tuple[Any, list[Any]]:
-                return (items.model_input(int(rcp.query_items[q])),
-                        [items.model_input(int(rcp.pool_items[q, i])) for i in order[q, :k]])
+                return (
+                    items.model_input(int(rcp.query_items[q])),
+                    [items.model_input(int(rcp.pool_items[q, i])) for i in order[q, :k]],
+                )
 
             result = _rerank(result, (cp.pool_items >= 0).sum(axis=1), heads, reranker, top_k, rerank_batch)
         _keep(cp, result, first_stage if reranker is not None else None, emit, final, first)
@@ -122,25 +139,36 @@ def triad_rankings(plan: Plan, vectors: Mapping[str, np.ndarray], reranker: Any,
     return final, first
 
 
-def ark_rankings(plan: Plan, vectors: Mapping[str, np.ndarray], reranker: Any, top_k: int, rerank_batch: int,
-                 show: bool, rerank_plan: Plan | None = None, emit: Emit | None = None
-                 ) -> tuple[dict[str, ConfigRanking], dict[str, ConfigRanking]]:
+def ark_rankings(
+    plan: Plan,
+    vectors: Mapping[str, np.ndarray],
+    reranker: Any,
+    top_k: int,
+    rerank_batch: int,
+    show: bool,
+    rerank_plan: Plan | None = None,
+    emit: Emit | None = None,
+) -> tuple[dict[str, ConfigRanking], dict[str, ConfigRanking]]:
     from tqdm.auto import tqdm
 
     final: dict[str, ConfigRanking] = {}
     first: dict[str, ConfigRanking] = {}
     rerank_plan = rerank_plan or plan
     items = rerank_plan.items
-    for cp, rcp in tqdm(list(zip(plan.configs, rerank_plan.configs, strict=True)), desc="rank", unit="subtype",
-                        disable=not show):
-        idx, scores, ranks = ranking.rank_gallery(_matrix(plan, cp.query_items, vectors),
-                                                  _matrix(plan, cp.pool_items, vectors), cp.positives, top=ARK_TOP)
+    for cp, rcp in tqdm(
+        list(zip(plan.configs, rerank_plan.configs, strict=True)), desc="rank", unit="subtype", disable=not show
+    ):
+        idx, scores, ranks = ranking.rank_gallery(
+            _matrix(plan, cp.query_items, vectors), _matrix(plan, cp.pool_items, vectors), cp.positives, top=ARK_TOP
+        )
         result = first_stage = ConfigRanking(idx, scores, ranks)
         if reranker is not None:
 
             def heads(q: int, k: int, rcp: ConfigPlan = rcp, idx: np.ndarray = idx) -> tuple[Any, list[Any]]:
-                return (items.model_input(int(rcp.query_items[q])),
-                        [items.model_input(int(rcp.pool_items[i])) for i in idx[q, :k]])
+                return (
+                    items.model_input(int(rcp.query_items[q])),
+                    [items.model_input(int(rcp.pool_items[i])) for i in idx[q, :k]],
+                )
 
             reranked = _rerank(result, np.full(idx.shape[0], idx.shape[1]), heads, reranker, top_k, rerank_batch)
             new_ranks = ranks.copy()
@@ -161,8 +189,10 @@ def score(plan: Plan, rankings: Mapping[str, ConfigRanking], seed: int, data: st
 
     if plan.benchmark == "ark":
         gold = {cp.config: cp.rows for cp in plan.configs}
-        ranks = {cp.config: dict(zip(cp.query_ids, rankings[cp.config].positive_rank.tolist(), strict=True))
-                 for cp in plan.configs}
+        ranks = {
+            cp.config: dict(zip(cp.query_ids, rankings[cp.config].positive_rank.tolist(), strict=True))
+            for cp in plan.configs
+        }
         return scoring.score_ark(gold, ranks, seed=seed)
     gold = {cp.config: cp.gold for cp in plan.configs}
     if data is not None:
@@ -172,12 +202,10 @@ def score(plan: Plan, rankings: Mapping[str, ConfigRanking], seed: int, data: st
 
         rows = with_reference_categories(data, {c: g.rows for c, g in gold.items()})
         gold = {c: replace(g, rows=list(rows[c])) for c, g in gold.items()}
-    return scoring.score_triad_arrays(gold,
-                                      {cp.config: rankings[cp.config].order for cp in plan.configs}, seed=seed)
+    return scoring.score_triad_arrays(gold, {cp.config: rankings[cp.config].order for cp in plan.configs}, seed=seed)
 
 
-def two_stage(plan: Plan, first: Mapping[str, ConfigRanking], final_scores: dict, k: int, seed: int
-              ) -> dict[str, Any]:
+def two_stage(plan: Plan, first: Mapping[str, ConfigRanking], final_scores: dict, k: int, seed: int) -> dict[str, Any]:
     """First-stage metrics, coverage@k and oracle@k next to the reranked numbers (docs/protocol.md §4 two-stage)."""
     from metrics.core import two_stage as ts
     from metrics.core.ranking import rank_from_order
@@ -185,8 +213,11 @@ def two_stage(plan: Plan, first: Mapping[str, ConfigRanking], final_scores: dict
     first_scores = score(plan, first, seed)
     out: dict[str, Any] = {}
     for cp in plan.configs:
-        entry: dict[str, Any] = {"first_stage": first_scores[cp.config]["metrics"],
-                                 "reranked": final_scores[cp.config]["metrics"], "k": k}
+        entry: dict[str, Any] = {
+            "first_stage": first_scores[cp.config]["metrics"],
+            "reranked": final_scores[cp.config]["metrics"],
+            "k": k,
+        }
         if plan.benchmark == "triad":
             ranked_first = rank_from_order(first[cp.config].order, cp.gold.labels, cp.gold.mask)
             entry[f"coverage@{k}"] = float(ts.coverage_at_k(ranked_first, k).mean())

@@ -81,14 +81,14 @@ def pool_scores(queries: np.ndarray, items: np.ndarray, pools: np.ndarray) -> np
     n_distinct = max(1, distinct.shape[0])
     step = max(1, BLOCK_ELEMENTS // n_distinct, math.isqrt(BLOCK_ELEMENTS // max(1, pool_len)))
     for start in range(0, n_q, step):
-        block = slots[start:start + step]
+        block = slots[start : start + step]
         if n_distinct <= block.size:
-            scores = _product(queries[start:start + step], distinct)
-            out[start:start + step] = np.take_along_axis(scores, block, axis=1)
+            scores = _product(queries[start : start + step], distinct)
+            out[start : start + step] = np.take_along_axis(scores, block, axis=1)
         else:
             used, local = np.unique(block, return_inverse=True)
-            scores = _product(queries[start:start + step], distinct[used])
-            out[start:start + step] = np.take_along_axis(scores, local.reshape(block.shape), axis=1)
+            scores = _product(queries[start : start + step], distinct[used])
+            out[start : start + step] = np.take_along_axis(scores, local.reshape(block.shape), axis=1)
     out[pools < 0] = -np.inf
     return out
 
@@ -117,8 +117,9 @@ def rank_pools(queries: np.ndarray, items: np.ndarray, pools: np.ndarray) -> tup
     return order, np.take_along_axis(scores, order, axis=1)
 
 
-def rank_gallery(queries: np.ndarray, gallery: np.ndarray, positives: np.ndarray, *, top: int = 100
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def rank_gallery(
+    queries: np.ndarray, gallery: np.ndarray, positives: np.ndarray, *, top: int = 100
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rank a whole gallery per query (ARK): top-`top` gallery rows and scores, and the 1-based rank of each
     query's positive row in the complete ranking (ties broken by gallery position). Like `pool_scores`, each
     distinct gallery vector is scored once per query, so identical vectors tie exactly on any CPU.
@@ -138,14 +139,14 @@ def rank_gallery(queries: np.ndarray, gallery: np.ndarray, positives: np.ndarray
     step = max(1, BLOCK_ELEMENTS // max(1, n_g))
     positions = np.arange(n_g)
     for start in range(0, n_q, step):
-        block = _product(queries[start:start + step], distinct)[:, inverse]  # (b, n_g)
+        block = _product(queries[start : start + step], distinct)[:, inverse]  # (b, n_g)
         order = np.argsort(-block, axis=1, kind="stable")[:, :top]
-        top_idx[start:start + step] = order
-        top_scores[start:start + step] = np.take_along_axis(block, order, axis=1)
-        pos = positives[start:start + step]
+        top_idx[start : start + step] = order
+        top_scores[start : start + step] = np.take_along_axis(block, order, axis=1)
+        pos = positives[start : start + step]
         pos_score = block[np.arange(block.shape[0]), pos][:, None]
         ahead = (block > pos_score) | ((block == pos_score) & (positions[None, :] < pos[:, None]))
-        ranks[start:start + step] = 1 + ahead.sum(axis=1)
+        ranks[start : start + step] = 1 + ahead.sum(axis=1)
     return top_idx, top_scores, ranks
 
 

@@ -98,7 +98,8 @@ class EmbeddingCache:
         if meta.get("model_key") != self.key or meta.get("identity") != self.identity:
             raise TriadError(
                 f"{self.dir}: this embedding cache was written by another model ({_describe(meta)}); this run is "
-                f"{_describe({'identity': self.identity})}. Use a different --cache-dir (or its parent folder)")
+                f"{_describe({'identity': self.identity})}. Use a different --cache-dir (or its parent folder)"
+            )
         self._dim = meta.get("dim")
 
     def _write_meta(self, dim: int) -> None:
@@ -125,8 +126,10 @@ class EmbeddingCache:
         except Exception:  # a shard that matches its checksum but is not an npz: treat as corrupted
             return None
         if owner != self.key:
-            raise TriadError(f"{path}: cache shard written by another model (key {owner}, this run {self.key}); "
-                             "use a different --cache-dir")
+            raise TriadError(
+                f"{path}: cache shard written by another model (key {owner}, this run {self.key}); "
+                "use a different --cache-dir"
+            )
         if vectors.ndim != 2 or len(keys) != len(vectors) or (self._dim is not None and vectors.shape[1] != self._dim):
             return None
         return keys, vectors

@@ -21,8 +21,10 @@ def encoder_dim(encoder: Any, model: str) -> int:
     """The encoder's declared vector size (`Encoder.dim`, a positive int)."""
     dim = getattr(encoder, "dim", None)
     if isinstance(dim, (bool, float)) or not isinstance(dim, (int, np.integer)) or dim < 1:
-        raise TriadError(f"model {model}: the encoder's `dim` is {dim!r}; it must declare its vector size as a "
-                         "positive int attribute (model_adapters/protocol.py)")
+        raise TriadError(
+            f"model {model}: the encoder's `dim` is {dim!r}; it must declare its vector size as a "
+            "positive int attribute (model_adapters/protocol.py)"
+        )
     return int(dim)
 
 
@@ -34,18 +36,23 @@ def check_batch(vectors: Any, labels: Sequence[str], *, model: str, dim: int, ba
     except (TypeError, ValueError) as exc:
         raise TriadError(f"{where}: the encoder returned {type(vectors).__name__}, not an array of vectors") from exc
     if arr.ndim != 2 or arr.shape[0] != len(labels):
-        raise TriadError(f"{where}: returned shape {tuple(arr.shape)} for {len(labels)} inputs (one row per input "
-                         "expected)")
+        raise TriadError(
+            f"{where}: returned shape {tuple(arr.shape)} for {len(labels)} inputs (one row per input expected)"
+        )
     if arr.shape[1] != dim:
         raise TriadError(f"{where}: returned {arr.shape[1]}-dimensional vectors, expected {dim} (the encoder's dim)")
     bad = ~np.isfinite(arr).all(axis=1)
     if bad.any():
-        raise TriadError(f"{where}: returned NaN/inf vectors for {int(bad.sum())} inputs (e.g. "
-                         f"{_names(labels, bad)}); nothing was written")
+        raise TriadError(
+            f"{where}: returned NaN/inf vectors for {int(bad.sum())} inputs (e.g. "
+            f"{_names(labels, bad)}); nothing was written"
+        )
     zero = ~arr.any(axis=1)
     if zero.any():
-        raise TriadError(f"{where}: returned all-zero vectors for {int(zero.sum())} inputs (e.g. "
-                         f"{_names(labels, zero)}); a zero vector has no direction to rank by")
+        raise TriadError(
+            f"{where}: returned all-zero vectors for {int(zero.sum())} inputs (e.g. "
+            f"{_names(labels, zero)}); a zero vector has no direction to rank by"
+        )
     return arr
 
 

@@ -39,7 +39,7 @@ def split(items: Sequence[T], rank: int, world: int) -> list[T]:
     """
     base, extra = divmod(len(items), world)
     start = rank * base + min(rank, extra)
-    return list(items[start:start + base + (rank < extra)])
+    return list(items[start : start + base + (rank < extra)])
 
 
 @dataclass
@@ -103,8 +103,7 @@ def init(device: str | None = None) -> Context:
     from accelerate import PartialState
 
     state = PartialState(cpu=not torch.cuda.is_available() or device == "cpu")
-    return Context(rank=state.process_index, world=state.num_processes, requested_device=str(state.device),
-                   state=state)
+    return Context(rank=state.process_index, world=state.num_processes, requested_device=str(state.device), state=state)
 
 
 def _default_device() -> str:

@@ -39,9 +39,14 @@ class EncodeStats:
 
     def figures(self) -> dict[str, Any]:
         """The encoding figures results.json records ("encoding")."""
-        return {"order": self.order, "batches": self.batches, "batch_size": dict(self.batch_size),
-                "prepared_ahead": self.prepared_ahead, "batch_halvings": self.batch_halvings,
-                **self.padding.as_dict()}
+        return {
+            "order": self.order,
+            "batches": self.batches,
+            "batch_size": dict(self.batch_size),
+            "prepared_ahead": self.prepared_ahead,
+            "batch_halvings": self.batch_halvings,
+            **self.padding.as_dict(),
+        }
 
 
 def _is_oom(exc: BaseException) -> bool:
@@ -116,10 +121,21 @@ class _Sizes:
         return {"start": self.start, "final": self.now, "largest": self.largest, "grew": self.grew}
 
 
-def encode_items(encoder: Any, keys: Sequence[str], items: dict[str, Item], *, model: str, batch_size: int,
-                 cache: EmbeddingCache | None, skip_bad_images: bool = False, show_progress: bool = True,
-                 log: Callable[[str], None] | None = None, grow: bool = False, device: str | None = None,
-                 workers: int | None = None) -> tuple[dict[str, np.ndarray], EncodeStats]:
+def encode_items(
+    encoder: Any,
+    keys: Sequence[str],
+    items: dict[str, Item],
+    *,
+    model: str,
+    batch_size: int,
+    cache: EmbeddingCache | None,
+    skip_bad_images: bool = False,
+    show_progress: bool = True,
+    log: Callable[[str], None] | None = None,
+    grow: bool = False,
+    device: str | None = None,
+    workers: int | None = None,
+) -> tuple[dict[str, np.ndarray], EncodeStats]:
     """Vectors for `keys` (queries through encode_queries, candidates through encode_candidates; a `StagedEncoder`
     through prepare + forward, prepared ahead on `workers` threads). `grow`: double the batch size while it fits
     (until the first out-of-memory, then settle; the runner allows it on CUDA)."""
@@ -130,13 +146,18 @@ def encode_items(encoder: Any, keys: Sequence[str], items: dict[str, Item], *, m
     sizes = _Sizes(batch_size, grow)
     lengths = encoder.input_lengths if callable(getattr(encoder, "input_lengths", None)) else _text_lengths
     threads = min(workers or preparer_threads(device), getattr(encoder, "prepare_threads", None) or 1 << 10)
-    stats = EncodeStats(images_skipped=[], order="token count" if lengths is not _text_lengths else "text length",
-                        prepared_ahead=threads if staged else 0)
+    stats = EncodeStats(
+        images_skipped=[],
+        order="token count" if lengths is not _text_lengths else "text length",
+        prepared_ahead=threads if staged else 0,
+    )
     out: dict[str, np.ndarray] = {}
     dim = checks.encoder_dim(encoder, model)
     # Group by role (and, for a plan's item table, with / without image: images stream from the parquet shards in
     # storage order, see model_adapters.planning.images); the feeder sorts by token count within each group.
-    order_key = getattr(items, "encode_order_key", None) or (lambda k: (items[k].role, len(items[k].model_input.text), k))
+    order_key = getattr(items, "encode_order_key", None) or (
+        lambda k: (items[k].role, len(items[k].model_input.text), k)
+    )
     ordered = sorted(keys, key=order_key)
     labels: dict[str, str] = {}
 
@@ -145,8 +166,15 @@ def encode_items(encoder: Any, keys: Sequence[str], items: dict[str, Item], *, m
         labels[key] = item.label
         return item.model_input
 
-    feed = pipeline.Feed(read, _group_of(items), lengths, sizes, encoder.prepare if staged else None,
-                         workers=stats.prepared_ahead or 1, depth=2 * max(1, stats.prepared_ahead) + 2)
+    feed = pipeline.Feed(
+        read,
+        _group_of(items),
+        lengths,
+        sizes,
+        encoder.prepare if staged else None,
+        workers=stats.prepared_ahead or 1,
+        depth=2 * max(1, stats.prepared_ahead) + 2,
+    )
     bar = tqdm(total=len(ordered), desc="encode", unit="item", disable=not show_progress, dynamic_ncols=True)
     writer = pipeline.Writer(cache.put) if cache is not None else None
     host = _Host(device, dim, model, writer, out, stats, labels)
@@ -158,8 +186,9 @@ def encode_items(encoder: Any, keys: Sequence[str], items: dict[str, Item], *, m
         no_cache: set[int] = set()
         try:
             if staged:
-                prepared = batch.prepared.result() if batch.prepared is not None else encoder.prepare(
-                    model_inputs, batch.role)
+                prepared = (
+                    batch.prepared.result() if batch.prepared is not None else encoder.prepare(model_inputs, batch.role)
+                )
                 vectors = encoder.forward(prepared, batch.role)
             else:
                 vectors = fn(model_inputs)
@@ -174,8 +203,10 @@ def encode_items(encoder: Any, keys: Sequence[str], items: dict[str, Item], *, m
             if not bad:
                 raise
             if not skip_bad_images:
-                raise TriadError(f"{labels[batch.keys[bad[0]]]}: image does not decode; fix the data or pass "
-                                 "--skip-bad-images to encode such items without their image") from exc
+                raise TriadError(
+                    f"{labels[batch.keys[bad[0]]]}: image does not decode; fix the data or pass "
+                    "--skip-bad-images to encode such items without their image"
+                ) from exc
             for i in bad:
                 stats.images_skipped.append(labels[batch.keys[i]])
                 no_cache.add(i)
@@ -202,8 +233,9 @@ def encode_items(encoder: Any, keys: Sequence[str], items: dict[str, Item], *, m
                         if not _is_oom(exc):
                             raise
                         if len(batch.keys) == 1:
-                            raise TriadError(f"model {model}: out of memory on a single input "
-                                             f"({labels[batch.keys[0]]})") from exc
+                            raise TriadError(
+                                f"model {model}: out of memory on a single input ({labels[batch.keys[0]]})"
+                            ) from exc
                         host.flush()
                         sizes.halve()
                         stats.batch_halvings += 1
@@ -217,23 +249,35 @@ def encode_items(encoder: Any, keys: Sequence[str], items: dict[str, Item], *, m
             writer.close()  # every batch encoded so far is on disk (an interrupted run resumes after it)
     stats.batch_size = sizes.figures()
     if offline[0]:
-        raise TriadError(f"model {model}: --offline, and {offline[0]} of the {len(ordered)} inputs to encode are "
-                         f"not in its response cache ({offline[1]}); run without --offline to request them (or "
-                         "give --api-cache the folder that holds them)")
+        raise TriadError(
+            f"model {model}: --offline, and {offline[0]} of the {len(ordered)} inputs to encode are "
+            f"not in its response cache ({offline[1]}); run without --offline to request them (or "
+            "give --api-cache the folder that holds them)"
+        )
     return out, stats
 
 
 def _split(batch: pipeline.Batch, size: int) -> list[pipeline.Batch]:
     """`batch` in pieces of at most `size`, to be prepared by the caller."""
-    return [pipeline.Batch(batch.role, batch.keys[i:i + size], batch.inputs[i:i + size], batch.lengths[i:i + size])
-            for i in range(0, len(batch.keys), max(1, size))]
+    return [
+        pipeline.Batch(batch.role, batch.keys[i : i + size], batch.inputs[i : i + size], batch.lengths[i : i + size])
+        for i in range(0, len(batch.keys), max(1, size))
+    ]
 
 
 class _Host:
     """Vectors to the host, checked, handed to the cache writer: on CUDA every HOST_EVERY batches in one copy."""
 
-    def __init__(self, device: str | None, dim: int | None, model: str, writer: pipeline.Writer | None,
-                 out: dict[str, np.ndarray], stats: EncodeStats, labels: dict[str, str]) -> None:
+    def __init__(
+        self,
+        device: str | None,
+        dim: int | None,
+        model: str,
+        writer: pipeline.Writer | None,
+        out: dict[str, np.ndarray],
+        stats: EncodeStats,
+        labels: dict[str, str],
+    ) -> None:
         self.every = HOST_EVERY if str(device or "").startswith("cuda") else 1
         self.dim, self.model, self.writer, self.out, self.stats = dim, model, writer, out, stats
         self.labels = labels
@@ -250,9 +294,13 @@ class _Host:
             if hasattr(vectors, "detach"):  # a torch tensor, possibly on the device
                 vectors = vectors.detach().float().cpu().numpy()
             self.stats.batches += 1
-            arr = checks.check_batch(vectors, [self.labels[k] for k in batch.keys],
-                                     model=self.model, dim=self.dim,
-                                     batch=f"{batch.role} batch {self.stats.batches} of {len(batch.keys)} inputs")
+            arr = checks.check_batch(
+                vectors,
+                [self.labels[k] for k in batch.keys],
+                model=self.model,
+                dim=self.dim,
+                batch=f"{batch.role} batch {self.stats.batches} of {len(batch.keys)} inputs",
+            )
             keep = [i for i in range(len(batch.keys)) if i not in no_cache]
             if self.writer is not None and keep:
                 self.writer.put([batch.keys[i] for i in keep], arr[keep])

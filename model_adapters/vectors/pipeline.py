@@ -113,7 +113,7 @@ class Feeder:
                 carry = []
                 start = 0
                 while start < len(rows):
-                    chunk = rows[start:start + max(1, feed.size())]
+                    chunk = rows[start : start + max(1, feed.size())]
                     if len(chunk) < feed.size() and w + 1 < len(windows):
                         carry = chunk
                         break

@@ -87,11 +87,18 @@ class RunState:
         return {"folder": folder_stamp(data), "benchmark": benchmark, "validator": _source_digest(module)}
 
     @staticmethod
-    def truncation_key(data: str, identity: Mapping[str, Any], configs: list[str], variant: str,
-                       limit: int | None, sees_images: bool) -> dict[str, Any]:
-        return {"folder": folder_stamp(data), "identity": dict(identity), "configs": list(configs),
-                "variant": variant, "limit": limit, "sees_images": sees_images,
-                "counter": _source_digest("model_adapters.planning.truncation")}
+    def truncation_key(
+        data: str, identity: Mapping[str, Any], configs: list[str], variant: str, limit: int | None, sees_images: bool
+    ) -> dict[str, Any]:
+        return {
+            "folder": folder_stamp(data),
+            "identity": dict(identity),
+            "configs": list(configs),
+            "variant": variant,
+            "limit": limit,
+            "sees_images": sees_images,
+            "counter": _source_digest("model_adapters.planning.truncation"),
+        }
 
     @staticmethod
     def scores_key(data: str, configs: list[str], seed: int, rankings_digest: str) -> dict[str, Any]:
@@ -100,5 +107,10 @@ class RunState:
         code = hashlib.sha256()
         for path in sorted(Path(metrics.__file__).parent.rglob("*.py")):
             code.update(path.read_bytes())
-        return {"folder": folder_stamp(data), "configs": list(configs), "seed": seed, "rankings": rankings_digest,
-                "metrics_code": code.hexdigest()}
+        return {
+            "folder": folder_stamp(data),
+            "configs": list(configs),
+            "seed": seed,
+            "rankings": rankings_digest,
+            "metrics_code": code.hexdigest(),
+        }

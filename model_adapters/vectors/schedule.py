@@ -45,8 +45,9 @@ def padded_tokens(lengths: Sequence[int], batch_size: int) -> int:
     >>> padded_tokens([1, 9, 1, 9], 2), padded_tokens([1, 1, 9, 9], 2)
     (36, 20)
     """
-    return sum(max(lengths[i:i + batch_size]) * len(lengths[i:i + batch_size])
-               for i in range(0, len(lengths), batch_size))
+    return sum(
+        max(lengths[i : i + batch_size]) * len(lengths[i : i + batch_size]) for i in range(0, len(lengths), batch_size)
+    )
 
 
 def windows(keys: Sequence[str], size: int) -> Iterator[list[str]]:
@@ -56,7 +57,7 @@ def windows(keys: Sequence[str], size: int) -> Iterator[list[str]]:
     [['a', 'b'], ['c']]
     """
     for start in range(0, len(keys), max(1, size)):
-        yield list(keys[start:start + max(1, size)])
+        yield list(keys[start : start + max(1, size)])
 
 
 def groups(ordered: Sequence[str], group_of: Callable[[str], object]) -> Iterator[list[str]]:

@@ -51,7 +51,12 @@ WNID_CONFIGS: tuple[str, ...] = names.ABSTRACTION_CONFIGS + names.SELF_CONFIGS
 CORPUS_COLUMNS: dict[str, object] = {"item_id": _STR, "image": Image(), "text": _STR, "attributes": _STR}
 CORPUS_DOMAIN_COLUMNS: dict[str, dict[str, object]] = {
     names.CONCEPTS_CORPUS: {
-        "wnid": _STR, "name": _STR, "definition": _STR, "lemmas": List(_STR), "depth": _INT, "lexname": _STR,
+        "wnid": _STR,
+        "name": _STR,
+        "definition": _STR,
+        "lemmas": List(_STR),
+        "depth": _INT,
+        "lexname": _STR,
     },
     names.INSTANCES_CORPUS: {"wnid": _STR, "leaf_name": _STR},
     # product corpora: the product id (shared by the images of one product) and the visible fields (docs/protocol.md §3),

@@ -45,8 +45,12 @@ class Condition:
     old_value: str | None = None  # state track: the superseded value of a revised condition
 
     def to_row(self) -> dict[str, str | None]:
-        return {"attribute": self.attribute, "polarity": self.polarity, "value": self.value,
-                "old_value": self.old_value}
+        return {
+            "attribute": self.attribute,
+            "polarity": self.polarity,
+            "value": self.value,
+            "old_value": self.old_value,
+        }
 
     @classmethod
     def from_row(cls, row: Mapping[str, str | None]) -> Condition:
@@ -56,8 +60,9 @@ class Condition:
 def preserved_columns(schema: DomainSchema, conditions: Sequence[Condition]) -> list[int]:
     """Columns that must keep the reference's value: hard attributes + constraint attributes not named."""
     named = {c.attribute for c in conditions}
-    return [j for j, a in enumerate(schema.attributes)
-            if a.role == HARD or (a.role == CONSTRAINT and a.name not in named)]
+    return [
+        j for j, a in enumerate(schema.attributes) if a.role == HARD or (a.role == CONSTRAINT and a.name not in named)
+    ]
 
 
 def _value_status(a: Attribute, polarity: str, value: str, item_value: str, reference_value: str) -> int:
@@ -78,10 +83,14 @@ class RuleChecker:
     """The complete positive rule of one query as a pure-Python callable: item attributes -> worst status."""
 
     def __init__(self, schema: DomainSchema, reference: Mapping[str, str], conditions: Sequence[Condition]) -> None:
-        self.conditions = [(schema.attribute(c.attribute), c.polarity, c.value,
-                            reference.get(c.attribute, NOT_APPLICABLE)) for c in conditions]
-        self.preserved = [(schema.attributes[j], reference.get(schema.attributes[j].name, NOT_APPLICABLE))
-                          for j in preserved_columns(schema, conditions)]
+        self.conditions = [
+            (schema.attribute(c.attribute), c.polarity, c.value, reference.get(c.attribute, NOT_APPLICABLE))
+            for c in conditions
+        ]
+        self.preserved = [
+            (schema.attributes[j], reference.get(schema.attributes[j].name, NOT_APPLICABLE))
+            for j in preserved_columns(schema, conditions)
+        ]
         budgeted = schema.budgeted(c.attribute for c in conditions)
         self.modifiable = [(schema.names[j], reference.get(schema.names[j], NOT_APPLICABLE)) for j in budgeted]
         self.budget = schema.modifiable_budget
@@ -109,12 +118,17 @@ class RuleChecker:
 
 def typed_role(p: int, n: int, h: int) -> str | None:
     """The typed-negative role of the statuses (P, N, preserved), None when none applies (mirrors `Statuses.typed`)."""
-    roles = {(VIOL, SAT, SAT): names.P_VIOLATION, (SAT, VIOL, SAT): names.N_VIOLATION,
-             (VIOL, VIOL, SAT): names.PN_VIOLATION, (SAT, SAT, VIOL): names.IMPLICIT_VIOLATION}
+    roles = {
+        (VIOL, SAT, SAT): names.P_VIOLATION,
+        (SAT, VIOL, SAT): names.N_VIOLATION,
+        (VIOL, VIOL, SAT): names.PN_VIOLATION,
+        (SAT, SAT, VIOL): names.IMPLICIT_VIOLATION,
+    }
     return roles.get((p, n, h))
 
 
-def rule_status(schema: DomainSchema, reference: Mapping[str, str], item: Mapping[str, str],
-                conditions: Sequence[Condition]) -> int:
+def rule_status(
+    schema: DomainSchema, reference: Mapping[str, str], item: Mapping[str, str], conditions: Sequence[Condition]
+) -> int:
     """Worst status of one item under the complete positive rule (SAT = positive, VIOL = may be a negative)."""
     return RuleChecker(schema, reference, conditions)(item)

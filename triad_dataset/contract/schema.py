@@ -116,7 +116,9 @@ class DomainSchema:
             raise ValueError(f"{self.domain}: modifiable_budget must be a non-negative integer")
         missing = [f for f in self.visible_fields if f not in self.names]
         if missing:
-            raise ValueError(f"{self.domain}: visible product fields {missing} are not attributes (docs/protocol.md §3)")
+            raise ValueError(
+                f"{self.domain}: visible product fields {missing} are not attributes (docs/protocol.md §3)"
+            )
         for a in self.attributes:
             if a.applies_to is not None and self.category_attribute == a.name:
                 raise ValueError(f"{self.domain}: the category attribute {a.name!r} cannot depend on the category")
@@ -153,32 +155,87 @@ class DomainSchema:
 
 # --- Fashion (Fashion Product Images spellings: articleType, baseColour, gender, season, usage) ---------------
 FASHION_CATEGORIES = (
-    "Tshirts", "Shirts", "Tops", "Dresses", "Skirts", "Trousers", "Jeans", "Shorts", "Jackets", "Sweaters",
-    "Sweatshirts", "Kurtas", "Tunics", "Blazers", "Track Pants", "Leggings", "Capris",
+    "Tshirts",
+    "Shirts",
+    "Tops",
+    "Dresses",
+    "Skirts",
+    "Trousers",
+    "Jeans",
+    "Shorts",
+    "Jackets",
+    "Sweaters",
+    "Sweatshirts",
+    "Kurtas",
+    "Tunics",
+    "Blazers",
+    "Track Pants",
+    "Leggings",
+    "Capris",
 )
-TOPS = frozenset({"Tshirts", "Shirts", "Tops", "Dresses", "Jackets", "Sweaters", "Sweatshirts", "Kurtas", "Tunics",
-                  "Blazers"})
+TOPS = frozenset(
+    {"Tshirts", "Shirts", "Tops", "Dresses", "Jackets", "Sweaters", "Sweatshirts", "Kurtas", "Tunics", "Blazers"}
+)
 BOTTOMS = frozenset({"Trousers", "Jeans", "Shorts", "Track Pants", "Leggings", "Capris"})
 LENGTHED = frozenset({"Dresses", "Skirts"})
 # Fashion Product Images baseColour values grouped into coarse families (paper A.2).
 FASHION_COLOUR_FAMILIES: dict[str, str] = {
-    "Black": "black", "Charcoal": "black",
-    "White": "white", "Off White": "white", "Cream": "white",
-    "Grey": "grey", "Grey Melange": "grey", "Silver": "grey", "Steel": "grey",
-    "Blue": "blue", "Navy Blue": "blue", "Turquoise Blue": "blue", "Teal": "blue",
-    "Red": "red", "Maroon": "red", "Burgundy": "red", "Rust": "red",
-    "Pink": "pink", "Magenta": "pink", "Rose": "pink", "Peach": "pink",
-    "Purple": "purple", "Lavender": "purple", "Mauve": "purple",
-    "Green": "green", "Olive": "green", "Sea Green": "green", "Lime Green": "green", "Fluorescent Green": "green",
-    "Yellow": "yellow", "Mustard": "yellow", "Gold": "yellow",
-    "Orange": "orange", "Copper": "orange",
-    "Brown": "brown", "Coffee Brown": "brown", "Tan": "brown", "Mushroom Brown": "brown", "Bronze": "brown",
-    "Beige": "beige", "Khaki": "beige", "Nude": "beige", "Skin": "beige", "Taupe": "beige",
-    "Metallic": "metallic", "Multi": "multi",
+    "Black": "black",
+    "Charcoal": "black",
+    "White": "white",
+    "Off White": "white",
+    "Cream": "white",
+    "Grey": "grey",
+    "Grey Melange": "grey",
+    "Silver": "grey",
+    "Steel": "grey",
+    "Blue": "blue",
+    "Navy Blue": "blue",
+    "Turquoise Blue": "blue",
+    "Teal": "blue",
+    "Red": "red",
+    "Maroon": "red",
+    "Burgundy": "red",
+    "Rust": "red",
+    "Pink": "pink",
+    "Magenta": "pink",
+    "Rose": "pink",
+    "Peach": "pink",
+    "Purple": "purple",
+    "Lavender": "purple",
+    "Mauve": "purple",
+    "Green": "green",
+    "Olive": "green",
+    "Sea Green": "green",
+    "Lime Green": "green",
+    "Fluorescent Green": "green",
+    "Yellow": "yellow",
+    "Mustard": "yellow",
+    "Gold": "yellow",
+    "Orange": "orange",
+    "Copper": "orange",
+    "Brown": "brown",
+    "Coffee Brown": "brown",
+    "Tan": "brown",
+    "Mushroom Brown": "brown",
+    "Bronze": "brown",
+    "Beige": "beige",
+    "Khaki": "beige",
+    "Nude": "beige",
+    "Skin": "beige",
+    "Taupe": "beige",
+    "Metallic": "metallic",
+    "Multi": "multi",
 }
 FASHION_PATTERN_FAMILIES: dict[str, str] = {
-    "solid": "solid", "striped": "stripes", "pinstriped": "stripes", "checked": "checks", "plaid": "checks",
-    "polka dot": "dots", "floral": "floral", "graphic print": "print",
+    "solid": "solid",
+    "striped": "stripes",
+    "pinstriped": "stripes",
+    "checked": "checks",
+    "plaid": "checks",
+    "polka dot": "dots",
+    "floral": "floral",
+    "graphic print": "print",
 }
 SLEEVES = ("sleeveless", "short", "three-quarter", "long")
 LENGTHS = ("mini", "knee", "midi", "maxi")
@@ -201,16 +258,48 @@ def _fashion() -> DomainSchema:
             Attribute("brand", HARD, None, label="brand"),
             # a category-specific style field (tops only), preserved like the paper's neckline
             Attribute("neckline", HARD, NECKLINES, applies_to=TOPS, label="neckline", visual=True),
-            Attribute("colour", CONSTRAINT, tuple(FASHION_COLOUR_FAMILIES), FASHION_COLOUR_FAMILIES,
-                      label="colour", visual=True),
-            Attribute("pattern", CONSTRAINT, tuple(FASHION_PATTERN_FAMILIES), FASHION_PATTERN_FAMILIES,
-                      label="pattern", visual=True),
-            Attribute("sleeve_length", CONSTRAINT, SLEEVES, ordered=True, comparatives=("shorter", "longer"),
-                      applies_to=TOPS, label="sleeves", visual=True),
-            Attribute("length", CONSTRAINT, LENGTHS, ordered=True, comparatives=("shorter", "longer"),
-                      applies_to=LENGTHED, label="length", visual=True),
-            Attribute("usage", MODIFIABLE, ("Casual", "Formal", "Sports", "Ethnic", "Smart Casual", "Party",
-                                            "Travel", "Home"), label="occasion"),
+            Attribute(
+                "colour",
+                CONSTRAINT,
+                tuple(FASHION_COLOUR_FAMILIES),
+                FASHION_COLOUR_FAMILIES,
+                label="colour",
+                visual=True,
+            ),
+            Attribute(
+                "pattern",
+                CONSTRAINT,
+                tuple(FASHION_PATTERN_FAMILIES),
+                FASHION_PATTERN_FAMILIES,
+                label="pattern",
+                visual=True,
+            ),
+            Attribute(
+                "sleeve_length",
+                CONSTRAINT,
+                SLEEVES,
+                ordered=True,
+                comparatives=("shorter", "longer"),
+                applies_to=TOPS,
+                label="sleeves",
+                visual=True,
+            ),
+            Attribute(
+                "length",
+                CONSTRAINT,
+                LENGTHS,
+                ordered=True,
+                comparatives=("shorter", "longer"),
+                applies_to=LENGTHED,
+                label="length",
+                visual=True,
+            ),
+            Attribute(
+                "usage",
+                MODIFIABLE,
+                ("Casual", "Formal", "Sports", "Ethnic", "Smart Casual", "Party", "Travel", "Home"),
+                label="occasion",
+            ),
             Attribute("year", MODIFIABLE, None, label="year"),
             Attribute("season", MODIFIABLE, ("Summer", "Winter", "Spring", "Fall"), label="season"),
         ),
@@ -241,8 +330,15 @@ def _cars() -> DomainSchema:
             Attribute("setting", CONSTRAINT, CAR_SETTINGS, label="setting", visual=True),
             Attribute("brand", CONSTRAINT, None, label="make"),
             # paper A.4.1: Cars year has no negative conditions; requests use "newer"/"older"
-            Attribute("year", CONSTRAINT, CAR_YEARS, ordered=True, comparatives=("older", "newer"),
-                      allow_negative=False, label="model year"),
+            Attribute(
+                "year",
+                CONSTRAINT,
+                CAR_YEARS,
+                ordered=True,
+                comparatives=("older", "newer"),
+                allow_negative=False,
+                label="model year",
+            ),
             Attribute("model", MODIFIABLE, None, label="model", free_with=("brand", "body_type")),
         ),
     )
@@ -261,8 +357,11 @@ def schema_for(domain: str) -> DomainSchema:
 # --- schema files (`triad build full --schema FILE`) ------------------------------------------------------------
 def schema_to_json(schema: DomainSchema) -> dict[str, Any]:
     """A JSON-ready dict of one domain schema (the format `--schema` files use, one entry per domain)."""
-    out: dict[str, Any] = {"category_attribute": schema.category_attribute,
-                           "modifiable_budget": schema.modifiable_budget, "attributes": []}
+    out: dict[str, Any] = {
+        "category_attribute": schema.category_attribute,
+        "modifiable_budget": schema.modifiable_budget,
+        "attributes": [],
+    }
     for a in schema.attributes:
         entry: dict[str, Any] = {"name": a.name, "role": a.role, "values": list(a.values) if a.values else None}
         if a.families:
@@ -300,8 +399,9 @@ def schema_from_json(data: Mapping[str, Any], domain: str = FASHION) -> DomainSc
     if unknown:
         raise ValueError(f"{domain}: unknown key(s) {unknown}")
     attributes = tuple(_attribute(domain, e) for e in data.get("attributes") or [])
-    return DomainSchema(domain, attributes, str(data.get("category_attribute", "")),
-                        int(data.get("modifiable_budget", 0)))
+    return DomainSchema(
+        domain, attributes, str(data.get("category_attribute", "")), int(data.get("modifiable_budget", 0))
+    )
 
 
 def load_schema_file(path: str | os.PathLike) -> dict[str, DomainSchema]:
@@ -331,8 +431,11 @@ def schemas_from_audit(audit: Mapping[str, Any], *, defaults: bool = True) -> di
     """The schemas a folder was built with (audit.json "schema"); for a domain without one, the default schema
     (`defaults=True`) or nothing."""
     recorded = audit.get("schema") or {}
-    return {d: schema_from_json(recorded[d], d) if d in recorded else schema_for(d) for d in names.DOMAINS
-            if d in recorded or defaults}
+    return {
+        d: schema_from_json(recorded[d], d) if d in recorded else schema_for(d)
+        for d in names.DOMAINS
+        if d in recorded or defaults
+    }
 
 
 if __name__ == "__main__":  # print the default schemas in the `--schema` file format

@@ -43,8 +43,9 @@ def candidate_text(domain: str, attributes: Mapping[str, str]) -> str:
 
 
 def constraints_query_text(domain: str, reference: Mapping[str, str], request: str) -> str:
-    return names.CONSTRAINTS_QUERY_TEMPLATE.format(reference_attributes=product_fields(domain, reference),
-                                                   query_text=request)
+    return names.CONSTRAINTS_QUERY_TEMPLATE.format(
+        reference_attributes=product_fields(domain, reference), query_text=request
+    )
 
 
 def state_query_text(domain: str, reference: Mapping[str, str], turns: Sequence[str]) -> str:
@@ -70,7 +71,9 @@ def mentions(text: str, value: str) -> bool:
     (True, False)
     """
     needle = normalized_words(value)
-    return bool(needle) and re.search(rf"(?<![a-z0-9]){re.escape(needle)}(?![a-z0-9])", normalized_words(text)) is not None
+    return (
+        bool(needle) and re.search(rf"(?<![a-z0-9]){re.escape(needle)}(?![a-z0-9])", normalized_words(text)) is not None
+    )
 
 
 def reveals_reference(reference: Mapping[str, str], conditions: Sequence, text: str) -> bool:
@@ -88,14 +91,24 @@ def reveals_reference(reference: Mapping[str, str], conditions: Sequence, text: 
 # --- condition phrases (paper A.2: P names only the target; N may name the excluded value) ----------------------
 
 _POSITIVE = {
-    "colour": "in {v}", "pattern": "with {a} {v} pattern", "sleeve_length": "with {v} sleeves",
-    "length": "in {a} {v} length", "view": "seen from the {v}", "setting": "photographed in {a} {v} setting",
-    "brand": "made by {v}", "year": "in {a} {v} model year",
+    "colour": "in {v}",
+    "pattern": "with {a} {v} pattern",
+    "sleeve_length": "with {v} sleeves",
+    "length": "in {a} {v} length",
+    "view": "seen from the {v}",
+    "setting": "photographed in {a} {v} setting",
+    "brand": "made by {v}",
+    "year": "in {a} {v} model year",
 }
 _NEGATIVE = {
-    "colour": "not in {v}", "pattern": "without the {v} pattern", "sleeve_length": "not with {v} sleeves",
-    "length": "not in the {v} length", "view": "not seen from the {v}", "setting": "not in {a} {v} setting",
-    "brand": "not made by {v}", "year": "not from {v}",
+    "colour": "not in {v}",
+    "pattern": "without the {v} pattern",
+    "sleeve_length": "not with {v} sleeves",
+    "length": "not in the {v} length",
+    "view": "not seen from the {v}",
+    "setting": "not in {a} {v} setting",
+    "brand": "not made by {v}",
+    "year": "not from {v}",
 }
 # Fashion Product Images spells colours in title case; requests use lower case (and a word for "Multi").
 _LOWER = frozenset({"colour"})
@@ -136,8 +149,11 @@ def request_text(positives: Sequence[str], negatives: Sequence[str], rng: np.ran
 
 
 FIRST_TURN = ("I'm looking for something like this, {p}.", "Show me this {p}.", "Can I see this {p}?")
-FIRST_TURN_NEGATIVE = ("I'm looking for something like this, but {p}.", "Show me similar ones, {p}.",
-                       "Something like this, please, {p}.")
+FIRST_TURN_NEGATIVE = (
+    "I'm looking for something like this, but {p}.",
+    "Show me similar ones, {p}.",
+    "Something like this, please, {p}.",
+)
 ADD_TURN = ("Also, {p}.", "Oh, and {p}, please.", "One more thing: {p}.")
 REVISE_TURN = (
     "Actually, change of plan for the {label}: {p} instead.",

@@ -22,8 +22,9 @@ from triad_dataset.tracks.shared import ImageCache, corpus_rows
 from triad_dataset.tracks.state import build_state
 
 
-def build_domain(domain: str, catalog: Catalog, *, n_queries: int, same_queries: int,
-                 pool_size: int = names.POOL_SIZE, seed: int = 0) -> BuildResult:
+def build_domain(
+    domain: str, catalog: Catalog, *, n_queries: int, same_queries: int, pool_size: int = names.POOL_SIZE, seed: int = 0
+) -> BuildResult:
     """constraints_<d>, state_<d>, same_<d> and <d>_items from one catalog (docs/CONTRACTS.md §2)."""
     if catalog.domain != domain:
         raise ValueError(f"catalog {catalog.source} is a {catalog.domain} catalog, not {domain}")
@@ -38,9 +39,13 @@ def build_domain(domain: str, catalog: Catalog, *, n_queries: int, same_queries:
         c_config: constraints_audit(catalog, constraints),
         f"state_{domain}": state_audit,
         f"same_{domain}": same_audit,
-        corpus_config: {"items": len(catalog), "products": len({i.product_id for i in catalog.items}),
-                        "skipped_rows": catalog.skipped, "source": catalog.source,
-                        "schema": schema_to_json(catalog.schema)},
+        corpus_config: {
+            "items": len(catalog),
+            "products": len({i.product_id for i in catalog.items}),
+            "skipped_rows": catalog.skipped,
+            "source": catalog.source,
+            "schema": schema_to_json(catalog.schema),
+        },
     }
     tables = {c_config: constraints, f"state_{domain}": state, f"same_{domain}": same, corpus_config: corpus}
     return BuildResult(tables, audit)

@@ -81,10 +81,16 @@ def read_catalog(domain: str, sources: FullSources, *, skip_unsupported: bool = 
     schema = load_schema_file(sources.schema).get(domain) if sources.schema is not None else None
     if domain == FASHION:
         if sources.fashion_table is not None:
-            return catalog.read_attribute_table(sources.fashion_table, FASHION, images_dir=sources.fashion_images,
-                                                schema=schema)
-        return catalog.read_fashion_styles(sources.fashion_styles, sources.fashion_images, schema=schema,
-                                           annotations=sources.fashion_annotations, skip_unsupported=skip_unsupported)
+            return catalog.read_attribute_table(
+                sources.fashion_table, FASHION, images_dir=sources.fashion_images, schema=schema
+            )
+        return catalog.read_fashion_styles(
+            sources.fashion_styles,
+            sources.fashion_images,
+            schema=schema,
+            annotations=sources.fashion_annotations,
+            skip_unsupported=skip_unsupported,
+        )
     if sources.cars_table is not None:
         return catalog.read_attribute_table(sources.cars_table, CARS, images_dir=sources.cars_images, schema=schema)
     return catalog.read_stanford_cars(sources.cars_annotations, sources.cars_images, schema=schema)
@@ -100,9 +106,18 @@ def _abstraction(sources: FullSources, n_queries: int, pool_size: int, seed: int
     return build_abstraction(graph, images, n_queries=n_queries, pool_size=pool_size, seed=seed)
 
 
-def build_full(out_dir: str | os.PathLike, sources: FullSources, *, n_queries: int = 1000,
-               same_queries: int = n.SAME_QUERIES, pool_size: int = n.POOL_SIZE, seed: int = 0,
-               overwrite: bool = False, skip_unsupported: bool = False, quiet: bool = False) -> Path:
+def build_full(
+    out_dir: str | os.PathLike,
+    sources: FullSources,
+    *,
+    n_queries: int = 1000,
+    same_queries: int = n.SAME_QUERIES,
+    pool_size: int = n.POOL_SIZE,
+    seed: int = 0,
+    overwrite: bool = False,
+    skip_unsupported: bool = False,
+    quiet: bool = False,
+) -> Path:
     """Build every track the sources allow, validate, write `out_dir` and print the audit table."""
     from triad_dataset.editions.domain import build_domain
     from triad_dataset.editions.mini import write_validated
@@ -119,9 +134,19 @@ def build_full(out_dir: str | os.PathLike, sources: FullSources, *, n_queries: i
     if "abstraction" in tracks:
         steps.append(("abstraction", lambda: _abstraction(sources, n_queries, pool_size, seed)))
     for domain in (d for d in n.DOMAINS if d in tracks):
-        steps.append((domain, lambda d=domain: build_domain(
-            d, read_catalog(d, sources, skip_unsupported=skip_unsupported), n_queries=n_queries,
-            same_queries=same_queries, pool_size=pool_size, seed=seed)))
+        steps.append(
+            (
+                domain,
+                lambda d=domain: build_domain(
+                    d,
+                    read_catalog(d, sources, skip_unsupported=skip_unsupported),
+                    n_queries=n_queries,
+                    same_queries=same_queries,
+                    pool_size=pool_size,
+                    seed=seed,
+                ),
+            )
+        )
     result, timings = BuildResult(), {}
     for name, step in tqdm(steps, desc="full build", unit="track", disable=quiet):
         start = time.perf_counter()

@@ -19,22 +19,41 @@ from triad_dataset.contract import names as n
 from triad_dataset.contract.records import BuildResult
 
 
-def assemble(result: BuildResult, *, edition: str, seed: int, extra: Mapping[str, Any] | None = None
-             ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
+def assemble(
+    result: BuildResult, *, edition: str, seed: int, extra: Mapping[str, Any] | None = None
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
     """Tables in `names.ALL_CONFIGS` order and the folder audit (builders' figures + the row summary)."""
     from triad_dataset.folder.audit import summarize
+
     tables = {c: result.tables[c] for c in n.ALL_CONFIGS if c in result.tables}
     # the attribute schema each domain was built with (validate.py and audit.py read it back; schema.py)
-    schemas = {d: result.audit[n.DOMAIN_CORPUS[d]]["schema"] for d in n.DOMAINS
-               if "schema" in result.audit.get(n.DOMAIN_CORPUS[d], {})}
-    audit: dict[str, Any] = {"benchmark": "triad", "edition": edition, "pool_size": n.POOL_SIZE, "seed": seed,
-                             **(extra or {}), "schema": schemas, "summary": summarize(tables),
-                             "builders": result.audit}
+    schemas = {
+        d: result.audit[n.DOMAIN_CORPUS[d]]["schema"]
+        for d in n.DOMAINS
+        if "schema" in result.audit.get(n.DOMAIN_CORPUS[d], {})
+    }
+    audit: dict[str, Any] = {
+        "benchmark": "triad",
+        "edition": edition,
+        "pool_size": n.POOL_SIZE,
+        "seed": seed,
+        **(extra or {}),
+        "schema": schemas,
+        "summary": summarize(tables),
+        "builders": result.audit,
+    }
     return tables, audit
 
 
-def write_validated(out_dir: str | os.PathLike, result: BuildResult, *, edition: str, seed: int, overwrite: bool,
-                    extra: Mapping[str, Any] | None = None) -> tuple[Path, dict[str, Any]]:
+def write_validated(
+    out_dir: str | os.PathLike,
+    result: BuildResult,
+    *,
+    edition: str,
+    seed: int,
+    overwrite: bool,
+    extra: Mapping[str, Any] | None = None,
+) -> tuple[Path, dict[str, Any]]:
     """Write the folder with its card and audit; abort (TriadError, nothing written) if the validator objects."""
     from triad_dataset.contract.errors import TriadError
     from triad_dataset.contract.features import features_for
@@ -51,8 +70,9 @@ def write_validated(out_dir: str | os.PathLike, result: BuildResult, *, edition:
         if violations:
             shown = "\n  ".join(violations[:20])
             more = f"\n  ... and {len(violations) - 20} more" if len(violations) > 20 else ""
-            raise TriadError(f"{out_dir}: the built folder has {len(violations)} violations, nothing written:\n"
-                             f"  {shown}{more}")
+            raise TriadError(
+                f"{out_dir}: the built folder has {len(violations)} violations, nothing written:\n  {shown}{more}"
+            )
 
     features = {c: features_for(c) for c in tables}
     path = write_folder(out_dir, tables, features=features, card=card, audit=audit, overwrite=overwrite, check=check)
@@ -92,7 +112,10 @@ def build_mini(out_dir: str | os.PathLike, *, seed: int = 0, overwrite: bool = F
         bar.update()
     if not quiet:
         print(format_audit(audit))
-        print("\nstage seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items())
-              + f"; total {sum(timings.values()):.1f}")
+        print(
+            "\nstage seconds: "
+            + ", ".join(f"{k} {v:.1f}" for k, v in timings.items())
+            + f"; total {sum(timings.values()):.1f}"
+        )
         print(f"wrote {path} (0 validation violations)")
     return path

@@ -67,8 +67,9 @@ def eligible_additions(catalog: Catalog, row: Mapping[str, Any], seed: int = SCA
     return positions[_query_rng(row["query_id"], seed).permutation(len(positions))]
 
 
-def scale_rows(rows: Sequence[Mapping[str, Any]], catalog: Catalog, size: int | None, *,
-               seed: int = SCALING_SEED) -> list[dict[str, Any]]:
+def scale_rows(
+    rows: Sequence[Mapping[str, Any]], catalog: Catalog, size: int | None, *, seed: int = SCALING_SEED
+) -> list[dict[str, Any]]:
     """Rows with pools grown to `size` candidates (None: every eligible item), original candidates first."""
     out = []
     for row in rows:
@@ -78,8 +79,10 @@ def scale_rows(rows: Sequence[Mapping[str, Any]], catalog: Catalog, size: int | 
             if size < len(original):
                 raise ValueError(f"{row['query_id']}: size {size} is below the original pool of {len(original)}")
             if size - len(original) > len(additions):
-                raise ValueError(f"{row['query_id']}: only {len(original) + len(additions)} eligible candidates, "
-                                 f"pool size {size} requested")
+                raise ValueError(
+                    f"{row['query_id']}: only {len(original) + len(additions)} eligible candidates, "
+                    f"pool size {size} requested"
+                )
             additions = additions[: size - len(original)]
         added = [catalog.items[int(p)].item_id for p in additions]
         new = dict(row)
@@ -92,15 +95,26 @@ def scale_rows(rows: Sequence[Mapping[str, Any]], catalog: Catalog, size: int | 
 
 def _kept_figures(audit: Mapping[str, Any], written: set[str]) -> dict[str, Any]:
     """The source audit without the figures of configs this folder does not contain (top level and one below)."""
+
     def keep(key: str) -> bool:
         return key in written or key not in names.ALL_CONFIGS
 
-    return {k: ({kk: vv for kk, vv in v.items() if keep(kk)} if isinstance(v, Mapping) else v)
-            for k, v in audit.items() if keep(k)}
+    return {
+        k: ({kk: vv for kk, vv in v.items() if keep(kk)} if isinstance(v, Mapping) else v)
+        for k, v in audit.items()
+        if keep(k)
+    }
 
 
-def scale_folder(src_dir: str | os.PathLike, out_dir: str | os.PathLike, size: int | None, *,
-                 seed: int = SCALING_SEED, configs: Sequence[str] | None = None, overwrite: bool = False) -> Path:
+def scale_folder(
+    src_dir: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    size: int | None,
+    *,
+    seed: int = SCALING_SEED,
+    configs: Sequence[str] | None = None,
+    overwrite: bool = False,
+) -> Path:
     """Write `out_dir` with the product configs of `src_dir` scaled to `size` (None = eligible full).
 
     `configs` defaults to every constraints config present plus its paired state config when present.
@@ -114,8 +128,10 @@ def scale_folder(src_dir: str | os.PathLike, out_dir: str | os.PathLike, size: i
         configs = [c for c in names.CONSTRAINTS_CONFIGS + names.STATE_CONFIGS if c in present]
     unknown = [c for c in configs if c not in DOMAIN_OF or c not in present]
     if unknown or not configs:
-        raise TriadError(f"{src_dir}: cannot scale {unknown or 'nothing'}: pool scaling applies to constraints/state "
-                         f"configs present in the folder (found {', '.join(present) or 'none'})")
+        raise TriadError(
+            f"{src_dir}: cannot scale {unknown or 'nothing'}: pool scaling applies to constraints/state "
+            f"configs present in the folder (found {', '.join(present) or 'none'})"
+        )
     tables: dict[str, list[dict[str, Any]]] = {}
     figures: dict[str, Any] = {}
     catalogs: dict[str, Catalog] = {}
@@ -132,22 +148,35 @@ def scale_folder(src_dir: str | os.PathLike, out_dir: str | os.PathLike, size: i
         scaled = scale_rows(folder.read_rows(src_dir, config), catalog, size, seed=seed)
         lengths = [len(r["candidate_ids"]) for r in scaled]
         tables[config] = scaled
-        figures[config] = {"queries": len(scaled), "min_pool": min(lengths), "max_pool": max(lengths),
-                           "mean_pool": round(float(np.mean(lengths)), 2)}
+        figures[config] = {
+            "queries": len(scaled),
+            "min_pool": min(lengths),
+            "max_pool": max(lengths),
+            "mean_pool": round(float(np.mean(lengths)), 2),
+        }
     source_audit = folder.read_audit(src_dir) if (src_dir / folder.AUDIT_NAME).is_file() else {}
     audit = _kept_figures(source_audit, set(tables))
     if "summary" in audit:  # the folder-level row summary (triad_dataset.folder.audit), recomputed on the new pools
         from triad_dataset.folder.audit import summarize
 
         audit["summary"] = summarize(tables)
-    audit.update(benchmark="triad", pool_size=size,
-                 pool_scaling={"source_fingerprint": folder.fingerprint(src_dir), "seed": seed,
-                               "size": size if size is not None else "eligible-full", "configs": figures})
+    audit.update(
+        benchmark="triad",
+        pool_size=size,
+        pool_scaling={
+            "source_fingerprint": folder.fingerprint(src_dir),
+            "seed": seed,
+            "size": size if size is not None else "eligible-full",
+            "configs": figures,
+        },
+    )
     card_path = src_dir / folder.CARD_NAME
     body = folder.split_front_matter(card_path.read_text(encoding="utf-8"))[1] if card_path.is_file() else ""
-    card = (f"# Pool-scaled TRIAD constraints subsets ({audit['pool_scaling']['size']} candidates)\n\n"
-            "Built by `triad_dataset.editions.pool_scaling` (paper Appendix A.5): each query keeps its original 1,000 "
-            "candidates and appends products that fail the complete positive rule, in a fixed order seeded with "
-            f"{seed}; pools of different sizes are nested.\n\n{body}")
+    card = (
+        f"# Pool-scaled TRIAD constraints subsets ({audit['pool_scaling']['size']} candidates)\n\n"
+        "Built by `triad_dataset.editions.pool_scaling` (paper Appendix A.5): each query keeps its original 1,000 "
+        "candidates and appends products that fail the complete positive rule, in a fixed order seeded with "
+        f"{seed}; pools of different sizes are nested.\n\n{body}"
+    )
     features = {c: features_for(c) for c in tables}
     return folder.write_folder(out_dir, tables, features=features, card=card, audit=audit, overwrite=overwrite)

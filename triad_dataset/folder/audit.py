@@ -35,11 +35,26 @@ PAPER_MEANS = {
 # paper A.3: conflict traps cover 459 of 525 Fashion and 517 of 525 Cars conflict queries
 PAPER_TRAP_COVERAGE = {s: c for s, c in zip(n.STATE_CONFIGS, ((459, 525), (517, 525)), strict=True)}
 ROLE_HEADERS = {  # paper Table 7 abbreviations
-    n.POSITIVE: "Pos", n.SIBLING: "Sib", n.P_VIOLATION: "P-V", n.N_VIOLATION: "N-V", n.PN_VIOLATION: "PN-V",
-    n.IMPLICIT_VIOLATION: "Imp-V", n.VISUAL: "Vis", n.RANDOM: "Rand", n.CONFLICT_TRAP: "Trap",
+    n.POSITIVE: "Pos",
+    n.SIBLING: "Sib",
+    n.P_VIOLATION: "P-V",
+    n.N_VIOLATION: "N-V",
+    n.PN_VIOLATION: "PN-V",
+    n.IMPLICIT_VIOLATION: "Imp-V",
+    n.VISUAL: "Vis",
+    n.RANDOM: "Rand",
+    n.CONFLICT_TRAP: "Trap",
 }
-SUMMARY_COLUMNS = ("query_id", "candidate_roles", "candidate_trap", "positive_ids", "profile", "session_type",
-                   "num_turns", "conditions")
+SUMMARY_COLUMNS = (
+    "query_id",
+    "candidate_roles",
+    "candidate_trap",
+    "positive_ids",
+    "profile",
+    "session_type",
+    "num_turns",
+    "conditions",
+)
 # Chance level of the six main subsets: random-ranking mAP 0.008-0.011 with 1,000-candidate pools (issue 13, from
 # the paper's pool shapes; docs/metrics.md "chance level").
 PAPER_RANDOM_MAP = (0.008, 0.011)
@@ -80,8 +95,13 @@ def summarize_config(config: str, rows: Sequence[Mapping[str, Any]]) -> dict[str
         "mean_positives": _mean(sum(len(r["positive_ids"] or []) for r in rows), count),
         "mean_per_role": {role: _mean(roles[role], count) for role in n.ROLES if roles[role]},
         "pool_size": {"min": min(pool_sizes, default=0), "max": max(pool_sizes, default=0)},
-        "random_map": round(sum(random_ap(len(r["candidate_roles"]), len(r["positive_ids"])) for r in rows
-                                if r["positive_ids"]) / count, 6) if count else 0.0,
+        "random_map": round(
+            sum(random_ap(len(r["candidate_roles"]), len(r["positive_ids"])) for r in rows if r["positive_ids"])
+            / count,
+            6,
+        )
+        if count
+        else 0.0,
     }
     if config in n.CONSTRAINTS_CONFIGS + n.STATE_CONFIGS:
         profiles = Counter(r["profile"] for r in rows)
@@ -128,47 +148,89 @@ def gate_violations(audit: Mapping[str, Any], path: str = "") -> Iterator[tuple[
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     cells = [[str(c) for c in header]] + [[f"{c:.2f}" if isinstance(c, float) else str(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
-             for r in cells]
+    lines = [
+        "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+        for r in cells
+    ]
     return [lines[0], "-" * len(lines[0]), *lines[1:]]
 
 
 def format_audit(audit: Mapping[str, Any], summary: Mapping[str, Mapping[str, Any]] | None = None) -> str:
     """The audit table as text (`summary` defaults to audit["summary"])."""
     summary = summary if summary is not None else audit.get("summary", {})
-    lines = [f"TRIAD audit (edition {audit.get('edition', '?')}, pool size {audit.get('pool_size')}, "
-             f"seed {audit.get('seed', '?')})", ""]
+    lines = [
+        f"TRIAD audit (edition {audit.get('edition', '?')}, pool size {audit.get('pool_size')}, "
+        f"seed {audit.get('seed', '?')})",
+        "",
+    ]
     roles = [r for r in n.ROLES if any(r in s["mean_per_role"] for s in summary.values())]
-    rows = [[n.DISPLAY_NAMES.get(c, c), s["queries"], s["mean_positives"],
-             *(s["mean_per_role"].get(r, 0.0) for r in roles),
-             s["pool_size"]["min"] if s["pool_size"]["min"] == s["pool_size"]["max"]
-             else f"{s['pool_size']['min']}-{s['pool_size']['max']}"]
-            for c, s in summary.items()]
+    rows = [
+        [
+            n.DISPLAY_NAMES.get(c, c),
+            s["queries"],
+            s["mean_positives"],
+            *(s["mean_per_role"].get(r, 0.0) for r in roles),
+            s["pool_size"]["min"]
+            if s["pool_size"]["min"] == s["pool_size"]["max"]
+            else f"{s['pool_size']['min']}-{s['pool_size']['max']}",
+        ]
+        for c, s in summary.items()
+    ]
     lines += ["mean count per query by candidate role (paper Table 7 labels)", ""]
     lines += _table(["config", "queries", "mean pos", *(ROLE_HEADERS[r] for r in roles), "pool"], rows)
-    chance = [[n.DISPLAY_NAMES.get(c, c), s["mean_positives"], s.get("random_map", 0.0),
-               "{:.3f}-{:.3f}".format(*PAPER_RANDOM_MAP) if c in n.MAIN_CONFIGS else
-               (f"pos {PAPER_SAME_POSITIVES[c]}" if c in PAPER_SAME_POSITIVES else "")]
-              for c, s in summary.items()]
+    chance = [
+        [
+            n.DISPLAY_NAMES.get(c, c),
+            s["mean_positives"],
+            s.get("random_map", 0.0),
+            "{:.3f}-{:.3f}".format(*PAPER_RANDOM_MAP)
+            if c in n.MAIN_CONFIGS
+            else (f"pos {PAPER_SAME_POSITIVES[c]}" if c in PAPER_SAME_POSITIVES else ""),
+        ]
+        for c, s in summary.items()
+    ]
     lines += ["", "random-ranking mAP (exact expectation over uniform orderings of each pool)", ""]
     lines += _table(["config", "mean pos", "random mAP", "paper"], [[a, b, f"{m:.4f}", p] for a, b, m, p in chance])
-    paper = [[n.DISPLAY_NAMES[c], summary[c]["mean_positives"], p["mean_positives"],
-              summary[c]["mean_per_role"].get(n.SIBLING, 0.0), p["mean_siblings"]]
-             for c, p in PAPER_MEANS.items() if c in summary]
+    paper = [
+        [
+            n.DISPLAY_NAMES[c],
+            summary[c]["mean_positives"],
+            p["mean_positives"],
+            summary[c]["mean_per_role"].get(n.SIBLING, 0.0),
+            p["mean_siblings"],
+        ]
+        for c, p in PAPER_MEANS.items()
+        if c in summary
+    ]
     if paper:
         lines += ["", *_table(["abstraction", "positives", "paper", "siblings", "paper"], paper)]
     profiles = [[n.DISPLAY_NAMES[c], *s["profile_mix"].values()] for c, s in summary.items() if "profile_mix" in s]
     if profiles:
         lines += ["", *_table(["profile mix", *n.PROFILES], profiles)]
     lines += _conditions_lines(summary, schemas_from_audit(audit))
-    sessions = [[n.DISPLAY_NAMES[c], *s["session_mix"].values(), f"{s['traps']['conflict_queries_with_trap']}/"
-                 f"{s['traps']['conflict_queries']}", s["traps"]["flags"],
-                 "{}/{}".format(*PAPER_TRAP_COVERAGE[c]), _mean(s["traps"]["flags"], s["queries"]),
-                 PAPER_TRAP_FLAGS_PER_QUERY[c]]
-                for c, s in summary.items() if "session_mix" in s]
+    sessions = [
+        [
+            n.DISPLAY_NAMES[c],
+            *s["session_mix"].values(),
+            f"{s['traps']['conflict_queries_with_trap']}/{s['traps']['conflict_queries']}",
+            s["traps"]["flags"],
+            "{}/{}".format(*PAPER_TRAP_COVERAGE[c]),
+            _mean(s["traps"]["flags"], s["queries"]),
+            PAPER_TRAP_FLAGS_PER_QUERY[c],
+        ]
+        for c, s in summary.items()
+        if "session_mix" in s
+    ]
     if sessions:
-        header = ["session mix", *next(s["session_mix"] for s in summary.values() if "session_mix" in s),
-                  "trap coverage", "trap flags", "paper coverage", "flags/query", "paper"]
+        header = [
+            "session mix",
+            *next(s["session_mix"] for s in summary.values() if "session_mix" in s),
+            "trap coverage",
+            "trap flags",
+            "paper coverage",
+            "flags/query",
+            "paper",
+        ]
         lines += ["", *_table(header, sessions)]
     gates = list(gate_violations(audit))
     bad = [f"{where} = {count}" for where, count in gates if count not in (0, None)]
@@ -186,16 +248,28 @@ def _conditions_lines(summary: Mapping[str, Mapping[str, Any]], schemas: Mapping
         if config not in summary:
             continue
         schema, counts = schemas[domain], summary[config].get("conditions_per_attribute", {})
-        rows = [[a.name, SCHEMA_ROLE_HEADERS[a.role], counts.get(a.name, {}).get("P", 0),
-                 counts.get(a.name, {}).get("N", 0)] for a in schema.attributes]
+        rows = [
+            [
+                a.name,
+                SCHEMA_ROLE_HEADERS[a.role],
+                counts.get(a.name, {}).get("P", 0),
+                counts.get(a.name, {}).get("N", 0),
+            ]
+            for a in schema.attributes
+        ]
         rows += [[name, "NOT IN SCHEMA", c["P"], c["N"]] for name, c in counts.items() if name not in schema.names]
         queries = max(summary[config]["queries"], 1)
         total = {p: sum(c.get(p, 0) for c in counts.values()) for p in n.POLARITIES}
-        rows.append(["all (per 1,000 queries)", "", round(1000 * total["P"] / queries),
-                     round(1000 * total["N"] / queries)])
+        rows.append(
+            ["all (per 1,000 queries)", "", round(1000 * total["P"] / queries), round(1000 * total["N"] / queries)]
+        )
         rows.append(["paper A.4.1 (per 1,000)", "", *PAPER_CONDITIONS_PER_1000.values()])
-        lines += ["", f"{n.DISPLAY_NAMES[config]} conditions per attribute (schema roles; modifiable budget "
-                      f"{schema.modifiable_budget})", ""]
+        lines += [
+            "",
+            f"{n.DISPLAY_NAMES[config]} conditions per attribute (schema roles; modifiable budget "
+            f"{schema.modifiable_budget})",
+            "",
+        ]
         lines += _table(["attribute", "role", "P", "N"], rows)
     return lines
 

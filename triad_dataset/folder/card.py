@@ -30,29 +30,37 @@ _I2C, _C2I = n.ABSTRACTION_CONFIGS
 _SELF_I2C, _SELF_C2I = n.SELF_CONFIGS
 CONFIG_DESCRIPTIONS: dict[str, str] = {
     _I2C: "Instance-to-Concept: an instance image plus its leaf-class name; positives are its WordNet ancestors "
-          "one or two levels up (at most 5, hop label per positive); sibling concepts are hard negatives.",
+    "one or two levels up (at most 5, hop label per positive); sibling concepts are hard negatives.",
     _C2I: "Concept-to-Instance: concept text `{name}. {definition}`; positives are 5 images of classes one or two "
-          "levels below; sibling-descendant images are hard negatives; `depth` is the concept's WordNet depth.",
-    **{c: f"Constraints ({d}): a reference product (image + visible fields) and a request with 1-3 conditions "
-          "(profile D1-D7 = 1P, 1N, 2P, 2N, 1P1N, 2P1N, 1P2N); positives satisfy every condition and keep the "
-          "preserved attributes; negatives are typed by the requirement they violate."
-       for c, d in zip(n.CONSTRAINTS_CONFIGS, n.DOMAINS, strict=True)},
-    **{c: f"State ({d}): the paired constraints query (same `query_id`, reference, final conditions and positive "
-          "set) told as a 2-3 turn dialogue; conflict sessions revise a value, and `conflict_trap` candidates "
-          "satisfy the superseded value."
-       for c, d in zip(n.STATE_CONFIGS, n.DOMAINS, strict=True)},
+    "levels below; sibling-descendant images are hard negatives; `depth` is the concept's WordNet depth.",
+    **{
+        c: f"Constraints ({d}): a reference product (image + visible fields) and a request with 1-3 conditions "
+        "(profile D1-D7 = 1P, 1N, 2P, 2N, 1P1N, 2P1N, 1P2N); positives satisfy every condition and keep the "
+        "preserved attributes; negatives are typed by the requirement they violate."
+        for c, d in zip(n.CONSTRAINTS_CONFIGS, n.DOMAINS, strict=True)
+    },
+    **{
+        c: f"State ({d}): the paired constraints query (same `query_id`, reference, final conditions and positive "
+        "set) told as a 2-3 turn dialogue; conflict sessions revise a value, and `conflict_trap` candidates "
+        "satisfy the superseded value."
+        for c, d in zip(n.STATE_CONFIGS, n.DOMAINS, strict=True)
+    },
     _SELF_I2C: "Self reference: an instance image plus leaf-class name; the single positive is its own leaf "
-               "concept, whose text is the definition only (no name).",
+    "concept, whose text is the definition only (no name).",
     _SELF_C2I: "Self reference: a leaf concept's definition (no name); the single positive is that class's image.",
-    **{c: f"Same reference ({d}): \"find this exact item\" (6 fixed templates, cycled); positives are other "
-          "images of the same product."
-       for c, d in zip(n.SAME_CONFIGS, n.DOMAINS, strict=True)},
+    **{
+        c: f'Same reference ({d}): "find this exact item" (6 fixed templates, cycled); positives are other '
+        "images of the same product."
+        for c, d in zip(n.SAME_CONFIGS, n.DOMAINS, strict=True)
+    },
     n.CONCEPTS_CORPUS: "Concepts that abstraction candidate ids point to (no image); Self items have ids "
-                       "`<wnid>#def` and definition-only text.",
+    "`<wnid>#def` and definition-only text.",
     n.INSTANCES_CORPUS: "Instance images (one per WordNet leaf class) that abstraction candidate ids point to.",
-    **{c: f"{d.capitalize()} products (image, visible fields, hidden attribute labels) that {d} candidate ids "
-          "point to."
-       for d, c in n.DOMAIN_CORPUS.items()},
+    **{
+        c: f"{d.capitalize()} products (image, visible fields, hidden attribute labels) that {d} candidate ids "
+        "point to."
+        for d, c in n.DOMAIN_CORPUS.items()
+    },
 }
 
 QUERY_FIELDS = """| column | meaning |
@@ -150,8 +158,12 @@ def _config_table(summary: Mapping[str, Mapping[str, Any]], configs: list[str]) 
     return "\n".join(lines)
 
 
-def render_card(edition: str, audit: Mapping[str, Any], configs: list[str] | None = None,
-                corpus_sizes: Mapping[str, int] | None = None) -> str:
+def render_card(
+    edition: str,
+    audit: Mapping[str, Any],
+    configs: list[str] | None = None,
+    corpus_sizes: Mapping[str, int] | None = None,
+) -> str:
     """The card text (YAML front matter + markdown) of a TRIAD folder of the given edition."""
     if edition not in EDITIONS:
         raise ValueError(f"unknown edition {edition!r}; known: {EDITIONS}")
@@ -187,7 +199,7 @@ Every config has one split, `{n.SPLIT}`.
 ```python
 from datasets import load_dataset
 queries = load_dataset("/abs/path/to/this/folder", "{n.STATE_CONFIGS[1]}", split="{n.SPLIT}")
-items = load_dataset("/abs/path/to/this/folder", "{n.DOMAIN_CORPUS['cars']}", split="{n.SPLIT}")
+items = load_dataset("/abs/path/to/this/folder", "{n.DOMAIN_CORPUS["cars"]}", split="{n.SPLIT}")
 queries = load_dataset("ORG/triad", "{n.STATE_CONFIGS[1]}", split="{n.SPLIT}")  # from the Hub, once pushed
 ```
 

@@ -101,8 +101,9 @@ def _image_columns(features: Mapping[str, Any]) -> list[str]:
     return [name for name, feature in features.items() if isinstance(feature, Image)]
 
 
-def _prepare_rows(config: str, rows: Sequence[Mapping[str, Any]], features: Mapping[str, Any], offset: int = 0
-                  ) -> list[dict]:
+def _prepare_rows(
+    config: str, rows: Sequence[Mapping[str, Any]], features: Mapping[str, Any], offset: int = 0
+) -> list[dict]:
     """Fill missing columns with None, encode images and JSON columns; an unknown column is a ValueError."""
     columns = list(features)
     known = set(columns)
@@ -135,8 +136,10 @@ def _row_error(config: str, prepared: Sequence[dict], schema: pa.Schema, offset:
                 pa.array([row[field.name]], type=field.type)
             except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
                 row_id = row.get("query_id", row.get("item_id", offset + index))
-                return ValueError(f"{config} / {row_id}: column {field.name} does not match the config's features "
-                                  f"({field.type}): {exc}")
+                return ValueError(
+                    f"{config} / {row_id}: column {field.name} does not match the config's features "
+                    f"({field.type}): {exc}"
+                )
     return ValueError(f"{config}: rows {offset}-{offset + len(prepared) - 1} do not match the config's features")
 
 
@@ -153,7 +156,7 @@ def write_shard(directory: Path, config: str, rows: Sequence[Mapping[str, Any]],
     num_bytes = 0
     with pq.ParquetWriter(partial, schema, compression=COMPRESSION) as writer:
         for start in range(0, len(rows), group):
-            prepared = _prepare_rows(config, rows[start:start + group], features, offset=start)
+            prepared = _prepare_rows(config, rows[start : start + group], features, offset=start)
             try:
                 chunk = pa.Table.from_pylist(prepared, schema=schema)
             except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
@@ -175,15 +178,16 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
         end = text.find("\n---", 4)
         if end != -1:
             meta = yaml.load(text[4:end], Loader=_YAML_LOADER) or {}
-            body = text[end + 4:].lstrip("\n")
+            body = text[end + 4 :].lstrip("\n")
             if not isinstance(meta, dict):
                 raise ValueError("dataset card front matter is not a YAML mapping")
             return meta, body
     return {}, text
 
 
-def card_with_configs(card: str, shards: Mapping[str, str], features: Mapping[str, Any],
-                      counts: Mapping[str, tuple[int, int]]) -> str:
+def card_with_configs(
+    card: str, shards: Mapping[str, str], features: Mapping[str, Any], counts: Mapping[str, tuple[int, int]]
+) -> str:
     """The README text: the card's own front matter plus `configs:` and `dataset_info:` for every shard."""
     from datasets.info import DatasetInfo, DatasetInfosDict
     from datasets.splits import SplitDict, SplitInfo
@@ -203,7 +207,9 @@ def card_with_configs(card: str, shards: Mapping[str, str], features: Mapping[st
     meta_yaml["configs"] = [
         {
             "config_name": config,
-            "data_files": [{"split": names.SPLIT, "path": f"{DATA_DIR}/{config}/{shard.split('-00000-')[0]}-*.parquet"}],
+            "data_files": [
+                {"split": names.SPLIT, "path": f"{DATA_DIR}/{config}/{shard.split('-00000-')[0]}-*.parquet"}
+            ],
         }
         for config, shard in shards.items()
     ]
@@ -220,11 +226,14 @@ def _check_target(out_dir: Path, overwrite: bool) -> None:
         if not overwrite:
             raise TriadError(f"{out_dir}: output folder exists (pass --overwrite to replace it)")
         if not _looks_like_dataset_folder(out_dir):
-            raise TriadError(f"{out_dir}: refusing to overwrite: not an empty folder or a dataset folder (no {AUDIT_NAME})")
+            raise TriadError(
+                f"{out_dir}: refusing to overwrite: not an empty folder or a dataset folder (no {AUDIT_NAME})"
+            )
 
 
-def _write_files(tmp: Path, tables: Mapping[str, Sequence[Mapping]], features: Mapping[str, Any], card: str,
-                 audit: Mapping[str, Any]) -> None:
+def _write_files(
+    tmp: Path, tables: Mapping[str, Sequence[Mapping]], features: Mapping[str, Any], card: str, audit: Mapping[str, Any]
+) -> None:
     shards: dict[str, str] = {}
     counts: dict[str, tuple[int, int]] = {}
     for config in tqdm(list(tables), desc="writing parquet", unit="config", leave=False):
@@ -241,9 +250,16 @@ def check_output_dir(out_dir: str | os.PathLike, overwrite: bool) -> None:
     _check_target(Path(out_dir), overwrite)
 
 
-def write_folder(out_dir: str | os.PathLike, tables: Mapping[str, Sequence[Mapping[str, Any]]], *,
-                 features: Mapping[str, Any], card: str, audit: Mapping[str, Any], overwrite: bool = False,
-                 check: Callable[[Path], None] | None = None) -> Path:
+def write_folder(
+    out_dir: str | os.PathLike,
+    tables: Mapping[str, Sequence[Mapping[str, Any]]],
+    *,
+    features: Mapping[str, Any],
+    card: str,
+    audit: Mapping[str, Any],
+    overwrite: bool = False,
+    check: Callable[[Path], None] | None = None,
+) -> Path:
     """Write a dataset folder into a temporary sibling, then rename it to `out_dir` (nothing half-written).
 
     `tables` maps config -> rows (dicts; missing columns become null, `attributes` dicts become JSON, images may be

@@ -57,9 +57,16 @@ def _token(token: str | None) -> str:
     return token
 
 
-def publish(directory: str | os.PathLike, repo_id: str, *, dry_run: bool = False, private: bool = False,
-            token: str | None = None, commit_message: str | None = None,
-            validate: Callable[[Path], list[str]] | None = None) -> str:
+def publish(
+    directory: str | os.PathLike,
+    repo_id: str,
+    *,
+    dry_run: bool = False,
+    private: bool = False,
+    token: str | None = None,
+    commit_message: str | None = None,
+    validate: Callable[[Path], list[str]] | None = None,
+) -> str:
     """Validate `directory` and upload it as the dataset repo `repo_id`; returns the printed report."""
     if not REPO_ID.match(repo_id or ""):
         raise TriadError(f"--repo {repo_id!r}: expected ORG/NAME (e.g. my-org/triad)")
@@ -69,8 +76,10 @@ def publish(directory: str | os.PathLike, repo_id: str, *, dry_run: bool = False
         from triad_dataset.folder.validate import validate_folder as validate
     violations = validate(root)
     if violations:
-        raise TriadError(f"{root}: refusing to publish a folder with {len(violations)} validation violations "
-                         f"(run `triad validate {root}`); first: {violations[0]}")
+        raise TriadError(
+            f"{root}: refusing to publish a folder with {len(violations)} validation violations "
+            f"(run `triad validate {root}`); first: {violations[0]}"
+        )
     if dry_run:
         return format_plan(plan, repo_id)
     from huggingface_hub import HfApi
@@ -79,7 +88,9 @@ def publish(directory: str | os.PathLike, repo_id: str, *, dry_run: bool = False
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         info = api.upload_folder(
-            folder_path=str(root), repo_id=repo_id, repo_type="dataset",
+            folder_path=str(root),
+            repo_id=repo_id,
+            repo_type="dataset",
             allow_patterns=[path for path, _ in plan],
             commit_message=commit_message or f"Upload {root.name} with triad publish",
         )

@@ -25,14 +25,16 @@ def reference_categories(directory: str | os.PathLike, domain: str) -> dict[str,
     category = schemas_from_audit(folder.read_audit(directory))[domain].category_attribute
     table = folder.read_table(directory, n.DOMAIN_CORPUS[domain], columns=["item_id", "attributes"])
     out = {}
-    for item, attributes in zip(table.column("item_id").to_pylist(), table.column("attributes").to_pylist(),
-                                strict=True):
+    for item, attributes in zip(
+        table.column("item_id").to_pylist(), table.column("attributes").to_pylist(), strict=True
+    ):
         out[item] = str(json.loads(attributes or "{}").get(category) or "")
     return out
 
 
-def with_reference_categories(directory: str | os.PathLike, gold: Mapping[str, Sequence[Mapping[str, Any]]]
-                              ) -> dict[str, list[Mapping[str, Any]]]:
+def with_reference_categories(
+    directory: str | os.PathLike, gold: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> dict[str, list[Mapping[str, Any]]]:
     """Gold rows with ``reference_category`` added to the constraints / state rows (copies; others as they are)."""
     out: dict[str, list[Mapping[str, Any]]] = {c: list(rows) for c, rows in gold.items()}
     present = set(folder.list_configs(directory))
@@ -42,6 +44,7 @@ def with_reference_categories(directory: str | os.PathLike, gold: Mapping[str, S
             continue
         categories = reference_categories(directory, domain)
         for c in wanted:
-            out[c] = [{**row, REFERENCE_CATEGORY: categories.get(row.get("query_image_id") or "", "")}
-                      for row in out[c]]
+            out[c] = [
+                {**row, REFERENCE_CATEGORY: categories.get(row.get("query_image_id") or "", "")} for row in out[c]
+            ]
     return out

@@ -96,11 +96,10 @@ def visible_fields(domain: str, row: Mapping[str, Any]) -> str:
     'brand: Audi, year: 2012'
     """
     return n.FIELD_SEPARATOR.join(
-        n.FIELD_TEMPLATE.format(field=f, value=row[f]) for f in n.VISIBLE_PRODUCT_FIELDS[domain]
+        n.FIELD_TEMPLATE.format(field=f, value=row[f])
+        for f in n.VISIBLE_PRODUCT_FIELDS[domain]
         if row.get(f) not in (None, "")
     )
-
-
 
 
 def _iter_batches(directory: Path, config: str, columns: Sequence[str]) -> Iterator[dict[str, list]]:
@@ -176,13 +175,20 @@ def check_corpus(directory: Path, config: str, out: list[str]) -> Corpus:
 # ---------------------------------------------------------------------------------------------------- queries
 
 
-def _check_pool(config: str, row: Mapping[str, Any], pool_size: int | None, corpus: Corpus | None,
-                out: list[str]) -> None:
+def _check_pool(
+    config: str, row: Mapping[str, Any], pool_size: int | None, corpus: Corpus | None, out: list[str]
+) -> None:
     qid = row["query_id"]
     ids, roles, traps = row["candidate_ids"] or [], row["candidate_roles"] or [], row["candidate_trap"] or []
     if not (len(ids) == len(roles) == len(traps)):
-        out.append(_line(config, qid, f"list lengths differ: candidate_ids {len(ids)}, candidate_roles {len(roles)}, "
-                                      f"candidate_trap {len(traps)}"))
+        out.append(
+            _line(
+                config,
+                qid,
+                f"list lengths differ: candidate_ids {len(ids)}, candidate_roles {len(roles)}, "
+                f"candidate_trap {len(traps)}",
+            )
+        )
     if pool_size is not None and len(ids) != pool_size:
         out.append(_line(config, qid, f"pool has {len(ids)} candidates, audit pool_size is {pool_size}"))
     duplicates = sorted(c for c, k in Counter(ids).items() if k > 1)
@@ -193,16 +199,24 @@ def _check_pool(config: str, row: Mapping[str, Any], pool_size: int | None, corp
     if corpus is not None:
         missing = [c for c in ids if c not in corpus.rows]
         if missing:
-            out.append(_line(config, qid, f"{len(missing)} candidate ids not in {n.CANDIDATE_CORPUS[config]}: "
-                                          f"{_listed(missing)}"))
+            out.append(
+                _line(
+                    config, qid, f"{len(missing)} candidate ids not in {n.CANDIDATE_CORPUS[config]}: {_listed(missing)}"
+                )
+            )
     unknown = sorted(set(roles) - set(n.ROLES))
     if unknown:
         out.append(_line(config, qid, f"unknown candidate roles {_listed(unknown)}"))
     positives = [c for c, r in zip(ids, roles, strict=False) if r == n.POSITIVE]
     given = row["positive_ids"] or []
     if len(set(given)) != len(given) or set(given) != set(positives):
-        out.append(_line(config, qid, f"positive_ids {_listed(given)} differ from the positive-role candidates "
-                                      f"{_listed(positives)}"))
+        out.append(
+            _line(
+                config,
+                qid,
+                f"positive_ids {_listed(given)} differ from the positive-role candidates {_listed(positives)}",
+            )
+        )
     if not given:
         out.append(_line(config, qid, "no positive"))
 
@@ -252,7 +266,9 @@ def _check_profile(config: str, row: Mapping[str, Any], out: list[str]) -> None:
         out.append(_line(config, qid, f"condition polarities {_listed(c.get('polarity') for c in bad)} not P/N"))
     counts = (sum(c.get("polarity") == "P" for c in conditions), sum(c.get("polarity") == "N" for c in conditions))
     if n.PROFILES.get(row.get("profile")) != counts:
-        out.append(_line(config, qid, f"profile {row.get('profile')!r} does not match {counts[0]}P/{counts[1]}N conditions"))
+        out.append(
+            _line(config, qid, f"profile {row.get('profile')!r} does not match {counts[0]}P/{counts[1]}N conditions")
+        )
 
 
 def _check_query_image(directory: Path, config: str, corpus: Corpus | None, out: list[str]) -> None:
@@ -285,11 +301,12 @@ def _request_text(config: str, row: Mapping[str, Any], reference: Mapping[str, A
         return text
     prefix = template.format(reference_attributes=visible_fields(domain, reference), query_text="")
     if not text.startswith(prefix):
-        out.append(_line(config, row["query_id"], f"query_text does not start with the reference's visible fields "
-                                                  f"{prefix!r}"))
+        out.append(
+            _line(config, row["query_id"], f"query_text does not start with the reference's visible fields {prefix!r}")
+        )
         marker = template.split("{reference_attributes}")[1].format(query_text="")
         return text.split(marker, 1)[1] if marker in text else text
-    return text[len(prefix):]
+    return text[len(prefix) :]
 
 
 def check_leakage(config: str, row: Mapping[str, Any], corpora: Mapping[str, Corpus], out: list[str]) -> None:
@@ -312,8 +329,14 @@ def check_leakage(config: str, row: Mapping[str, Any], corpora: Mapping[str, Cor
         if not isinstance(value, str) or len(value) < MIN_LEAK_VALUE_LENGTH or normalized_words(value) in named:
             continue
         if mentions(visible_text, value):
-            out.append(_line(config, row["query_id"], f"request reveals the reference's hidden {attribute} value "
-                                                      f"{value!r} for a positive condition (paper A.2)"))
+            out.append(
+                _line(
+                    config,
+                    row["query_id"],
+                    f"request reveals the reference's hidden {attribute} value "
+                    f"{value!r} for a positive condition (paper A.2)",
+                )
+            )
 
 
 def check_self_text(config: str, row: Mapping[str, Any], concepts: Corpus | None, out: list[str]) -> None:
@@ -328,14 +351,19 @@ def check_self_text(config: str, row: Mapping[str, Any], concepts: Corpus | None
         elif row["query_text"] != n.SELF_CONCEPT_TEMPLATE.format(definition=definition):
             out.append(_line(config, qid, "query_text is not the concept's definition alone (paper A.1 Self)"))
     if config == SELF_I2C:
-        named = [c for c in row["candidate_ids"] or [] if c in concepts.rows
-                 and concepts.rows[c]["text"] != n.SELF_CONCEPT_TEMPLATE.format(definition=concepts.rows[c]["definition"])]
+        named = [
+            c
+            for c in row["candidate_ids"] or []
+            if c in concepts.rows
+            and concepts.rows[c]["text"] != n.SELF_CONCEPT_TEMPLATE.format(definition=concepts.rows[c]["definition"])
+        ]
         if named:
             out.append(_line(config, qid, f"candidates whose text is not definition-only: {_listed(named)}"))
 
 
-def check_reference_positives(config: str, row: Mapping[str, Any], corpora: Mapping[str, Corpus],
-                              out: list[str]) -> None:
+def check_reference_positives(
+    config: str, row: Mapping[str, Any], corpora: Mapping[str, Corpus], out: list[str]
+) -> None:
     """Self: the positive is the query's own leaf class. Same: positives are exactly the other pictures of the
     reference product that are in the pool (paper A.1, A.2)."""
     candidates = corpora.get(n.CANDIDATE_CORPUS[config])
@@ -343,8 +371,11 @@ def check_reference_positives(config: str, row: Mapping[str, Any], corpora: Mapp
         return
     qid, ids, roles = row["query_id"], row["candidate_ids"] or [], row["candidate_roles"] or []
     if config in n.SELF_CONFIGS:
-        wrong = [c for c in row["positive_ids"] or [] if c in candidates.rows
-                 and candidates.rows[c]["wnid"] != row.get("wnid")]
+        wrong = [
+            c
+            for c in row["positive_ids"] or []
+            if c in candidates.rows and candidates.rows[c]["wnid"] != row.get("wnid")
+        ]
         if wrong:
             out.append(_line(config, qid, f"positive {_listed(wrong)} is not of the query's class {row.get('wnid')!r}"))
         return
@@ -352,11 +383,21 @@ def check_reference_positives(config: str, row: Mapping[str, Any], corpora: Mapp
     if reference is None:
         return
     product = reference["product_id"]
-    wrong = [c for c, r in zip(ids, roles, strict=False) if c in candidates.rows and c != row.get("query_image_id")
-             and (candidates.rows[c]["product_id"] == product) != (r == n.POSITIVE)]
+    wrong = [
+        c
+        for c, r in zip(ids, roles, strict=False)
+        if c in candidates.rows
+        and c != row.get("query_image_id")
+        and (candidates.rows[c]["product_id"] == product) != (r == n.POSITIVE)
+    ]
     if wrong:
-        out.append(_line(config, qid, f"candidates {_listed(wrong)}: positive role must equal sharing the reference's "
-                                      f"product_id {product!r}"))
+        out.append(
+            _line(
+                config,
+                qid,
+                f"candidates {_listed(wrong)}: positive role must equal sharing the reference's product_id {product!r}",
+            )
+        )
 
 
 # ---------------------------------------------------------------------------------------------------- pairing
@@ -366,8 +407,9 @@ def _condition_key(conditions: Sequence[Mapping[str, Any]] | None) -> list[tuple
     return sorted((c.get("attribute"), c.get("polarity"), c.get("value")) for c in conditions or [])
 
 
-def check_pairing(state: str, state_rows: Sequence[Mapping], constraints_rows: Sequence[Mapping],
-                  out: list[str]) -> None:
+def check_pairing(
+    state: str, state_rows: Sequence[Mapping], constraints_rows: Sequence[Mapping], out: list[str]
+) -> None:
     """Paper A.3: every state query keeps its source's reference, final conditions and complete positive set."""
     constraints = STATE_TO_CONSTRAINTS[state]
     by_id = {r["query_id"]: r for r in constraints_rows}
@@ -381,14 +423,26 @@ def check_pairing(state: str, state_rows: Sequence[Mapping], constraints_rows: S
         if set(row["positive_ids"] or []) != set(source["positive_ids"] or []):
             out.append(_line(state, qid, f"positive set differs from the paired {constraints} query"))
         if row.get("query_image_id") != source.get("query_image_id"):
-            out.append(_line(state, qid, f"reference {row.get('query_image_id')!r} differs from the paired "
-                                         f"{constraints} query's {source.get('query_image_id')!r}"))
+            out.append(
+                _line(
+                    state,
+                    qid,
+                    f"reference {row.get('query_image_id')!r} differs from the paired "
+                    f"{constraints} query's {source.get('query_image_id')!r}",
+                )
+            )
         if _condition_key(row.get("conditions")) != _condition_key(source.get("conditions")):
             out.append(_line(state, qid, f"final conditions differ from the paired {constraints} query"))
         mix_key = (row.get("session_type"), len(row.get("turns") or []), len(source.get("conditions") or []))
         if mix_key not in n.SESSION_MIX_PER_1000:
-            out.append(_line(state, qid, f"session {mix_key[0]}/{mix_key[1]} turns from a {mix_key[2]}-condition "
-                                         f"query is not in the session mix of docs/protocol.md §2"))
+            out.append(
+                _line(
+                    state,
+                    qid,
+                    f"session {mix_key[0]}/{mix_key[1]} turns from a {mix_key[2]}-condition "
+                    f"query is not in the session mix of docs/protocol.md §2",
+                )
+            )
     for qid in sorted(set(by_id) - state_ids):
         out.append(_line(constraints, qid, f"no {state} dialogue with this query_id"))
 
@@ -413,13 +467,24 @@ def check_columns(directory: Path, config: str, out: list[str]) -> bool:
         if set(schema.names) != set(expected.names):  # column order does not matter to readers
             missing = [c for c in expected.names if c not in schema.names]
             extra = [c for c in schema.names if c not in expected.names]
-            out.append(_line(config, ALL, f"{shard.name}: columns differ from docs/protocol.md §1 (missing {missing}, "
-                                          f"extra {extra})"))
+            out.append(
+                _line(
+                    config,
+                    ALL,
+                    f"{shard.name}: columns differ from docs/protocol.md §1 (missing {missing}, extra {extra})",
+                )
+            )
             return False
         for name in expected.names:
             if not schema.field(name).type.equals(expected.field(name).type):
-                out.append(_line(config, ALL, f"{shard.name}: column {name} has type {schema.field(name).type}, "
-                                              f"expected {expected.field(name).type}"))
+                out.append(
+                    _line(
+                        config,
+                        ALL,
+                        f"{shard.name}: column {name} has type {schema.field(name).type}, "
+                        f"expected {expected.field(name).type}",
+                    )
+                )
                 return False
     return True
 
@@ -468,9 +533,15 @@ def validate_triad(directory: Path, audit: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _check_queries(config: str, rows: Sequence[Mapping[str, Any]], pool_size: int | None,
-                   corpora: Mapping[str, Corpus], out: list[str], seen: set[str],
-                   schemas: Mapping[str, DomainSchema] | None = None) -> None:
+def _check_queries(
+    config: str,
+    rows: Sequence[Mapping[str, Any]],
+    pool_size: int | None,
+    corpora: Mapping[str, Corpus],
+    out: list[str],
+    seen: set[str],
+    schemas: Mapping[str, DomainSchema] | None = None,
+) -> None:
     for row in rows:
         qid = row["query_id"]
         if not qid or qid in seen:
@@ -500,8 +571,13 @@ def validate_folder(directory: str | Path) -> list[str]:
     except TriadError as exc:
         return [_line("audit.json", ALL, str(exc))]
     if audit.get("benchmark") == "ark":  # the dispatch lives above both benchmarks (triad_cli.folders)
-        return [_line("audit.json", "benchmark", "an ARK folder: check it with `triad validate` or "
-                      "ark_dataset.validate.validate_folder")]
+        return [
+            _line(
+                "audit.json",
+                "benchmark",
+                "an ARK folder: check it with `triad validate` or ark_dataset.validate.validate_folder",
+            )
+        ]
     if audit.get("benchmark") != "triad":
         return [_line("audit.json", "benchmark", f"{audit.get('benchmark')!r} is not 'triad' or 'ark'")]
     return validate_triad(path, audit)

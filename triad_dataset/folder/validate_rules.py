@@ -42,16 +42,21 @@ def check_rule(config: str, row: Mapping[str, Any], schema: DomainSchema, corpus
         attribute = schema.attribute(c["attribute"]) if c.get("attribute") in schema.names else None
         if attribute is None or attribute.role != CONSTRAINT:
             role = attribute.role if attribute is not None else "not in the schema"
-            out.append(f"{config} / {qid}: condition on {c.get('attribute')!r} ({role}); only constraint attributes "
-                       f"are requested (schema, paper A.2)")
+            out.append(
+                f"{config} / {qid}: condition on {c.get('attribute')!r} ({role}); only constraint attributes "
+                f"are requested (schema, paper A.2)"
+            )
             return
         if c.get("polarity") == NEG and not attribute.allow_negative:
             out.append(f"{config} / {qid}: negative condition on {attribute.name!r}, which allows none (schema)")
         conditions.append(Condition.from_row(c))
     if corpus is None or row.get("query_image_id") not in corpus.rows:
         return
-    attrs = {i: item_attributes(schema, corpus.rows[i], corpus.attributes.get(i, {}))
-             for i in [row["query_image_id"], *(row["candidate_ids"] or [])] if i in corpus.rows}
+    attrs = {
+        i: item_attributes(schema, corpus.rows[i], corpus.attributes.get(i, {}))
+        for i in [row["query_image_id"], *(row["candidate_ids"] or [])]
+        if i in corpus.rows
+    }
     checker = RuleChecker(schema, attrs[row["query_image_id"]], conditions)
     wrong: dict[str, list[str]] = {}
     for item, role in zip(row["candidate_ids"] or [], row["candidate_roles"] or [], strict=False):
@@ -65,7 +70,8 @@ def check_rule(config: str, row: Mapping[str, Any], schema: DomainSchema, corpus
         if not ok:
             wrong.setdefault(role, []).append(item)
     for role, items in wrong.items():
-        shown = ", ".join(repr(i) for i in items[:MAX_LISTED]) + (f" (+{len(items) - MAX_LISTED} more)"
-                                                                   if len(items) > MAX_LISTED else "")
+        shown = ", ".join(repr(i) for i in items[:MAX_LISTED]) + (
+            f" (+{len(items) - MAX_LISTED} more)" if len(items) > MAX_LISTED else ""
+        )
         rule = "do not satisfy the complete positive rule" if role == n.POSITIVE else f"are not {role}s"
         out.append(f"{config} / {qid}: {role} candidates {shown} {rule} under the folder's schema (paper A.2)")

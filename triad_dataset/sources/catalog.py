@@ -225,8 +225,13 @@ def _applicable(schema: DomainSchema, attributes: dict[str, str]) -> dict[str, s
 TABLE_ID_COLUMNS = ("item_id", "product_id", "image")
 
 
-def read_attribute_table(path: str | os.PathLike, domain: str, *, images_dir: str | os.PathLike | None = None,
-                         schema: DomainSchema | None = None) -> Catalog:
+def read_attribute_table(
+    path: str | os.PathLike,
+    domain: str,
+    *,
+    images_dir: str | os.PathLike | None = None,
+    schema: DomainSchema | None = None,
+) -> Catalog:
     """Read the documented attribute-table CSV (`item_id, product_id, image, <schema attributes>`).
 
     `image` is a path relative to `images_dir` (default: the CSV's folder). An empty cell means "not applicable".
@@ -248,8 +253,18 @@ def read_attribute_table(path: str | os.PathLike, domain: str, *, images_dir: st
 
 # ------------------------------------------------------------------------------------ Fashion Product Images
 
-STYLES_COLUMNS = ("id", "gender", "masterCategory", "subCategory", "articleType", "baseColour", "season", "year",
-                  "usage", "productDisplayName")
+STYLES_COLUMNS = (
+    "id",
+    "gender",
+    "masterCategory",
+    "subCategory",
+    "articleType",
+    "baseColour",
+    "season",
+    "year",
+    "usage",
+    "productDisplayName",
+)
 STYLES_ATTRIBUTES = ("category", "gender", "colour", "season", "year", "usage", "brand")  # read from styles.csv
 
 
@@ -262,9 +277,14 @@ def annotation_columns(schema: DomainSchema) -> tuple[str, ...]:
     return ("id", *(a for a in schema.names if a not in STYLES_ATTRIBUTES))
 
 
-def read_fashion_styles(styles_csv: str | os.PathLike, images_dir: str | os.PathLike, *,
-                        annotations: str | os.PathLike | None = None, skip_unsupported: bool = False,
-                        schema: DomainSchema | None = None) -> Catalog:
+def read_fashion_styles(
+    styles_csv: str | os.PathLike,
+    images_dir: str | os.PathLike,
+    *,
+    annotations: str | os.PathLike | None = None,
+    skip_unsupported: bool = False,
+    schema: DomainSchema | None = None,
+) -> Catalog:
     """Fashion Product Images (`styles.csv` + `images/<id>.jpg`) plus optional visual annotations.
 
     Mapping: articleType -> category, baseColour -> colour, gender, season, year, usage; brand = first word of
@@ -310,8 +330,16 @@ def read_fashion_styles(styles_csv: str | os.PathLike, images_dir: str | os.Path
 CAR_MULTIWORD_MAKES = ("AM General", "Aston Martin", "Land Rover")
 # body-type words of Stanford Cars class names -> schema body types (all pickup cabs are "Cab")
 CAR_BODY_WORDS = {
-    "SUV": "SUV", "Sedan": "Sedan", "Coupe": "Coupe", "Convertible": "Convertible", "Hatchback": "Hatchback",
-    "Wagon": "Wagon", "Minivan": "Minivan", "Van": "Van", "Cab": "Cab", "SuperCab": "Cab",
+    "SUV": "SUV",
+    "Sedan": "Sedan",
+    "Coupe": "Coupe",
+    "Convertible": "Convertible",
+    "Hatchback": "Hatchback",
+    "Wagon": "Wagon",
+    "Minivan": "Minivan",
+    "Van": "Van",
+    "Cab": "Cab",
+    "SuperCab": "Cab",
 }
 CARS_COLUMNS = ("image", "class_name", "colour", "view", "setting", "body_type", "product_id")
 
@@ -323,20 +351,26 @@ def parse_car_class(name: str) -> tuple[str, str, str | None, str]:
         raise ValueError(f"car class name {name!r} does not end with a 4-digit year")
     year, words = words[-1], words[:-1]
     make_words = next((m.split() for m in CAR_MULTIWORD_MAKES if name.startswith(m + " ")), words[:1])
-    rest = words[len(make_words):]
+    rest = words[len(make_words) :]
     body = None
     for position in range(len(rest) - 1, 0, -1):  # the last body word; what follows it is trim (e.g. "Type-S")
         if rest[position] in CAR_BODY_WORDS:
             body = CAR_BODY_WORDS[rest[position]]
-            cut = position - 1 if body == "Cab" and position >= 1 and rest[position - 1] in (
-                "Crew", "Regular", "Extended", "Club", "Quad", "Super") else position
+            cut = (
+                position - 1
+                if body == "Cab"
+                and position >= 1
+                and rest[position - 1] in ("Crew", "Regular", "Extended", "Club", "Quad", "Super")
+                else position
+            )
             rest = rest[:cut]
             break
     return " ".join(make_words), " ".join(rest), body, year
 
 
-def read_stanford_cars(table: str | os.PathLike, images_dir: str | os.PathLike, *,
-                       schema: DomainSchema | None = None) -> Catalog:
+def read_stanford_cars(
+    table: str | os.PathLike, images_dir: str | os.PathLike, *, schema: DomainSchema | None = None
+) -> Catalog:
     """Stanford Cars images listed in a CSV `image, class_name, colour, view, setting[, body_type][, product_id]`.
 
     make, model, year and body type come from the class name; a `body_type` cell overrides it and is required
@@ -359,7 +393,9 @@ def read_stanford_cars(table: str | os.PathLike, images_dir: str | os.PathLike, 
             "colour": _check_value(schema, "colour", row["colour"], where),
             "view": _check_value(schema, "view", row["view"], where),
             "setting": _check_value(schema, "setting", row["setting"], where),
-            "brand": make, "model": model, "year": _check_value(schema, "year", year, where),
+            "brand": make,
+            "model": model,
+            "year": _check_value(schema, "year", year, where),
         }
         image = _image(images_dir, row["image"], where)
         product = row.get("product_id") or f"{row['class_name']}|{row['colour']}"

@@ -81,7 +81,9 @@ def _probe(data: bytes) -> tuple[int, int]:
         with Image.open(io.BytesIO(data)) as img:
             size = img.size
             if img.format == "JPEG":
-                img.draft("RGB", (max(1, size[0] // 8), max(1, size[1] // 8)))  # decode at 1/8 scale: fast, still complete
+                img.draft(
+                    "RGB", (max(1, size[0] // 8), max(1, size[1] // 8))
+                )  # decode at 1/8 scale: fast, still complete
             img.load()
     return size
 
@@ -102,8 +104,17 @@ def read_image_folder(
         raise TriadError(f"{base}: image folder not found (expected <root>/<wnid>/<image files>)")
     known = set(known_wnids) if known_wnids is not None else None
     counts = dict.fromkeys(
-        ("class_dirs", "files_scanned", "unreadable", "too_small", "duplicates", "non_wnid_dirs",
-         "not_in_wordnet", "classes_without_image"), 0,
+        (
+            "class_dirs",
+            "files_scanned",
+            "unreadable",
+            "too_small",
+            "duplicates",
+            "non_wnid_dirs",
+            "not_in_wordnet",
+            "classes_without_image",
+        ),
+        0,
     )
     examples: dict[str, list[str]] = {"unreadable": [], "too_small": [], "duplicates": []}
     seen: set[str] = set()
@@ -155,7 +166,10 @@ def read_image_folder(
     if not kept:
         raise TriadError(f"{base}: no usable image (need <wnid>/<file> with a short side >= {min_short_side} px)")
     audit = {
-        "source": str(base), "min_short_side": min_short_side, **counts, "retained": len(kept),
+        "source": str(base),
+        "min_short_side": min_short_side,
+        **counts,
+        "retained": len(kept),
         "skipped_examples": {k: v for k, v in examples.items() if v},
     }
     return ImageCollection(kept, audit)

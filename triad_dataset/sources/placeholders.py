@@ -44,8 +44,14 @@ def _polygon(kind: str, cx: float, cy: float, r: float) -> list[tuple[float, flo
     if kind == "diamond":
         return [(cx, cy - r), (cx + r, cy), (cx, cy + r), (cx - r, cy)]
     if kind == "hexagon":
-        return [(cx - r, cy), (cx - r / 2, cy - r), (cx + r / 2, cy - r), (cx + r, cy), (cx + r / 2, cy + r),
-                (cx - r / 2, cy + r)]
+        return [
+            (cx - r, cy),
+            (cx - r / 2, cy - r),
+            (cx + r / 2, cy - r),
+            (cx + r, cy),
+            (cx + r / 2, cy + r),
+            (cx - r / 2, cy + r),
+        ]
     # star: 8 points alternating radius
     pts = []
     for k in range(8):
@@ -96,7 +102,7 @@ def subtree_classes(graph: NounGraph, root_wnids: Iterable[str]) -> list[int]:
     nodes: set[int] = set()
     for wnid in root_wnids:
         for node in graph.descendant_distances(graph.index_of(wnid)):
-            if not graph.parent_instance[graph.parent_ptr[node]:graph.parent_ptr[node + 1]].any():
+            if not graph.parent_instance[graph.parent_ptr[node] : graph.parent_ptr[node + 1]].any():
                 nodes.add(node)
     return sorted(nodes)
 

@@ -24,23 +24,64 @@ from triad_dataset.contract.schema import BOTTOMS, CARS, FASHION
 
 SIZE = 128
 FASHION_RGB: dict[str, tuple[int, int, int]] = {
-    "Black": (20, 20, 20), "Charcoal": (54, 54, 60), "White": (250, 250, 250), "Off White": (240, 236, 222),
-    "Cream": (245, 235, 200), "Grey": (128, 128, 128), "Grey Melange": (160, 160, 165), "Silver": (192, 192, 200),
-    "Steel": (110, 125, 140), "Blue": (30, 90, 220), "Navy Blue": (20, 30, 90), "Turquoise Blue": (40, 190, 210),
-    "Teal": (0, 120, 120), "Red": (215, 25, 30), "Maroon": (120, 10, 30), "Burgundy": (128, 0, 50),
-    "Rust": (180, 65, 15), "Pink": (245, 140, 180), "Magenta": (220, 0, 150), "Rose": (230, 100, 130),
-    "Peach": (255, 190, 150), "Purple": (110, 40, 150), "Lavender": (190, 160, 230), "Mauve": (170, 110, 150),
-    "Green": (30, 150, 50), "Olive": (110, 120, 40), "Sea Green": (46, 139, 87), "Lime Green": (150, 220, 40),
-    "Fluorescent Green": (90, 255, 60), "Yellow": (250, 220, 30), "Mustard": (210, 170, 30), "Gold": (212, 175, 55),
-    "Orange": (250, 130, 20), "Copper": (184, 115, 51), "Brown": (110, 65, 30), "Coffee Brown": (90, 60, 40),
-    "Tan": (200, 160, 110), "Mushroom Brown": (150, 130, 110), "Bronze": (160, 110, 50), "Beige": (225, 205, 165),
-    "Khaki": (190, 175, 120), "Nude": (230, 190, 170), "Skin": (240, 200, 175), "Taupe": (140, 125, 110),
+    "Black": (20, 20, 20),
+    "Charcoal": (54, 54, 60),
+    "White": (250, 250, 250),
+    "Off White": (240, 236, 222),
+    "Cream": (245, 235, 200),
+    "Grey": (128, 128, 128),
+    "Grey Melange": (160, 160, 165),
+    "Silver": (192, 192, 200),
+    "Steel": (110, 125, 140),
+    "Blue": (30, 90, 220),
+    "Navy Blue": (20, 30, 90),
+    "Turquoise Blue": (40, 190, 210),
+    "Teal": (0, 120, 120),
+    "Red": (215, 25, 30),
+    "Maroon": (120, 10, 30),
+    "Burgundy": (128, 0, 50),
+    "Rust": (180, 65, 15),
+    "Pink": (245, 140, 180),
+    "Magenta": (220, 0, 150),
+    "Rose": (230, 100, 130),
+    "Peach": (255, 190, 150),
+    "Purple": (110, 40, 150),
+    "Lavender": (190, 160, 230),
+    "Mauve": (170, 110, 150),
+    "Green": (30, 150, 50),
+    "Olive": (110, 120, 40),
+    "Sea Green": (46, 139, 87),
+    "Lime Green": (150, 220, 40),
+    "Fluorescent Green": (90, 255, 60),
+    "Yellow": (250, 220, 30),
+    "Mustard": (210, 170, 30),
+    "Gold": (212, 175, 55),
+    "Orange": (250, 130, 20),
+    "Copper": (184, 115, 51),
+    "Brown": (110, 65, 30),
+    "Coffee Brown": (90, 60, 40),
+    "Tan": (200, 160, 110),
+    "Mushroom Brown": (150, 130, 110),
+    "Bronze": (160, 110, 50),
+    "Beige": (225, 205, 165),
+    "Khaki": (190, 175, 120),
+    "Nude": (230, 190, 170),
+    "Skin": (240, 200, 175),
+    "Taupe": (140, 125, 110),
     "Metallic": (170, 172, 182),
 }
 CAR_RGB: dict[str, tuple[int, int, int]] = {
-    "black": (25, 25, 28), "white": (245, 245, 245), "silver": (190, 192, 198), "grey": (110, 112, 118),
-    "red": (200, 20, 25), "blue": (30, 70, 190), "green": (30, 120, 50), "yellow": (245, 210, 20),
-    "orange": (240, 120, 20), "brown": (110, 70, 35), "beige": (215, 195, 150),
+    "black": (25, 25, 28),
+    "white": (245, 245, 245),
+    "silver": (190, 192, 198),
+    "grey": (110, 112, 118),
+    "red": (200, 20, 25),
+    "blue": (30, 70, 190),
+    "green": (30, 120, 50),
+    "yellow": (245, 210, 20),
+    "orange": (240, 120, 20),
+    "brown": (110, 70, 35),
+    "beige": (215, 195, 150),
 }
 SLEEVE_SPAN = {"sleeveless": 0, "short": 16, "three-quarter": 36, "long": 52}
 HEM_Y = {"mini": 80, "knee": 96, "midi": 110, "maxi": 124}
@@ -85,14 +126,32 @@ def _garment_mask(category: str, sleeve: str, length: str, dx: int, dy: int) -> 
     # a dress's bodice ends above the shortest (mini) hem, so every length shows a skirt and a mini dress
     # never draws as a T-shirt (paper A.2: length and article type are visual attributes of conditions)
     waist = top + (DRESS_WAIST if category == "Dresses" else 66)
-    d.polygon([(42 + narrow + dx, top), (86 - narrow + dx, top), (88 - narrow + dx, waist),
-               (40 + narrow + dx, waist)], fill=255)
+    d.polygon(
+        [(42 + narrow + dx, top), (86 - narrow + dx, top), (88 - narrow + dx, waist), (40 + narrow + dx, waist)],
+        fill=255,
+    )
     span = SLEEVE_SPAN.get(sleeve, 0)
     if span:  # sleeves hang from the shoulders; their length is the sleeve_length attribute
-        d.polygon([(42 + dx, top), (30 + dx, top + 4), (22 + dx, top + 8 + span), (34 + dx, top + 10 + span),
-                   (42 + dx, top + 22)], fill=255)
-        d.polygon([(86 + dx, top), (98 + dx, top + 4), (106 + dx, top + 8 + span), (94 + dx, top + 10 + span),
-                   (86 + dx, top + 22)], fill=255)
+        d.polygon(
+            [
+                (42 + dx, top),
+                (30 + dx, top + 4),
+                (22 + dx, top + 8 + span),
+                (34 + dx, top + 10 + span),
+                (42 + dx, top + 22),
+            ],
+            fill=255,
+        )
+        d.polygon(
+            [
+                (86 + dx, top),
+                (98 + dx, top + 4),
+                (106 + dx, top + 8 + span),
+                (94 + dx, top + 10 + span),
+                (86 + dx, top + 22),
+            ],
+            fill=255,
+        )
     if category == "Dresses":  # the skirt part; its hem is the length attribute
         hem = HEM_Y.get(length, 96) + dy
         d.polygon([(40 + dx, waist - 2), (88 + dx, waist - 2), (100 + dx, hem), (28 + dx, hem)], fill=255)
@@ -142,8 +201,7 @@ def render_fashion(attributes: Mapping[str, str], variant: int = 0) -> bytes:
     canvas = Image.new("RGB", (SIZE, SIZE), (shade, shade, shade - 4))
     category = attributes.get("category", "Tshirts")
     mask = _garment_mask(category, attributes.get("sleeve_length", ""), attributes.get("length", ""), dx, dy)
-    canvas.paste(_pattern_fill(attributes.get("colour", "Grey"), attributes.get("pattern", "solid"), style),
-                 mask=mask)
+    canvas.paste(_pattern_fill(attributes.get("colour", "Grey"), attributes.get("pattern", "solid"), style), mask=mask)
     d = ImageDraw.Draw(canvas)
     base = FASHION_RGB.get(attributes.get("colour", "Grey"), (150, 150, 150))
     edge = _contrast(base)
@@ -185,8 +243,15 @@ _PROFILES: dict[str, list[tuple[int, int]]] = {
 }
 # front/rear face: (half width, roof height) of the body box; taller boxes for SUVs, vans and pickups
 _FACE: dict[str, tuple[int, int]] = {
-    "Sedan": (40, 34), "Coupe": (40, 30), "Convertible": (40, 22), "Hatchback": (36, 36), "Wagon": (40, 36),
-    "SUV": (42, 48), "Minivan": (40, 50), "Van": (38, 58), "Cab": (42, 46),
+    "Sedan": (40, 34),
+    "Coupe": (40, 30),
+    "Convertible": (40, 22),
+    "Hatchback": (36, 36),
+    "Wagon": (40, 36),
+    "SUV": (42, 48),
+    "Minivan": (40, 50),
+    "Van": (38, 58),
+    "Cab": (42, 46),
 }
 _SKY = (175, 210, 240)
 
@@ -213,8 +278,16 @@ def _setting(d: ImageDraw.ImageDraw, setting: str, pose: int) -> None:
             d.rectangle([x, 112, x + 12, 115], fill=(245, 215, 40))
 
 
-def _side(d: ImageDraw.ImageDraw, body: str, rgb: tuple[int, int, int], x0: int, y0: int, scale: float,
-          rim: tuple[int, int, int], flip: bool) -> None:
+def _side(
+    d: ImageDraw.ImageDraw,
+    body: str,
+    rgb: tuple[int, int, int],
+    x0: int,
+    y0: int,
+    scale: float,
+    rim: tuple[int, int, int],
+    flip: bool,
+) -> None:
     def pt(x: int, y: int) -> tuple[float, float]:
         x = 100 - x if flip else x
         return x0 + x * scale, y0 + y
@@ -222,9 +295,17 @@ def _side(d: ImageDraw.ImageDraw, body: str, rgb: tuple[int, int, int], x0: int,
     d.polygon([pt(x, y) for x, y in _PROFILES[body]], fill=rgb, outline=(20, 20, 20))
     if body != "Convertible":  # windows
         window = {"Van": [(12, 3), (30, 3), (30, 12), (8, 12)], "Cab": [(30, 3), (54, 3), (54, 12), (24, 12)]}
-        poly = window.get(body, [(36, 9), (64, 9), (70, 16), (28, 16)] if body in ("Sedan", "Coupe") else
-                          [(36, 9) if body in ("Hatchback", "Wagon") else (30, 4), (86, 9) if body in (
-                              "Hatchback", "Wagon") else (90, 4), (92, 15), (26, 15)])
+        poly = window.get(
+            body,
+            [(36, 9), (64, 9), (70, 16), (28, 16)]
+            if body in ("Sedan", "Coupe")
+            else [
+                (36, 9) if body in ("Hatchback", "Wagon") else (30, 4),
+                (86, 9) if body in ("Hatchback", "Wagon") else (90, 4),
+                (92, 15),
+                (26, 15),
+            ],
+        )
         d.polygon([pt(x, y) for x, y in poly], fill=(140, 170, 190))
     for wx in (18, 80):
         cx, cy = pt(wx, 32)
@@ -232,17 +313,39 @@ def _side(d: ImageDraw.ImageDraw, body: str, rgb: tuple[int, int, int], x0: int,
         d.ellipse([cx - 4 * scale, cy - 4, cx + 4 * scale, cy + 4], fill=rim)
 
 
-def _face(d: ImageDraw.ImageDraw, body: str, rgb: tuple[int, int, int], cx: float, base: int, front: bool,
-          squeeze: float = 1.0) -> None:
+def _face(
+    d: ImageDraw.ImageDraw,
+    body: str,
+    rgb: tuple[int, int, int],
+    cx: float,
+    base: int,
+    front: bool,
+    squeeze: float = 1.0,
+) -> None:
     half, height = _FACE[body]
     half = int(half * squeeze)
     top = base - height
     d.rectangle([cx - half, top + height // 3, cx + half, base], fill=rgb, outline=(20, 20, 20))
     if body != "Convertible":
-        d.polygon([(cx - half + 6, top + height // 3), (cx + half - 6, top + height // 3),
-                   (cx + half - 10, top), (cx - half + 10, top)], fill=rgb, outline=(20, 20, 20))
-        d.polygon([(cx - half + 9, top + height // 3 - 2), (cx + half - 9, top + height // 3 - 2),
-                   (cx + half - 12, top + 3), (cx - half + 12, top + 3)], fill=(140, 170, 190))
+        d.polygon(
+            [
+                (cx - half + 6, top + height // 3),
+                (cx + half - 6, top + height // 3),
+                (cx + half - 10, top),
+                (cx - half + 10, top),
+            ],
+            fill=rgb,
+            outline=(20, 20, 20),
+        )
+        d.polygon(
+            [
+                (cx - half + 9, top + height // 3 - 2),
+                (cx + half - 9, top + height // 3 - 2),
+                (cx + half - 12, top + 3),
+                (cx - half + 12, top + 3),
+            ],
+            fill=(140, 170, 190),
+        )
     light = (255, 250, 200) if front else (230, 20, 20)
     ly = base - height // 3
     d.ellipse([cx - half + 3, ly - 4, cx - half + 13, ly + 4], fill=light, outline=(20, 20, 20))

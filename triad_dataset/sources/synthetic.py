@@ -34,25 +34,85 @@ from triad_dataset.sources.render import render_item
 
 MINI_SIZES = {FASHION: 1800, CARS: 1400}  # >= 1,500 / 1,000 items (issue 2); large enough for 1,000 pools
 FASHION_COLOURS = (
-    "Black", "Charcoal", "White", "Off White", "Grey", "Navy Blue", "Blue", "Teal", "Red", "Maroon", "Pink",
-    "Purple", "Green", "Olive", "Yellow", "Mustard", "Orange", "Brown", "Beige", "Khaki",
+    "Black",
+    "Charcoal",
+    "White",
+    "Off White",
+    "Grey",
+    "Navy Blue",
+    "Blue",
+    "Teal",
+    "Red",
+    "Maroon",
+    "Pink",
+    "Purple",
+    "Green",
+    "Olive",
+    "Yellow",
+    "Mustard",
+    "Orange",
+    "Brown",
+    "Beige",
+    "Khaki",
 )
-FASHION_BRANDS = ("Aurora", "Birch", "Cobalt", "Dune", "Ember", "Fjord", "Gale", "Harbor", "Iris", "Juniper",
-                  "Kestrel", "Lumen")
+FASHION_BRANDS = (
+    "Aurora",
+    "Birch",
+    "Cobalt",
+    "Dune",
+    "Ember",
+    "Fjord",
+    "Gale",
+    "Harbor",
+    "Iris",
+    "Juniper",
+    "Kestrel",
+    "Lumen",
+)
 WOMEN_ONLY = frozenset({"Dresses", "Skirts"})
 # article types with a distinct rendered silhouette (the schema also accepts Kurtas, Tunics, Leggings, ...)
-SYNTHETIC_CATEGORIES = ("Tshirts", "Shirts", "Tops", "Dresses", "Skirts", "Trousers", "Jeans", "Shorts", "Jackets",
-                        "Sweaters")
+SYNTHETIC_CATEGORIES = (
+    "Tshirts",
+    "Shirts",
+    "Tops",
+    "Dresses",
+    "Skirts",
+    "Trousers",
+    "Jeans",
+    "Shorts",
+    "Jackets",
+    "Sweaters",
+)
 CAR_MODELS = (
-    ("Audi", "A4", "Sedan"), ("Audi", "Q5", "SUV"), ("Audi", "TT", "Coupe"), ("BMW", "3 Series", "Sedan"),
-    ("BMW", "X5", "SUV"), ("BMW", "M6", "Convertible"), ("Chevrolet", "Malibu", "Sedan"),
-    ("Chevrolet", "Tahoe", "SUV"), ("Chevrolet", "Silverado", "Cab"), ("Chevrolet", "Express", "Van"),
-    ("Dodge", "Caravan", "Minivan"), ("Dodge", "Ram", "Cab"), ("Ford", "Focus", "Hatchback"),
-    ("Ford", "Mustang", "Convertible"), ("Ford", "F-150", "Cab"), ("Ford", "E-Series", "Van"),
-    ("Honda", "Accord", "Sedan"), ("Honda", "Odyssey", "Minivan"), ("Hyundai", "Elantra", "Sedan"),
-    ("Hyundai", "Veloster", "Hatchback"), ("Mercedes-Benz", "E-Class", "Wagon"), ("Mercedes-Benz", "C-Class", "Sedan"),
-    ("Nissan", "Leaf", "Hatchback"), ("Nissan", "370Z", "Coupe"), ("Toyota", "Camry", "Sedan"),
-    ("Toyota", "Sienna", "Minivan"), ("Volvo", "XC90", "SUV"), ("Volvo", "240", "Wagon"), ("Jeep", "Wrangler", "SUV"),
+    ("Audi", "A4", "Sedan"),
+    ("Audi", "Q5", "SUV"),
+    ("Audi", "TT", "Coupe"),
+    ("BMW", "3 Series", "Sedan"),
+    ("BMW", "X5", "SUV"),
+    ("BMW", "M6", "Convertible"),
+    ("Chevrolet", "Malibu", "Sedan"),
+    ("Chevrolet", "Tahoe", "SUV"),
+    ("Chevrolet", "Silverado", "Cab"),
+    ("Chevrolet", "Express", "Van"),
+    ("Dodge", "Caravan", "Minivan"),
+    ("Dodge", "Ram", "Cab"),
+    ("Ford", "Focus", "Hatchback"),
+    ("Ford", "Mustang", "Convertible"),
+    ("Ford", "F-150", "Cab"),
+    ("Ford", "E-Series", "Van"),
+    ("Honda", "Accord", "Sedan"),
+    ("Honda", "Odyssey", "Minivan"),
+    ("Hyundai", "Elantra", "Sedan"),
+    ("Hyundai", "Veloster", "Hatchback"),
+    ("Mercedes-Benz", "E-Class", "Wagon"),
+    ("Mercedes-Benz", "C-Class", "Sedan"),
+    ("Nissan", "Leaf", "Hatchback"),
+    ("Nissan", "370Z", "Coupe"),
+    ("Toyota", "Camry", "Sedan"),
+    ("Toyota", "Sienna", "Minivan"),
+    ("Volvo", "XC90", "SUV"),
+    ("Volvo", "240", "Wagon"),
+    ("Jeep", "Wrangler", "SUV"),
     ("Porsche", "911", "Coupe"),
 )
 CAR_COLOURS = ("black", "white", "silver", "grey", "red", "blue", "green", "yellow", "orange", "brown", "beige")
@@ -69,7 +129,8 @@ def _fashion_design(rng: np.random.Generator) -> dict[str, str]:
     category = _pick(rng, SYNTHETIC_CATEGORIES)
     gender = _pick(rng, ("Women", "Girls") if category in WOMEN_ONLY else ("Men", "Women", "Boys", "Girls"))
     return {
-        "category": category, "gender": gender,
+        "category": category,
+        "gender": gender,
         "pattern": _pick(rng, tuple(schema.attribute("pattern").values)),
         "sleeve_length": _pick(rng, SLEEVES) if category in TOPS else NOT_APPLICABLE,
         "length": _pick(rng, LENGTHS) if category in LENGTHED else NOT_APPLICABLE,
@@ -97,8 +158,11 @@ COLLECTION_CHANGE_P = (0.3, 0.4, 0.3)
 
 
 def _collection(rng: np.random.Generator) -> dict[str, str]:
-    return {"year": str(int(rng.integers(2010, 2019))), "season": _pick(rng, FASHION_SEASONS),
-            "usage": _pick(rng, FASHION_USAGES)}
+    return {
+        "year": str(int(rng.integers(2010, 2019))),
+        "season": _pick(rng, FASHION_SEASONS),
+        "usage": _pick(rng, FASHION_USAGES),
+    }
 
 
 def _vary(rng: np.random.Generator, collection: dict[str, str]) -> dict[str, str]:
@@ -130,8 +194,14 @@ def synthetic_fashion(n_items: int, seed: int = 0) -> Catalog:
             for colour in _pick(rng, palette, int(rng.integers(2, 5))):
                 attributes = {**design, "colour": colour, "brand": brand, **_vary(rng, collection)}
                 for image in range(int(rng.integers(1, 6))):
-                    items.append(Item(f"fashion-{len(items):05d}", f"fashion-p{product:05d}", dict(attributes),
-                                      variant=product * 8 + image))
+                    items.append(
+                        Item(
+                            f"fashion-{len(items):05d}",
+                            f"fashion-p{product:05d}",
+                            dict(attributes),
+                            variant=product * 8 + image,
+                        )
+                    )
                 product += 1
     return Catalog(FASHION, items[:n_items], source=f"synthetic fashion (seed {seed})", renderer=render_item)
 
@@ -156,10 +226,18 @@ def synthetic_cars(n_items: int, seed: int = 0) -> Catalog:
                 shoot = [(v, s) for v in _pick(rng, views, n_views) for s in _pick(rng, settings, 6 // n_views)]
                 for image, k in enumerate(rng.choice(len(shoot), size=int(rng.integers(4, 8)), replace=True)):
                     view, setting = shoot[int(k)]
-                    attributes = {"body_type": body, "colour": colour, "view": view, "setting": setting,
-                                  "brand": make, "model": model, "year": year}
-                    items.append(Item(f"cars-{len(items):05d}", f"cars-p{product:05d}", attributes,
-                                      variant=product * 8 + image))
+                    attributes = {
+                        "body_type": body,
+                        "colour": colour,
+                        "view": view,
+                        "setting": setting,
+                        "brand": make,
+                        "model": model,
+                        "year": year,
+                    }
+                    items.append(
+                        Item(f"cars-{len(items):05d}", f"cars-p{product:05d}", attributes, variant=product * 8 + image)
+                    )
                 product += 1
     return Catalog(CARS, items[:n_items], source=f"synthetic cars (seed {seed})", renderer=render_item)
 

@@ -39,13 +39,51 @@ from triad_dataset.contract.errors import TriadError
 
 # The 45 lexicographer files of WordNet (lexnames(5WN)); nouns use numbers 3-28.
 LEXNAMES: tuple[str, ...] = (
-    "adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact", "noun.attribute",
-    "noun.body", "noun.cognition", "noun.communication", "noun.event", "noun.feeling", "noun.food", "noun.group",
-    "noun.location", "noun.motive", "noun.object", "noun.person", "noun.phenomenon", "noun.plant",
-    "noun.possession", "noun.process", "noun.quantity", "noun.relation", "noun.shape", "noun.state",
-    "noun.substance", "noun.time", "verb.body", "verb.change", "verb.cognition", "verb.communication",
-    "verb.competition", "verb.consumption", "verb.contact", "verb.creation", "verb.emotion", "verb.motion",
-    "verb.perception", "verb.possession", "verb.social", "verb.stative", "verb.weather", "adj.ppl",
+    "adj.all",
+    "adj.pert",
+    "adv.all",
+    "noun.Tops",
+    "noun.act",
+    "noun.animal",
+    "noun.artifact",
+    "noun.attribute",
+    "noun.body",
+    "noun.cognition",
+    "noun.communication",
+    "noun.event",
+    "noun.feeling",
+    "noun.food",
+    "noun.group",
+    "noun.location",
+    "noun.motive",
+    "noun.object",
+    "noun.person",
+    "noun.phenomenon",
+    "noun.plant",
+    "noun.possession",
+    "noun.process",
+    "noun.quantity",
+    "noun.relation",
+    "noun.shape",
+    "noun.state",
+    "noun.substance",
+    "noun.time",
+    "verb.body",
+    "verb.change",
+    "verb.cognition",
+    "verb.communication",
+    "verb.competition",
+    "verb.consumption",
+    "verb.contact",
+    "verb.creation",
+    "verb.emotion",
+    "verb.motion",
+    "verb.perception",
+    "verb.possession",
+    "verb.social",
+    "verb.stative",
+    "verb.weather",
+    "adj.ppl",
 )
 ROOT_WNID = "n00001740"  # entity.n.01, the single noun root of WordNet 3.0
 WORDNET30_NOUN_SYNSETS = 82115  # paper A.1
@@ -153,11 +191,18 @@ class NounGraph:
             bad = wnids[int(np.flatnonzero(depth < 0)[0])]
             raise ValueError(f"{source or 'graph'}: {bad} cannot reach a root synset (hypernym cycle?)")
         return cls(
-            wnids=tuple(wnids), lexfile=np.asarray(lexfile, dtype=np.int8),
-            lemmas=tuple(tuple(x) for x in lemmas), definitions=tuple(definitions),
-            parent_ptr=parent_ptr, parent_idx=parent_idx, parent_instance=parent_instance,
-            child_ptr=child_ptr, child_idx=child_idx, depth=depth,
-            index={w: i for i, w in enumerate(wnids)}, source=source,
+            wnids=tuple(wnids),
+            lexfile=np.asarray(lexfile, dtype=np.int8),
+            lemmas=tuple(tuple(x) for x in lemmas),
+            definitions=tuple(definitions),
+            parent_ptr=parent_ptr,
+            parent_idx=parent_idx,
+            parent_instance=parent_instance,
+            child_ptr=child_ptr,
+            child_idx=child_idx,
+            depth=depth,
+            index={w: i for i, w in enumerate(wnids)},
+            source=source,
         )
 
     @classmethod
@@ -207,10 +252,10 @@ class NounGraph:
         return LEXNAMES[int(self.lexfile[i])]
 
     def parents(self, i: int) -> np.ndarray:
-        return self.parent_idx[self.parent_ptr[i]:self.parent_ptr[i + 1]]
+        return self.parent_idx[self.parent_ptr[i] : self.parent_ptr[i + 1]]
 
     def children(self, i: int) -> np.ndarray:
-        return self.child_idx[self.child_ptr[i]:self.child_ptr[i + 1]]
+        return self.child_idx[self.child_ptr[i] : self.child_ptr[i + 1]]
 
     # -- distances -------------------------------------------------------------------------------------------
     def ancestor_distances(self, i: int, max_distance: int | None = None) -> dict[int, int]:
@@ -229,7 +274,7 @@ class NounGraph:
             level += 1
             nxt = []
             for node in frontier:
-                for other in idx[ptr[node]:ptr[node + 1]].tolist():
+                for other in idx[ptr[node] : ptr[node + 1]].tolist():
                     if other not in seen:
                         seen[other] = level
                         nxt.append(other)
@@ -283,10 +328,10 @@ def parse_data_noun(lines: Iterable[str], *, source: str = "data.noun") -> NounG
             if fields[2] != "n":
                 raise ValueError(f"synset type {fields[2]!r} is not a noun")
             w_cnt = int(fields[3], 16)
-            words = fields[4:4 + 2 * w_cnt:2]
+            words = fields[4 : 4 + 2 * w_cnt : 2]
             pos = 4 + 2 * w_cnt
             p_cnt = int(fields[pos])
-            ptrs = fields[pos + 1:pos + 1 + 4 * p_cnt]
+            ptrs = fields[pos + 1 : pos + 1 + 4 * p_cnt]
             if len(ptrs) != 4 * p_cnt or len(words) != w_cnt or w_cnt == 0:
                 raise ValueError("truncated synset record")
             hyper = [
@@ -319,8 +364,13 @@ def parse_data_noun(lines: Iterable[str], *, source: str = "data.noun") -> NounG
         instance.append(fs)
     try:
         return NounGraph.build(
-            [wnid_of(o) for o in sorted_offsets], [lexfile[k] for k in order], [lemmas[k] for k in order],
-            [definitions[k] for k in order], parents, instance, source=source,
+            [wnid_of(o) for o in sorted_offsets],
+            [lexfile[k] for k in order],
+            [lemmas[k] for k in order],
+            [definitions[k] for k in order],
+            parents,
+            instance,
+            source=source,
         )
     except ValueError as err:
         raise TriadError(str(err)) from None
@@ -403,11 +453,16 @@ def read_compact(path: str | os.PathLike[str] = COMPACT_PATH, *, require_wordnet
     inst = np.zeros(len(idx), dtype=bool)
     inst[np.asarray(payload["parent_instance"], dtype=np.int64)] = True
     n = len(payload["offsets"])
-    parents = [idx[ptr[i]:ptr[i + 1]].tolist() for i in range(n)]
-    instance = [inst[ptr[i]:ptr[i + 1]].tolist() for i in range(n)]
+    parents = [idx[ptr[i] : ptr[i + 1]].tolist() for i in range(n)]
+    instance = [inst[ptr[i] : ptr[i + 1]].tolist() for i in range(n)]
     graph = NounGraph.build(
-        [wnid_of(o) for o in payload["offsets"]], payload["lexfile"], [s.split(" ") for s in payload["lemmas"]],
-        payload["definitions"], parents, instance, source=str(path),
+        [wnid_of(o) for o in payload["offsets"]],
+        payload["lexfile"],
+        [s.split(" ") for s in payload["lemmas"]],
+        payload["definitions"],
+        parents,
+        instance,
+        source=str(path),
     )
     if require_wordnet30:
         check_wordnet30(graph)

@@ -44,7 +44,10 @@ MAX_LEVELS = 2  # paper A.1: positives are 1 or 2 levels away
 PAPER_FIGURES = {
     names.ABSTRACTION_CONFIGS[0]: {"mean_positives": 1.77, "mean_siblings": 9.05},
     names.ABSTRACTION_CONFIGS[1]: {"mean_positives": 5.0, "mean_siblings": 150.87, "depth_range": [5, 16]},
-    "concepts": 1317, "instances": 15981, "blacklist": 34, "removed_shallow": 36,
+    "concepts": 1317,
+    "instances": 15981,
+    "blacklist": 34,
+    "removed_shallow": 36,
 }
 _NULL_QUERY_FIELDS = ("profile", "conditions", "turns", "session_type", "num_turns", "source_query_id")
 
@@ -142,13 +145,15 @@ def _i2c_positives(tax: Taxonomy, leaf: int, blacklist: frozenset[int]) -> list[
     """(concept, hop) ancestors 1-2 levels up; blacklisted concepts are not level-2 positives (paper A.1)."""
     cs = tax.concept_set
     return sorted(
-        (a, d) for a, d in tax.graph.ancestor_distances(leaf, MAX_LEVELS).items()
+        (a, d)
+        for a, d in tax.graph.ancestor_distances(leaf, MAX_LEVELS).items()
         if a in cs and not (d == 2 and a in blacklist)
     )
 
 
-def i2c_row(tax: Taxonomy, k: int, leaf: int, *, pool_size: int, rng: random.Random,
-            blacklist: frozenset[int] = frozenset()) -> dict[str, Any]:
+def i2c_row(
+    tax: Taxonomy, k: int, leaf: int, *, pool_size: int, rng: random.Random, blacklist: frozenset[int] = frozenset()
+) -> dict[str, Any]:
     """The I2C query row for the image of retained leaf `leaf` (the k-th query)."""
     config = names.ABSTRACTION_CONFIGS[0]
     g, cs = tax.graph, tax.concept_set
@@ -163,26 +168,42 @@ def i2c_row(tax: Taxonomy, k: int, leaf: int, *, pool_size: int, rng: random.Ran
     # Sibling hard negatives (paper A.1, "taxonomy-derived"): pool concepts sharing a direct hypernym with the
     # leaf or with one of its ancestors 1-2 levels up, never the leaf or one of its ancestors.
     near = [leaf, *(a for a, d in ancestors.items() if d <= MAX_LEVELS)]
-    siblings = sorted({
-        c for x in near for p in g.parents(x).tolist() for c in g.children(p).tolist()
-        if c in cs and c != leaf and c not in ancestors
-    })
+    siblings = sorted(
+        {
+            c
+            for x in near
+            for p in g.parents(x).tolist()
+            for c in g.children(p).tolist()
+            if c in cs and c != leaf and c not in ancestors
+        }
+    )
     if len(siblings) > pool_size - len(positives):
         siblings = sorted(rng.sample(siblings, pool_size - len(positives)))
     banned = set(ancestors) | {leaf} | set(siblings)  # paper A.1: random fill never the own class or an ancestor
     where = f"{config}-{k:05d} ({g.wnids[leaf]})"
     fill = _fill(rng, tax.concepts, banned, pool_size - len(positives) - len(siblings), where)
-    ids, roles = _pool(rng, [
-        (names.POSITIVE, [_concept_id(g, a) for a in positives]),
-        (names.SIBLING, [_concept_id(g, a) for a in siblings]),
-        (names.RANDOM, [_concept_id(g, a) for a in fill]),
-    ])
+    ids, roles = _pool(
+        rng,
+        [
+            (names.POSITIVE, [_concept_id(g, a) for a in positives]),
+            (names.SIBLING, [_concept_id(g, a) for a in siblings]),
+            (names.RANDOM, [_concept_id(g, a) for a in fill]),
+        ],
+    )
     image = tax.image_of[leaf]
     return _query_row(
-        config, k, query_text=g.name(leaf), query_image=image.feature(), query_image_id=image.item_id,
-        instruction=names.I2C_INSTRUCTION, candidate_ids=ids, candidate_roles=roles,
-        positive_ids=[_concept_id(g, a) for a in positives], positive_hops=[h for _, h in chosen],
-        depth=None, wnid=g.wnids[leaf],
+        config,
+        k,
+        query_text=g.name(leaf),
+        query_image=image.feature(),
+        query_image_id=image.item_id,
+        instruction=names.I2C_INSTRUCTION,
+        candidate_ids=ids,
+        candidate_roles=roles,
+        positive_ids=[_concept_id(g, a) for a in positives],
+        positive_hops=[h for _, h in chosen],
+        depth=None,
+        wnid=g.wnids[leaf],
     )
 
 
@@ -198,10 +219,14 @@ def c2i_row(tax: Taxonomy, k: int, concept: int, *, pool_size: int, rng: random.
     # of any of its descendants, never an instance of the concept itself.
     sibling_nodes = {c for p in g.parents(concept).tolist() for c in g.children(p).tolist()}
     sibling_nodes -= descendants | ancestors
-    siblings = sorted({
-        x for s in sibling_nodes for x in (s, *g.descendant_distances(s))
-        if x in tax.image_of and x not in descendants
-    })
+    siblings = sorted(
+        {
+            x
+            for s in sibling_nodes
+            for x in (s, *g.descendant_distances(s))
+            if x in tax.image_of and x not in descendants
+        }
+    )
     if len(siblings) > pool_size - len(positives):
         siblings = sorted(rng.sample(siblings, pool_size - len(positives)))
     # paper A.1: random fill never takes an instance of the concept (a strict descendant class; we also exclude
@@ -209,27 +234,41 @@ def c2i_row(tax: Taxonomy, k: int, concept: int, *, pool_size: int, rng: random.
     banned = descendants | set(siblings)
     where = f"{config}-{k:05d} ({g.wnids[concept]})"
     fill = _fill(rng, tax.leaves, banned, pool_size - len(positives) - len(siblings), where)
-    ids, roles = _pool(rng, [
-        (names.POSITIVE, [tax.image_of[x].item_id for x in positives]),
-        (names.SIBLING, [tax.image_of[x].item_id for x in siblings]),
-        (names.RANDOM, [tax.image_of[x].item_id for x in fill]),
-    ])
+    ids, roles = _pool(
+        rng,
+        [
+            (names.POSITIVE, [tax.image_of[x].item_id for x in positives]),
+            (names.SIBLING, [tax.image_of[x].item_id for x in siblings]),
+            (names.RANDOM, [tax.image_of[x].item_id for x in fill]),
+        ],
+    )
     return _query_row(
-        config, k, query_text=names.CONCEPT_TEMPLATE.format(name=g.name(concept), definition=g.definitions[concept]),
-        query_image=None, query_image_id=None, instruction=names.C2I_INSTRUCTION,
-        candidate_ids=ids, candidate_roles=roles, positive_ids=[tax.image_of[x].item_id for x in positives],
-        positive_hops=None, depth=int(g.depth[concept]), wnid=g.wnids[concept],
+        config,
+        k,
+        query_text=names.CONCEPT_TEMPLATE.format(name=g.name(concept), definition=g.definitions[concept]),
+        query_image=None,
+        query_image_id=None,
+        instruction=names.C2I_INSTRUCTION,
+        candidate_ids=ids,
+        candidate_roles=roles,
+        positive_ids=[tax.image_of[x].item_id for x in positives],
+        positive_hops=None,
+        depth=int(g.depth[concept]),
+        wnid=g.wnids[concept],
     )
 
 
-def _build_i2c(tax: Taxonomy, n_queries: int, pool_size: int, seed: int, blacklist: frozenset[int],
-               progress: bool) -> list[dict[str, Any]]:
+def _build_i2c(
+    tax: Taxonomy, n_queries: int, pool_size: int, seed: int, blacklist: frozenset[int], progress: bool
+) -> list[dict[str, Any]]:
     config = names.ABSTRACTION_CONFIGS[0]
     rng = random.Random(f"{seed}/{config}")
     # paper B.1: hop-1 AP is reported over all I2C queries, so every query has a concept one level up
     eligible = [leaf for leaf in tax.leaves if any(d == 1 for _, d in _i2c_positives(tax, leaf, blacklist))]
     if len(eligible) < n_queries:
-        raise TriadError(f"{config}: only {len(eligible)} images have a concept one level up; {n_queries} queries asked")
+        raise TriadError(
+            f"{config}: only {len(eligible)} images have a concept one level up; {n_queries} queries asked"
+        )
     queries = rng.sample(eligible, n_queries)
     return [
         i2c_row(tax, k, leaf, pool_size=pool_size, rng=rng, blacklist=blacklist)
@@ -268,21 +307,44 @@ def _build_self(tax: Taxonomy, n_queries: int, pool_size: int, seed: int) -> tup
         for k, leaf in enumerate(rng.sample(pool, n_queries)):
             others = [x for x in pool if x != leaf]
             if config == i2c:
-                ids, roles = _pool(rng, [(names.POSITIVE, [_self_id(g, leaf)]),
-                                         (names.RANDOM, [_self_id(g, x) for x in others])])
+                ids, roles = _pool(
+                    rng, [(names.POSITIVE, [_self_id(g, leaf)]), (names.RANDOM, [_self_id(g, x) for x in others])]
+                )
                 image = tax.image_of[leaf]
-                fields = dict(query_text=g.name(leaf), query_image=image.feature(), query_image_id=image.item_id,
-                              instruction=names.I2C_INSTRUCTION, positive_ids=[_self_id(g, leaf)])
+                fields = dict(
+                    query_text=g.name(leaf),
+                    query_image=image.feature(),
+                    query_image_id=image.item_id,
+                    instruction=names.I2C_INSTRUCTION,
+                    positive_ids=[_self_id(g, leaf)],
+                )
             else:
-                ids, roles = _pool(rng, [(names.POSITIVE, [tax.image_of[leaf].item_id]),
-                                         (names.RANDOM, [tax.image_of[x].item_id for x in others])])
-                fields = dict(query_text=names.SELF_CONCEPT_TEMPLATE.format(definition=g.definitions[leaf]),
-                              query_image=None, query_image_id=None, instruction=names.C2I_INSTRUCTION,
-                              positive_ids=[tax.image_of[leaf].item_id])
-            tables[config].append(_query_row(
-                config, k, candidate_ids=ids, candidate_roles=roles, positive_hops=None, depth=None,
-                wnid=g.wnids[leaf], **fields,
-            ))
+                ids, roles = _pool(
+                    rng,
+                    [
+                        (names.POSITIVE, [tax.image_of[leaf].item_id]),
+                        (names.RANDOM, [tax.image_of[x].item_id for x in others]),
+                    ],
+                )
+                fields = dict(
+                    query_text=names.SELF_CONCEPT_TEMPLATE.format(definition=g.definitions[leaf]),
+                    query_image=None,
+                    query_image_id=None,
+                    instruction=names.C2I_INSTRUCTION,
+                    positive_ids=[tax.image_of[leaf].item_id],
+                )
+            tables[config].append(
+                _query_row(
+                    config,
+                    k,
+                    candidate_ids=ids,
+                    candidate_roles=roles,
+                    positive_hops=None,
+                    depth=None,
+                    wnid=g.wnids[leaf],
+                    **fields,
+                )
+            )
     return pool, tables
 
 
@@ -291,19 +353,31 @@ def _concept_row(tax: Taxonomy, node: int, *, self_item: bool, blacklist: frozen
     g = tax.graph
     name, definition = g.name(node), g.definitions[node]
     # paper A.1: records keep the synset's paths (here: one shortest path from the root) and its hypernyms
-    relations = {"hypernyms": [g.wnids[int(p)] for p in g.parents(node)], "path": [g.wnids[x] for x in g.root_path(node)]}
+    relations = {
+        "hypernyms": [g.wnids[int(p)] for p in g.parents(node)],
+        "path": [g.wnids[x] for x in g.root_path(node)],
+    }
     if self_item:
         item_id, text = _self_id(g, node), names.SELF_CONCEPT_TEMPLATE.format(definition=definition)
         attributes = {"kind": "self_leaf", **relations}
     else:
         item_id, text = _concept_id(g, node), names.CONCEPT_TEMPLATE.format(name=name, definition=definition)
         attributes = {
-            "kind": "concept", **relations,
-            "images_1_2_levels_below": len(tax.below[node]), "level2_blacklisted": node in blacklist,
+            "kind": "concept",
+            **relations,
+            "images_1_2_levels_below": len(tax.below[node]),
+            "level2_blacklisted": node in blacklist,
         }
     return {
-        "item_id": item_id, "image": None, "text": text, "attributes": attributes, "wnid": g.wnids[node],
-        "name": name, "definition": definition, "lemmas": list(g.lemmas[node]), "depth": int(g.depth[node]),
+        "item_id": item_id,
+        "image": None,
+        "text": text,
+        "attributes": attributes,
+        "wnid": g.wnids[node],
+        "name": name,
+        "definition": definition,
+        "lemmas": list(g.lemmas[node]),
+        "depth": int(g.depth[node]),
         "lexname": g.lexname(node),
     }
 
@@ -311,10 +385,17 @@ def _concept_row(tax: Taxonomy, node: int, *, self_item: bool, blacklist: frozen
 def _instance_row(tax: Taxonomy, node: int) -> dict[str, Any]:
     g, im = tax.graph, tax.image_of[node]
     return {
-        "item_id": im.item_id, "image": im.feature(), "text": g.name(node),
-        "attributes": {"hypernyms": [g.wnids[int(p)] for p in g.parents(node)], "width": im.width,
-                       "height": im.height, "sha256": im.sha256},
-        "wnid": im.wnid, "leaf_name": g.name(node),
+        "item_id": im.item_id,
+        "image": im.feature(),
+        "text": g.name(node),
+        "attributes": {
+            "hypernyms": [g.wnids[int(p)] for p in g.parents(node)],
+            "width": im.width,
+            "height": im.height,
+            "sha256": im.sha256,
+        },
+        "wnid": im.wnid,
+        "leaf_name": g.name(node),
     }
 
 
@@ -367,11 +448,15 @@ def build_abstraction(
     collection_audit = dict(images.audit) if isinstance(images, ImageCollection) else {}
     tax = select_taxonomy(graph, images)
     if len(tax.concepts) < 2:
-        raise TriadError(f"only {len(tax.concepts)} concepts qualify (depth >= {MIN_CONCEPT_DEPTH}, "
-                         f">= {MIN_CONCEPT_IMAGES} images 1-2 levels below); add images")
+        raise TriadError(
+            f"only {len(tax.concepts)} concepts qualify (depth >= {MIN_CONCEPT_DEPTH}, "
+            f">= {MIN_CONCEPT_IMAGES} images 1-2 levels below); add images"
+        )
     if len(tax.concepts) <= pool_size:
-        raise TriadError(f"{names.ABSTRACTION_CONFIGS[0]}: only {len(tax.concepts)} concepts qualify; {pool_size}-candidate "
-                         "pools need more (add images, or lower pool_size)")
+        raise TriadError(
+            f"{names.ABSTRACTION_CONFIGS[0]}: only {len(tax.concepts)} concepts qualify; {pool_size}-candidate "
+            "pools need more (add images, or lower pool_size)"
+        )
     black_wnids = tuple(load_blacklist() if blacklist is None else blacklist)
     black = frozenset(graph.index[w] for w in black_wnids if w in graph.index)
     i2c, c2i = names.ABSTRACTION_CONFIGS
@@ -382,16 +467,19 @@ def build_abstraction(
     }
     self_pool, self_tables = _build_self(tax, self_queries or n_queries, pool_size, seed)
     tables.update(self_tables)
-    tables[names.CONCEPTS_CORPUS] = (
-        [_concept_row(tax, c, self_item=False, blacklist=black) for c in tax.concepts]
-        + [_concept_row(tax, leaf, self_item=True, blacklist=black) for leaf in self_pool]
-    )
+    tables[names.CONCEPTS_CORPUS] = [_concept_row(tax, c, self_item=False, blacklist=black) for c in tax.concepts] + [
+        _concept_row(tax, leaf, self_item=True, blacklist=black) for leaf in self_pool
+    ]
     tables[names.INSTANCES_CORPUS] = [_instance_row(tax, leaf) for leaf in tax.leaves]
     lexnames = Counter(graph.lexname(c) for c in tax.concepts)
     depths = Counter(int(graph.depth[c]) for c in tax.concepts)
     audit = {
-        "wordnet": {"source": graph.source, "noun_synsets": len(graph), "hypernym_edges": int(len(graph.parent_idx)),
-                    "instance_hypernym_edges": int(graph.parent_instance.sum())},
+        "wordnet": {
+            "source": graph.source,
+            "noun_synsets": len(graph),
+            "hypernym_edges": int(len(graph.parent_idx)),
+            "instance_hypernym_edges": int(graph.parent_instance.sum()),
+        },
         "images": collection_audit,
         **tax.stats,
         "blacklist": {"size": len(black_wnids), "in_concept_pool": len(black & tax.concept_set)},

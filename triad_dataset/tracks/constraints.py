@@ -130,16 +130,25 @@ class Planner:
                 if 1 <= n_positive <= MAX_POSITIVES and eligible >= self.pool_size - n_positive:
                     self.used.add(reference)
                     return QueryPlan(query_id, profile, reference, int(target), conditions, request), status
-        raise ValueError(f"{self.catalog.source}: no reference/target pair left for profile {profile} "
-                         f"(query {query_id}): a query needs 1-{MAX_POSITIVES} positives and at least "
-                         f"{self.pool_size} items failing its positive rule; the catalog is too small or too uniform")
+        raise ValueError(
+            f"{self.catalog.source}: no reference/target pair left for profile {profile} "
+            f"(query {query_id}): a query needs 1-{MAX_POSITIVES} positives and at least "
+            f"{self.pool_size} items failing its positive rule; the catalog is too small or too uniform"
+        )
 
 
 # ------------------------------------------------------------------------------------------------ pools
 
 
-def assemble_pool(catalog: Catalog, reference: int, status: Statuses, quotas: Mapping[str, int], pool_size: int,
-                  rng: np.random.Generator, visual_quota: int = VISUAL_QUOTA) -> tuple[np.ndarray, list[str]]:
+def assemble_pool(
+    catalog: Catalog,
+    reference: int,
+    status: Statuses,
+    quotas: Mapping[str, int],
+    pool_size: int,
+    rng: np.random.Generator,
+    visual_quota: int = VISUAL_QUOTA,
+) -> tuple[np.ndarray, list[str]]:
     """Positives, typed negatives (quota each), visual, then random fill; shuffled. Never the reference."""
     positive = np.flatnonzero(status.positive)
     available = status.gate.copy()
@@ -164,8 +173,10 @@ def assemble_pool(catalog: Catalog, reference: int, status: Statuses, quotas: Ma
     candidates = np.flatnonzero(available)
     fill = pool_size - len(roles)
     if fill > len(candidates):
-        raise ValueError(f"{catalog.items[reference].item_id}: only {len(roles) + len(candidates)} eligible "
-                         f"candidates for a pool of {pool_size}")
+        raise ValueError(
+            f"{catalog.items[reference].item_id}: only {len(roles) + len(candidates)} eligible "
+            f"candidates for a pool of {pool_size}"
+        )
     pick = rng.choice(candidates, size=fill, replace=False)
     parts.append(pick)
     roles += [names.RANDOM] * len(pick)
@@ -183,10 +194,14 @@ def constraints_row(catalog: Catalog, plan: QueryPlan, images: ImageCache) -> di
     row = base_query_row(f"constraints_{catalog.domain}", plan.query_id)
     row.update(
         query_text=constraints_query_text(catalog.domain, items[plan.reference].attributes, plan.request),
-        query_image=images(plan.reference), query_image_id=items[plan.reference].item_id,
-        candidate_ids=ids, candidate_roles=list(plan.roles), candidate_trap=[False] * len(ids),
+        query_image=images(plan.reference),
+        query_image_id=items[plan.reference].item_id,
+        candidate_ids=ids,
+        candidate_roles=list(plan.roles),
+        candidate_trap=[False] * len(ids),
         positive_ids=[i for i, r in zip(ids, plan.roles, strict=True) if r == names.POSITIVE],
-        profile=plan.profile, conditions=[c.to_row() for c in plan.conditions],
+        profile=plan.profile,
+        conditions=[c.to_row() for c in plan.conditions],
     )
     return row
 
@@ -197,8 +212,9 @@ def condition_phrases(domain: str, conditions: Sequence[Condition]) -> tuple[lis
     return pos, neg
 
 
-def plan_constraints(catalog: Catalog, n_queries: int, *, pool_size: int = names.POOL_SIZE,
-                     seed: int = 0) -> list[QueryPlan]:
+def plan_constraints(
+    catalog: Catalog, n_queries: int, *, pool_size: int = names.POOL_SIZE, seed: int = 0
+) -> list[QueryPlan]:
     """Plan and pool `n_queries` constraints queries with the paper's profile mix (paper A.2)."""
     domain = catalog.domain
     rng = np.random.default_rng([seed, names.DOMAINS.index(domain), 1])
@@ -209,8 +225,9 @@ def plan_constraints(catalog: Catalog, n_queries: int, *, pool_size: int = names
     plans = []
     for i, profile in enumerate(tqdm(profiles, desc=f"constraints_{domain}", unit="query", leave=False)):
         plan, status = planner.plan(f"{domain}-{i:04d}", profile)
-        plan.pool, plan.roles = assemble_pool(catalog, plan.reference, status, names.NEGATIVE_QUOTAS[domain],
-                                              pool_size, rng)
+        plan.pool, plan.roles = assemble_pool(
+            catalog, plan.reference, status, names.NEGATIVE_QUOTAS[domain], pool_size, rng
+        )
         plans.append(plan)
     return plans
 

@@ -47,8 +47,9 @@ def same_references(catalog: Catalog, n_queries: int, rng: np.random.Generator) 
     return chosen
 
 
-def build_same(catalog: Catalog, n_queries: int, images: ImageCache, *, pool_size: int = names.POOL_SIZE,
-               seed: int = 0) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def build_same(
+    catalog: Catalog, n_queries: int, images: ImageCache, *, pool_size: int = names.POOL_SIZE, seed: int = 0
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """same_<d> rows and their audit."""
     domain = catalog.domain
     rng = np.random.default_rng([seed, names.DOMAINS.index(domain), 3])
@@ -77,8 +78,11 @@ def build_same(catalog: Catalog, n_queries: int, images: ImageCache, *, pool_siz
         row = base_query_row(f"same_{domain}", f"same-{domain}-{i:04d}")
         row.update(
             query_text=constraints_query_text(domain, catalog.items[reference].attributes, request),
-            query_image=images(reference), query_image_id=catalog.items[reference].item_id,
-            candidate_ids=ids, candidate_roles=roles, candidate_trap=[False] * len(ids),
+            query_image=images(reference),
+            query_image_id=catalog.items[reference].item_id,
+            candidate_ids=ids,
+            candidate_roles=roles,
+            candidate_trap=[False] * len(ids),
             positive_ids=[c for c, r in zip(ids, roles, strict=True) if r == names.POSITIVE],
         )
         rows.append(row)

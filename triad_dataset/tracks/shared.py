@@ -24,7 +24,6 @@ from triad_dataset.sources.catalog import Catalog
 VISUAL_QUOTA = 50  # visually similar negatives per pool (paper A.2 fills "visually similar, then random")
 
 
-
 def scaled_counts(mix: Mapping[Any, int], total: int) -> dict[Any, int]:
     """Scale a per-1,000 mix to `total` by largest remainder (ties: mix order).
 
@@ -38,7 +37,6 @@ def scaled_counts(mix: Mapping[Any, int], total: int) -> dict[Any, int]:
     for k in order[: total - sum(counts.values())]:
         counts[k] += 1
     return counts
-
 
 
 @dataclass
@@ -55,16 +53,28 @@ class QueryPlan:
     roles: list[str] = field(default_factory=list)
 
 
-
 def base_query_row(task: str, query_id: str) -> dict[str, Any]:
     """Every docs/protocol.md §1 query column of a product config, null where it does not apply."""
     return {
-        "query_id": query_id, "task": task, "query_text": None, "query_image": None, "query_image_id": None,
-        "instruction": None, "candidate_ids": [], "candidate_roles": [], "candidate_trap": [], "positive_ids": [],
-        "positive_hops": None, "depth": None, "profile": None, "conditions": None, "turns": None,
-        "session_type": None, "num_turns": None, "source_query_id": None,
+        "query_id": query_id,
+        "task": task,
+        "query_text": None,
+        "query_image": None,
+        "query_image_id": None,
+        "instruction": None,
+        "candidate_ids": [],
+        "candidate_roles": [],
+        "candidate_trap": [],
+        "positive_ids": [],
+        "positive_hops": None,
+        "depth": None,
+        "profile": None,
+        "conditions": None,
+        "turns": None,
+        "session_type": None,
+        "num_turns": None,
+        "source_query_id": None,
     }
-
 
 
 class ImageCache:
@@ -79,26 +89,27 @@ class ImageCache:
         return self.cache[position]
 
 
-
 def hidden_attributes(catalog: Catalog, position: int) -> str:
     """The hidden labels of an item as sorted-key JSON (visible fields live in their own columns)."""
     visible = set(catalog.schema.visible_fields)
     attrs = catalog.items[position].attributes
-    return json.dumps({k: v for k, v in sorted(attrs.items()) if k not in visible}, sort_keys=True,
-                      ensure_ascii=False)
-
+    return json.dumps({k: v for k, v in sorted(attrs.items()) if k not in visible}, sort_keys=True, ensure_ascii=False)
 
 
 def corpus_rows(catalog: Catalog, images: ImageCache) -> list[dict[str, Any]]:
     """`<d>_items`: item_id, image, text, attributes (hidden, JSON), product_id, visible fields."""
     rows = []
     for position, item in enumerate(tqdm(catalog.items, desc=f"{catalog.domain} corpus", unit="item", leave=False)):
-        row = {"item_id": item.item_id, "image": images(position), "text": candidate_text(catalog.domain, item.attributes),
-               "attributes": hidden_attributes(catalog, position), "product_id": item.product_id}
+        row = {
+            "item_id": item.item_id,
+            "image": images(position),
+            "text": candidate_text(catalog.domain, item.attributes),
+            "attributes": hidden_attributes(catalog, position),
+            "product_id": item.product_id,
+        }
         row.update({f: item.attributes.get(f) or None for f in catalog.schema.visible_fields})
         rows.append(row)
     return rows
-
 
 
 def role_means(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
@@ -109,7 +120,6 @@ def role_means(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
             totals[role] += 1
     n = max(len(rows), 1)
     return {role: round(total / n, 4) for role, total in totals.items() if total}
-
 
 
 def attribute_classes(catalog: Catalog) -> tuple[list[int], list[dict[str, str]]]:
@@ -124,7 +134,6 @@ def attribute_classes(catalog: Catalog) -> tuple[list[int], list[dict[str, str]]
             members.append(item.attributes)
         classes.append(lookup[key])
     return classes, members
-
 
 
 def gate_violations(catalog: Catalog, rows: Sequence[Mapping[str, Any]]) -> int:
@@ -147,7 +156,6 @@ def gate_violations(catalog: Catalog, rows: Sequence[Mapping[str, Any]]) -> int:
     return bad
 
 
-
 def mix_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Profile mix (paper A.2) and P/N condition counts of product query rows."""
     profiles = dict.fromkeys(names.PROFILES, 0)
@@ -157,4 +165,3 @@ def mix_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         for c in row["conditions"]:
             polarity[c["polarity"]] += 1
     return {"profile_mix": profiles, "conditions": polarity}
-

@@ -53,7 +53,7 @@ def assign_sessions(plans: Sequence[QueryPlan], rng: np.random.Generator) -> lis
         order = [indexes[i] for i in rng.permutation(len(indexes))]
         cursor = 0
         for session, count in scaled_counts(mix, len(indexes)).items():
-            for i in order[cursor:cursor + count]:
+            for i in order[cursor : cursor + count]:
                 out[i] = session
             cursor += count
     return [s for s in out if s is not None]
@@ -75,8 +75,10 @@ class Session:
 
     def _natural(self) -> list[str]:
         order = [self.conditions[i] for i in self.rng.permutation(len(self.conditions))]
-        return [turn_text("first" if i == 0 else "add", self._phrase(c), self.rng, polarity=c.polarity)
-                for i, c in enumerate(order)]
+        return [
+            turn_text("first" if i == 0 else "add", self._phrase(c), self.rng, polarity=c.polarity)
+            for i, c in enumerate(order)
+        ]
 
     def _superseded(self, index: int, base: np.ndarray) -> Condition:
         """An earlier value for condition `index`; prefers one that some catalog items (traps) carry."""
@@ -91,8 +93,12 @@ class Session:
         forbidden = {a.family(reference), a.family(target), a.family(c.value)}
         vocab = codes.vocab[j]
         ref_attrs = catalog.items[self.plan.reference].attributes
-        allowed = [v for v in range(len(vocab)) if a.family(vocab[v]) not in forbidden and not reveals_reference(
-            ref_attrs, self.conditions, self._phrase(c, vocab[v]))]  # paper A.2: never disclose the reference value
+        allowed = [
+            v
+            for v in range(len(vocab))
+            if a.family(vocab[v]) not in forbidden
+            and not reveals_reference(ref_attrs, self.conditions, self._phrase(c, vocab[v]))
+        ]  # paper A.2: never disclose the reference value
         if not allowed:
             raise ValueError(f"{self.plan.query_id}: no superseded value available for {c.attribute}")
         if c.polarity == POS:
@@ -107,8 +113,11 @@ class Session:
         preserved_ok = preserved_status(catalog, plan.reference, self.conditions) == SAT
         options = []
         for i, status in enumerate(per_condition):
-            others = np.all([s == SAT for k, s in enumerate(per_condition) if k != i], axis=0) if len(
-                per_condition) > 1 else np.ones(len(catalog), dtype=bool)
+            others = (
+                np.all([s == SAT for k, s in enumerate(per_condition) if k != i], axis=0)
+                if len(per_condition) > 1
+                else np.ones(len(catalog), dtype=bool)
+            )
             base = preserved_ok & others & (status == VIOL)
             old = self._superseded(i, base)
             traps = base & (condition_status(catalog, plan.reference, old) == SAT)
@@ -129,8 +138,11 @@ class Session:
         if layout == 0:
             return [first, turn_text("add", self._phrase(other), self.rng), revise]
         if layout == 1:
-            return [turn_text("first", self._phrase(other), self.rng, polarity=other.polarity),
-                    turn_text("add", self._phrase(old), self.rng), revise]
+            return [
+                turn_text("first", self._phrase(other), self.rng, polarity=other.polarity),
+                turn_text("add", self._phrase(old), self.rng),
+                revise,
+            ]
         return [first, revise, turn_text("add", self._phrase(other), self.rng)]
 
 
@@ -146,15 +158,17 @@ def trap_pool(session: Session, domain: str, rng: np.random.Generator) -> tuple[
     extra = np.flatnonzero(outside)
     extra = rng.choice(extra, size=min(TRAP_ADD[domain], len(extra)), replace=False)
     replaceable = [i for i, r in enumerate(roles) if r == names.RANDOM] or [
-        i for i, r in enumerate(roles) if r == names.VISUAL]
+        i for i, r in enumerate(roles) if r == names.VISUAL
+    ]
     slots = rng.choice(replaceable, size=min(len(extra), len(replaceable)), replace=False)
     for slot, item in zip(slots, extra, strict=False):
         pool[int(slot)], roles[int(slot)], flags[int(slot)] = int(item), names.CONFLICT_TRAP, True
     return pool, roles, flags
 
 
-def build_state(catalog: Catalog, plans: Sequence[QueryPlan], images: ImageCache, *,
-                seed: int = 0) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def build_state(
+    catalog: Catalog, plans: Sequence[QueryPlan], images: ImageCache, *, seed: int = 0
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """state_<d> rows paired with the constraints plans (same query_id), and the state audit."""
     domain = catalog.domain
     rng = np.random.default_rng([names.STATE_SEED, seed, names.DOMAINS.index(domain)])  # paper A.3: seed 42
@@ -169,11 +183,18 @@ def build_state(catalog: Catalog, plans: Sequence[QueryPlan], images: ImageCache
         row = base_query_row(f"state_{domain}", plan.query_id)
         row.update(
             query_text=state_query_text(domain, items[plan.reference].attributes, session.turns),
-            query_image=images(plan.reference), query_image_id=items[plan.reference].item_id,
-            candidate_ids=ids, candidate_roles=roles, candidate_trap=flags,
+            query_image=images(plan.reference),
+            query_image_id=items[plan.reference].item_id,
+            candidate_ids=ids,
+            candidate_roles=roles,
+            candidate_trap=flags,
             positive_ids=[i for i, r in zip(ids, roles, strict=True) if r == names.POSITIVE],
-            profile=plan.profile, conditions=[c.to_row() for c in session.conditions], turns=session.turns,
-            session_type=session.session_type, num_turns=len(session.turns), source_query_id=plan.query_id,
+            profile=plan.profile,
+            conditions=[c.to_row() for c in session.conditions],
+            turns=session.turns,
+            session_type=session.session_type,
+            num_turns=len(session.turns),
+            source_query_id=plan.query_id,
         )
         rows.append(row)
         built.append(session)
@@ -194,14 +215,17 @@ def trap_violations(catalog: Catalog, rows: Sequence[dict[str, Any]], sessions: 
         for item_id, flag in zip(row["candidate_ids"], row["candidate_trap"], strict=True):
             if flag:
                 attrs = items[index[item_id]].attributes
-                ok = rule_status(schema, reference, attrs, earlier) == SAT and rule_status(
-                    schema, reference, attrs, final) == VIOL
+                ok = (
+                    rule_status(schema, reference, attrs, earlier) == SAT
+                    and rule_status(schema, reference, attrs, final) == VIOL
+                )
                 bad += not ok
     return bad
 
 
-def state_audit(catalog: Catalog, plans: Sequence[QueryPlan], rows: Sequence[dict[str, Any]],
-                sessions: Sequence[Session]) -> dict[str, Any]:
+def state_audit(
+    catalog: Catalog, plans: Sequence[QueryPlan], rows: Sequence[dict[str, Any]], sessions: Sequence[Session]
+) -> dict[str, Any]:
     mix = {f"{t}-{turns}": 0 for (t, turns, _) in names.SESSION_MIX_PER_1000}
     conflict = covered = flags = exclusive = 0
     retention, mismatches = [], 0
@@ -217,8 +241,8 @@ def state_audit(catalog: Catalog, plans: Sequence[QueryPlan], rows: Sequence[dic
         retention.append(len(source & set(row["candidate_ids"])) / max(len(source), 1))
         final = [(c["attribute"], c["polarity"], c["value"]) for c in row["conditions"]]
         mismatches += final != [(c.attribute, c.polarity, c.value) for c in plan.conditions] or set(
-            row["positive_ids"]) != {catalog.items[p].item_id for p, r in zip(plan.pool, plan.roles, strict=True)
-                                     if r == names.POSITIVE}
+            row["positive_ids"]
+        ) != {catalog.items[p].item_id for p, r in zip(plan.pool, plan.roles, strict=True) if r == names.POSITIVE}
     n = max(len(rows), 1)
     return {
         "queries": len(rows),
@@ -229,8 +253,11 @@ def state_audit(catalog: Catalog, plans: Sequence[QueryPlan], rows: Sequence[dic
         "traps": flags,
         "exclusive_traps": exclusive,
         "mean_traps_per_query": round(flags / n, 4),
-        "trap_coverage": {"conflict_queries": conflict, "with_trap": covered,
-                          "share": round(covered / conflict, 4) if conflict else None},
+        "trap_coverage": {
+            "conflict_queries": conflict,
+            "with_trap": covered,
+            "share": round(covered / conflict, 4) if conflict else None,
+        },
         "mean_retention": round(float(np.mean(retention)) if retention else 1.0, 6),
         "pairing_mismatches": mismatches,
         "gate_violations": gate_violations(catalog, rows),
