@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "model_adapters.commands",
     "model_adapters.captioners.commands",
     "spaces_app.commands",
+    "spaces_app.report_command",
 )
 
 

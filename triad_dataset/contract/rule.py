@@ -115,6 +115,32 @@ class RuleChecker:
     def __call__(self, item: Mapping[str, str]) -> int:
         return max(self.parts(item))
 
+    def explain(self, item: Mapping[str, str]) -> list[str]:
+        """One phrase per requirement the item fails (VIOL): a condition, a preserved attribute, the budget."""
+        out = []
+        for a, polarity, value, reference_value in self.conditions:
+            mine = item.get(a.name, NOT_APPLICABLE)
+            if _value_status(a, polarity, value, mine, reference_value) != VIOL:
+                continue
+            if polarity == POS and a.ordered and a.comparatives and value in a.comparatives:
+                asked = f"{value} than {_shown(reference_value)}"
+            else:
+                asked = value if polarity == POS else f"not {value}"
+            out.append(f"{a.name} {_shown(mine)}, asked {asked}")
+        for a, theirs in self.preserved:
+            mine = item.get(a.name, NOT_APPLICABLE)
+            near = NOT_APPLICABLE not in (mine, theirs) and a.family(mine) == a.family(theirs)
+            if mine != theirs and not near:
+                out.append(f"{a.name} {_shown(mine)}, must stay {_shown(theirs)}")
+        changed = [name for name, theirs in self.modifiable if item.get(name, NOT_APPLICABLE) != theirs]
+        if len(changed) > self.budget:
+            out.append(f"changes {', '.join(changed)}; at most {self.budget} of these may change")
+        return out
+
+
+def _shown(value: str) -> str:
+    return value if value != NOT_APPLICABLE else "n/a"
+
 
 def typed_role(p: int, n: int, h: int) -> str | None:
     """The typed-negative role of the statuses (P, N, preserved), None when none applies (mirrors `Statuses.typed`)."""

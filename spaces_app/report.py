@@ -1,0 +1,257 @@
+"""`triad report`: one self-contained HTML file for one or two runs — scores, diagnostics, the worst queries.
+
+The rankings are re-scored against the dataset folder with the shared metrics core (CONTRACTS §4), as the Space
+scores a submission; each subset's number is shown beside the one the run's results.json states. Plots and
+thumbnails are inlined as data URIs, so the file opens with no server and no network.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from spaces_app import chance as chance_mod
+from spaces_app import explorer as ex
+from spaces_app.explorer_html import page, pair_html, view_html
+from spaces_app.gold import Gold, load_gold
+from spaces_app.thumbs import Thumbnails
+from triad_dataset.contract import names as triad_names
+from triad_dataset.contract.errors import TriadError
+
+WORST: Final = 10  # worst queries shown per subset (and most-moved queries with two runs)
+MATCH_TOL: Final = 1e-9
+
+
+@dataclass
+class Run:
+    """A run folder: its results.json, its rankings per config, the name it is shown under."""
+
+    path: Path
+    results: dict[str, Any]
+    rankings: dict[str, dict[str, ex.QueryRanking]]
+
+    @property
+    def name(self) -> str:
+        model = self.results.get("model") or {}
+        return str(model.get("name") or self.path.name)
+
+
+def read_run(path: str | Path) -> Run:
+    """A run folder written by `triad run` (results.json + rankings/*.parquet); TriadError naming what is missing."""
+    path = Path(path)
+    results_file = path / "results.json"
+    if not results_file.is_file():
+        raise TriadError(f"{path}: no results.json; pass a folder written by `triad run --out`")
+    try:
+        results = json.loads(results_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise TriadError(f"{results_file}: not readable JSON ({exc})") from exc
+    files = sorted((path / "rankings").glob("*.parquet"))
+    if not files:
+        raise TriadError(f"{path}/rankings: no ranking files")
+    return Run(path, results, {f.stem: ex.read_rankings(f) for f in files})
+
+
+def _data_folder(runs: Sequence[Run], data: str | Path | None) -> Path:
+    if data is not None:
+        return Path(data)
+    paths = {str((r.results.get("dataset") or {}).get("path") or "") for r in runs}
+    if len(paths) != 1 or not next(iter(paths)):
+        raise TriadError("the runs do not name one dataset folder in results.json; pass --data DIR")
+    return Path(next(iter(paths)))
+
+
+def _check_fingerprint(run: Run, gold: Gold) -> None:
+    stated = (run.results.get("dataset") or {}).get("fingerprint")
+    if stated and stated != gold.fingerprint:
+        raise TriadError(
+            f"{run.path}: ranked dataset {str(stated)[:12]}, but {gold.path} is {gold.fingerprint[:12]}; "
+            "pass --data with the folder the run used"
+        )
+
+
+def score(run: Run, gold: Gold) -> dict[str, Any]:
+    """The run's rankings scored against the gold by the shared metrics core (as the Space scores them)."""
+    from metrics import scoring
+
+    configs = [c for c in gold.rows if c in run.rankings]
+    if gold.benchmark == "triad":
+        rankings = {c: {q: list(r.candidate_ids) for q, r in run.rankings[c].items()} for c in configs}
+        return scoring.score_triad({c: gold.rows[c] for c in configs}, rankings)
+    ark = {
+        s: {q: {"candidate_ids": list(r.candidate_ids), "positive_rank": r.positive_rank} for q, r in rk.items()}
+        for s, rk in ((s, run.rankings[s]) for s in configs)
+    }
+    return scoring.score_ark({s: gold.rows[s] for s in configs}, ark)
+
+
+def per_query(benchmark: str, summary: Mapping[str, Any], config: str) -> dict[str, float]:
+    """query id -> AP (TRIAD) or reciprocal rank (ARK) from a scored summary."""
+    node = summary.get(config) or {}
+    if benchmark == "triad":
+        return dict(node.get("per_query_ap") or {})
+    return {q: 1.0 / r for q, r in (node.get("positive_rank") or {}).items()}
+
+
+def _headline(benchmark: str, node: Mapping[str, Any]) -> tuple[float | None, list[float] | None]:
+    metric = "map" if benchmark == "triad" else "recall@1"
+    value = (node.get("metrics") or {}).get(metric)
+    interval = (node.get("intervals") or {}).get(metric)
+    return value, interval
+
+
+def _cell(x: float | None) -> str:
+    return "—" if x is None else f"{x:.4f}"
+
+
+def scores_table(
+    benchmark: str, runs: Sequence[Run], summaries: Sequence[Mapping[str, Any]], chance: Mapping[str, float]
+) -> str:
+    """Per subset: each run's number with its 95% interval, whether results.json states the same, chance."""
+    metric = "mAP" if benchmark == "triad" else "R@1"
+    head = "".join(f"<th>{html.escape(r.name)} {metric}</th><th>95% CI</th><th>results.json</th>" for r in runs)
+    rows = []
+    for config in [c for c in summaries[0] if isinstance(summaries[0][c], Mapping) and "metrics" in summaries[0][c]]:
+        cells = []
+        for run, summary in zip(runs, summaries, strict=True):
+            value, interval = _headline(benchmark, summary.get(config) or {})
+            stated, _ = _headline(benchmark, ((run.results.get("configs") or {}).get(config)) or {})
+            same = stated is not None and value is not None and abs(stated - value) <= MATCH_TOL
+            iv = f"{interval[0]:.4f}–{interval[1]:.4f}" if interval else "—"
+            note = "same" if same else f"differs: {_cell(stated)}" if stated is not None else "not stated"
+            cells.append(
+                f'<td class="num" data-config="{config}">{_cell(value)}</td><td>{iv}</td>'
+                f'<td class="{"ok" if same else "bad"}">{note}</td>'
+            )
+        label = triad_names.DISPLAY_NAMES.get(config, config)
+        rows.append(f"<tr><td>{html.escape(label)}</td>{''.join(cells)}<td>{_cell(chance.get(config))}</td></tr>")
+    return f'<table class="scores"><tr><th>Subset</th>{head}<th>chance</th></tr>{"".join(rows)}</table>'
+
+
+def _png(fig: Any) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90)
+    return f'<img class="plot" alt="plot" src="data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}">'
+
+
+def plots_html(benchmark: str, subs: Sequence[Mapping[str, Any]], gold: Gold) -> str:
+    """The Space's diagnostics plots for the first run (TRIAD) or every run (ARK), as inline PNGs."""
+    from spaces_app import plots, views
+
+    if benchmark == "ark":
+        return "".join(
+            _png(plots.ark_bars(subs, axis, chance_mod.ark_chance_by(gold, axis)))
+            for axis in ("domain", "reasoning_skill")
+        )
+    sub = subs[0]
+    chance = chance_mod.triad_chance(gold)
+    figures = [
+        views.entry_rate_figure(sub),
+        plots.depth_plot(sub, chance.get(triad_names.ABSTRACTION_CONFIGS[1])),
+        plots.profile_plot(sub, chance),
+        plots.dialogue_cost_plot(sub),
+    ]
+    return "".join(_png(f) for f in figures)
+
+
+def _views(
+    gold: Gold, corpus: ex.Corpus, runs: Sequence[Run], config: str, queries: Sequence[str], thumbs: Thumbnails
+) -> str:
+    rows = {r["query_id"]: r for r in gold.rows[config]}
+    blocks = []
+    for q in queries:
+        views_ = [ex.query_view(gold.benchmark, corpus, config, rows[q], run.rankings[config][q]) for run in runs]
+        if len(views_) == 1:
+            blocks.append(view_html(views_[0], thumbs.data_uri))
+        else:
+            blocks.append(pair_html(views_, [r.name for r in runs], thumbs.data_uri))
+    return "".join(blocks)
+
+
+def build_report(
+    run_dirs: Sequence[str | Path],
+    *,
+    data: str | Path | None = None,
+    worst_n: int = WORST,
+    thumbs_root: Path | None = None,
+) -> str:
+    """The report's HTML for one run, or two runs compared (paired statistics, the queries that moved most)."""
+    if not 1 <= len(run_dirs) <= 2:
+        raise TriadError("triad report takes one run folder or two")
+    runs = [read_run(p) for p in run_dirs]
+    benchmarks = {r.results.get("benchmark") for r in runs}
+    if len(benchmarks) != 1:
+        raise TriadError("the two runs are of different benchmarks; compare TRIAD with TRIAD, ARK with ARK")
+    gold = load_gold(_data_folder(runs, data))
+    for run in runs:
+        _check_fingerprint(run, gold)
+    summaries = [score(r, gold) for r in runs]
+    subs = [
+        {"id": i + 1, "model_name": r.name, "summary": s} for i, (r, s) in enumerate(zip(runs, summaries, strict=True))
+    ]
+    benchmark = gold.benchmark
+    chance = chance_mod.triad_chance(gold) if benchmark == "triad" else chance_mod.ark_chance(gold)
+    corpus = ex.Corpus(gold.path)
+    thumbs = Thumbnails(corpus, gold.fingerprint, thumbs_root)
+    parts = [
+        f"<h1>{html.escape(' vs '.join(r.name for r in runs))} on {benchmark.upper()}</h1>",
+        _provenance(runs, gold),
+    ]
+    parts += ["<h2>Scores</h2>", scores_table(benchmark, runs, summaries, chance)]
+    if len(runs) == 2 and benchmark == "triad":
+        parts += ["<h2>Paired comparison (A = first run, B = second)</h2>", _paired(subs, benchmark)]
+    parts += ["<h2>Diagnostics</h2>", plots_html(benchmark, subs, gold)]
+    configs = [c for c in gold.rows if all(c in r.rankings for r in runs)]
+    for config in configs:
+        values = [per_query(benchmark, s, config) for s in summaries]
+        if len(runs) == 1:
+            title, queries = f"Worst {worst_n} queries", ex.worst(values[0], worst_n)
+        else:
+            title, queries = f"{worst_n} queries that moved most", ex.moved_most(values[0], values[1], worst_n)
+        label = triad_names.DISPLAY_NAMES.get(config, config)
+        parts += [
+            f'<h2 id="{config}">{html.escape(label)}: {title}</h2>',
+            _views(gold, corpus, runs, config, queries, thumbs),
+        ]
+    return page("".join(parts), f"TRIAD report: {' vs '.join(r.name for r in runs)}")
+
+
+def _paired(subs: Sequence[Mapping[str, Any]], benchmark: str) -> str:
+    from spaces_app import views
+
+    lookup = {s["id"]: s["summary"] for s in subs}
+    table = views.paired_comparison(subs[0], subs[1], lambda sid, c: per_query(benchmark, lookup[sid], c))
+    return table.to_html(index=False, border=0, classes="scores")
+
+
+def _provenance(runs: Sequence[Run], gold: Gold) -> str:
+    lines = []
+    for run in runs:
+        model = run.results.get("model") or {}
+        lines.append(
+            f"<li>{html.escape(run.name)}: source {html.escape(str(model.get('source')))}, revision "
+            f"{html.escape(str(model.get('revision')))}, run folder {html.escape(str(run.path))}</li>"
+        )
+    lines.append(f"<li>dataset {html.escape(str(gold.path))} (fingerprint {gold.fingerprint[:12]})</li>")
+    return f"<ul>{''.join(lines)}</ul>"
+
+
+def write_report(run_dirs: Sequence[str | Path], out: str | Path, **kwargs: Any) -> Path:
+    """Build the report and write it atomically to `out`."""
+    import os
+    import tempfile
+
+    text = build_report(run_dirs, **kwargs)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, out)
+    return out
