@@ -250,11 +250,17 @@ def save_tiny_qwen3_vl(folder: str, seed: int = 0) -> str:
     return folder
 
 
+# The real Qwen2-VL checkpoints' attention-window fields (their config.json: sliding_window 32768,
+# use_sliding_window false). transformers 5 sets the window to None when use_sliding_window is false; 4.x reads it
+# as written, so the tiny config carries the real value for the drivers that run authors' code under 4.x.
+QWEN2_VL_SLIDING_WINDOW: Final = 32768
+
+
 def _qwen2_vl_config(tok: Any) -> Any:
     from transformers import Qwen2VLConfig
 
     ids = tok.convert_tokens_to_ids
-    return Qwen2VLConfig(
+    config = Qwen2VLConfig(
         text_config=dict(
             vocab_size=len(tok),
             hidden_size=HIDDEN,
@@ -280,6 +286,9 @@ def _qwen2_vl_config(tok: Any) -> Any:
         vision_start_token_id=ids("<|vision_start|>"),
         vision_end_token_id=ids("<|vision_end|>"),
     )
+    config.text_config.use_sliding_window = False
+    config.text_config.sliding_window = QWEN2_VL_SLIDING_WINDOW  # after __init__, which drops it; layers stay full
+    return config
 
 
 @functools.cache

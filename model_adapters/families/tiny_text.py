@@ -105,6 +105,8 @@ def tiny_qwen3(seed: int = SEED) -> tuple[Any, Any]:
         head_dim=8,
         max_position_embeddings=QWEN3_EMBEDDING_MAX_LENGTH + 8,  # no pad id: as the real config
         eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"),
+        sliding_window=None,  # the real Qwen3-Embedding config.json: no window, use_sliding_window false
+        use_sliding_window=False,
     )
     return _seeded(seed, lambda: Qwen3Model(config)), tok
 
