@@ -24,7 +24,19 @@ import gradio as gr  # noqa: E402
 import pandas as pd  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
-from spaces_app import chance, identity, legend, mirror, moderation, plots, significance, status, verify, views  # noqa: E402
+from spaces_app import (
+    chance,
+    explorer_tab,
+    identity,
+    legend,
+    mirror,
+    moderation,
+    plots,
+    significance,
+    status,
+    verify,
+    views,
+)  # noqa: E402
 from spaces_app.db import Database  # noqa: E402
 from spaces_app.gold import GoldStore, require_gold  # noqa: E402
 from spaces_app.guard import Sweeper, UploadGone, UploadGuard, claim_uploads  # noqa: E402
@@ -604,6 +616,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                 cmp_plot = gr.Plot(label="ΔmAP (A − B) per subset", elem_id="compare-plot")
                 with gr.Accordion("Paired comparison per subset: table", open=False):
                     cmp_table = gr.Dataframe(interactive=False, elem_id="compare-table")
+            explorer_tab.build(lb, demo)
             with gr.Tab("ARK", id="ark"):
                 gr.Markdown(legend.ARK_TAB_NOTE.format(top=ARK_TOP, depth=ARK_MIN_DEPTH))
                 ark_legend = gr.Markdown()

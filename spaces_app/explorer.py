@@ -222,15 +222,29 @@ def _query_image(config: str, row: Mapping[str, Any], benchmark: str) -> ImageKe
     return ImageKey(config, str(row["query_id"]), column="query_image")
 
 
-def triad_view(corpus: Corpus, config: str, row: Mapping[str, Any], ranking: QueryRanking, k: int = TOP_K) -> QueryView:
-    """The view of one TRIAD query: roles from `candidate_roles`, AP over the whole submitted ranking."""
+def triad_view(
+    corpus: Corpus,
+    config: str,
+    row: Mapping[str, Any],
+    ranking: QueryRanking,
+    k: int = TOP_K,
+    positive_ranks: Sequence[int] | None = None,
+) -> QueryView:
+    """The view of one TRIAD query: roles from `candidate_roles`, AP over the whole submitted ranking.
+
+    `positive_ranks` (every positive's 1-based rank) is given where `ranking` holds only the top ids, as the
+    Space stores them; without it the ranks are read from `ranking`, which must then be the whole pool.
+    """
     role_of = dict(zip(row["candidate_ids"], row["candidate_roles"], strict=True))
     positives = set(row["positive_ids"])
     ids = list(ranking.candidate_ids)
     missing = [c for c in ids if c not in role_of]
     if missing:
         raise TriadError(f"{config} / {row['query_id']}: ranked candidate {missing[0]!r} is not in the query's pool")
-    ranks = sorted(i + 1 for i, c in enumerate(ids) if c in positives)
+    if positive_ranks is None:
+        ranks = sorted(i + 1 for i, c in enumerate(ids) if c in positives)
+    else:
+        ranks = sorted(int(r) for r in positive_ranks)
     checker = _checker(corpus, config, row)
     items = corpus.rows(triad_names.CANDIDATE_CORPUS[config])
     shown = [
@@ -263,7 +277,7 @@ def triad_view(corpus: Corpus, config: str, row: Mapping[str, Any], ranking: Que
         image=_query_image(config, row, "triad"),
         shown=shown,
         positive_ranks=ranks,
-        n_ranked=len(ids),
+        n_ranked=len(ids) if positive_ranks is None else len(row["candidate_ids"]),
         facts=facts,
     )
 
@@ -315,10 +329,18 @@ def ark_view(corpus: Corpus, subtype: str, row: Mapping[str, Any], ranking: Quer
 
 
 def query_view(
-    benchmark: str, corpus: Corpus, config: str, row: Mapping[str, Any], ranking: QueryRanking, k: int = TOP_K
+    benchmark: str,
+    corpus: Corpus,
+    config: str,
+    row: Mapping[str, Any],
+    ranking: QueryRanking,
+    k: int = TOP_K,
+    positive_ranks: Sequence[int] | None = None,
 ) -> QueryView:
     """`triad_view` or `ark_view` by benchmark."""
-    return (triad_view if benchmark == "triad" else ark_view)(corpus, config, row, ranking, k)
+    if benchmark == "triad":
+        return triad_view(corpus, config, row, ranking, k, positive_ranks)
+    return ark_view(corpus, config, row, ranking, k)
 
 
 def worst(values: Mapping[str, float], n: int) -> list[str]:

@@ -28,4 +28,8 @@ def apply(db: Database, expected: str | None, token: Any, submission_id: Any, ac
     if action not in ACTIONS:
         return f"Unknown action {action!r}; one of {', '.join(ACTIONS)}."
     ok = db.delete(sid) if action == "delete" else db.set_hidden(sid, action == "hide")
+    if ok and action == "delete":
+        from spaces_app import explore_store
+
+        explore_store.remove(db.path, sid)
     return f"Submission id {sid}: {action} done." if ok else f"Submission id {sid} does not exist."

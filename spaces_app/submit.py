@@ -459,6 +459,23 @@ def _storage_failed(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in (errno.EIO, errno.EROFS)
 
 
+def _keep_for_explorer(
+    db: Database, sid: int, benchmark: str, gold: gold_mod.Gold, parsed: Any, scored: Any, positions: Any
+) -> None:
+    """Store what the query explorer shows of the rankings; the row stands even if this file cannot be written."""
+    from spaces_app import explore_store
+
+    try:
+        table = (
+            explore_store.triad_table(gold, positions)
+            if benchmark == "triad"
+            else explore_store.ark_table(parsed, scored)
+        )
+        explore_store.save(db.path, sid, table)
+    except OSError as exc:
+        print(f"submission {sid}: explorer rankings not stored ({exc})", file=sys.stderr)
+
+
 def _submit(
     db: Database,
     golds: gold_mod.GoldStore,
@@ -542,6 +559,7 @@ def _submit(
     except NameTaken:
         return _rejected(name_taken(meta.model_name, meta.submitter, login=login))
     stored.append(sid)
+    _keep_for_explorer(db, sid, benchmark, gold, parsed, scored, positions)
     lines = [
         f"Accepted: submission id {sid} ({benchmark.upper()}, {len(configs)} configs), scored on the server.",
         _headline(benchmark, rows),

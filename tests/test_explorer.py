@@ -154,3 +154,37 @@ def test_ark_view_and_report(tmp_path: Path):
     text = build_report([run], data=ark, worst_n=1, thumbs_root=tmp_path / "th")
     shown = dict(re.findall(r'<td class="num" data-config="([a-z_0-9]+)">([0-9.]+)</td>', text))
     assert shown[subtype] == f"{loaded.results['configs'][subtype]['metrics']['recall@1']:.4f}"
+
+
+def test_space_explorer_renders_a_stored_submission(mini_triad_dir: Path, triad_run: Path, tmp_path: Path):
+    """Through the Space's own submit path: the stored top ids and positive ranks give the same view as the whole
+    ranking; a hidden or unknown submission is not explorable; deleting the row removes its file."""
+    from spaces_app import explore_store, explorer_tab, moderation
+    from spaces_app.app import Leaderboard
+    from spaces_app.settings import Settings
+    from spaces_app.submit import submit_run_dir
+
+    db = tmp_path / "space.sqlite"
+    outcome = submit_run_dir(db, {"triad": mini_triad_dir}, triad_run, model_name="random-a")
+    sid = outcome.submission_id
+    assert sid is not None, outcome
+    lb = Leaderboard(Settings(mini_triad_dir, tmp_path / "no-ark", db, None, 0, "127.0.0.1"))
+    config = "constraints_cars"
+    tops, ranks = explore_store.load(db, sid, config)
+    gold = lb.golds.get("triad")
+    run = read_run(triad_run)
+    corpus = ex.Corpus(mini_triad_dir)
+    for row in gold.rows[config][:5]:
+        qid = row["query_id"]
+        whole = ex.triad_view(corpus, config, row, run.rankings[config][qid])
+        stored = ex.triad_view(corpus, config, row, tops[qid], positive_ranks=ranks[qid])
+        assert [s.item_id for s in stored.shown] == [s.item_id for s in whole.shown]
+        assert [s.role for s in stored.shown] == [s.role for s in whole.shown]
+        assert stored.positive_ranks == whole.positive_ranks and stored.value == whole.value
+    page = explorer_tab.render(lb, "triad", sid, "", config, explorer_tab.MODES[0])
+    worst_qid = ex.worst(lb.db.query_scores(sid, config), 1)[0]
+    assert f'data-query="{worst_qid}"' in page and page.count('class="cand') == ex.TOP_K
+    assert "pick a submission shown on the board" in explorer_tab.render(lb, "triad", sid + 1, "", config, "random")
+    moderation.apply(lb.db, "token", "token", sid, "delete")
+    assert lb.db.submissions("triad") == []
+    assert explore_store.load(db, sid, config) == ({}, {})
