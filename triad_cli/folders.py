@@ -39,13 +39,13 @@ def register(subparsers: Any) -> None:
 
 def validate_any(path: str | Path) -> list[str]:
     """Every violation of a TRIAD or ARK folder, by the validator of the benchmark its audit.json names."""
-    from triad_dataset.folder import io as folder
+    from triad_dataset.folder.io import benchmark_of
     from triad_dataset.folder.validate import validate_folder
 
     try:
-        benchmark = folder.read_audit(Path(path)).get("benchmark")
+        benchmark = benchmark_of(path)
     except TriadError:
-        benchmark = None  # the TRIAD validator reports the unreadable audit.json
+        benchmark = None  # the TRIAD validator reports the missing or unreadable audit.json
     if benchmark == "ark":
         from ark_dataset.validate import validate_folder as validate_ark
 

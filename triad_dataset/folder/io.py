@@ -34,7 +34,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast, overload
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -47,7 +47,8 @@ from triad_dataset.contract.errors import TriadError
 CARD_NAME = "README.md"
 AUDIT_NAME = "audit.json"
 DATA_DIR = "data"
-BENCHMARKS = ("triad", "ark")
+Benchmark = Literal["triad", "ark"]
+BENCHMARKS: tuple[Benchmark, ...] = ("triad", "ark")
 # datasets writes image datasets in row groups of 100 rows (config.PARQUET_ROW_GROUP_SIZE_FOR_IMAGE_DATASETS),
 # which keeps streaming and the Hub viewer responsive; other tables use larger groups.
 IMAGE_ROW_GROUP = 100
@@ -387,6 +388,45 @@ def read_audit(directory: str | os.PathLike) -> dict[str, Any]:
         raise TriadError(f"{audit_path}: missing (every built folder has one)") from exc
     except json.JSONDecodeError as exc:
         raise TriadError(f"{audit_path}: not valid JSON ({exc})") from exc
+
+
+@overload
+def benchmark_of(directory: str | os.PathLike, *, strict: Literal[True] = ...) -> Benchmark: ...
+@overload
+def benchmark_of(directory: str | os.PathLike, *, strict: bool) -> Benchmark | None: ...
+def benchmark_of(directory: str | os.PathLike, *, strict: bool = True) -> Benchmark | None:
+    """Which benchmark a dataset folder is: 'triad' or 'ark', as its audit.json says.
+
+    Args:
+        directory: the dataset folder.
+        strict: when False, a folder without audit.json, or whose audit.json names neither benchmark, gives None
+            instead of an error.
+
+    Raises:
+        TriadError: no such folder, audit.json not valid JSON, or (strict) audit.json missing or naming neither.
+
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp())
+    >>> benchmark_of(out, strict=False) is None
+    True
+    >>> _ = (out / "audit.json").write_text('{"benchmark": "ark"}')
+    >>> benchmark_of(out)
+    'ark'
+    >>> _ = (out / "audit.json").write_text('{"benchmark": "other"}')
+    >>> benchmark_of(out)
+    Traceback (most recent call last):
+    triad_dataset.contract.errors.TriadError: .../audit.json: unknown benchmark 'other'
+    >>> import shutil; shutil.rmtree(out)
+    """
+    path = Path(directory)
+    if not strict and path.is_dir() and not (path / AUDIT_NAME).exists():
+        return None
+    bench = read_audit(path).get("benchmark")
+    if bench in BENCHMARKS:
+        return cast("Benchmark", bench)
+    if not strict:
+        return None
+    raise TriadError(f"{path}/{AUDIT_NAME}: unknown benchmark {bench!r}")
 
 
 def _parquet_files(path: Path) -> Iterable[Path]:
