@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from metrics.ragged import list_parts, padded
 from triad_dataset.contract import names
 
 POOL_COLUMNS: tuple[str, ...] = ("candidate_ids", "candidate_roles", "candidate_trap", "positive_ids", "positive_hops")
@@ -84,28 +85,6 @@ def _check_rows(config: str, rows: list[dict[str, Any]]) -> dict[str, int]:
     return index
 
 
-def _padded(offsets: np.ndarray, values: np.ndarray, width: int, fill: Any, dtype: Any) -> np.ndarray:
-    """A ragged list column (Arrow offsets + flat values) as a padded (n, width) matrix."""
-    n = offsets.size - 1
-    out = np.full((n, width), fill, dtype=dtype)
-    lengths = np.diff(offsets)
-    cols = np.arange(values.size) - np.repeat(offsets[:-1], lengths)
-    out[np.repeat(np.arange(n), lengths), cols] = values
-    return out
-
-
-def _list_parts(column: Any) -> tuple[np.ndarray, Any]:
-    """(offsets relative to the first list, flat values) of an Arrow list column (chunked or not); nulls = []."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    column = pc.fill_null(column, pa.scalar([], type=column.type)) if column.null_count else column
-    offsets = np.asarray(column.offsets, dtype=np.int64)
-    return offsets - offsets[0], column.flatten()
-
-
 def _codes(*arrays: Any) -> list[Any]:
     """Integer codes of Arrow string arrays over one shared dictionary (equal strings, equal codes); the dictionary
     itself comes last."""
@@ -150,11 +129,11 @@ def gold_from_table(config: str, table: Any, *, ids: bool = True) -> TriadGold:
     drop = [c for c in (*POOL_COLUMNS, *IMAGE_COLUMNS) if c in table.column_names]
     rows = table.drop_columns(drop).to_pylist()
     _check_rows(config, rows)
-    offsets, pool_flat = _list_parts(table.column("candidate_ids"))
+    offsets, pool_flat = list_parts(table.column("candidate_ids"))
     n, lengths = len(rows), np.diff(offsets)
     width = int(lengths.max(initial=0))
-    mask = _padded(offsets, np.ones(pool_flat.__len__(), dtype=bool), width, False, bool)
-    pos_offsets, pos_flat = _list_parts(table.column("positive_ids"))
+    mask = padded(offsets, np.ones(pool_flat.__len__(), dtype=bool), width, False, bool)
+    pos_offsets, pos_flat = list_parts(table.column("positive_ids"))
     pool_codes, pos_codes, dictionary = _codes(pool_flat, pos_flat)
     pool_query = np.repeat(np.arange(n), lengths)
     dup = _duplicates_in_pools(pool_query, pool_codes)
@@ -174,18 +153,18 @@ def gold_from_table(config: str, table: Any, *, ids: bool = True) -> TriadGold:
     labels[pos_query, pos_slot] = 1
     role_code = np.full((n, width), -1, dtype=np.int16)
     if "candidate_roles" in table.column_names:
-        r_offsets, r_flat = _list_parts(table.column("candidate_roles"))
+        r_offsets, r_flat = list_parts(table.column("candidate_roles"))
         _same_lengths(config, rows, "candidate_roles", r_offsets, offsets, table.column("candidate_roles"))
         role_code = _role_codes(config, rows, r_offsets, r_flat, width, table.column("candidate_roles"))
     trap = np.zeros((n, width), dtype=bool)
     if "candidate_trap" in table.column_names:
-        t_offsets, t_flat = _list_parts(table.column("candidate_trap"))
+        t_offsets, t_flat = list_parts(table.column("candidate_trap"))
         _same_lengths(config, rows, "candidate_trap", t_offsets, offsets, table.column("candidate_trap"))
-        trap = _padded(t_offsets, np.asarray(t_flat.fill_null(False), dtype=bool), width, False, bool)
+        trap = padded(t_offsets, np.asarray(t_flat.fill_null(False), dtype=bool), width, False, bool)
     hops = np.zeros((n, width), dtype=np.int16)
     has_hops = "positive_hops" in table.column_names and table.column("positive_hops").null_count < n
     if has_hops:
-        h_offsets, h_flat = _list_parts(table.column("positive_hops"))
+        h_offsets, h_flat = list_parts(table.column("positive_hops"))
         given = ~np.asarray(table.column("positive_hops").is_null())
         bad = np.flatnonzero(given & (np.diff(h_offsets) != np.diff(pos_offsets)))
         if bad.size:
@@ -236,7 +215,7 @@ def _role_codes(config: str, rows: list[dict], offsets: np.ndarray, flat: Any, w
         raise ValueError(
             f"{_where(config, rows, q)}: unknown role {flat[i].as_py()!r}; valid: {', '.join(names.ROLES)}"
         )
-    out = _padded(offsets, np.asarray(codes, dtype=np.int16), width, -1, np.int16)
+    out = padded(offsets, np.asarray(codes, dtype=np.int16), width, -1, np.int16)
     out[np.asarray(column.is_null())] = -1
     return out
 
@@ -277,7 +256,7 @@ def order_from_ids(gold: TriadGold, query_ids: Any, candidate_ids: Any) -> np.nd
         )
     if gold.pool_codes is None:
         raise ValueError(f"config {config}: gold built with ids=False cannot read rankings given as ids")
-    r_offsets, r_flat = _list_parts(candidate_ids)
+    r_offsets, r_flat = list_parts(candidate_ids)
     pool_offsets = gold.pool_offsets
     n, width = gold.mask.shape
     r_len, pool_len = np.diff(r_offsets), np.diff(pool_offsets)
@@ -348,3 +327,8 @@ def gold_from_rows(config: str, rows: Sequence[Mapping[str, Any]]) -> TriadGold:
     gold = gold_from_table(config, table)
     gold.rows = [{k: v for k, v in r.items() if k not in POOL_COLUMNS and k not in IMAGE_COLUMNS} for r in rows]
     return gold
+
+
+# model_adapters.planning.plan still imports these two by their old private names.
+_padded = padded
+_list_parts = list_parts

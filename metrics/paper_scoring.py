@@ -22,9 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from metrics.columnar import TriadGold, _padded
+from metrics.columnar import TriadGold
 from metrics.core import paper_diagnostics as pdg
 from metrics.core import stats
+from metrics.ragged import padded
 from triad_dataset.contract import names
 
 TOP_K = 10  # paper Fig. 9: trap in the top 10
@@ -55,7 +56,7 @@ def _common_codes(s: TriadGold, c: TriadGold) -> tuple[np.ndarray, np.ndarray, i
             raise ValueError(f"config {g.config}: gold built without candidate ids (ids=False); C.4 needs them")
         table = np.asarray([codes.setdefault(i, len(codes)) for i in g.id_dictionary.to_pylist()], dtype=np.int64)
         flat = table[np.asarray(g.pool_codes)]
-        out.append(_padded(np.asarray(g.pool_offsets, dtype=np.int64), flat, g.mask.shape[1], -1, np.int64))
+        out.append(padded(np.asarray(g.pool_offsets, dtype=np.int64), flat, g.mask.shape[1], -1, np.int64))
     return out[0], out[1], len(codes)
 
 

@@ -81,7 +81,7 @@ def triad_scores(
 
     Pools may differ in length per query. See `metrics/triad_map/README.md` for the output keys.
     """
-    k = kernels._check_k(k)
+    k = kernels.check_k(k)
     ranked, lengths, width = _rank(predictions, references, ties)
     per_query = compute(ranked, ["map", "top1_hit", "mrr", *metrics])
     out: dict[str, Any] = {name: float(values.mean()) for name, values in per_query.items()}

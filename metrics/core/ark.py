@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from metrics.core.kernels import _check_k
+from metrics.core.kernels import check_k
 
 
 def validate_ranks(ranks: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -41,13 +41,13 @@ def validate_ranks(ranks: Sequence[int] | np.ndarray) -> np.ndarray:
 
 def recall_at_rank(ranks: np.ndarray, k: int) -> np.ndarray:
     """1.0 when the single positive is ranked within the first k, else 0.0 (ARK's R@k)."""
-    return (np.asarray(ranks) <= _check_k(k)).astype(np.float64)
+    return (np.asarray(ranks) <= check_k(k)).astype(np.float64)
 
 
 def ndcg_at_rank(ranks: np.ndarray, k: int) -> np.ndarray:
     """Binary-gain nDCG@k of a single positive at 1-based ``rank``: 1/log2(rank+1) if rank <= k else 0."""
     r = np.asarray(ranks, dtype=np.float64)
-    return np.where(r <= _check_k(k), 1.0 / np.log2(r + 1.0), 0.0)
+    return np.where(r <= check_k(k), 1.0 / np.log2(r + 1.0), 0.0)
 
 
 def mrr_at_rank(ranks: np.ndarray) -> np.ndarray:

@@ -27,7 +27,12 @@ def _positions(shape: tuple[int, int]) -> np.ndarray:
     return np.arange(1, shape[1] + 1, dtype=np.float64)
 
 
-def _check_k(k: int) -> int:
+def check_k(k: int) -> int:
+    """The cut-off ``k`` as an int; ValueError unless it is a positive integer (a bool is not).
+
+    >>> check_k(np.int64(10)), check_k(1)
+    (10, 1)
+    """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"cut-off k must be a positive integer, got {k!r}")
     return int(k)
@@ -110,7 +115,7 @@ def top1_hit(r: Ranked) -> np.ndarray:
 
 def hit_at_k(r: Ranked, k: int) -> np.ndarray:
     """1 if any positive is ranked within the first k (expected mode: its exact probability)."""
-    k = _check_k(k)
+    k = check_k(k)
     if r.stable:
         return (r.positive_ranks[:, 0] <= k).astype(np.float64)
     return _prob_any_in_topk(r, r.labels, k)
@@ -140,7 +145,7 @@ def reciprocal_rank(r: Ranked) -> np.ndarray:
 
 def recall_at_k(r: Ranked, k: int) -> np.ndarray:
     """Positives ranked within the first k divided by all positives of the query."""
-    k = _check_k(k)
+    k = check_k(k)
     if r.stable:
         return (r.positive_ranks <= k).sum(axis=1) / r.n_pos
     return r.soft(r.labels)[:, :k].sum(axis=1) / r.n_pos
@@ -148,7 +153,7 @@ def recall_at_k(r: Ranked, k: int) -> np.ndarray:
 
 def precision_at_k(r: Ranked, k: int) -> np.ndarray:
     """Positives within the first k divided by k (trec_eval/ranx convention, also when k exceeds the pool)."""
-    k = _check_k(k)
+    k = check_k(k)
     if r.stable:
         return (r.positive_ranks <= k).sum(axis=1) / k
     return r.soft(r.labels)[:, :k].sum(axis=1) / k
@@ -156,7 +161,7 @@ def precision_at_k(r: Ranked, k: int) -> np.ndarray:
 
 def ndcg_at_k(r: Ranked, k: int) -> np.ndarray:
     """nDCG@k with binary gains: sum_{i<=k} rel_i / log2(i+1), divided by the ideal DCG of min(k, |P_q|) hits."""
-    k = _check_k(k)
+    k = check_k(k)
     if r.stable:
         ranks = r.positive_ranks
         dcg = np.where(ranks <= k, 1.0 / np.log2(np.minimum(ranks, k) + 1.0), 0.0).sum(axis=1)
@@ -173,7 +178,7 @@ def topk_counts(r: Ranked, pool_flags: np.ndarray, k: int) -> tuple[np.ndarray, 
     ``pool_flags`` is a pool-aligned bool array (e.g. "candidate has role p_violation", or the trap flag).
     Pool these with `pooled_rate` for the paper's typed-negative entry rate@k (paper B.1).
     """
-    k = _check_k(k)
+    k = check_k(k)
     flags = np.asarray(pool_flags, dtype=bool) & r.mask
     total = np.count_nonzero(flags, axis=1).astype(np.float64)
     if r.stable:  # only the top-k set is needed, not a full sort
@@ -184,7 +189,7 @@ def topk_counts(r: Ranked, pool_flags: np.ndarray, k: int) -> tuple[np.ndarray, 
 def any_in_topk(r: Ranked, pool_flags: np.ndarray, k: int) -> np.ndarray:
     """1 if any flagged candidate is ranked within the first k (expected mode: its probability)."""
     flags = np.asarray(pool_flags, dtype=bool) & r.mask
-    k = _check_k(k)
+    k = check_k(k)
     if r.stable:
         return (flags & r.in_top_k(k)).any(axis=1).astype(np.float64)
     return _prob_any_in_topk(r, r.take(flags), k)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from metrics.core.kernels import _check_k, ap_from_ranked_labels, recall_at_k
+from metrics.core.kernels import ap_from_ranked_labels, check_k, recall_at_k
 from metrics.core.ranking import Ranked, validate
 
 
@@ -36,7 +36,7 @@ def coverage_at_k(first: Ranked, k: int = 30) -> np.ndarray:
 def oracle_ap_at_k(first: Ranked, k: int = 30) -> np.ndarray:
     """AP when positives are put first inside the first-stage top k and ranks k+1.. stay unchanged (oracle@30)."""
     _stable_only(first)
-    k = min(_check_k(k), first.labels.shape[1])
+    k = min(check_k(k), first.labels.shape[1])
     head = -np.sort(-first.labels[:, :k], axis=1)  # positives first, negatives after, inside the retrieved set
     return ap_from_ranked_labels(np.concatenate([head, first.labels[:, k:]], axis=1), first.n_pos)
 
