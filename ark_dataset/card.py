@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 
 from ark_dataset.names import COGNITIVE_DEMANDS, DOMAIN_SUBTYPES, GALLERY_SUFFIX, MODALITIES, REASONING_SKILLS, SUBTYPES
 
-TITLE = "ARK: A Dual-Axis Multimodal Retrieval Benchmark along Reasoning and Knowledge"
 CITATION = """@misc{ark_benchmark,
   title  = {ARK: A Dual-Axis Multimodal Retrieval Benchmark along Reasoning and Knowledge},
   year   = {2026},

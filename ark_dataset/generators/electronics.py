@@ -104,13 +104,6 @@ def violations(query_bits: Bits, item: TableItem | DiagramItem) -> frozenset[int
     return frozenset(row for row, (a, b) in enumerate(zip(query_bits, bits_of(item), strict=True)) if a != b)
 
 
-def gate_differences(a: Circuit, b: Circuit) -> frozenset[int]:
-    """Positions (0 left, 1 right, 2 output) whose gate type differs; wiring must be equal."""
-    if (a.order, a.inverted) != (b.order, b.inverted):
-        raise ValueError("circuits are wired differently")
-    return frozenset(i for i, (x, y) in enumerate(zip(a.gates(), b.gates(), strict=True)) if x != y)
-
-
 def table_query_text(bits: Bits) -> str:
     minterms = ", ".join(str(row) for row, bit in enumerate(bits) if bit)
     grouped = " ".join("".join(map(str, bits[i : i + 4])) for i in range(0, N_ROWS, 4))
