@@ -207,7 +207,10 @@ def pipeline_limit(args: argparse.Namespace) -> None:
 
     torch.set_num_threads(args.threads)
     images = [jpeg(i) for i in range(args.images)]
-    words = "red blue leather cotton sleeve collar wheel sedan coupe vintage modern small large".split()
+    words = [
+        *("red", "blue", "leather", "cotton", "sleeve", "collar", "wheel"),
+        *("sedan", "coupe", "vintage", "modern", "small", "large"),
+    ]
     inputs = [
         ModelInput(" ".join(words[(i * 7 + j) % len(words)] for j in range(3 + i % 9)), images[i])
         for i in range(args.images)

@@ -178,7 +178,7 @@ def check_modules(work: Path, python: Path, wheel: Path) -> str:
         lines = [
             line
             for line in (folder / "requirements.txt").read_text(encoding="utf-8").splitlines()
-            if line.startswith("--find-links") or line.startswith("triad-benchmark")
+            if line.startswith(("--find-links", "triad-benchmark"))
         ]
         (folder / "requirements-project.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
         report = work / "modules" / f"{name}-report.json"

@@ -177,9 +177,9 @@ def layer_of(module: str, layers: Sequence[Sequence[str]]) -> int | None:
     best: tuple[int, int] | None = None
     for position, prefixes in enumerate(layers):
         for prefix in prefixes:
-            if module == prefix or module.startswith(prefix + "."):
-                if best is None or len(prefix) > best[0]:
-                    best = (len(prefix), position)
+            matches = module == prefix or module.startswith(prefix + ".")
+            if matches and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), position)
     return None if best is None else best[1]
 
 

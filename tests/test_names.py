@@ -67,9 +67,9 @@ def test_no_package_module_re_spells_a_public_name() -> None:
                 and isinstance(node.body[0].value, ast.Constant)
             }
             for node in ast.walk(tree):
-                if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
-                    if node.value in names:
-                        offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
+                literal = isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+                if literal and node.value in names:
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
     assert not offenders, "spell these through triad_dataset/contract/names.py or ark_dataset/names.py:\n" + "\n".join(
         offenders
     )

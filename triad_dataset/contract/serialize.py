@@ -82,9 +82,9 @@ def reveals_reference(reference: Mapping[str, str], conditions: Sequence, text: 
     named = {normalized_words(c.value) for c in conditions}
     for c in conditions:
         value = reference.get(c.attribute, NOT_APPLICABLE)
-        if c.polarity == POS and value and normalized_words(value) not in named:
-            if mentions(text, value) or mentions(text, _SPOKEN.get(value, value)):
-                return True
+        wanted = c.polarity == POS and value and normalized_words(value) not in named
+        if wanted and (mentions(text, value) or mentions(text, _SPOKEN.get(value, value))):
+            return True
     return False
 
 

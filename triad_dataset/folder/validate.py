@@ -221,7 +221,8 @@ def _check_pool(
         out.append(_line(config, qid, "no positive"))
 
 
-def _check_task_fields(config: str, row: Mapping[str, Any], out: list[str]) -> None:
+def _check_abstraction_fields(config: str, row: Mapping[str, Any], out: list[str]) -> None:
+    """The per-direction rules of the abstraction configs: I2C's hops and positive cap, C2I's positives and depth."""
     qid = row["query_id"]
     positives = row["positive_ids"] or []
     hops = row.get("positive_hops")
@@ -237,6 +238,12 @@ def _check_task_fields(config: str, row: Mapping[str, Any], out: list[str]) -> N
             out.append(_line(config, qid, f"{len(positives)} positives, C2I fixes {n.C2I_POSITIVES} (paper A.1)"))
         if row.get("depth") is None:
             out.append(_line(config, qid, "depth is missing"))
+
+
+def _check_task_fields(config: str, row: Mapping[str, Any], out: list[str]) -> None:
+    qid = row["query_id"]
+    positives = row["positive_ids"] or []
+    _check_abstraction_fields(config, row, out)
     expected = n.TASK_INSTRUCTION.get(config)  # paper B.3: only the abstraction directions carry an instruction
     if row.get("instruction") != expected:
         out.append(_line(config, qid, f"instruction {row.get('instruction')!r}, expected {expected!r} (paper B.3)"))

@@ -63,10 +63,7 @@ def check_rule(config: str, row: Mapping[str, Any], schema: DomainSchema, corpus
         if item not in attrs or (role != n.POSITIVE and role not in TYPED_ROLES):
             continue
         parts = checker.parts(attrs[item])
-        if role == n.POSITIVE:
-            ok = max(parts) == SAT
-        else:
-            ok = typed_role(*parts) == role
+        ok = max(parts) == SAT if role == n.POSITIVE else typed_role(*parts) == role
         if not ok:
             wrong.setdefault(role, []).append(item)
     for role, items in wrong.items():

@@ -159,6 +159,42 @@ def _garment_mask(category: str, sleeve: str, length: str, dx: int, dy: int) -> 
     return mask
 
 
+def _draw_checks(d: ImageDraw.ImageDraw, pattern: str, ink: tuple[int, int, int]) -> None:
+    step = 12 if pattern == "checked" else 16
+    for k in range(0, SIZE, step):
+        d.line([(k, 0), (k, SIZE)], fill=ink, width=2)
+        d.line([(0, k), (SIZE, k)], fill=ink, width=2)
+    if pattern == "plaid":
+        for k in range(6, SIZE, step):
+            d.line([(0, k), (SIZE, k)], fill=(200, 40, 40), width=1)
+
+
+def _draw_flowers(d: ImageDraw.ImageDraw) -> None:
+    for y in range(6, SIZE, 18):
+        for x in range(6 + (y // 18 % 2) * 9, SIZE, 18):
+            for ox, oy in ((0, -3), (3, 0), (0, 3), (-3, 0)):
+                d.ellipse([x + ox - 2, y + oy - 2, x + ox + 2, y + oy + 2], fill=(235, 90, 140))
+            d.ellipse([x - 1, y - 1, x + 1, y + 1], fill=(250, 220, 40))
+
+
+def _draw_pattern(d: ImageDraw.ImageDraw, pattern: str, ink: tuple[int, int, int], style: int) -> None:
+    """Draw the garment's print over its base colour; "solid" and unknown patterns draw nothing."""
+    if pattern in ("striped", "pinstriped"):
+        width, step = (3, 10) if pattern == "striped" else (1, 6)
+        for y in range(0, SIZE, step):
+            d.line([(0, y), (SIZE, y)], fill=ink, width=width)
+    elif pattern in ("checked", "plaid"):
+        _draw_checks(d, pattern, ink)
+    elif pattern == "polka dot":
+        for y in range(4, SIZE, 12):
+            for x in range(4 + (y // 12 % 2) * 6, SIZE, 12):
+                d.ellipse([x, y, x + 5, y + 5], fill=ink)
+    elif pattern == "floral":
+        _draw_flowers(d)
+    elif pattern == "graphic print":
+        d.regular_polygon((64, 56, 16), 3 + style % 4, fill=ink)
+
+
 def _pattern_fill(colour: str, pattern: str, style: int) -> Image.Image:
     base = FASHION_RGB.get(colour, (150, 150, 150))
     fill = Image.new("RGB", (SIZE, SIZE), base)
@@ -166,31 +202,7 @@ def _pattern_fill(colour: str, pattern: str, style: int) -> Image.Image:
     if colour == "Multi":
         for i, rgb in enumerate([(220, 40, 40), (250, 210, 40), (40, 90, 220), (40, 160, 60)]):
             d.rectangle([0, i * 32, SIZE, i * 32 + 32], fill=rgb)
-    ink = _contrast(base)
-    if pattern in ("striped", "pinstriped"):
-        width, step = (3, 10) if pattern == "striped" else (1, 6)
-        for y in range(0, SIZE, step):
-            d.line([(0, y), (SIZE, y)], fill=ink, width=width)
-    elif pattern in ("checked", "plaid"):
-        step = 12 if pattern == "checked" else 16
-        for k in range(0, SIZE, step):
-            d.line([(k, 0), (k, SIZE)], fill=ink, width=2)
-            d.line([(0, k), (SIZE, k)], fill=ink, width=2)
-        if pattern == "plaid":
-            for k in range(6, SIZE, step):
-                d.line([(0, k), (SIZE, k)], fill=(200, 40, 40), width=1)
-    elif pattern == "polka dot":
-        for y in range(4, SIZE, 12):
-            for x in range(4 + (y // 12 % 2) * 6, SIZE, 12):
-                d.ellipse([x, y, x + 5, y + 5], fill=ink)
-    elif pattern == "floral":
-        for y in range(6, SIZE, 18):
-            for x in range(6 + (y // 18 % 2) * 9, SIZE, 18):
-                for ox, oy in ((0, -3), (3, 0), (0, 3), (-3, 0)):
-                    d.ellipse([x + ox - 2, y + oy - 2, x + ox + 2, y + oy + 2], fill=(235, 90, 140))
-                d.ellipse([x - 1, y - 1, x + 1, y + 1], fill=(250, 220, 40))
-    elif pattern == "graphic print":
-        d.regular_polygon((64, 56, 16), 3 + style % 4, fill=ink)
+    _draw_pattern(d, pattern, _contrast(base), style)
     return fill
 
 
