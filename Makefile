@@ -10,7 +10,7 @@ export TOKENIZERS_PARALLELISM := false
 STAMP := .make/setup$(subst /,_,$(abspath $(PY))).stamp
 DEMO_DIR ?= demo_output
 
-.PHONY: setup test demo demo-ocr lint bench artifacts
+.PHONY: setup test test-fast demo demo-ocr lint bench artifacts
 setup: $(STAMP)
 $(STAMP): setup.cfg constraints.txt scripts/setup_machine.sh $(filter $(VENV_PY),$(PY))
 	PY=$(PY) scripts/setup_machine.sh
@@ -21,12 +21,19 @@ $(STAMP): setup.cfg constraints.txt scripts/setup_machine.sh $(filter $(VENV_PY)
 $(VENV_PY):
 	python3 -m venv --system-site-packages $(if $(shell python3 -c 'import pip' 2>/dev/null && echo y),--without-pip) .venv
 
+# ruff and mypy read their settings from pyproject.toml; .pre-commit-config.yaml runs the same three checks.
 lint: setup
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy
 
-test: setup lint
+test: setup
 	$(PY) -m pytest
 	$(PY) scripts/check_artifacts.py
+
+# the suite without the slow and browser tests, spread over every core (pytest-xdist)
+test-fast: setup
+	$(PY) -m pytest -m "not slow and not browser" -n auto
 
 # 44 s on 2 quiet cores with empty caches (README: Quick start); OCR=1 (or `make demo-ocr`) adds ARK over OCR captions (≈ 16 min of OCR on 2 quiet cores, up to ≈ 70 under load,
 # the first time, cached afterwards)
