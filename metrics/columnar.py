@@ -76,7 +76,7 @@ def _where(config: str, rows: Sequence[Mapping[str, Any]], q: int) -> str:
 def _check_rows(config: str, rows: list[dict[str, Any]]) -> dict[str, int]:
     if not rows:
         raise ValueError(f"config {config}: no gold queries")
-    index: dict[str, int] = {}
+    index: dict[Any, int] = {}  # keyed by the rows' query_id values, whatever their type
     for q, row in enumerate(rows):
         qid = row.get("query_id")
         if qid in index:
@@ -192,7 +192,7 @@ def _duplicates_in_pools(pool_query: np.ndarray, pool_codes: np.ndarray) -> int 
 
 
 def _same_lengths(
-    config: str, rows: list[dict], column: str, offsets: np.ndarray, pool_offsets: np.ndarray, values: Any
+    config: str, rows: list[dict[str, Any]], column: str, offsets: np.ndarray, pool_offsets: np.ndarray, values: Any
 ) -> None:
     given = ~np.asarray(values.is_null())
     bad = np.flatnonzero(given & (np.diff(offsets) != np.diff(pool_offsets)))
@@ -204,7 +204,9 @@ def _same_lengths(
         )
 
 
-def _role_codes(config: str, rows: list[dict], offsets: np.ndarray, flat: Any, width: int, column: Any) -> np.ndarray:
+def _role_codes(
+    config: str, rows: list[dict[str, Any]], offsets: np.ndarray, flat: Any, width: int, column: Any
+) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -254,7 +256,7 @@ def order_from_ids(gold: TriadGold, query_ids: Any, candidate_ids: Any) -> np.nd
             f"config {config}, query_id {rows[missing]['query_id']!r}: no ranking "
             f"({int((~seen).sum())} gold queries missing)"
         )
-    if gold.pool_codes is None:
+    if gold.pool_codes is None or gold.pool_offsets is None:
         raise ValueError(f"config {config}: gold built with ids=False cannot read rankings given as ids")
     r_offsets, r_flat = list_parts(candidate_ids)
     pool_offsets = gold.pool_offsets

@@ -159,7 +159,7 @@ def state_pairs(
     sq, cq = pairing.sq, pairing.cq
     qids = [state.rows[q]["query_id"] for q in paired]
     delta = np.asarray([state_ap[i] - constraints_ap[i] for i in qids])
-    top = np.take_along_axis(state.trap[sq], state_order[sq, :TOP_K], axis=1).any(axis=1)
+    top = np.asarray(np.take_along_axis(state.trap[sq], state_order[sq, :TOP_K], axis=1).any(axis=1))
     strata = pdg.trap_stratified_delta(delta, top, pairing.eligible)
     used = pairing.used
     if not used.size:

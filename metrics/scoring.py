@@ -67,18 +67,27 @@ def _check_permutations(
     bad = np.flatnonzero(~hit.all(axis=1))
     if bad.size:
         qid = rows[int(bad[0])]["query_id"]
-        seen: set[str] = set()
-        dup = next(c for c in ranking[qid] if c in seen or seen.add(c))
+        dup = _first_repeat(ranking[qid])
         raise ValueError(
             f"config {config}, query_id {qid!r}: ranking is not a permutation of the pool (duplicate id {dup!r})"
         )
+
+
+def _first_repeat(ids: Sequence[str]) -> str:
+    """The first id that appears a second time in ``ids`` (StopIteration when none does)."""
+    seen: set[str] = set()
+    for c in ids:
+        if c in seen:
+            return c
+        seen.add(c)
+    raise StopIteration
 
 
 def _gold_rows(config: str, rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     rows = list(rows)
     if not rows:
         raise ValueError(f"config {config}: no gold queries")
-    seen: set[str] = set()
+    seen: set[Any] = set()
     for row in rows:
         qid = row.get("query_id")
         if qid in seen:
@@ -171,12 +180,7 @@ def _diagnostics(cfg: _Config, ap: np.ndarray, seed: int) -> dict[str, Any]:
     if config in names.ABSTRACTION_CONFIGS and any(r.get("depth") is not None for r in rows):
         return {"map_by_depth": _by_key(ap, [r.get("depth") for r in rows], seed)}  # paper 5.1: mAP by depth
     if config in names.CONSTRAINTS_CONFIGS:
-        counts = [
-            len(r["conditions"])
-            if r.get("conditions") is not None
-            else sum(names.PROFILES.get(r.get("profile"), (0, 0)))
-            for r in rows
-        ]
+        counts = [_condition_count(r) for r in rows]
         return {
             "map_by_profile": _by_key(ap, [r.get("profile") for r in rows], seed, order=list(names.PROFILES)),
             "map_by_condition_count": _by_key(ap, counts, seed),  # paper Fig. 4a
@@ -192,9 +196,17 @@ def _diagnostics(cfg: _Config, ap: np.ndarray, seed: int) -> dict[str, Any]:
     return {}
 
 
-def _entry_rates(cfg: _Config) -> dict[str, float]:
+def _condition_count(row: Mapping[str, Any]) -> int:
+    """A constraints query's condition count: its conditions, else the sum of its profile's P and N counts."""
+    if row.get("conditions") is not None:
+        return len(row["conditions"])
+    positive, negative = names.PROFILES.get(str(row.get("profile")), (0, 0))
+    return positive + negative
+
+
+def _entry_rates(cfg: _Config) -> dict[str, float | None]:
     """Typed-negative entry rate@10 per role, pooled over queries (paper B.1)."""
-    rates: dict[str, float] = {}
+    rates: dict[str, float | None] = {}
     present = cfg.gold.derived.get("roles")
     if present is None:  # a property of the gold alone: found once per gold
         present = cfg.gold.derived["roles"] = set(np.unique(cfg.role_code[cfg.role_code >= 0]).tolist())

@@ -21,7 +21,7 @@ def compute_from_json(module: Any, predictions: str, references: str, kwargs: st
     >>> compute_from_json(Echo(), "[[0.9", "[[1, 0]]")["error"].startswith("predictions: not valid JSON")
     True
     """
-    parsed = {}
+    parsed: dict[str, Any] = {}
     for name, text, default in (
         ("predictions", predictions, None),
         ("references", references, None),

@@ -6,6 +6,9 @@ the ARK runner and leaderboard.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import datasets
 import evaluate
 
@@ -50,7 +53,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class ArkRetrieval(evaluate.Metric):
+class ArkRetrieval(evaluate.Metric):  # type: ignore[misc]  # evaluate ships no type hints
     """ARK Recall@k and nDCG@k with per-subtype macro-averages and group breakdowns."""
 
     def _info(self) -> evaluate.MetricInfo:
@@ -67,7 +70,15 @@ class ArkRetrieval(evaluate.Metric):
             ),
         )
 
-    def _compute(self, predictions, references, subtypes=None, groups=None, ties="stable", return_per_query=False):
+    def _compute(
+        self,
+        predictions: Sequence[Sequence[float]],
+        references: Sequence[Sequence[int]],
+        subtypes: Sequence[str] | None = None,
+        groups: Sequence[str | Sequence[str]] | None = None,
+        ties: str = "stable",
+        return_per_query: bool = False,
+    ) -> dict[str, Any]:
         return ark_scores(
             predictions, references, subtypes=subtypes, groups=groups, ties=ties, return_per_query=return_per_query
         )

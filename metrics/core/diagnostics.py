@@ -12,11 +12,14 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from typing import TypeVar
 
 import numpy as np
 
 from metrics.core.kernels import ap_from_ranked_labels
 from metrics.core.ranking import Ranked
+
+K = TypeVar("K", bound=Hashable)
 
 
 def hop_ap(r: Ranked, hops: np.ndarray, hop: int, *, compress: bool = False) -> np.ndarray:
@@ -42,13 +45,13 @@ def has_hop(hops: np.ndarray, hop: int) -> np.ndarray:
     return (np.asarray(hops) == hop).any(axis=1)
 
 
-def group_indices(keys: Sequence[Hashable]) -> dict[Hashable, np.ndarray]:
+def group_indices(keys: Sequence[K]) -> dict[K, np.ndarray]:
     """Query indices per distinct key, in first-seen key order.
 
     >>> {k: v.tolist() for k, v in group_indices(["D1", "D2", "D1"]).items()}
     {'D1': [0, 2], 'D2': [1]}
     """
-    groups: dict[Hashable, list[int]] = {}
+    groups: dict[K, list[int]] = {}
     for i, key in enumerate(keys):
         groups.setdefault(key, []).append(i)
     return {key: np.asarray(idx, dtype=np.int64) for key, idx in groups.items()}

@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -48,15 +49,18 @@ def matched_comparison(
     w_s = min(n_left_s, n_right_s); None when the groups share no stratum (or a group is empty).
     """
     ap = np.asarray(ap, dtype=np.float64)
-    groups, strata = np.asarray(groups, dtype=object), np.asarray(strata, dtype=object)
-    if not (ap.shape[0] == groups.shape[0] == strata.shape[0]):
-        raise ValueError(f"ap, groups and strata differ in length: {ap.shape[0]}, {groups.shape[0]}, {strata.shape[0]}")
-    is_left, is_right = groups == left, groups == right
+    group_of, stratum_of = np.asarray(groups, dtype=object), np.asarray(strata, dtype=object)
+    if not (ap.shape[0] == group_of.shape[0] == stratum_of.shape[0]):
+        raise ValueError(
+            f"ap, groups and strata differ in length: {ap.shape[0]}, {group_of.shape[0]}, {stratum_of.shape[0]}"
+        )
+    is_left: np.ndarray = group_of == left
+    is_right: np.ndarray = group_of == right
     l_mean, r_mean = _mean(ap[is_left]), _mean(ap[is_right])
     num = weight = 0.0
     shared = 0
-    for s in dict.fromkeys(strata[is_left | is_right].tolist()):
-        sl, sr = is_left & (strata == s), is_right & (strata == s)
+    for s in dict.fromkeys(stratum_of[is_left | is_right].tolist()):
+        sl, sr = is_left & (stratum_of == s), is_right & (stratum_of == s)
         w = min(int(sl.sum()), int(sr.sum()))
         if w:
             num += w * (ap[sr].mean() - ap[sl].mean())
@@ -109,9 +113,8 @@ def resolution_curve(
     ap = np.asarray(ap, dtype=np.float64)
     out = {}
     for n in (s for s in sizes if 0 < s <= ap.size):
-        index = RESAMPLES.get(
-            ("resolution", seed, n, ap.size, n_resamples), lambda n=n: _resolution_draws(seed, n, ap.size, n_resamples)
-        )
+        draws = functools.partial(_resolution_draws, seed, n, ap.size, n_resamples)
+        index = RESAMPLES.get(("resolution", seed, n, ap.size, n_resamples), draws)
         lo, hi = np.quantile(resample_means(ap, index), [0.025, 0.975])
         out[str(n)] = float((hi - lo) / 2)
     return out

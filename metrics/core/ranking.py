@@ -68,15 +68,21 @@ class Ranked:
         """True when every metric can use the single stable ordering (no expected-tie averaging is needed)."""
         return self.ties == "stable" or bool(np.all(self.group_size == 1))
 
-    def _sorted(self) -> None:
+    def _known_keys(self) -> np.ndarray:
+        """The sort keys; only a Ranked built from scores has them, and only it sorts or counts by them."""
+        if self._keys is None:
+            raise RuntimeError("a Ranked built from an explicit order has no sort keys")
+        return self._keys
+
+    def _sorted(self) -> np.ndarray:
         if self._order is None:
-            self._order, sorted_keys = _stable_argsort(self._keys)
+            self._order, sorted_keys = _stable_argsort(self._known_keys())
             self._cache["sorted_keys"] = sorted_keys
+        return self._order
 
     @property
     def order(self) -> np.ndarray:
-        self._sorted()
-        return self._order
+        return self._sorted()
 
     def take(self, values: np.ndarray) -> np.ndarray:
         """Reorder a pool-aligned ``[queries, candidates]`` array into ranked order."""
@@ -131,8 +137,9 @@ class Ranked:
         slot = np.arange(rows.size) - np.repeat(np.cumsum(self.n_pos) - self.n_pos, self.n_pos)
         if self._order is None and rows.size * n_c <= _COUNTING_LIMIT:
             # rank = 1 + #(better keys) + #(equal keys earlier in the pool): a stable sort without sorting
-            own = self._keys[rows, cols][:, None]
-            pool = self._keys[rows]
+            keys = self._known_keys()
+            own = keys[rows, cols][:, None]
+            pool = keys[rows]
             ranks = 1 + np.count_nonzero(pool < own, axis=1)
             tied = np.flatnonzero(np.count_nonzero(pool <= own, axis=1) + 1 - ranks > 1)  # equal keys besides itself
             if tied.size:
@@ -160,9 +167,10 @@ class Ranked:
             top = np.zeros((n_q, n_c), dtype=bool)
             np.put_along_axis(top, self._order[:, :k], True, axis=1)
             return top & self.mask
-        kth = np.partition(self._keys, k - 1, axis=1)[:, k - 1 : k]  # the k-th best key of each row
-        better = self._keys < kth
-        tied = self._keys == kth
+        keys = self._known_keys()
+        kth = np.partition(keys, k - 1, axis=1)[:, k - 1 : k]  # the k-th best key of each row
+        better = keys < kth
+        tied = keys == kth
         room = k - better.sum(axis=1, keepdims=True)
         return (better | (tied & (np.cumsum(tied, axis=1) <= room))) & self.mask
 
@@ -190,8 +198,9 @@ def _check_tie_mode(ties: str) -> None:
         raise ValueError(f"ties={ties!r} is not a tie mode; valid: {', '.join(TIE_MODES)}")
 
 
-def _first_bad_row(bad: np.ndarray) -> int:
-    return int(np.flatnonzero(bad.any(axis=1) if bad.ndim == 2 else bad)[0])
+def _first_bad_row(bad: np.ndarray | np.bool_) -> int:
+    flags = np.asarray(bad)
+    return int(np.flatnonzero(flags.any(axis=1) if flags.ndim == 2 else flags)[0])
 
 
 def validate(

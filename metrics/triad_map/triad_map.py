@@ -6,6 +6,9 @@ TRIAD runner and leaderboard as well.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import datasets
 import evaluate
 
@@ -61,7 +64,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class TriadMap(evaluate.Metric):
+class TriadMap(evaluate.Metric):  # type: ignore[misc]  # evaluate ships no type hints
     """TRIAD multi-positive mAP with top1_hit, MRR, typed-negative entry rates and conflict-trap rates."""
 
     def _info(self) -> evaluate.MetricInfo:
@@ -81,15 +84,15 @@ class TriadMap(evaluate.Metric):
 
     def _compute(
         self,
-        predictions,
-        references,
-        candidate_roles=None,
-        candidate_trap=None,
-        k=10,
-        ties="stable",
-        return_per_query=False,
-        metrics=(),
-    ):
+        predictions: Sequence[Sequence[float]],
+        references: Sequence[Sequence[int]],
+        candidate_roles: Sequence[Sequence[str]] | None = None,
+        candidate_trap: Sequence[Sequence[bool]] | None = None,
+        k: int = 10,
+        ties: str = "stable",
+        return_per_query: bool = False,
+        metrics: Sequence[str] = (),
+    ) -> dict[str, Any]:
         return triad_scores(
             predictions,
             references,
