@@ -37,9 +37,9 @@ def decode(value: dict[str, Any] | bytes) -> Image.Image:
 def _text_mask(text: str, size: int, anchor: str) -> tuple[Image.Image, tuple[int, int]]:
     face = font(size)
     left, top, right, bottom = face.getbbox(text, anchor=anchor)
-    mask = Image.new("L", (max(1, right - left), max(1, bottom - top)), 0)
+    mask = Image.new("L", (int(max(1, right - left)), int(max(1, bottom - top))), 0)
     ImageDraw.Draw(mask).text((-left, -top), text, fill=255, font=face, anchor=anchor)
-    return mask, (left, top)
+    return mask, (int(left), int(top))
 
 
 def stamp_text(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +35,7 @@ class GenQuery:
     facts: Any
     text: str | None
     positive: int
-    negatives: list[tuple[int, Hashable]]
+    negatives: Sequence[tuple[int, Hashable]]
     labels: Labels
     image: bytes | None = None
 

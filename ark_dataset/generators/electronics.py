@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
+from typing import Any
 
 from PIL import Image, ImageDraw
 
@@ -205,7 +206,8 @@ def generate(seed: int = 0, n_queries: int = 100, gallery_size: int = 520) -> Ge
         swaps = list(first.values()) + [kg for kg in swaps if kg not in first.values()]  # one swap per gate first
         chosen: dict[Bits, tuple[Circuit, int]] = {}
         for k, gate in swaps:
-            other = replace(circuit, **{("left", "right", "out")[k]: gate})
+            swap: dict[str, Any] = {("left", "right", "out")[k]: gate}
+            other = replace(circuit, **swap)
             other_bits = other.truth_table()
             if (
                 other_bits != bits

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -144,7 +145,8 @@ def perturb(expression: Expression, slot: str, rng: random.Random) -> Expression
         "op2": ("+", "-"),
         "F": ("sin", "cos"),
     }[slot]
-    return replace(expression, **{slot: rng.choice([v for v in choices if v != getattr(expression, slot)])})
+    change: dict[str, Any] = {slot: rng.choice([v for v in choices if v != getattr(expression, slot)])}
+    return replace(expression, **change)
 
 
 PERTURBABLE = ("a", "k", "c", "b", "op1", "op2", "F")

@@ -73,6 +73,13 @@ class FullSources:
         return tracks
 
 
+def _given(path: Path | None) -> Path:
+    """A source path that `FullSources.tracks` has already required for the track being built."""
+    if path is None:  # not reached after FullSources.tracks
+        raise TriadError("a source path this track needs is missing")
+    return path
+
+
 def read_catalog(domain: str, sources: FullSources, *, skip_unsupported: bool = False) -> Any:
     """The domain's catalog from a complete attribute table or from the public source's own metadata."""
     from triad_dataset.contract.schema import load_schema_file
@@ -85,15 +92,15 @@ def read_catalog(domain: str, sources: FullSources, *, skip_unsupported: bool = 
                 sources.fashion_table, FASHION, images_dir=sources.fashion_images, schema=schema
             )
         return catalog.read_fashion_styles(
-            sources.fashion_styles,
-            sources.fashion_images,
+            _given(sources.fashion_styles),
+            _given(sources.fashion_images),
             schema=schema,
             annotations=sources.fashion_annotations,
             skip_unsupported=skip_unsupported,
         )
     if sources.cars_table is not None:
         return catalog.read_attribute_table(sources.cars_table, CARS, images_dir=sources.cars_images, schema=schema)
-    return catalog.read_stanford_cars(sources.cars_annotations, sources.cars_images, schema=schema)
+    return catalog.read_stanford_cars(_given(sources.cars_annotations), _given(sources.cars_images), schema=schema)
 
 
 def _abstraction(sources: FullSources, n_queries: int, pool_size: int, seed: int) -> BuildResult:
@@ -102,7 +109,7 @@ def _abstraction(sources: FullSources, n_queries: int, pool_size: int, seed: int
     from triad_dataset.tracks.abstraction import build_abstraction
 
     graph = load_wordnet(sources.wordnet)
-    images = read_image_folder(sources.imagenet, known_wnids=graph.wnids)
+    images = read_image_folder(_given(sources.imagenet), known_wnids=graph.wnids)
     return build_abstraction(graph, images, n_queries=n_queries, pool_size=pool_size, seed=seed)
 
 
@@ -134,19 +141,18 @@ def build_full(
     if "abstraction" in tracks:
         steps.append(("abstraction", lambda: _abstraction(sources, n_queries, pool_size, seed)))
     for domain in (d for d in n.DOMAINS if d in tracks):
-        steps.append(
-            (
-                domain,
-                lambda d=domain: build_domain(
-                    d,
-                    read_catalog(d, sources, skip_unsupported=skip_unsupported),
-                    n_queries=n_queries,
-                    same_queries=same_queries,
-                    pool_size=pool_size,
-                    seed=seed,
-                ),
+
+        def build(d: str = domain) -> BuildResult:
+            return build_domain(
+                d,
+                read_catalog(d, sources, skip_unsupported=skip_unsupported),
+                n_queries=n_queries,
+                same_queries=same_queries,
+                pool_size=pool_size,
+                seed=seed,
             )
-        )
+
+        steps.append((domain, build))
     result, timings = BuildResult(), {}
     for name, step in tqdm(steps, desc="full build", unit="track", disable=quiet):
         start = time.perf_counter()

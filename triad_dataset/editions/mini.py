@@ -25,7 +25,7 @@ def assemble(
     """Tables in `names.ALL_CONFIGS` order and the folder audit (builders' figures + the row summary)."""
     from triad_dataset.folder.audit import summarize
 
-    tables = {c: result.tables[c] for c in n.ALL_CONFIGS if c in result.tables}
+    tables: dict[str, list[dict[str, Any]]] = {c: result.tables[c] for c in n.ALL_CONFIGS if c in result.tables}
     # the attribute schema each domain was built with (validate.py and audit.py read it back; schema.py)
     schemas = {
         d: result.audit[n.DOMAIN_CORPUS[d]]["schema"]
@@ -62,7 +62,7 @@ def write_validated(
     from triad_dataset.folder.validate import validate_folder
 
     tables, audit = assemble(result, edition=edition, seed=seed, extra=extra)
-    corpus_sizes = {c: len(tables[c]) for c in n.CORPUS_CONFIGS if c in tables}
+    corpus_sizes: dict[str, int] = {c: len(tables[c]) for c in n.CORPUS_CONFIGS if c in tables}
     card = render_card(edition, audit, list(tables), corpus_sizes)
 
     def check(tmp: Path) -> None:

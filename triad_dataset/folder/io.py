@@ -441,6 +441,6 @@ def fingerprint(directory: str | os.PathLike) -> str:
     for file in _parquet_files(path):
         digest.update(file.relative_to(path).as_posix().encode("utf-8") + b"\0")
         with file.open("rb") as handle:
-            for chunk in iter(lambda h=handle: h.read(1 << 20), b""):
+            for chunk in iter(functools.partial(handle.read, 1 << 20), b""):
                 digest.update(chunk)
     return digest.hexdigest()

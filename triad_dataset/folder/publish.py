@@ -73,7 +73,9 @@ def publish(
     root = Path(directory)
     plan = upload_plan(root)
     if validate is None:
-        from triad_dataset.folder.validate import validate_folder as validate
+        from triad_dataset.folder.validate import validate_folder
+
+        validate = validate_folder
     violations = validate(root)
     if violations:
         raise TriadError(

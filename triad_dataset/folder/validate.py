@@ -272,7 +272,7 @@ def _check_profile(config: str, row: Mapping[str, Any], out: list[str]) -> None:
     if bad:
         out.append(_line(config, qid, f"condition polarities {_listed(c.get('polarity') for c in bad)} not P/N"))
     counts = (sum(c.get("polarity") == "P" for c in conditions), sum(c.get("polarity") == "N" for c in conditions))
-    if n.PROFILES.get(row.get("profile")) != counts:
+    if n.PROFILES.get(row.get("profile", "")) != counts:
         out.append(
             _line(config, qid, f"profile {row.get('profile')!r} does not match {counts[0]}P/{counts[1]}N conditions")
         )
@@ -318,11 +318,11 @@ def _request_text(config: str, row: Mapping[str, Any], reference: Mapping[str, A
 
 def check_leakage(config: str, row: Mapping[str, Any], corpora: Mapping[str, Corpus], out: list[str]) -> None:
     """Leakage rules (b) and the prefix half of (a) for one product query (see the module docstring)."""
-    corpus = corpora.get(n.QUERY_IMAGE_CORPUS[config])
-    ref_id = row.get("query_image_id")
+    corpus = corpora.get(n.QUERY_IMAGE_CORPUS[config] or "")
+    ref_id = row.get("query_image_id", "")
     reference = corpus.rows.get(ref_id) if corpus else None
     request = _request_text(config, row, reference, out)
-    if reference is None:
+    if corpus is None or reference is None:
         return
     visible_text = " ".join([request, *(row.get("turns") or []), row.get("instruction") or ""])
     conditions = row.get("conditions") or []
@@ -352,7 +352,7 @@ def check_self_text(config: str, row: Mapping[str, Any], concepts: Corpus | None
         return
     qid = row["query_id"]
     if config == SELF_C2I:
-        definition = concepts.definitions.get(row.get("wnid"))
+        definition = concepts.definitions.get(row.get("wnid", ""))
         if definition is None:
             out.append(_line(config, qid, f"query concept {row.get('wnid')!r} not in {n.CONCEPTS_CORPUS}"))
         elif row["query_text"] != n.SELF_CONCEPT_TEMPLATE.format(definition=definition):
@@ -386,7 +386,7 @@ def check_reference_positives(
         if wrong:
             out.append(_line(config, qid, f"positive {_listed(wrong)} is not of the query's class {row.get('wnid')!r}"))
         return
-    reference = corpora.get(n.QUERY_IMAGE_CORPUS[config], Corpus()).rows.get(row.get("query_image_id"))
+    reference = corpora.get(n.QUERY_IMAGE_CORPUS[config] or "", Corpus()).rows.get(row.get("query_image_id", ""))
     if reference is None:
         return
     product = reference["product_id"]
@@ -504,7 +504,7 @@ def validate_triad(directory: Path, audit: Mapping[str, Any]) -> list[str]:
     unknown = [c for c in configs if c not in n.ALL_CONFIGS]
     out.extend(_line(c, ALL, "unknown TRIAD config") for c in unknown)
     readable = {c for c in configs if c in n.ALL_CONFIGS and check_columns(directory, c, out)}
-    corpora = {c: check_corpus(directory, c, out) for c in n.CORPUS_CONFIGS if c in readable}
+    corpora: dict[str, Corpus] = {c: check_corpus(directory, c, out) for c in n.CORPUS_CONFIGS if c in readable}
     pool_size = audit.get("pool_size")
     if pool_size is not None and not isinstance(pool_size, int):
         out.append(_line("audit.json", "pool_size", f"{pool_size!r} is not an integer or null"))
@@ -518,7 +518,7 @@ def validate_triad(directory: Path, audit: Mapping[str, Any]) -> list[str]:
     for config in n.TASK_CONFIGS:
         if config not in readable:
             continue
-        needed = {n.CANDIDATE_CORPUS[config], n.QUERY_IMAGE_CORPUS[config]} - {None}
+        needed = {c for c in (n.CANDIDATE_CORPUS[config], n.QUERY_IMAGE_CORPUS[config]) if c is not None}
         for corpus in sorted(needed - set(readable)):
             out.append(_line(config, ALL, f"corpus config {corpus} is missing"))
         columns = [c for c in features_for(config) if c != "query_image"]

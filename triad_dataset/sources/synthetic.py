@@ -131,7 +131,7 @@ def _fashion_design(rng: np.random.Generator) -> dict[str, str]:
     return {
         "category": category,
         "gender": gender,
-        "pattern": _pick(rng, tuple(schema.attribute("pattern").values)),
+        "pattern": _pick(rng, tuple(schema.attribute("pattern").values or ())),
         "sleeve_length": _pick(rng, SLEEVES) if category in TOPS else NOT_APPLICABLE,
         "length": _pick(rng, LENGTHS) if category in LENGTHED else NOT_APPLICABLE,
         "neckline": _pick(rng, NECKLINES) if category in TOPS else NOT_APPLICABLE,
@@ -145,7 +145,7 @@ def _mutate(rng: np.random.Generator, design: dict[str, str]) -> dict[str, str]:
     options = ["pattern"] + [a for a in ("sleeve_length", "length", "neckline") if design[a] != NOT_APPLICABLE]
     count = min(len(options), int(rng.choice([1, 2, 3], p=[0.6, 0.3, 0.1])))  # mostly one-attribute siblings
     for name in _pick(rng, options, count):
-        values = [v for v in schema.attribute(name).values if v != design[name]]
+        values = [v for v in schema.attribute(name).values or () if v != design[name]]
         out[name] = _pick(rng, values)
     return out
 
@@ -212,7 +212,7 @@ def synthetic_cars(n_items: int, seed: int = 0) -> Catalog:
     allowed, as in a photo shoot (one shoot per product, so other products of the model rarely share a set-up)."""
     rng = np.random.default_rng([seed, 13])
     schema = schema_for(CARS)
-    views, settings = schema.attribute("view").values, schema.attribute("setting").values
+    views, settings = schema.attribute("view").values or (), schema.attribute("setting").values or ()
     items: list[Item] = []
     product = 0
     while len(items) < n_items:

@@ -311,7 +311,7 @@ def _build_self(tax: Taxonomy, n_queries: int, pool_size: int, seed: int) -> tup
                     rng, [(names.POSITIVE, [_self_id(g, leaf)]), (names.RANDOM, [_self_id(g, x) for x in others])]
                 )
                 image = tax.image_of[leaf]
-                fields = dict(
+                fields: dict[str, Any] = dict(
                     query_text=g.name(leaf),
                     query_image=image.feature(),
                     query_image_id=image.item_id,
@@ -359,7 +359,7 @@ def _concept_row(tax: Taxonomy, node: int, *, self_item: bool, blacklist: frozen
     }
     if self_item:
         item_id, text = _self_id(g, node), names.SELF_CONCEPT_TEMPLATE.format(definition=definition)
-        attributes = {"kind": "self_leaf", **relations}
+        attributes: dict[str, Any] = {"kind": "self_leaf", **relations}
     else:
         item_id, text = _concept_id(g, node), names.CONCEPT_TEMPLATE.format(name=name, definition=definition)
         attributes = {

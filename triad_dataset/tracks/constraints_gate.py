@@ -28,9 +28,10 @@ def condition_status(catalog: Catalog, reference: int, condition: Condition) -> 
     attribute = schema.attributes[j]
     values, families = codes.values[:, j], codes.families[:, j]
     status = np.full(len(values), VIOL, dtype=np.int8)
-    if condition.polarity == POS and attribute.ordered and condition.value in (attribute.comparatives or ()):
+    comparatives: tuple[str, ...] = attribute.comparatives or ()
+    if condition.polarity == POS and attribute.ordered and condition.value in comparatives:
         ref = values[reference]
-        higher = condition.value == attribute.comparatives[1]
+        higher = condition.value == comparatives[1]
         ok = (values >= 0) & ((values > ref) if higher else (values < ref)) & (ref >= 0)
         status[ok] = SAT
         return status

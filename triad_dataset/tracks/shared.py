@@ -81,7 +81,8 @@ class ImageCache:
     """Encoded images by catalog position, so a picture is rendered or read once per build."""
 
     def __init__(self, catalog: Catalog) -> None:
-        self.catalog, self.cache = catalog, {}
+        self.catalog = catalog
+        self.cache: dict[int, dict[str, Any]] = {}
 
     def __call__(self, position: int) -> dict[str, Any]:
         if position not in self.cache:
