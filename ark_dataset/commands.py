@@ -41,7 +41,7 @@ def _build_ark_mini(args: argparse.Namespace) -> int:
 
 
 def _report_validation(path: Path) -> int:
-    """Validate the folder the builder just wrote (issue 2: the validator runs on every build)."""
+    """Validate the folder the builder just wrote: every build runs the validator."""
     from ark_dataset.validate import validate_folder
 
     violations = list(validate_folder(path))

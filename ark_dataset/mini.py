@@ -1,4 +1,4 @@
-"""The synthetic ARK mini edition: five generated subtypes written as one Hub-style folder (issue 6, item 3).
+"""The synthetic ARK mini edition: five generated subtypes written as one Hub-style folder.
 
 `triad build ark-mini --out DIR` calls `build_ark_mini`. Each subtype has >= 100 queries and a gallery of >= 500
 items, deterministic for a seed; the generators live in `ark_dataset/generators/`.

@@ -347,12 +347,12 @@ def test_mini_edition_is_valid_and_complete(mini_triad_dir: Path, capsys) -> Non
     assert audit["edition"] == "mini" and audit["pool_size"] == n.POOL_SIZE
     for config in n.TASK_CONFIGS:
         figures = audit["summary"][config]
-        assert figures["queries"] >= 100, config  # issue 2 item 4
+        assert figures["queries"] >= 100, config
         assert figures["pool_size"] == {"min": n.POOL_SIZE, "max": n.POOL_SIZE}, config
     from triad_dataset.folder.io import read_table
 
     sizes = {c: read_table(mini_triad_dir, c, columns=["item_id"]).num_rows for c in n.CORPUS_CONFIGS}
-    # issue 2 item 4: >= 1,500 fashion items, >= 1,000 cars, enough concepts and images for 1,000-candidate pools
+    # the mini edition: >= 1,500 fashion items, >= 1,000 cars, enough concepts and images for 1,000-candidate pools
     assert sizes[n.DOMAIN_CORPUS["fashion"]] >= 1500 and sizes[n.DOMAIN_CORPUS["cars"]] >= 1000
     assert sizes[n.CONCEPTS_CORPUS] > n.POOL_SIZE and sizes[n.INSTANCES_CORPUS] > n.POOL_SIZE
     code, stdout, _ = run(capsys, "audit", str(mini_triad_dir))

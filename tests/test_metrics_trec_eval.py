@@ -1,4 +1,4 @@
-"""trec_eval as the referee of `metrics.core` (issue 13): AP, reciprocal rank, nDCG@k and Recall@k per query.
+"""trec_eval as the referee of `metrics.core`: AP, reciprocal rank, nDCG@k and Recall@k per query.
 
 The referee is `pytrec-eval-terrier` (the trec_eval C code that mteb uses; `dev` extra). trec_eval sorts a run by
 score descending and breaks exact ties by document id descending (strcmp), so the documents get ids that make that

@@ -135,7 +135,7 @@ def _build_scaled(args: argparse.Namespace) -> int:
 
 
 def _report_validation(path: Path) -> int:
-    """Validate a folder the builder just wrote (issue 2: use the validator on every build)."""
+    """Validate a folder the builder just wrote: every build runs the validator."""
     from triad_dataset.folder.validate import validate_folder
 
     violations = validate_folder(path)

@@ -1,4 +1,4 @@
-"""Generators of the synthetic ARK mini edition, one module per subtype (issue 6, item 3).
+"""Generators of the synthetic ARK mini edition, one module per subtype.
 
 Each module exposes `generate(seed, n_queries) -> Generated` with the structured facts behind every query and gallery
 item, and `violations(query_facts, item_facts) -> frozenset` so tests can check by program that the positive satisfies

@@ -1,4 +1,4 @@
-"""`triad build full`: build TRIAD from the user's copies of its public sources (issue 2 item 3).
+"""`triad build full`: build TRIAD from the user's copies of its public sources.
 
 Each track is built when its sources are given (at least one track is required):
 

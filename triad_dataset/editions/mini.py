@@ -1,4 +1,4 @@
-"""`triad build mini --out DIR`: the embedded, deterministic mini edition (issue 2 item 4).
+"""`triad build mini --out DIR`: the embedded, deterministic mini edition.
 
 Built offline by the same pipeline as the full build: abstraction over real WordNet 3.0 subtrees with rendered
 placeholder pictures, synthetic Fashion and Cars catalogs with attribute-rendered pictures, every config with

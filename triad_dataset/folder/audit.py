@@ -1,4 +1,4 @@
-"""The build audit (issue 2 item 5): figures computed from the written rows, and the table printed after a build.
+"""The build audit: figures computed from the written rows, and the table printed after a build.
 
 `summarize(tables)` derives, per task config, the figures a user compares with the paper: queries, mean positives,
 mean count per role (paper Table 7), the exact random-ranking mAP (`random_ap`), profile mix (A.2), conditions per
@@ -55,8 +55,8 @@ SUMMARY_COLUMNS = (
     "num_turns",
     "conditions",
 )
-# Chance level of the six main subsets: random-ranking mAP 0.008-0.011 with 1,000-candidate pools (issue 13, from
-# the paper's pool shapes; docs/metrics.md "chance level").
+# Chance level of the six main subsets: random-ranking mAP 0.008-0.011 with 1,000-candidate pools (from the
+# paper's pool shapes; docs/metrics.md "chance level").
 PAPER_RANDOM_MAP = (0.008, 0.011)
 # paper A.4.1: each domain has 1,950 explicit conditions per 1,000 queries, 1,050 positive and 900 negative
 PAPER_CONDITIONS_PER_1000 = {"P": 1050, "N": 900}

@@ -1,4 +1,4 @@
-"""`triad publish DIR --repo ORG/NAME [--dry-run]`: upload a validated dataset folder to the Hub (issue 2 item 7).
+"""`triad publish DIR --repo ORG/NAME [--dry-run]`: upload a validated dataset folder to the Hub.
 
 The folder is validated first; `--dry-run` lists what would be uploaded (no token or network needed). Without a
 token, in offline mode, or when the Hub cannot be reached, the command fails with one clear TriadError message.

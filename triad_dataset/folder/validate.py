@@ -1,4 +1,4 @@
-"""`triad validate DIR`: check every invariant of a dataset folder; one line per violation (issue 2 item 6).
+"""`triad validate DIR`: check every invariant of a dataset folder; one line per violation.
 
 Each violation reads ``<config> / <query_id or item_id>: <what is wrong>`` (``*`` when it concerns the whole config).
 ARK folders (audit.json ``"benchmark": "ark"``) are checked by `ark_dataset.validate.validate_folder`;

@@ -32,7 +32,7 @@ from triad_dataset.contract.schema import (
 from triad_dataset.sources.catalog import Catalog, Item
 from triad_dataset.sources.render import render_item
 
-MINI_SIZES = {FASHION: 1800, CARS: 1400}  # >= 1,500 / 1,000 items (issue 2); large enough for 1,000 pools
+MINI_SIZES = {FASHION: 1800, CARS: 1400}  # >= 1,500 / 1,000 items, large enough for 1,000-candidate pools
 FASHION_COLOURS = (
     "Black",
     "Charcoal",
