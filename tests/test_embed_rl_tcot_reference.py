@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 from model_adapters.families import embed_rl_tcot as E
-from model_adapters.families import qwen_chat, reasoning, tiny
+from model_adapters.families import qwen_chat, reasoning
+from model_adapters.mocks import tiny
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.models.resolve import _repo_files
 from model_adapters.protocol import Generation, ModelInput

@@ -321,7 +321,7 @@ class TinyQwenReasoner:
     revision = "v1"
 
     def __init__(self) -> None:
-        from model_adapters.captioners.generation import tiny_llm
+        from model_adapters.mocks.tiny_captioners import tiny_llm
 
         self.model, self.tok = tiny_llm(0)
         self.tok.padding_side = "left"

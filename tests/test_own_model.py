@@ -783,7 +783,7 @@ def test_a_hub_id_loads_from_the_local_cache_pinned_to_its_commit(triad_dir, tmp
     family and options give the same numbers as the registry entry of the same (tiny) model."""
     import subprocess
 
-    from model_adapters.families import tiny
+    from model_adapters.mocks import tiny
 
     repo = tmp_path / "hub" / "models--someone--tiny-clip"
     snap = repo / "snapshots" / SHA

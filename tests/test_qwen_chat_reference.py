@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from model_adapters.families import qwen_chat, tiny
+from model_adapters.families import qwen_chat
+from model_adapters.mocks import tiny
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
 from tests import reference_inputs as R

@@ -129,7 +129,7 @@ def test_a_changed_prompt_or_decoding_setting_generates_again(request, monkeypat
     first = "ume_first" if model == UME else "tcot_first"
     root, r1 = request.getfixturevalue(first)
     data = request.getfixturevalue("triad_dir" if model == UME else "small_triad_dir")
-    entry = registry.REGISTRY[model]
+    entry = registry.get_entry(model)
     name = f"{model}-changed"
     monkeypatch.setitem(
         registry.REGISTRY, name, dataclasses.replace(entry, name=name, options={**entry.options, **change})
@@ -165,7 +165,7 @@ def test_reasoning_entries_and_their_specs():
     }
     assert registry.get_entry("embed-rl-4b-tcot").options["generator"] == "Qwen/Qwen3-VL-8B-Instruct"
     # T-CoTs do not depend on the embedder: Embed-RL-2B and -4B share one generation identity (and cache)
-    two = dataclasses.replace(registry.REGISTRY[TCOT], name="x", hub_id="tiny:embed-rl", revision="seed5")
+    two = dataclasses.replace(registry.get_entry(TCOT), name="x", hub_id="tiny:embed-rl", revision="seed5")
     from model_adapters.families import reasoning
     from model_adapters.models.resolve import _repo_files
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from model_adapters.families import tiny
+from model_adapters.mocks import tiny
 from model_adapters.models import detect
 from model_adapters.models import recipes as R
 from model_adapters.models.registry import ENTRIES, TINY

@@ -2,7 +2,7 @@
 
 Each fixture tests/fixtures/<recipe>/official.json was written by benchmarks/reference/run_text_official.py running
 the authors' code (NOTE.md beside it: repository, commit, venv, command, substitutions) on the folder that
-`model_adapters.families.tiny_text` writes; here the same folder is loaded through the recipe's real loader
+`model_adapters.mocks.tiny_text` writes; here the same folder is loaded through the recipe's real loader
 (`load_encoder(entry, model_path=folder)`). Required: identical token ids, cosine >= 0.9999 per vector.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from model_adapters.families import tiny_text
+from model_adapters.mocks import tiny_text
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
 from tests import reference_inputs as R

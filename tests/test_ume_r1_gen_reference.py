@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from model_adapters.families import reasoning, ume_r1_gen
+from model_adapters.mocks import tiny_reasoning
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.models.resolve import _repo_files
 from model_adapters.protocol import Generation, ModelInput
@@ -40,7 +41,7 @@ def official() -> dict:
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory) -> str:
-    return reasoning.save_tiny_ume_r1_gen(str(tmp_path_factory.mktemp("ckpt") / "tiny-ume-r1-gen"))
+    return tiny_reasoning.save_tiny_ume_r1_gen(str(tmp_path_factory.mktemp("ckpt") / "tiny-ume-r1-gen"))
 
 
 def encoder(folder: str, seed: int, max_new_tokens: int) -> ume_r1_gen.UmeR1Gen:

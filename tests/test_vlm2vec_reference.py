@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from model_adapters.families import tiny
 from model_adapters.families.vlm import VLM2VecEncoder, vlm2vec_text
+from model_adapters.mocks import tiny
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
 from tests import reference_inputs as R

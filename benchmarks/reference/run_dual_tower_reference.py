@@ -22,7 +22,7 @@ sys.path.insert(0, os.getcwd())
 import torch
 from PIL import Image
 
-from model_adapters.families import tiny
+from model_adapters.mocks import tiny
 from tests import reference_inputs as R
 
 SETTINGS = {

@@ -3,7 +3,7 @@
 
 Usage: python run_ume_r1_gen_official.py TINY_FOLDER OUT.json EXCERPT_DIR
 (transformers 5.24 + qwen-vl-utils 0.0.14 scratch venv; TINY_FOLDER from
-`model_adapters.families.reasoning.save_tiny_ume_r1_gen`). EXCERPT_DIR holds `ume_r1_gen_excerpt.py`:
+`model_adapters.mocks.tiny_reasoning.save_tiny_ume_r1_gen`). EXCERPT_DIR holds `ume_r1_gen_excerpt.py`:
 `get_gen_embedding_idx`, `normalize_reps` and the query-side "gen" branch of `encode_embeddings`, copied verbatim from
 src/eval/VLM2Vec/eval_twomode.py @ 55e55126 into a function `encode_gen(model, inputs, processor, max_new_tokens)`
 that also returns the trimmed ids and indices it computes (the repository could not be fetched, only read file by
@@ -11,7 +11,7 @@ file). Inputs are built as the README's generative example builds them: user tur
 prompt], `apply_chat_template(..., add_generation_prompt=True)`, `process_vision_info`, `processor(...)`, one input per
 `generate` call (the README's batch of one); TRIAD's adaptations (B.2.1, B.3): a 28x28 white placeholder image on
 pure-text inputs, the instruction as a plain-text prefix. The checkpoint's own generation_config.json decides the
-sampling (the tiny one: `reasoning.tiny_generation_config`); before each call the global RNG is seeded with the seed
+sampling (the tiny one: `tiny_reasoning.tiny_generation_config`); before each call the global RNG is seeded with the seed
 our adapter uses for a batch of that one input (`generating.batch_seed`), so both sides sample the same ids.
 Substitutions (NOTE.md): sdpa + float32 for flash_attention_2 + bfloat16; Qwen2VLProcessor without video processor
 (qwen3_vl_official_env.py)."""

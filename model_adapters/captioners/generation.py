@@ -1,28 +1,18 @@
-"""VLM captioners and LLM rewriters through transformers generation (greedy), and their tiny random test versions.
+"""VLM captioners and LLM rewriters through transformers generation (greedy).
 
 Inputs are built by the model's own processor / tokenizer chat template (`apply_chat_template`): one user turn with
 the image first and the prompt after it (captioner), or the prompt with the query filled in (rewriter). Generation
 is greedy (`do_sample=False`), left padded, and only the new tokens are decoded (special tokens skipped, stripped).
-The tiny models are a Qwen2-VL / Qwen2 built from small configs with a byte-level tokenizer and a plain ChatML
-template (model_adapters.families.tiny): they exercise the same code, and their outputs are noise.
+The tiny random test versions (`model_adapters.mocks.tiny_captioners`) run the same classes.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any
 
 from model_adapters.families._common import decode_image, hub_kwargs, torch_dtype
 from model_adapters.families.generating import decode, generate_new_ids
-
-# ChatML (the Qwen chat format) for the tiny models, which have no template of their own.
-CHATML_TEMPLATE: Final = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
-    "{% if m['content'] is string %}{{ m['content'] }}{% else %}{% for c in m['content'] %}"
-    "{% if c['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>{% else %}{{ c['text'] }}{% endif %}"
-    "{% endfor %}{% endif %}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
 
 
 def _generate(model: Any, tokenizer: Any, inputs: Any, max_new_tokens: int) -> list[str]:
@@ -82,77 +72,11 @@ class LlmRewriter:
         return _generate(self.model, self.tokenizer, inputs, self.max_new_tokens)
 
 
-class TinyVlmProcessor:
-    """The tiny captioner's processor: transformers' Qwen2VLProcessor needs torchvision (never installed here), so
-    the ChatML template renders the turn and `families.vlm.QwenStyleInputs` (the tiny embedders' input builder)
-    expands each image to its vision tokens, as the Qwen processors do."""
-
-    def __init__(self, tokenizer: Any, image_processor: Any) -> None:
-        from model_adapters.families.vlm import QwenStyleInputs
-
-        self.tokenizer = tokenizer  # shared with the tiny model's other users: its own template is left as it is
-        self._inputs = functools.partial(QwenStyleInputs, self.tokenizer, image_processor)
-
-    def apply_chat_template(self, turn: Any, **kwargs: Any) -> str:
-        from model_adapters.families.vlm import IMAGE_PAD, IMAGE_SLOT, VISION_END, VISION_START
-
-        text = self.tokenizer.apply_chat_template(turn, chat_template=CHATML_TEMPLATE, **kwargs)
-        return text.replace(VISION_START + IMAGE_PAD + VISION_END, IMAGE_SLOT)
-
-    def bind(self, model: Any) -> TinyVlmProcessor:
-        self.build = self._inputs(model, str(model.device))
-        return self
-
-    def __call__(self, *, text: Sequence[str], images: Sequence[Any], **_: Any) -> dict[str, Any]:
-        import io
-
-        blobs = []
-        for picture in images:  # QwenStyleInputs decodes bytes itself
-            buf = io.BytesIO()
-            picture.save(buf, format="PNG")
-            blobs.append(buf.getvalue())
-        return self.build(list(text), blobs)
-
-
-def tiny_llm(seed: int) -> tuple[Any, Any]:
-    from transformers import Qwen2Config, Qwen2ForCausalLM
-
-    from model_adapters.families import tiny
-
-    tok = tiny.build_tokenizer(add_bos_eos=False)
-    tok.chat_template = CHATML_TEMPLATE
-    config = Qwen2Config(
-        vocab_size=len(tok),
-        hidden_size=tiny.HIDDEN,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        pad_token_id=tok.pad_token_id,
-        eos_token_id=tok.eos_token_id,
-        bos_token_id=None,
-    )
-    return tiny._seeded(seed, lambda: Qwen2ForCausalLM(config)), tok
-
-
-def _seed(entry: Any) -> int:
-    revision = str(entry.revision)
-    return int(revision[4:]) if revision.startswith("seed") else 0
-
-
 def load(entry: Any, path: str, *, device: str = "cpu") -> Any:
-    from model_adapters.captioners.registry import CAPTIONER, TINY
-
-    if entry.family == TINY:
-        from model_adapters.families import tiny
-
-        if entry.kind == CAPTIONER:
-            model, tok, image_processor = tiny.tiny_qwen2_vl(_seed(entry))  # a tiny Qwen2VLForConditionalGeneration
-            processor = TinyVlmProcessor(tok, image_processor).bind(model)
-            return VlmCaptioner(model.to(device), processor, entry.prompt, entry.max_new_tokens)
-        model, tok = tiny_llm(_seed(entry))
-        return LlmRewriter(model.to(device), tok, entry.prompt, entry.max_new_tokens)
+    """The entry's captioner (a `VlmCaptioner`) or rewriter (an `LlmRewriter`) from its Hub id or folder."""
     import transformers
+
+    from model_adapters.captioners.registry import CAPTIONER
 
     kwargs = hub_kwargs(path, entry.revision)
     dtype = torch_dtype(entry.dtype)

@@ -7,7 +7,8 @@ prompts below are ours, written from the paper's description (documented in docs
 remote code (transformers has no Kimi-VL class), so it has no entry; GPT-5.2 is API-only: `gpt-5.2` sends the
 rewrite prompt to OpenAI's chat completions API (captioners/api.py; `api:MODEL` any other model of an OpenAI-compatible
 endpoint), and `qwen3-8b` is an open stand-in through transformers. `ocr` is the offline captioner that runs on any CPU (rapidocr's ONNX weights ship
-inside its wheel). The `tiny-random-*` entries are randomly initialised, for tests only: never results.
+inside its wheel). The `tiny-random-*` entries are randomly initialised, for tests only: never results; their
+loader is the testing package's (`model_adapters.mocks.tiny_captioners`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,14 @@ VLM: Final = "vlm"
 LLM: Final = "llm"
 TINY: Final = "tiny"
 API: Final = "api"  # an OpenAI-compatible chat completions API (captioners/api.py)
-FAMILY_MODULES: Final = {OCR: "ocr", VLM: "generation", LLM: "generation", TINY: "generation", API: "api"}
+# The module whose `load(entry, path, *, device, **runtime)` loads each family; `tiny` is the testing package's.
+FAMILY_MODULES: Final = {
+    OCR: "model_adapters.captioners.ocr",
+    VLM: "model_adapters.captioners.generation",
+    LLM: "model_adapters.captioners.generation",
+    TINY: "model_adapters.mocks.tiny_captioners",
+    API: "model_adapters.captioners.api",
+}
 API_PREFIX: Final = "api:"  # `--rewriter api:MODEL`: MODEL through the OpenAI-compatible API (captioners/api.py)
 
 # Our caption prompt (paper Table 26's text is not in our copy; see the module docstring).
@@ -264,5 +272,5 @@ def identity(entry: GeneratorEntry, model_path: str | None = None) -> dict[str, 
 def load(entry: GeneratorEntry, *, model_path: str | None = None, device: str = "cpu", **runtime: Any) -> Any:
     """Instantiate the entry's captioner (a `Captioner`) or rewriter (a `Rewriter`); `runtime`: an API entry's
     response store and --offline (`triad rewrite`)."""
-    module = importlib.import_module(f"model_adapters.captioners.{FAMILY_MODULES[entry.family]}")
+    module = importlib.import_module(FAMILY_MODULES[entry.family])
     return module.load(entry, model_path or entry.hub_id, device=device, **runtime)

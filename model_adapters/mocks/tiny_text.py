@@ -1,15 +1,20 @@
-"""Tiny random text embedders (Qwen3, XLM-R, a Llama-3.1 for ReasonIR), a text cross-encoder and a MetaCLIP 2 dual tower of the real checkpoints'
-architecture classes, written as model folders with the files their authors' loaders read (sentence-transformers
-modules.json + prompts, FlagEmbedding's M3 heads). They exist to prove a recipe equal to its authors' code
-(tests/fixtures/<recipe>/NOTE.md): the authors' code and our adapter load the same folder. Their numbers are noise.
+"""Tiny random text checkpoints written as model folders: Qwen3, XLM-R, Llama-3.1, a cross-encoder, MetaCLIP 2.
 
-Tokenizers are built locally with the real tokenizer family's class and specials: Qwen3-Embedding's (byte-level
-BPE with no merges, `<|endoftext|>` appended to every text, left padding), Llama-3.1's (`PreTrainedTokenizerFast`:
-Llama-3's pre-tokenizer regex, byte-level BPE with a few merges, `<|begin_of_text|>` prepended and padding with it) and
-XLM-R's (`XLMRobertaTokenizer`: a
-Unigram model over characters, `<s> … </s>`, pairs `<s> A </s></s> B </s>`, pad id 1). Folders are also readable by transformers 4.5x (the
-authors' pinned versions): the tokenizer class is named as the real checkpoints name it and the configs carry the
-4.x keys (`rope_theta`, `torch_dtype`) beside the 5.x ones.
+Each has the architecture class of a real checkpoint (Qwen3-Embedding, BGE-M3, ReasonIR's Llama-3.1, the BGE
+reranker's XLM-R cross-encoder, a MetaCLIP 2 dual tower) and the files its authors' loaders read
+(sentence-transformers modules.json and prompts, FlagEmbedding's M3 heads). The authors' code and our adapter load
+the same folder, which proves a recipe equal to that code (tests/fixtures/<recipe>/NOTE.md). Their numbers are noise.
+
+Tokenizers are built locally with the real tokenizer family's class and specials:
+
+- Qwen3-Embedding's: byte-level BPE with no merges, `<|endoftext|>` appended to every text, left padding;
+- Llama-3.1's: `PreTrainedTokenizerFast` with Llama-3's pre-tokenizer regex, byte-level BPE with a few merges,
+  `<|begin_of_text|>` prepended and used for padding;
+- XLM-R's: `XLMRobertaTokenizer`, a Unigram model over characters, `<s> … </s>`, pairs `<s> A </s></s> B </s>`,
+  pad id 1.
+
+Folders are also readable by transformers 4.5x (the authors' pinned versions): the tokenizer class is named as the
+real checkpoints name it and the configs carry the 4.x keys (`rope_theta`, `torch_dtype`) beside the 5.x ones.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from __future__ import annotations
 import json
 import os
 from typing import Any, Final
+
+from model_adapters.mocks.tiny import seeded
 
 HIDDEN: Final = 32
 SEED: Final = 0
@@ -39,14 +46,6 @@ def _byte_bpe(specials: list[str]) -> tuple[Any, dict[str, int]]:
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     return tok, vocab
-
-
-def _seeded(seed: int, make: Any) -> Any:
-    import torch
-
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        return make().eval()
 
 
 def _write_json(path: str, obj: Any) -> None:
@@ -108,7 +107,7 @@ def tiny_qwen3(seed: int = SEED) -> tuple[Any, Any]:
         sliding_window=None,  # the real Qwen3-Embedding config.json: no window, use_sliding_window false
         use_sliding_window=False,
     )
-    return _seeded(seed, lambda: Qwen3Model(config)), tok
+    return seeded(seed, lambda: Qwen3Model(config)), tok
 
 
 def _st_files(folder: str, *, dim: int, pooling: str, max_seq_length: int, prompts: dict[str, str] | None) -> None:
@@ -270,7 +269,7 @@ def tiny_llama(seed: int = SEED) -> tuple[Any, Any]:
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
     )
-    return _seeded(seed, lambda: LlamaModel(config)), tok
+    return seeded(seed, lambda: LlamaModel(config)), tok
 
 
 def save_reasonir(folder: str, seed: int = SEED) -> str:
@@ -332,7 +331,7 @@ def tiny_xlmr(seed: int = SEED) -> tuple[Any, Any]:
 
     tok = xlmr_tokenizer()
     config = _xlmr_config(tok, BGE_M3_MAX_LENGTH + 2)
-    return _seeded(seed, lambda: XLMRobertaModel(config)), tok
+    return seeded(seed, lambda: XLMRobertaModel(config)), tok
 
 
 def save_bge_m3(folder: str, seed: int = SEED) -> str:
@@ -343,9 +342,7 @@ def save_bge_m3(folder: str, seed: int = SEED) -> str:
     model, tok = tiny_xlmr(seed)
     _save_hf(folder, model, tok, "XLMRobertaTokenizer")
     _st_files(folder, dim=HIDDEN, pooling="cls_token", max_seq_length=BGE_M3_MAX_LENGTH, prompts=None)
-    heads = _seeded(
-        seed + 1, lambda: torch.nn.ModuleList([torch.nn.Linear(HIDDEN, HIDDEN), torch.nn.Linear(HIDDEN, 1)])
-    )
+    heads = seeded(seed + 1, lambda: torch.nn.ModuleList([torch.nn.Linear(HIDDEN, HIDDEN), torch.nn.Linear(HIDDEN, 1)]))
     torch.save(heads[0].state_dict(), os.path.join(folder, "colbert_linear.pt"))
     torch.save(heads[1].state_dict(), os.path.join(folder, "sparse_linear.pt"))
     return folder
@@ -357,7 +354,7 @@ def tiny_xlmr_reranker(seed: int = SEED) -> tuple[Any, Any]:
 
     tok = xlmr_tokenizer()
     config = _xlmr_config(tok, RERANKER_MAX_POSITIONS, num_labels=1)
-    return _seeded(seed, lambda: XLMRobertaForSequenceClassification(config)), tok
+    return seeded(seed, lambda: XLMRobertaForSequenceClassification(config)), tok
 
 
 def save_bge_reranker(folder: str, seed: int = SEED) -> str:
@@ -397,7 +394,7 @@ def tiny_metaclip_2(seed: int = SEED) -> tuple[Any, Any, Any]:
         projection_dim=16,
     )
     processor = CLIPImageProcessorPil(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
-    return _seeded(seed, lambda: MetaClip2Model(config)), tok, processor
+    return seeded(seed, lambda: MetaClip2Model(config)), tok, processor
 
 
 def save_metaclip_2(folder: str, seed: int = SEED) -> str:
