@@ -157,6 +157,25 @@ class ChatOptions:
         opts.validate(where)
         return opts
 
+    @classmethod
+    def table(cls, **values: Any) -> dict[str, Any]:
+        """The option mapping of a recipe row, checked now: an unknown option or a wrong value fails at import.
+
+        The mapping is returned as given (results.json and the cache key record exactly the options a row sets).
+
+        >>> ChatOptions.table(backbone="qwen2_vl", pooling="last_attended")
+        {'backbone': 'qwen2_vl', 'pooling': 'last_attended'}
+        >>> ChatOptions.table(backbone="qwen2_vl", poling="last_attended")
+        Traceback (most recent call last):
+        ...
+        TypeError: recipe options: unknown option(s) poling
+        """
+        unknown = sorted(set(values) - {f.name for f in fields(cls)})
+        if unknown:
+            raise TypeError(f"recipe options: unknown option(s) {', '.join(unknown)}")
+        cls.parse(values, "recipe options")
+        return dict(values)
+
     def validate(self, where: str) -> None:
         choices = {
             "backbone": BACKBONES,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from model_adapters.families import embed_rl_tcot, ume_r1_gen
@@ -32,6 +32,8 @@ GENERATION_CONFIG: Final = "generation_config.json"
 SPEC_VERSION: Final = "1"  # bump when `generate` changes in a way the spec's fields do not show
 NOT_DECODING: Final = ("transformers_version", "_from_model_config")
 
+# The options a reasoning recipe adds to its embedder's (`ChatOptions`) options.
+OPTIONS: Final = ("reasoning", "gen_prompt", "decoding", "seed", "generator", "generator_revision", "generator_dtype")
 # (reader of a model's files, revision) of a Hub id or folder: resolve.py passes one (the models layer reads the Hub).
 OpenRepo = Callable[[str, "str | None"], "tuple[Callable[[str], str | None], str | None]"]
 # (model, processor) of a Qwen-VL chat checkpoint: (entry, path, device, dtype, model_class "lm" or "backbone").
@@ -40,6 +42,20 @@ Checkpoint = Callable[[Any, str, str, str, str], "tuple[Any, Any]"]
 Generator = Callable[[Any, GenerationSpec, str], "embed_rl_tcot.TCoTGenerator"]
 # Sources whose generation_config.json is built in memory: prefix -> function of the recipe kind.
 IN_MEMORY_CONFIGS: dict[str, Callable[[str], dict[str, Any]]] = {}
+
+
+def options(embedder: Mapping[str, Any], **values: Any) -> dict[str, Any]:
+    """A reasoning recipe's option mapping: its embedder's options and `values`, checked now (at import).
+
+    >>> options({"backbone": "qwen2_vl"}, reasoning="ume-r1-gen", seed=0)
+    {'backbone': 'qwen2_vl', 'reasoning': 'ume-r1-gen', 'seed': 0}
+    """
+    unknown = sorted(set(values) - set(OPTIONS))
+    if unknown:
+        raise TypeError(f"reasoning options: unknown option(s) {', '.join(unknown)}")
+    if values.get("reasoning") not in KINDS:
+        raise TypeError(f"reasoning options: reasoning={values.get('reasoning')!r} is not one of {', '.join(KINDS)}")
+    return {**embedder, **values}
 
 
 def register_generation_configs(prefix: str, config_of: Callable[[str], dict[str, Any]]) -> None:

@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from model_adapters.families.qwen_chat import ChatOptions
+from model_adapters.families.reasoning import options as reasoning_options
 from triad_dataset.contract.errors import TriadError
 
 # Families: one module each in model_adapters/families/ (`load(entry, path, *, device, dtype)`).
@@ -243,113 +245,118 @@ BGE_RERANKER_REF: Final = Reference(
 )
 # Options of the Qwen-VL chat embedder (model_adapters/families/qwen_chat.py `ChatOptions`), each read from the
 # authors' code named in its Reference; docs/models.md "Input pipelines" lists them.
-EMBED_RL_OPTIONS: Final = {
-    "backbone": "qwen3_vl",
-    "render": "template",
-    "template_source": "tokenizer",
-    "instruction": "prefix",  # paper B.3: no instruction field -> plain-text prefix
-    "text_rule": "strip_vision_tokens",
-    "suffix": "Summarize the above content in one word:",
-    "empty": "bare",
-    "assistant": "<emb>",
-    "add_generation_prompt": False,
-    "add_tokens": ["<emb>"],
-    "pooling": "last_token",
-    "pool_token": "<emb>",
-    "padding_side": "left",
-    "positions": "rope",
-    "image_factor": 32,
-    "min_pixels": 128 * 32 * 32,
-    "max_pixels": 768 * 32 * 32,
-    "rgba": "white",
-    "processor_resize": True,
-    "max_length": 8192,
-    "truncation": "text_only",
-}
-UME_R1_DISC_OPTIONS: Final = {
-    "backbone": "qwen2_vl",
-    "render": "template",
-    "template_source": "processor",
-    "instruction": "prefix",  # paper B.3: the query-side instruction in the text (UME-R1 has no instruction field)
-    "suffix": "\n<disc_emb>\n",
-    "add_generation_prompt": True,
-    "pooling": "last_token",
-    "pool_token": "<disc_emb>",
-    "pool_tail": 2,
-    "padding_side": "left",
-    "positions": "rope",
-    "image_factor": 28,
-    "min_pixels": 4 * 28 * 28,
-    "max_pixels": 16384 * 28 * 28,
-    "rgba": "white",
-    "processor_resize": True,
-    "placeholder_image": [28, 28],  # paper B.2.1: a 28x28 white placeholder on pure-text inputs
-    "truncation": "none",
-}
-RZENEMBED_OPTIONS: Final = {
-    "backbone": "qwen2_vl",
-    "render": "chatml",
-    "system": "You are a helpful assistant.",
-    "instruction": "concat",  # get_fused_embeddings: instruction + text (paper B.3: its instruction field)
-    "assistant": "<|endoftext|>",
-    "pooling": "last_attended",
-    "padding_side": "right",
-    "positions": "sequential",
-    "image_factor": 28,
-    "min_pixels": 4 * 28 * 28,
-    "max_pixels": 16384 * 28 * 28,
-    "rgba": "convert",
-    "processor_resize": True,
-    "processor_min_pixels": 256 * 28 * 28,
-    "processor_max_pixels": 1280 * 28 * 28,
-    "max_length": 2000,
-    "truncation": "all",
-}
-LAMRA_OPTIONS: Final = {
-    "backbone": "qwen2_vl",
-    "render": "template",
-    "template_source": "processor",
-    "instruction": "prefix",
-    "text_rule": "mbeir_format",  # M-BEIR: format_string(f"{prompt} {text}")
-    "suffix": {
+EMBED_RL_OPTIONS: Final = ChatOptions.table(
+    backbone="qwen3_vl",
+    render="template",
+    template_source="tokenizer",
+    instruction="prefix",  # paper B.3: no instruction field -> plain-text prefix
+    text_rule="strip_vision_tokens",
+    suffix="Summarize the above content in one word:",
+    empty="bare",
+    assistant="<emb>",
+    add_generation_prompt=False,
+    add_tokens=["<emb>"],
+    pooling="last_token",
+    pool_token="<emb>",
+    padding_side="left",
+    positions="rope",
+    image_factor=32,
+    min_pixels=128 * 32 * 32,
+    max_pixels=768 * 32 * 32,
+    rgba="white",
+    processor_resize=True,
+    max_length=8192,
+    truncation="text_only",
+)
+
+UME_R1_DISC_OPTIONS: Final = ChatOptions.table(
+    backbone="qwen2_vl",
+    render="template",
+    template_source="processor",
+    instruction="prefix",  # paper B.3: the query-side instruction in the text (UME-R1 has no instruction field)
+    suffix="\n<disc_emb>\n",
+    add_generation_prompt=True,
+    pooling="last_token",
+    pool_token="<disc_emb>",
+    pool_tail=2,
+    padding_side="left",
+    positions="rope",
+    image_factor=28,
+    min_pixels=4 * 28 * 28,
+    max_pixels=16384 * 28 * 28,
+    rgba="white",
+    processor_resize=True,
+    placeholder_image=[28, 28],  # paper B.2.1: a 28x28 white placeholder on pure-text inputs
+    truncation="none",
+)
+
+RZENEMBED_OPTIONS: Final = ChatOptions.table(
+    backbone="qwen2_vl",
+    render="chatml",
+    system="You are a helpful assistant.",
+    instruction="concat",  # get_fused_embeddings: instruction + text (paper B.3: its instruction field)
+    assistant="<|endoftext|>",
+    pooling="last_attended",
+    padding_side="right",
+    positions="sequential",
+    image_factor=28,
+    min_pixels=4 * 28 * 28,
+    max_pixels=16384 * 28 * 28,
+    rgba="convert",
+    processor_resize=True,
+    processor_min_pixels=256 * 28 * 28,
+    processor_max_pixels=1280 * 28 * 28,
+    max_length=2000,
+    truncation="all",
+)
+
+LAMRA_OPTIONS: Final = ChatOptions.table(
+    backbone="qwen2_vl",
+    render="template",
+    template_source="processor",
+    instruction="prefix",
+    text_rule="mbeir_format",  # M-BEIR: format_string(f"{prompt} {text}")
+    suffix={
         "image_text": "\nSummarize above image and sentence in one word: ",
         "text": "\nSummarize above sentence in one word: ",
         "image": "\nSummarize above image in one word: ",
     },
-    "assistant": "<emb>.",
-    "add_generation_prompt": True,
-    "add_tokens": ["<emb>"],
-    "pooling": "first_token_minus_one",
-    "pool_token": "<emb>",
-    "padding_side": "tokenizer",
-    "positions": "sequential",
-    "image_factor": 28,
-    "min_pixels": 4 * 28 * 28,
-    "max_pixels": 300 * 28 * 28,
-    "rgba": "convert",
-    "processor_resize": True,
-    "max_length": 1024,
-    "truncation": "candidates",
-}
-OPS_MM_OPTIONS: Final = {
-    "backbone": "qwen2_vl",
-    "render": "chatml",
-    "system": "You are a helpful assistant.",
-    "instruction": "system",  # embed(..., instruction=...): the instruction replaces the system text
-    "assistant": "<|endoftext|>",
-    "pooling": "last_attended",
-    "padding_side": "left",
-    "positions": "rope",
-    "image_factor": 28,
-    "min_pixels": 256 * 28 * 28,
-    "max_pixels": 1280 * 28 * 28,
-    "rgba": "convert",
-    "processor_resize": True,
-    "processor_min_pixels": 256 * 28 * 28,
-    "processor_max_pixels": 1280 * 28 * 28,
-    "max_length": None,
-    "truncation": "all",
-}
+    assistant="<emb>.",
+    add_generation_prompt=True,
+    add_tokens=["<emb>"],
+    pooling="first_token_minus_one",
+    pool_token="<emb>",
+    padding_side="tokenizer",
+    positions="sequential",
+    image_factor=28,
+    min_pixels=4 * 28 * 28,
+    max_pixels=300 * 28 * 28,
+    rgba="convert",
+    processor_resize=True,
+    max_length=1024,
+    truncation="candidates",
+)
+
+OPS_MM_OPTIONS: Final = ChatOptions.table(
+    backbone="qwen2_vl",
+    render="chatml",
+    system="You are a helpful assistant.",
+    instruction="system",  # embed(..., instruction=...): the instruction replaces the system text
+    assistant="<|endoftext|>",
+    pooling="last_attended",
+    padding_side="left",
+    positions="rope",
+    image_factor=28,
+    min_pixels=256 * 28 * 28,
+    max_pixels=1280 * 28 * 28,
+    rgba="convert",
+    processor_resize=True,
+    processor_min_pixels=256 * 28 * 28,
+    processor_max_pixels=1280 * 28 * 28,
+    max_length=None,
+    truncation="all",
+)
+
 
 REASONIR_REF: Final = Reference(
     "facebookresearch/ReasonIR training/modeling_llama.py (ReasonIRModel: is_causal=False, encode, pooling) + "
@@ -387,26 +394,26 @@ UME_R1_GEN_PROMPT: Final = (
     "First output the thinking process in <think> </think> tags and then summarize the entire input in a word or "
     "sentence. \nFinally, use the <gen_emb> tag to represent the entire input."
 )
-UME_R1_GEN_OPTIONS: Final = {
-    **UME_R1_DISC_OPTIONS,  # the Disc input (and, for candidates, the Disc embedding)
-    "reasoning": "ume-r1-gen",
-    "gen_prompt": UME_R1_GEN_PROMPT,
+UME_R1_GEN_OPTIONS: Final = reasoning_options(
+    UME_R1_DISC_OPTIONS,  # the Disc input (and, for candidates, the Disc embedding)
+    reasoning="ume-r1-gen",
+    gen_prompt=UME_R1_GEN_PROMPT,
     # over the checkpoint's generation_config.json (TRIAD B.2.1 keeps its sampling settings): the README's and the
     # eval command's --max_new_tokens 8192
-    "decoding": {"max_new_tokens": 8192},
-    "seed": 0,
-}
-EMBED_RL_TCOT_OPTIONS: Final = {
-    **EMBED_RL_OPTIONS,  # the Embed-RL embedder, with the T-CoT before its summarize line
-    "reasoning": "embed-rl-tcot",
+    decoding={"max_new_tokens": 8192},
+    seed=0,
+)
+EMBED_RL_TCOT_OPTIONS: Final = reasoning_options(
+    EMBED_RL_OPTIONS,  # the Embed-RL embedder, with the T-CoT before its summarize line
+    reasoning="embed-rl-tcot",
     # TRIAD B.2.1: Qwen3-VL-8B-Instruct (the reasoner's training backbone) for the unreleased reasoner
-    "generator": "Qwen/Qwen3-VL-8B-Instruct",
-    "generator_revision": "main",
-    "generator_dtype": "bfloat16",
+    generator="Qwen/Qwen3-VL-8B-Instruct",
+    generator_revision="main",
+    generator_dtype="bfloat16",
     # image_cot_generate.py's request: temperature 1.0, max_tokens 4096 (over the reasoner's generation_config.json)
-    "decoding": {"do_sample": True, "temperature": 1.0, "max_new_tokens": 4096},
-    "seed": 0,
-}
+    decoding={"do_sample": True, "temperature": 1.0, "max_new_tokens": 4096},
+    seed=0,
+)
 TWN_REFUSED: Final = (
     "Think When Needed (TRIAD B.2.1; arXiv 2605.14448: reasoning + embedding LoRA adapters and a routing gate on "
     "Qwen3-VL-4B-Instruct) has no public code or weights: the paper's project page "
