@@ -1,4 +1,4 @@
-"""API rewriters (issue 21): ARK's query rewriting with GPT-5.2 (ARK §4.3, [56]) through an OpenAI-compatible chat
+"""API rewriters: ARK's query rewriting with GPT-5.2 (ARK §4.3, [56]) through an OpenAI-compatible chat
 completions endpoint — OpenAI itself, or any server speaking the same protocol (vLLM, a gateway) via
 $OPENAI_BASE_URL.
 

@@ -1,4 +1,4 @@
-"""JSON over HTTP for API-only models (issue 21; the embedder in `families.api`, the rewriter in `captioners.api`).
+"""JSON over HTTP for API-only models (the embedder in `families.api`, the rewriter in `captioners.api`).
 
 - the key comes from the environment variable the provider names and goes into the Authorization header only: no
   identity, cache, result or message ever holds it (`redact` is applied to every message built from a response);

@@ -1,4 +1,4 @@
-"""API-only embedders (issue 21): Seed1.6-embedding (`doubao-embedding-vision-251215`, Volcengine Ark), ARK's best
+"""API-only embedders: Seed1.6-embedding (`doubao-embedding-vision-251215`, Volcengine Ark), ARK's best
 embedder (ARK §4.1, [47], accessed 2026-01-10).
 
 The request, as the provider's SDK builds it (volcengine-python-sdk @ b5be43b5e6b3,

@@ -72,10 +72,12 @@ def snapshot_of(path: str) -> tuple[str, str] | None:
 
 
 def folder_signature(path: str) -> str:
-    """Content digest of a local weights folder: sha256 over every file's relative path and bytes. Part of the cache
-    key, so a folder whose weights, config or tokenizer changed in any byte starts a fresh cache, and cached vectors
-    of an unchanged folder need no re-encoded sample (reading is cheap next to loading the model: about 0.1 s for
-    MiniLM's 90 MB; an 8B checkpoint is read once per run, as loading it would)."""
+    """Content digest of a local weights folder: sha256 over every file's relative path and bytes.
+
+    It is part of the cache key, so a folder whose weights, config or tokenizer changed in any byte starts a fresh
+    cache, and cached vectors of an unchanged folder need no re-encoded sample. Reading the folder is cheap next to
+    loading the model from it.
+    """
     digest = hashlib.sha256()
     for root, dirs, files in os.walk(path):
         dirs.sort()

