@@ -31,7 +31,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import numpy as np
@@ -52,6 +52,17 @@ IMAGE_MAGIC: Final = (
     (b"II*\x00", "image/tiff"),
     (b"MM\x00*", "image/tiff"),
 )
+
+
+@dataclass(frozen=True)
+class ApiOptions:
+    """An API recipe's or entry's options (the names a table row may set)."""
+
+    provider: str | None = None  # the provider (its endpoint and key variable)
+    encoding_format: str | None = None  # "float" or "base64"
+    instruction: str | None = None  # how the instruction is sent ("prepend")
+    model: str | None = None  # the provider's model version
+    dimensions: int | None = None  # the vector size requested and checked
 
 
 def image_mime(data: bytes) -> str | None:

@@ -36,6 +36,16 @@ MODEL_TYPE = "llama"
 
 
 @dataclass(frozen=True)
+class BidirectionalLlamaOptions:
+    """A bidirectional-Llama recipe's options (the names a table row may set)."""
+
+    query_instruction_template: str | None = None  # a query's instruction text around the benchmark instruction
+    query_instruction_default: str | None = None  # the instruction text of a query without one
+    document_instruction: str | None = None  # the instruction text of every document
+    max_length: int | None = None  # token limit
+
+
+@dataclass(frozen=True)
 class Instructions:
     """The instruction (prefix) each side gets, as ReasonIR's `encode(..., instruction=...)` takes it."""
 

@@ -8,6 +8,7 @@ instruction is prepended to the text (paper B.3, `model_adapters.planning.inputs
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,16 @@ from model_adapters.families._common import (
 from model_adapters.planning.inputs import join_instruction
 from model_adapters.planning.truncation import TextLimit
 from model_adapters.protocol import ModelInput
+
+
+@dataclass(frozen=True)
+class DualTowerOptions:
+    """A dual-tower recipe's or entry's options (the names a table row may set)."""
+
+    max_length: int | None = None  # text token limit (else the checkpoint's text positions)
+    padding: str | None = None  # tokenizer padding (SigLIP: "max_length")
+    lowercase: bool = False  # lowercase texts first (SigLIP-2's processor rule)
+    trust_remote_code: bool = False  # load the checkpoint's remote code
 
 
 def fuse(text: np.ndarray | None, image: np.ndarray | None) -> np.ndarray:

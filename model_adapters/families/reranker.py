@@ -15,6 +15,7 @@ serialization as the first stage (paper D.2); constraints/state pairs get the of
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -32,6 +33,17 @@ JUDGE_SYSTEM: Final = (
 RERANK_DEFAULT_INSTRUCTION: Final = "Given a search query, retrieve relevant candidates that answer the query."
 RERANK_MAX_LENGTH: Final = 10240  # official reranker MAX_LENGTH
 ANSWER_TAIL: Final = 5  # "<|im_end|>", "\n", "<|im_start|>", "assistant", "\n": never truncated (official)
+
+
+@dataclass(frozen=True)
+class RerankerOptions:
+    """A reranker recipe's or entry's options (the names a table row may set)."""
+
+    pipeline: str | None = None  # "qwen3_vl" or "cross_encoder"
+    max_length: int | None = None  # token limit
+    normalize: bool = False  # cross-encoder: sigmoid of the logit
+    min_pixels: int | None = None  # image resize bounds
+    max_pixels: int | None = None  # image resize bounds
 
 
 def judge_conversation(

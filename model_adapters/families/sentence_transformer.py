@@ -35,6 +35,17 @@ QUERY_PROMPTS: Final = ("query",)  # the names SentenceTransformer.encode_query 
 DOCUMENT_PROMPTS: Final = ("document", "passage", "corpus")
 
 
+@dataclass(frozen=True)
+class SentenceTransformerOptions:
+    """A sentence-transformers recipe's options (the names a table row may set)."""
+
+    query_template: str | None = None  # the query text around the instruction (its instruction field)
+    max_seq_length: int | None = None  # token limit (else the model's own)
+    padding_side: str | None = None  # tokenizer padding side (else the model's own)
+    pooling: str | None = None  # the pooling the recipe expects the model's modules to do
+    use_prompts: bool = True  # whether the model's own query/document prompts are used
+
+
 def sides_of(prompts: dict[str, str], default_prompt_name: str | None, where: str) -> None:
     """Refuse a config whose non-empty prompts name neither retrieval side and set no default prompt.
 

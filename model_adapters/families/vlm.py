@@ -21,6 +21,7 @@ from __future__ import annotations
 import inspect
 import io
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -46,6 +47,19 @@ IMAGE_PAD: Final = "<|image_pad|>"
 VISION_START: Final = "<|vision_start|>"
 VISION_END: Final = "<|vision_end|>"
 IMAGE_SLOT: Final = "\x00IMAGE\x00"  # placeholder for one image inside a prompt before expansion
+
+
+@dataclass(frozen=True)
+class VlmOptions:
+    """A VLM-embedder recipe's or entry's options (the names a table row may set)."""
+
+    pipeline: str | None = None  # one of PIPELINES
+    requires: list[str] | None = None  # modules that must be importable (e.g. peft)
+    image_resolution: list[int] | None = None  # [width, height] every image is resized to first
+    max_length: int | None = None  # token limit
+    min_pixels: int | None = None  # image resize bounds
+    max_pixels: int | None = None  # image resize bounds
+    trust_remote_code: bool = False  # load the checkpoint's remote code
 
 
 def chat_prompt(system: str, user: str, assistant_prefix: str = "") -> str:

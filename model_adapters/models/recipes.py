@@ -16,12 +16,19 @@ and the family modules (`model_adapters/families/`) read a recipe's `options`. d
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any, Final
 
+from model_adapters.families.api import ApiOptions
+from model_adapters.families.bidirectional_llama import BidirectionalLlamaOptions
+from model_adapters.families.dual_tower import DualTowerOptions
 from model_adapters.families.qwen_chat import ChatOptions
+from model_adapters.families.reasoning import OPTIONS as REASONING_OPTIONS
 from model_adapters.families.reasoning import options as reasoning_options
+from model_adapters.families.reranker import RerankerOptions
+from model_adapters.families.sentence_transformer import SentenceTransformerOptions
+from model_adapters.families.vlm import VlmOptions
 from triad_dataset.contract.errors import TriadError
 
 # Families: one module each in model_adapters/families/ (`load(entry, path, *, device, dtype)`).
@@ -45,6 +52,38 @@ FAMILIES: Final = (
     API,
     REASONING,
 )
+# Each family's options dataclass: the option names a recipe row or an entry of that family may set.
+FAMILY_OPTIONS: Final[dict[str, type]] = {
+    DUAL_TOWER: DualTowerOptions,
+    SENTENCE_TRANSFORMER: SentenceTransformerOptions,
+    VLM: VlmOptions,
+    QWEN_CHAT: ChatOptions,
+    BIDIRECTIONAL_LLAMA: BidirectionalLlamaOptions,
+    RERANKER: RerankerOptions,
+    API: ApiOptions,
+    REASONING: ChatOptions,
+}
+EXTRA_OPTIONS: Final[dict[str, tuple[str, ...]]] = {REASONING: REASONING_OPTIONS}
+
+
+def check_options(family: str, names: Iterable[str], where: str) -> None:
+    """Refuse option names that the family's options dataclass does not define: a typo fails at import.
+
+    >>> check_options(DUAL_TOWER, ["max_length"], "row")
+    >>> check_options(DUAL_TOWER, ["max_lenght"], "row")
+    Traceback (most recent call last):
+    ...
+    TypeError: row: unknown dual_tower option(s) max_lenght
+    """
+    options = FAMILY_OPTIONS.get(family)
+    if options is None:
+        return
+    known = {f.name for f in fields(options)} | set(EXTRA_OPTIONS.get(family, ()))
+    unknown = sorted(set(names) - known)
+    if unknown:
+        raise TypeError(f"{where}: unknown {family} option(s) {', '.join(unknown)}")
+
+
 KINDS: Final = ("embedder", "reranker")
 # What kind of system a model is, in the words the leaderboard's family column and docs/models.md's systems table use.
 SYSTEM_TYPES: Final = (
@@ -126,6 +165,9 @@ class Recipe:
     text_only: bool = False  # the family never sees images (they are left out of inputs and cache keys)
     dtype: str | None = None  # default dtype when config.json gives none (else float32)
     description: str = ""
+
+    def __post_init__(self) -> None:
+        check_options(self.family, [*self.options, *self.config_options], f"recipe {self.name}")
 
     @property
     def input_pipeline(self) -> str:

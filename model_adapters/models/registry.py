@@ -30,6 +30,7 @@ from model_adapters.models.recipes import (  # noqa: F401  (the family names are
     UME_R1_GEN_OPTIONS,
     VLM,
     Recipe,
+    check_options,
     get_recipe,
 )
 from triad_dataset.contract.errors import TriadError
@@ -72,6 +73,7 @@ class ModelEntry:
         if self.recipe is None:
             raise TypeError(f"ModelEntry {self.name!r}: give a family or a recipe")
         self._take_from(get_recipe(self.recipe, kind=self.kind))
+        check_options(self.family, self.options, f"model {self.name}")
 
     @property
     def recipe_row(self) -> Recipe | None:
