@@ -328,8 +328,10 @@ VLM2VEC_SIZE: Final = {"shortest_edge": 28 * 28 * 4, "longest_edge": 28 * 28 * 1
 
 
 def qwen2_vl_chat_template() -> str:
-    """Qwen2-VL-Instruct's chat template (default system "You are a helpful assistant."), 1017 characters,
-    model_adapters/mocks/data/qwen2_vl_chat_template.json."""
+    """Qwen2-VL-Instruct's chat template (default system "You are a helpful assistant.").
+
+    Read from model_adapters/mocks/data/qwen2_vl_chat_template.json.
+    """
     import json
     import os
 
@@ -339,8 +341,8 @@ def qwen2_vl_chat_template() -> str:
 
 
 # Weights drawn with std 0.2 instead of transformers' 0.02: with 0.02 a tiny model's attention is near uniform, so
-# a wrong position rule (multimodal RoPE index vs sequential positions) would move its vectors by only 1 - cos ~ 1e-5,
-# below what the equivalence tests can tell apart; with 0.2 it moves them by ~0.05.
+# a wrong position rule (multimodal RoPE index vs sequential positions) would move its vectors by less than the
+# equivalence tests can tell apart; with 0.2 a wrong rule shows.
 CHAT_INIT_RANGE: Final = 0.2
 
 
