@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from model_adapters.families import tiny, tiny_text
+from model_adapters.mocks import tiny, tiny_text
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -39,11 +39,11 @@ QWEN2_VL_FIXTURES = (
 )
 # every place a Qwen-family config is built in code, and what covers it here
 CONFIG_BUILDERS = {
-    ("model_adapters/families/tiny.py", "Qwen3VLConfig"): "test_qwen3_vl_has_no_window",
-    ("model_adapters/families/tiny.py", "Qwen2VLConfig"): "test_qwen2_vl_carries_the_real_window",
-    ("model_adapters/families/tiny_text.py", "Qwen3Config"): "test_qwen3_carries_the_real_window",
+    ("model_adapters/mocks/tiny.py", "Qwen3VLConfig"): "test_qwen3_vl_has_no_window",
+    ("model_adapters/mocks/tiny.py", "Qwen2VLConfig"): "test_qwen2_vl_carries_the_real_window",
+    ("model_adapters/mocks/tiny_text.py", "Qwen3Config"): "test_qwen3_carries_the_real_window",
     # the tiny captioner stand-in of `triad caption` tests: no real checkpoint, no fixture made on it
-    ("model_adapters/captioners/generation.py", "Qwen2Config"): "exempt",
+    ("model_adapters/mocks/tiny_captioners.py", "Qwen2Config"): "exempt",
 }
 
 
