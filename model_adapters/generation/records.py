@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from model_adapters.vectors.cache import _atomic_write, model_key
+from model_adapters.vectors.cache import atomic_write, model_key
 from triad_dataset.contract.errors import TriadError
 
 META: Final = "meta.json"
@@ -123,7 +123,7 @@ class RecordCache:
             if not (self.dir / META).exists():
                 (self.dir / SHARDS).mkdir(parents=True, exist_ok=True)
                 meta = {self.fmt.owner_field: self.key, "identity": self.identity}
-                _atomic_write(self.dir / META, json.dumps(meta, indent=2).encode("utf-8"))
+                atomic_write(self.dir / META, json.dumps(meta, indent=2).encode("utf-8"))
             self._mine.add(self._write_shard(dict(records)))
         self.records.update(records)
         self.stats.written += len(records)
@@ -135,7 +135,7 @@ class RecordCache:
             {self.fmt.owner_field: self.key, self.fmt.values_field: records}, ensure_ascii=False, sort_keys=True
         ).encode("utf-8")
         path = self.dir / SHARDS / f"{hashlib.sha256(data).hexdigest()}.json"
-        _atomic_write(path, data)
+        atomic_write(path, data)
         return path
 
     def compact(self) -> None:

@@ -149,9 +149,16 @@ def _as_generation(value: Any, where: str) -> Generation:
 
 @dataclass
 class StageStats:
+    """What one process's generation stage did: generator calls, records generated, inputs served from storage."""
+
     generator_calls: int = 0
     generated: int = 0
     reused: int = 0  # inputs served from stored generations (this run's batches, the cache check included)
+
+    def add(self, other: Mapping[str, int]) -> None:
+        """Add another process's counts (`vars()` of its `StageStats`)."""
+        for name, value in other.items():
+            setattr(self, name, getattr(self, name) + value)
 
 
 class GenerationStage:

@@ -1,9 +1,13 @@
-"""Which task configs (TRIAD) or subtypes (ARK) a run or a captioning pass covers: one rule for `triad run` and
-`triad caption` (a module of its own so that the captioners need not import the runner)."""
+"""Which benchmark a folder holds, whether it passes its validator, and which task configs (TRIAD) or subtypes
+(ARK) a run or a captioning pass covers: one rule for `triad run` and `triad caption` (a module of its own so that
+the captioners need not import the runner)."""
 
 from __future__ import annotations
 
+import importlib
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 from triad_dataset.contract.errors import TriadError
 
@@ -29,3 +33,34 @@ def select_configs(data: str, benchmark: str, requested: str | Sequence[str]) ->
         if name not in present:
             raise TriadError(f"{data}: config {name!r} is not in this folder; present: {', '.join(present)}")
     return list(dict.fromkeys(names))
+
+
+def detect_benchmark(data: str) -> str:
+    """ "triad" or "ark": the folder's audit.json says which, else its config names do."""
+    from ark_dataset.names import SUBTYPES
+    from triad_dataset.folder.io import list_configs
+
+    path = Path(data)
+    if not path.is_dir():
+        raise TriadError(f"{data}: no such dataset folder")
+    audit = path / "audit.json"
+    if audit.exists():
+        try:
+            bench = json.loads(audit.read_text(encoding="utf-8")).get("benchmark")
+        except json.JSONDecodeError as exc:
+            raise TriadError(f"{audit}: not valid JSON ({exc})") from exc
+        if bench in ("triad", "ark"):
+            return bench
+    return "ark" if any(c in SUBTYPES for c in list_configs(data)) else "triad"
+
+
+def validate_folder(data: str, benchmark: str) -> list[str]:
+    """Problems reported by the dataset's own validator (`triad validate`); [] when it finds none."""
+    module_name = "ark_dataset.validate" if benchmark == "ark" else "triad_dataset.folder.validate"
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise
+        return []
+    return list(module.validate_folder(data))

@@ -10,6 +10,7 @@ table are held at a time (issue 16: memory per pool slot).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -254,3 +255,19 @@ def rankings_table(cp: ConfigPlan, result: ConfigRanking, *, ark: bool, reranked
     if reranked:
         columns["rerank_scores"] = pa.array(result.rerank_scores or [], pa.list_(pa.float64()))
     return pa.table(columns)
+
+
+class RankingsWriter:
+    """The `emit` of the rank loop: writes each config's rankings (and first-stage rankings) into a staged output
+    as soon as it is ranked, so its scores and output table are freed before the next config."""
+
+    def __init__(self, staged: Any, ark: bool, reranked: bool) -> None:
+        self.staged, self.ark, self.reranked, self.seconds = staged, ark, reranked, 0.0
+
+    def __call__(self, cp: ConfigPlan, final: ConfigRanking, first: ConfigRanking | None) -> None:
+        """Write one config's rankings; the time it takes is added to `seconds`."""
+        tick = time.perf_counter()
+        self.staged.write_rankings(cp.config, rankings_table(cp, final, ark=self.ark, reranked=self.reranked))
+        if first is not None:
+            self.staged.write_rankings(cp.config, rankings_table(cp, first, ark=self.ark), first_stage=True)
+        self.seconds += time.perf_counter() - tick

@@ -45,7 +45,8 @@ def model_key(identity: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:20]
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write `data` to `path` through a temporary file in the same folder, so a reader never sees half a file."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -55,6 +56,9 @@ def _atomic_write(path: Path, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+_atomic_write = atomic_write  # the former private name, still imported by spaces_app.testing
 
 
 def _describe(meta: Mapping[str, Any]) -> str:
@@ -105,7 +109,7 @@ class EmbeddingCache:
     def _write_meta(self, dim: int) -> None:
         (self.dir / SHARDS).mkdir(parents=True, exist_ok=True)
         meta = {"format": FORMAT_VERSION, "model_key": self.key, "identity": self.identity, "dim": dim}
-        _atomic_write(self.dir / META, json.dumps(meta, indent=2).encode("utf-8"))
+        atomic_write(self.dir / META, json.dumps(meta, indent=2).encode("utf-8"))
         self._dim = dim
 
     # --- reading -------------------------------------------------------------------------------------------
@@ -186,12 +190,16 @@ class EmbeddingCache:
             self._vectors[k] = v
         self.stats.written += len(keys)
 
+    def remember(self, vectors: Mapping[str, np.ndarray]) -> None:
+        """Add vectors another process already stored in its own shards (nothing is written)."""
+        self._vectors.update(vectors)
+
     def _write_shard(self, keys: list[str], vectors: np.ndarray) -> Path:
         buf = io.BytesIO()
         np.savez(buf, keys=np.asarray(keys, dtype="S64"), vectors=vectors, model_key=np.asarray(self.key))
         data = buf.getvalue()
         path = self.dir / SHARDS / f"{hashlib.sha256(data).hexdigest()}.npz"
-        _atomic_write(path, data)
+        atomic_write(path, data)
         return path
 
     def compact(self) -> None:
