@@ -157,9 +157,11 @@ def measure(data: str, out: str) -> dict:
     from metrics import columnar, scoring
     from model_adapters.planning.plan import plan_triad, release_arrow_memory
     from model_adapters.ranks import rank_plan
-    from model_adapters.runner import RunConfig, encode_plan, resolve_model
+    from model_adapters.run_encoder import RunEncoder
+    from model_adapters.runner import RunConfig, resolve_model
     from model_adapters.testing import HashedEncoder
     from model_adapters.vectors import distributed
+    from model_adapters.vectors.plan_vectors import EncodeSettings, encode_plan
     from triad_dataset.contract import names as n
 
     cfg = RunConfig(
@@ -176,7 +178,13 @@ def measure(data: str, out: str) -> dict:
     # warm-up on 2 queries per config: the first call of each code path loads library pages and allocator arenas
     # (~130 MiB, once per process); the baseline is taken after it, so the figures are what the data costs
     warm = plan_triad(data, list(n.TASK_CONFIGS), variant="full", limit=2, sees_images=True)
-    warm_vectors, _ = encode_plan(warm, resolve_model(cfg), cfg, distributed.Context())
+    model, ctx = resolve_model(cfg), distributed.Context()
+    settings = EncodeSettings(label=model.identity.label, batch_size=model.max_batch, quiet=True)
+
+    def encode_all(plan: Any) -> Any:  # the runner's encode phase without a cache (--no-cache)
+        return encode_plan(plan, RunEncoder(model, cfg, ctx), ctx, None, settings)[0]
+
+    warm_vectors = encode_all(warm)
     rankings = Path(out, "rankings")
     rankings.mkdir(parents=True, exist_ok=True)
 
@@ -201,7 +209,7 @@ def measure(data: str, out: str) -> dict:
     done("plan", t0)
     slots = sum(cp.pool_slots + len(cp.rows) for cp in plan.configs)
     t0 = time.perf_counter()
-    vectors, _ = encode_plan(plan, resolve_model(cfg), cfg, distributed.Context())
+    vectors = encode_all(plan)
     done("encode", t0)
     t0 = time.perf_counter()
     # as the runner: each config's rankings written as soon as it is ranked, only the orders kept for scoring

@@ -128,43 +128,24 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=_handle)
 
 
-def _handle(args: argparse.Namespace) -> int:
-    from model_adapters.runner import RunConfig, run
+def run_config(args: argparse.Namespace) -> Any:
+    """The `RunConfig` of parsed `triad run` arguments: each field from the option of its name, except three."""
+    from dataclasses import fields
+
+    from model_adapters.run_config import RunConfig
     from model_adapters.vectors.checks import SAMPLE_SIZE
 
-    cfg = RunConfig(
-        model=args.model,
-        encoder=args.encoder,
-        reranker=args.reranker,
-        name=args.name,
-        revision=args.revision,
-        recipe=args.recipe,
-        rerank_recipe=args.rerank_recipe,
-        sees_images=args.sees_images,
-        cache_check=SAMPLE_SIZE if args.cache_check is None else args.cache_check,
-        data=args.data,
-        out=args.out,
-        configs=args.config,
-        benchmark=args.benchmark,
-        variant=args.variant,
-        rerank=args.rerank,
-        rerank_top=args.rerank_top,
-        batch_size=args.batch_size,
-        limit=args.limit,
-        cache_dir=args.cache_dir,
-        no_cache=args.no_cache,
-        model_path=args.model_path,
-        rerank_model_path=args.rerank_model_path,
-        device=args.device,
-        dtype=args.dtype,
-        validate=not args.no_validate,
-        skip_bad_images=args.skip_bad_images,
-        rewrites=args.rewrites,
-        captions=args.captions,
-        seed=args.seed,
-        quiet=args.quiet,
-        offline=args.offline,
-        api_cache=args.api_cache,
-    )
-    run(cfg)
+    renamed = {
+        "configs": args.config,
+        "validate": not args.no_validate,
+        "cache_check": SAMPLE_SIZE if args.cache_check is None else args.cache_check,
+    }
+    same = {f.name: getattr(args, f.name) for f in fields(RunConfig) if f.name not in renamed}
+    return RunConfig(**same, **renamed)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from model_adapters.runner import run
+
+    run(run_config(args))
     return 0

@@ -51,6 +51,14 @@ DEFAULT_LAYERS: tuple[tuple[str, ...], ...] = (
     ("model_adapters.generation",),
     ("model_adapters.models",),
     ("model_adapters.ranks",),
+    # what a run is made of: its settings, memo, models and encoder, results.json and console output
+    (
+        "model_adapters.run_config",
+        "model_adapters.run_memo",
+        "model_adapters.run_encoder",
+        "model_adapters.results",
+        "model_adapters.console",
+    ),
     ("model_adapters.runner",),
     ("model_adapters.captioners",),
     ("model_adapters.mocks.entries", "model_adapters.mocks.tiny_captioners"),

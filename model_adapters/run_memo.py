@@ -1,8 +1,10 @@
-"""What a re-run on an unchanged dataset folder need not compute again: the folder's validation, the counts of
-truncated inputs (which would otherwise load the model's tokenizer) and the scoring of rankings identical to a
-previous run's (which would otherwise import scipy.stats and redo the bootstrap intervals).
+"""`RunMemo`: what a re-run on an unchanged dataset folder need not compute again.
 
-Both are stored as small JSON files under `<cache root>/_runs/`, keyed by the folder's stamp (relative path, size
+Three values are remembered: the folder's validation, the counts of truncated inputs (which would otherwise load
+the model's tokenizer) and the scores of rankings identical to a previous run's (which would otherwise redo the
+bootstrap intervals).
+
+They are stored as small JSON files under `<cache root>/_runs/`, keyed by the folder's stamp (relative path, size
 and modification time of every file of the folder — a rebuilt folder also changes its shard names, which carry
 their content hash) plus what else decides the value (the validator's source code; the model identity, configs,
 variant and limit; for the scores, a digest of the rankings themselves, the seed and the metrics code). A changed
@@ -14,9 +16,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
+
+import numpy as np
+
+from model_adapters.vectors.cache import atomic_write
 
 RUNS_DIR: Final = "_runs"
 
@@ -46,7 +52,24 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot store {type(value).__name__} in a run record")
 
 
-class RunState:
+def file_digest(path: str | None) -> str | None:
+    """sha256 of a file's bytes; None when there is no file."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else None
+
+
+def rankings_digest(plan: Any, final: Mapping[str, Any]) -> str:
+    """sha256 over every config's ranked order, positive ranks and query ids (what the scores depend on)."""
+    digest = hashlib.sha256()
+    for cp in plan.configs:
+        result = final[cp.config]
+        digest.update(cp.config.encode() + result.order.astype(np.int64).tobytes())
+        if result.positive_rank is not None:
+            digest.update(result.positive_rank.astype(np.int64).tobytes())
+        digest.update("\0".join(cp.query_ids).encode())
+    return digest.hexdigest()
+
+
+class RunMemo:
     """Small JSON records under `root/_runs/`, or nothing at all when `root` is None (`--no-cache`)."""
 
     def __init__(self, root: str | os.PathLike[str] | None) -> None:
@@ -59,6 +82,7 @@ class RunState:
         return self.dir / f"{kind}-{hashlib.sha256(blob.encode()).hexdigest()[:32]}.json"
 
     def get(self, kind: str, key: Mapping[str, Any]) -> Any:
+        """The value stored under (kind, key); None when there is none or it cannot be read."""
         path = self._path(kind, key)
         if path is None or not path.exists():
             return None
@@ -68,19 +92,58 @@ class RunState:
             return None
 
     def put(self, kind: str, key: Mapping[str, Any], value: Any) -> None:
+        """Store `value` under (kind, key); a cache that cannot be written is left as it is."""
         path = self._path(kind, key)
         if path is None:
             return
-        from model_adapters.vectors.cache import _atomic_write
-
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             text = json.dumps({"key": key, "value": value}, default=_plain)  # NaN kept (JSON extension)
-            _atomic_write(path, text.encode("utf-8"))
+            atomic_write(path, text.encode("utf-8"))
         except (OSError, TypeError):
             pass  # a read-only cache (or a value JSON cannot hold) only costs the next run the time to recompute
 
-    # --- the two records --------------------------------------------------------------------------------------
+    # --- the three memoised steps ------------------------------------------------------------------------------
+    def validate(self, data: str, benchmark: str, validate: Callable[[str, str], list[str]]) -> list[str]:
+        """`validate(data, benchmark)`, skipped when this folder (same files, sizes, times) already passed it."""
+        key = self.validation_key(data, benchmark) if self.dir is not None else {}
+        if self.get("validated", key):
+            return []
+        problems = validate(data, benchmark)
+        if not problems:
+            self.put("validated", key, True)
+        return problems
+
+    def truncation(self, key_of: Callable[[], Mapping[str, Any]], count: Callable[[], Any], reuse: bool = True) -> Any:
+        """`count()`, or the counts a finished run stored under `key_of()`; a None count is not stored.
+
+        With `reuse` False (an encoder given as an object, which may change) the counts are always made afresh.
+        """
+        if not reuse or self.dir is None:
+            return count()
+        key = key_of()
+        known = self.get("truncation", key)
+        if known is not None:  # the same inputs and model as a finished run: no tokenizer to load
+            return known
+        counts = count()
+        if counts is not None:
+            self.put("truncation", key, counts)
+        return counts
+
+    def scores(self, data: str, plan: Any, final: Mapping[str, Any], seed: int, score: Callable[[], Any]) -> Any:
+        """`score()`, or the stored scores of identical rankings of the same folder (same seed and metrics code)."""
+        if self.dir is None:
+            return score()
+        configs = [cp.config for cp in plan.configs]
+        key = self.scores_key(data, configs, seed, rankings_digest(plan, final))
+        known = self.get("scores", key)
+        if known is not None:
+            return known
+        scored = score()
+        self.put("scores", key, scored)
+        return scored
+
+    # --- the keys of the records -----------------------------------------------------------------------------------
     @staticmethod
     def validation_key(data: str, benchmark: str) -> dict[str, Any]:
         module = "ark_dataset.validate" if benchmark == "ark" else "triad_dataset.folder.validate"

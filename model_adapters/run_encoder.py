@@ -1,0 +1,157 @@
+"""The run's models: resolved from its settings, and the encoder as `vectors.plan_vectors` sees it (`RunEncoder`,
+an `EncoderSource`) with its embedding cache.
+
+An API model gets its response store and --offline; a reasoning embedder is encoded through its generation stage,
+which exists before any model loads (a run whose vectors are cached counts its fallbacks from the stored
+generations without loading anything).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from model_adapters.generation.stage import GENERATION_DIR, GenerationStage, ReasoningAdapter, is_reasoning
+from model_adapters.models.identity import pillow_notice
+from model_adapters.models.recipes import API
+from model_adapters.models.resolve import ResolvedModel, from_name, from_python
+from model_adapters.planning import textspace
+from model_adapters.run_config import RunConfig, default_api_cache
+from model_adapters.vectors import distributed
+from model_adapters.vectors.cache import EmbeddingCache
+from triad_dataset.contract.errors import TriadError
+
+
+def log(ctx: distributed.Context, cfg: RunConfig, msg: str) -> None:
+    """Print a progress note on stderr, on rank 0 only and not with --quiet."""
+    if ctx.is_main and not cfg.quiet:
+        print(msg, file=sys.stderr)
+
+
+def open_cache(model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context) -> EmbeddingCache | None:
+    """The model's embedding cache, loaded; None with --no-cache or for a model that declares no revision."""
+    notice = pillow_notice(model.identity.versions)
+    if notice is not None:
+        log(ctx, cfg, notice)
+    if cfg.no_cache:
+        return None
+    if not model.identity.cacheable:
+        log(
+            ctx,
+            cfg,
+            f"note: {model.identity.label} declares no revision: its vectors are not cached (give it "
+            "a revision, --revision / revision=..., to cache them)",
+        )
+        return None
+    # a run over one captioner's captions keeps its vectors apart from another's (ARK text space)
+    cache = EmbeddingCache(cfg.cache_root, {**model.identity.cache_fields(), **textspace.identity_part(cfg.captions)})
+    cache.load()
+    return cache
+
+
+def resolve_model(cfg: RunConfig) -> ResolvedModel:
+    """The model of the run and its identity (`model_adapters.models.resolve`)."""
+    if cfg.encoder is not None:
+        if cfg.model is not None:
+            raise TriadError(
+                f"give either a model (--model {cfg.model}) or your own encoder, not both: an encoder "
+                "never borrows another model's name, settings or cache"
+            )
+        return from_python(cfg.encoder, name=cfg.name, revision=cfg.revision, sees_images=cfg.sees_images)
+    if not cfg.model:
+        raise TriadError("no model: give --model NAME|ORG/NAME|FOLDER or --encoder module:factory")
+    if cfg.sees_images is not None:
+        raise TriadError(
+            "--sees-images / --text-only apply to your own encoder (--encoder); a model's family decides what it sees"
+        )
+    return from_name(
+        cfg.model, model_path=cfg.model_path, name=cfg.name, revision=cfg.revision, dtype=cfg.dtype, recipe=cfg.recipe
+    )
+
+
+def resolve_reranker(cfg: RunConfig) -> ResolvedModel | None:
+    """The reranker of the run (`--rerank` or your own), or None when the run is not reranked."""
+    if cfg.reranker is not None:
+        if cfg.rerank:
+            raise TriadError(f"give either --rerank {cfg.rerank} or your own reranker, not both")
+        return from_python(cfg.reranker, kind="reranker")
+    if not cfg.rerank:
+        return None
+    return from_name(
+        cfg.rerank, kind="reranker", model_path=cfg.rerank_model_path, dtype=cfg.dtype, recipe=cfg.rerank_recipe
+    )
+
+
+class RunEncoder:
+    """The run's encoder, loaded at most once, with its generation stage and API response store."""
+
+    def __init__(self, model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context) -> None:
+        self.model, self.cfg, self.ctx = model, cfg, ctx
+        self.stage: GenerationStage | None = None
+        self.responses: EmbeddingCache | None = None
+        self._raw: Any = None
+        self._encoder: Any = None
+        if model.identity.generation is not None:
+            spec = model.obj.generation if model.obj is not None else model.entry.options["generation"]
+            self.stage = GenerationStage(spec, self.generation_root, label=model.identity.label)
+
+    @property
+    def generation_root(self) -> str | None:
+        """Where the generation stage keeps its generations (None with --no-cache)."""
+        return None if self.cfg.no_cache else os.path.join(self.cfg.cache_root, GENERATION_DIR)
+
+    def load_model(self) -> Any:
+        """The loaded model object itself (an API model with its response store and --offline)."""
+        if self._raw is None:
+            runtime: dict[str, Any] = {}
+            if self.model.identity.family == API and self.model.obj is None:
+                from model_adapters.families.api import response_identity
+
+                self.responses = EmbeddingCache(
+                    self.cfg.api_cache or default_api_cache(), response_identity(self.model.entry)
+                )
+                self.responses.load()
+                runtime = {"responses": self.responses, "offline": self.cfg.offline}
+            self._raw = self.model.load(self.ctx.device, self.cfg.dtype or self.model.identity.dtype, **runtime)
+        return self._raw
+
+    def encoder(self) -> Any:
+        """The `Encoder` the encode loop calls (a reasoning embedder behind its `ReasoningAdapter`)."""
+        if self._encoder is None:
+            raw = self.load_model()
+            if self.stage is not None and not is_reasoning(raw):
+                raise TriadError(
+                    f"model {self.model.identity.label}: its identity names a generation stage but the "
+                    "loaded object has no generate/encode/generation (protocol.ReasoningEncoder)"
+                )
+            self._encoder = ReasoningAdapter(raw, self.stage) if self.stage is not None else raw
+        return self._encoder
+
+    def check_encoder(self) -> tuple[Any, Callable[[str, str], bool] | None]:
+        """What the cache check re-encodes with: a reasoning embedder from its stored generations only (items
+        without one are left out), never regenerating: a new generation would be another input, not drift."""
+        if self.stage is None:
+            return self.load_model(), None
+        return ReasoningAdapter(self.load_model(), self.stage, generate=False), self.stage.stored
+
+    def process_counters(self) -> dict[str, Any]:
+        """This process's API call counters and fresh generations (gathered on rank 0)."""
+        obj = self.model.obj
+        api = obj.api_stats() if obj is not None and callable(getattr(obj, "api_stats", None)) else None
+        return {
+            "api": api,
+            "generated": self.stage.fresh if self.stage is not None else {},
+            "stage": vars(self.stage.stats) if self.stage is not None else None,
+        }
+
+    def absorb(self, others: list[dict[str, Any]]) -> None:
+        """On rank 0: add the other processes' fresh generations and stage counts, then compact the stage's cache."""
+        if self.stage is None:
+            return
+        for counters in others:
+            self.stage.add(counters["generated"])
+        self.stage.cache.compact()
+        for counters in others:
+            self.stage.stats.add(counters.get("stage") or {})
