@@ -73,7 +73,7 @@ class Reranker(Protocol):
     def score_pairs(self, queries: Sequence[ModelInput], candidates: Sequence[ModelInput]) -> np.ndarray: ...
 
 
-# --- reasoning embedders: generate, then embed (issue 21) -------------------------------------------------------
+# --- reasoning embedders: generate, then embed --------------------------------------------------------------------
 @dataclass(frozen=True)
 class Generation:
     """What a generator wrote for one input: the text, the generated token ids where the embedding reads them (e.g.

@@ -1,4 +1,4 @@
-"""The generation stage of a run (issue 21): text generated for an input before it is embedded (reasoning
+"""The generation stage of a run: text generated for an input before it is embedded (reasoning
 embedders: UME-R1 in Gen mode, Embed-RL with T-CoT), with its own identity and cache.
 
 - `records`: the on-disk record cache (JSON values keyed by sha256, atomic checksummed shards) that also holds

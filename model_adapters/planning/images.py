@@ -47,7 +47,7 @@ def image_hashes(data: str, config: str, column: str, *, limit: int | None = Non
     for shard in shards(data, config):
         pf = pq.ParquetFile(shard)
         for group in range(pf.metadata.num_row_groups):  # one row group at a time: iter_batches over the whole
-            # file holds every row group's column chunk at once (the whole image column; measured, issue 16)
+            # file holds every row group's column chunk at once (the whole image column)
             for batch in pf.iter_batches(batch_size=READ_ROWS, row_groups=[group], columns=[column]):
                 out.extend(_batch_hashes(batch.column(0)))
                 if limit is not None and len(out) >= limit:

@@ -144,9 +144,8 @@ class ItemTable(Mapping[str, Item]):
         return self._closed_images_read + sum(r.images_read for r in self._readers.values())
 
     def close_images(self) -> None:
-        """Drop the open image readers once encoding is done: each holds its current row group's column chunk and
-        read batch (at paper size with 20 KB images, 82 MiB of Arrow memory over 14 sources, issue 16). A later
-        lookup (a reranker's inputs) opens a reader again."""
+        """Drop the open image readers once encoding is done (each holds its current row group's column chunk and
+        read batch); a later lookup (a reranker's inputs) opens a reader again."""
         self._closed_images_read = self.images_read
         self._readers = {}
         release_arrow_memory()
@@ -365,8 +364,7 @@ def _pool_rows(config: str, table: Any, corpus: str, corpus_ids: Any, rows: list
 
 def release_arrow_memory() -> None:
     """Hand the memory Arrow's pool keeps after freeing a config's tables back to the system (mimalloc otherwise
-    holds up to ~100 MiB of freed buffers for reuse at paper size); called once per config, it costs milliseconds
-    (issue 16: memory per pool slot)."""
+    holds freed buffers for reuse); called once per config."""
     import pyarrow as pa
 
     pa.default_memory_pool().release_unused()

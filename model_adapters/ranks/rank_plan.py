@@ -5,7 +5,7 @@ tables — all from arrays (no per-slot Python objects).
 `order` = gallery rows of the top 100, their `scores` and each query's `positive_rank` (whole gallery).
 A run hands each config's result to `emit` (which writes its rankings table) as soon as it is ranked and keeps only
 what scoring needs (`ConfigRanking.written`: the order, no scores), so no more than one config's scores and output
-table are held at a time (issue 16: memory per pool slot).
+table are held at a time.
 """
 
 from __future__ import annotations

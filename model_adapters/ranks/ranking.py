@@ -63,7 +63,7 @@ def pool_scores(queries: np.ndarray, items: np.ndarray, pools: np.ndarray) -> np
     `queries` and `items` must be normalized; `pools[q, j]` is the row of `items` at pool position j.
     Scores are computed once per (query, distinct item vector) and gathered into the pools, so bit-identical item
     vectors get bit-identical scores wherever they sit in the pools or the item matrix, on any CPU and BLAS kernel
-    (issue 9 item 7: ties must not depend on where a vector lands in a matrix product's tiles).
+    (ties must not depend on where a vector lands in a matrix product's tiles).
 
     >>> q = np.array([[1.0, 0.0]], dtype=np.float32); c = np.array([[0, 1], [1, 0]], dtype=np.float32)
     >>> pool_scores(q, c, np.array([[0, 1, -1]])).tolist()

@@ -1,4 +1,4 @@
-"""The overlapped input pipeline of `encode_items` (issue 24): while the model runs one batch, a feeder thread reads
+"""The overlapped input pipeline of `encode_items`: while the model runs one batch, a feeder thread reads
 the next items (their image bytes from the parquet shards), orders them by token count (`schedule`) and hands each
 batch to a pool of preparer threads (decode, resize, tokenize: `StagedEncoder.prepare`); vectors go to the cache
 through a background writer. Bounded everywhere: at most `depth` prepared batches wait, at most `WRITES_PENDING`

@@ -1,12 +1,12 @@
 """Which items go into which batch, in which order: length bucketing by token count, and the padding it saves.
 
 A batch pads every input to its longest one, so the work of a batch is `len(batch) * max(lengths)` tokens. Sorting
-the inputs by their token count (not their character count: the two disagree on 25 % of the padding of the TRIAD mini
-inputs, issue 24) makes neighbours alike. Items with images stream their images from the parquet shards in storage
-order (`model_adapters.planning.images`), so they are sorted within windows of a few batches read in that order,
-never across the whole file; items without images, already in text-length order, are sorted by tokens within
-windows of 64 batches (so the model starts after the first window's token counts, not all of them). The batches' order changes only which
-inputs share a batch: vectors are the same up to float noise (tests/test_encode_pipeline.py).
+the inputs by their token count (not their character count, which often disagrees with it) makes neighbours alike.
+Items with images stream their images from the parquet shards in storage order (`model_adapters.planning.images`),
+so they are sorted within windows of a few batches read in that order, never across the whole file; items without
+images, already in text-length order, are sorted by tokens within windows of 64 batches (so the model starts after
+the first window's token counts, not all of them). The batches' order changes only which inputs share a batch:
+vectors are the same up to float noise (tests/test_encode_pipeline.py).
 """
 
 from __future__ import annotations
