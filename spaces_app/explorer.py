@@ -120,6 +120,8 @@ class Corpus:
 
     def rows(self, config: str) -> dict[str, dict[str, Any]]:
         """item id -> the corpus row without its image."""
+        if config not in self._rows and config not in folder.list_configs(self.path):
+            self._rows[config] = {}  # a gold folder without this corpus: ids are shown without text or image
         if config not in self._rows:
             names = pq.read_schema(folder.shard_paths(self.path, config)[0]).names
             columns = [c for c in names if c != "image"]
@@ -135,6 +137,8 @@ class Corpus:
     def image(self, key: ImageKey) -> bytes | None:
         """The image's encoded bytes, None when the row has none."""
         id_column = ITEM_ID if key.column == "image" else "query_id"
+        if key.config not in folder.list_configs(self.path):
+            return None
         where = self._index(key.config, id_column).get(key.key)
         if where is None:
             return None

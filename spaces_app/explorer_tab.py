@@ -129,7 +129,7 @@ def build(lb: Any, demo: gr.Blocks) -> None:
         show = gr.Button("Show", elem_id="explorer-show")
         out = gr.HTML(elem_id="explorer-view")
 
-    def refresh(benchmark: str) -> tuple[Any, Any, Any]:
+    def explorer_choices(benchmark: str) -> tuple[Any, Any, Any]:
         options = choices(lb, benchmark)
         return (
             gr.update(choices=options, value=None),
@@ -137,9 +137,9 @@ def build(lb: Any, demo: gr.Blocks) -> None:
             gr.update(choices=configs(benchmark), value=None),
         )
 
-    def on_show(benchmark: str, a: Any, b: Any, cfg: str, how: str, qid: str, top: float) -> str:
+    def explorer_show(benchmark: str, a: Any, b: Any, cfg: str, how: str, qid: str, top: float) -> str:
         return render(lb, benchmark, a, b, cfg, how, qid or "", top)
 
-    bench.change(refresh, bench, [first, second, config], **private)
-    demo.load(refresh, bench, [first, second, config], **private)
-    show.click(on_show, [bench, first, second, config, mode, query, k], out, **private)
+    bench.change(explorer_choices, bench, [first, second, config], **private)
+    demo.load(explorer_choices, bench, [first, second, config], **private)
+    show.click(explorer_show, [bench, first, second, config, mode, query, k], out, **private)
