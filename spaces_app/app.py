@@ -500,9 +500,12 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         def admin(token: str, sid: Any, action: str, request: gr.Request) -> tuple[str, pd.DataFrame]:
             return run_admin(token, sid, action, request, None)
 
-    def _verifier(token: str, request: gr.Request | None) -> str | None:
-        """None when the admin token is right (and the client not locked out), else the refusal."""
-        who = lb.who(request)
+    def _verifier(token: str, request: gr.Request | None, profile: Any = None) -> str | None:
+        """None when the admin token is right (and the caller not locked out), else the refusal.
+
+        The caller is keyed as in `admin`: the Hub user with login on, so one account's wrong tokens lock out
+        only that account."""
+        who = lb.who(request, profile)
         if not lb.settings.admin_token:
             return "verification API disabled: TRIAD_SPACE_ADMIN_TOKEN is not set"
         if lb.admin_locked(who):
@@ -511,17 +514,19 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         lb.db.record_attempt(who, accepted=ok, action="admin")
         return None if ok else "wrong admin token"
 
-    def verify_tasks(token: str, submission_id: int | None, request: gr.Request) -> list[dict[str, Any]]:
-        """Admin token: the submissions to re-encode (the pending ones, or one by id) with their secret samples."""
-        refusal = _verifier(token, request)
+    def run_verify_tasks(
+        token: str, submission_id: int | None, request: gr.Request | None, profile: Any
+    ) -> list[dict[str, Any]]:
+        refusal = _verifier(token, request, profile)
         if refusal:
             raise gr.Error(refusal)
         ids = None if submission_id in (None, "", 0) else [int(submission_id)]
         return lb.db.verification_tasks(ids=ids, pending_only=ids is None)
 
-    def verify_report(token: str, submission_id: int, outcome: str, record_json: str, request: gr.Request) -> str:
-        """Admin token: store a verifier's result for one submission (outcome: verified | failed | unverified)."""
-        refusal = _verifier(token, request)
+    def run_verify_report(
+        token: str, submission_id: int, outcome: str, record_json: str, request: gr.Request | None, profile: Any
+    ) -> str:
+        refusal = _verifier(token, request, profile)
         if refusal:
             raise gr.Error(refusal)
         if outcome not in (verify.VERIFIED, verify.FAILED, verify.UNVERIFIED):
@@ -533,6 +538,34 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         if not isinstance(record, dict) or not lb.db.set_verification(int(submission_id), outcome, record):
             raise gr.Error(f"no submission with id {str(submission_id)[:20]}")
         return f"submission {int(submission_id)}: {outcome}"
+
+    if lb.settings.oauth:
+
+        def verify_tasks(
+            token: str, submission_id: int | None, request: gr.Request, profile: gr.OAuthProfile | None
+        ) -> list[dict[str, Any]]:
+            """Admin token: the submissions to re-encode (the pending ones, or one by id) with their secret samples."""
+            return run_verify_tasks(token, submission_id, request, profile)
+
+        def verify_report(
+            token: str,
+            submission_id: int,
+            outcome: str,
+            record_json: str,
+            request: gr.Request,
+            profile: gr.OAuthProfile | None,
+        ) -> str:
+            """Admin token: store a verifier's result for one submission (outcome: verified | failed | unverified)."""
+            return run_verify_report(token, submission_id, outcome, record_json, request, profile)
+    else:
+
+        def verify_tasks(token: str, submission_id: int | None, request: gr.Request) -> list[dict[str, Any]]:
+            """Admin token: the submissions to re-encode (the pending ones, or one by id) with their secret samples."""
+            return run_verify_tasks(token, submission_id, request, None)
+
+        def verify_report(token: str, submission_id: int, outcome: str, record_json: str, request: gr.Request) -> str:
+            """Admin token: store a verifier's result for one submission (outcome: verified | failed | unverified)."""
+            return run_verify_report(token, submission_id, outcome, record_json, request, None)
 
     # --- layout -----------------------------------------------------------------------------------------
     # uploaded files are deleted once their submission is read; the rest (uploads never submitted) within minutes

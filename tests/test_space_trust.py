@@ -666,6 +666,27 @@ def test_f22_admin_lockout_is_per_identity_with_login(
     assert fns["admin"]("tok", 1, "hide", request, alice)[0] == "Submission id 1 does not exist."
 
 
+def test_verifier_lockout_is_per_identity_with_login(
+    world: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gradio as gr
+
+    monkeypatch.setattr(gr, "LoginButton", lambda *a, **k: None)
+    demo, fns = _app_submit(world, tmp_path, monkeypatch, oauth=True)
+    request = SimpleNamespace(client=SimpleNamespace(host="10.1.1.1"), headers={})  # one address, two accounts
+    mallory, alice = SimpleNamespace(username="mallory"), SimpleNamespace(username="alice")
+    for _ in range(5):
+        with pytest.raises(gr.Error, match="wrong admin token"):
+            fns["verify_tasks"]("guess", None, request, mallory)
+    with pytest.raises(gr.Error, match="too many wrong admin tokens"):
+        fns["verify_tasks"]("tok", None, request, mallory)
+    with pytest.raises(gr.Error, match="too many wrong admin tokens"):
+        fns["verify_report"]("tok", 1, "verified", "{}", request, mallory)
+    assert fns["verify_tasks"]("tok", None, request, alice) == []  # the admin's own account still works
+    with pytest.raises(gr.Error, match="no submission with id 1"):
+        fns["verify_report"]("tok", 1, "verified", "{}", request, alice)
+
+
 def test_f23_the_admin_table_has_hidden_and_submitted(db: Database, world: dict) -> None:
     sid = submit(db, world, world["runs"][0]).submission_id
     db.set_hidden(sid, True)
