@@ -18,6 +18,8 @@ import os
 import posixpath
 import re
 import stat
+import unicodedata
+import urllib.parse
 import zipfile
 import zlib
 from collections import Counter
@@ -206,13 +208,73 @@ class ParsedSubmission:
 
 
 # --- reading uploads ---------------------------------------------------------------------------------------
+MAX_FILE_NAME = 128  # characters of an uploaded file's name (the runner's longest is about 30)
+MAX_MEMBER_PATH = 255  # characters of a zip member's path
+
+
+def _url_decoded(name: str) -> str:
+    """``name`` with percent-escapes undone until nothing changes (``%252f`` is ``/`` too), at most four times."""
+    for _ in range(4):
+        decoded = urllib.parse.unquote(name)
+        if decoded == name:
+            break
+        name = decoded
+    return name
+
+
+def _control_character(text: str) -> str | None:
+    """The first control or invisible character of ``text`` as ``U+XXXX``, or None."""
+    bad = next((c for c in text if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Zl", "Zp")), None)
+    return None if bad is None else f"U+{ord(bad):04X}"
+
+
+def _file_name_problem(name: str) -> str | None:
+    """What is wrong with an uploaded file's name, or None when it is a plain file name."""
+    if len(name) > MAX_FILE_NAME:
+        return f"it is {len(name)} characters long; the limit is {MAX_FILE_NAME}"
+    for text in (name, _url_decoded(name)):
+        control = _control_character(text)
+        if control is not None:
+            return f"it contains a control or invisible character ({control})"
+        if "/" in text or "\\" in text:
+            return "it contains a path separator once URL-decoded"
+        if text in (".", ".."):
+            return "it names a folder, not a file"
+    return None
+
+
+def check_file_name(name: str) -> None:
+    """Refuse an uploaded file whose name is not a plain file name: a path separator or '..' (also URL-encoded, as
+    in ``..%2fx.parquet``), a control character, or an over-long name."""
+    problem = _file_name_problem(name)
+    if problem is not None:
+        raise SubmissionError(
+            f"file name {short(name)} is refused: {problem}; upload the files under the names `triad run` gave them"
+        )
+
+
 def _check_member_name(name: str, where: str) -> str:
-    """A zip member name must be a plain relative path: no absolute path, no '..', no backslash, no drive."""
+    """A zip member name must be a plain relative path: no absolute path, no '..', no backslash, no drive, no
+    control character, not over-long; the same once URL-decoded."""
     if "\\" in name or name.startswith("/") or (len(name) > 1 and name[1] == ":") or "\x00" in name:
         raise SubmissionError(f"{where}: unsafe path {short(name)} (absolute path or backslash)")
     parts = [p for p in name.split("/") if p]
     if any(p == ".." for p in parts):
         raise SubmissionError(f"{where}: unsafe path {short(name)} (path traversal with '..')")
+    if len(name) > MAX_MEMBER_PATH:
+        raise SubmissionError(f"{where}: unsafe path {short(name)} (longer than {MAX_MEMBER_PATH} characters)")
+    control = _control_character(name)
+    if control is not None:
+        raise SubmissionError(f"{where}: unsafe path {short(name)} (a control or invisible character, {control})")
+    decoded = _url_decoded(name)
+    if decoded != name:
+        if "\\" in decoded or decoded.startswith("/") or any(p == ".." for p in decoded.split("/")):
+            raise SubmissionError(f"{where}: unsafe path {short(name)} (a path outside the folder once URL-decoded)")
+        control = _control_character(decoded)
+        if control is not None:
+            raise SubmissionError(
+                f"{where}: unsafe path {short(name)} (a control or invisible character once URL-decoded, {control})"
+            )
     return posixpath.normpath(name)
 
 
@@ -307,6 +369,7 @@ def read_uploads(paths: Iterable[str | Path], limits: Limits) -> list[Upload]:
     budget = [limits.max_total_bytes]
     uploads: list[Upload] = []
     for p in paths:
+        check_file_name(p.name)
         if not p.is_file() or p.is_symlink():
             raise SubmissionError(f"{p.name}: not a regular file")
         size = p.stat().st_size

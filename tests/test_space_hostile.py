@@ -30,7 +30,7 @@ from spaces_app.gold import GoldStore
 from spaces_app.identity import Window, address_key, client_address, shown
 from spaces_app.pools import PoolIndex, pool_positions
 from spaces_app.submit import RateLimit, submit_files
-from spaces_app.validation import Limits, ParsedRanking, SubmissionError, explain_ranking, json_depth
+from spaces_app.validation import Limits, ParsedRanking, SubmissionError, explain_ranking, json_depth, short
 from triad_dataset.contract import names as n
 
 I2C = n.ABSTRACTION_CONFIGS[0]
@@ -239,6 +239,45 @@ def test_unexpected_failure_is_a_named_rejection(db: Database, world: dict, monk
     outcome = submit(db, world, run_files(world["run"]))
     rejected(db, outcome, "the server failed while checking this submission (KeyError); please report this")
     assert "/srv" not in outcome.message
+
+
+@pytest.mark.parametrize(
+    "name, fragment",
+    [
+        ("..%2fx.parquet", "a path separator once URL-decoded"),
+        ("..%252frankings%252fabstraction_i2c.parquet", "a path separator once URL-decoded"),
+        ("rankings%5cabstraction_i2c.parquet", "a path separator once URL-decoded"),
+        ("%2e%2e", "it names a folder, not a file"),
+        ("a\x01b.parquet", "a control or invisible character (U+0001)"),
+        ("a%01b.parquet", "a control or invisible character (U+0001)"),
+        ("results\u202e.json", "a control or invisible character (U+202E)"),
+        ("x" * 200 + ".parquet", "208 characters long; the limit is 128"),
+    ],
+)
+def test_unsafe_file_names_are_one_named_refusal(
+    db: Database, world: dict, tmp_path: Path, name: str, fragment: str
+) -> None:
+    bad = tmp_path / "upload" / name
+    bad.parent.mkdir()
+    bad.write_bytes((world["run"] / "rankings" / f"{I2C}.parquet").read_bytes())
+    outcome = submit(db, world, [*run_files(world["run"]), bad])
+    rejected(db, outcome, f"file name {short(name)} is refused: ", fragment)
+    assert outcome.message.endswith("upload the files under the names `triad run` gave them. Nothing was stored.")
+
+
+@pytest.mark.parametrize(
+    "member, fragment",
+    [
+        ("run/..%2f..%2fetc%2fresults.json", "a path outside the folder once URL-decoded"),
+        ("%2fetc/results.json", "a path outside the folder once URL-decoded"),
+        ("run/a\x07/results.json", "a control or invisible character, U+0007"),
+        ("run/" + "d" * 300 + "/x.json", "longer than 255 characters"),
+    ],
+)
+def test_unsafe_zip_member_names(db: Database, world: dict, tmp_path: Path, member: str, fragment: str) -> None:
+    archive = tmp_path / "evil.zip"
+    archive.write_bytes(bytes(_zip_bytes({**_members(world["run"]), member: b"{}"})))
+    rejected(db, submit(db, world, [archive]), "evil.zip: unsafe path", fragment)
 
 
 # --- issue 9: only complete runs; the run's model identity is shown ------------------------------------------
