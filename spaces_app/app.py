@@ -44,7 +44,7 @@ from spaces_app.identity import UPLOAD_SUFFIXES, Guards  # noqa: E402
 from spaces_app.settings import Settings  # noqa: E402
 from spaces_app.submit import FAMILIES, submit_files  # noqa: E402
 from spaces_app.validation import ARK_MIN_DEPTH, Limits  # noqa: E402
-from spaces_app.worker import VerifyQueue  # noqa: E402
+from spaces_app.worker import JOIN_S, VerifyQueue  # noqa: E402
 from triad_dataset.contract import names as triad_names  # noqa: E402
 from triad_dataset.contract.errors import TriadError  # noqa: E402
 
@@ -764,6 +764,16 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
     return demo
 
 
+def stop_threads(threads: tuple[Sweeper, VerifyQueue]) -> None:
+    """Stop the sweeper and the verify queue and wait for both to end, so that no thread is inside a model's native
+    code when the interpreter exits (a check still running is abandoned, its row left pending)."""
+    sweeper, queue = threads
+    sweeper.stop()
+    if not queue.shutdown():
+        print(f"verify queue: still running after {JOIN_S:.0f} s; exiting without it.", file=sys.stderr)
+    sweeper.join(JOIN_S)
+
+
 def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
     """Build and serve the app; refuses to start without any gold folder. ``kwargs`` go to ``Blocks.launch``.
 
@@ -794,8 +804,7 @@ def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
         def on_term(signum: int, frame: Any) -> None:
             left = lb.drain()
             time.sleep(1.0)  # the last answers leave through the queue's event streams
-            for t in threads:
-                t.stop()
+            stop_threads(threads)
             print(f"SIGTERM: submissions drained ({left} unfinished); closing the server.", file=sys.stderr)
             raise KeyboardInterrupt  # Blocks.block_thread closes the server on it
 
@@ -814,14 +823,12 @@ def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
     except KeyboardInterrupt:
         pass
     if not kwargs.get("prevent_thread_lock"):  # the server has stopped
-        for t in threads:
-            t.stop()
+        stop_threads(threads)
         return demo
     close = demo.close
 
     def closing(*args: Any, **kw: Any) -> None:
-        for t in threads:
-            t.stop()
+        stop_threads(threads)
         close(*args, **kw)
 
     demo.close = closing

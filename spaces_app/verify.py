@@ -67,6 +67,23 @@ class NotVerifiable(TriadError):
     """What the submission names is not what this server would load: the row is unverified with the reason."""
 
 
+class Cancelled(Exception):
+    """A check abandoned because its worker is shutting down: nothing was written, the row stays pending."""
+
+
+def _cancellable(encode: Callable[[list[Any]], Any], cancel: Callable[[], bool] | None) -> Callable[[list[Any]], Any]:
+    """``encode`` that first raises `Cancelled` once ``cancel()`` is true (checked before every encoder call)."""
+    if cancel is None:
+        return encode
+
+    def guarded(items: list[Any]) -> Any:
+        if cancel():
+            raise Cancelled("the worker is shutting down")
+        return encode(items)
+
+    return guarded
+
+
 COMMIT: Final = re.compile(r"[0-9a-f]{40}")
 # A Hub id the server may fetch: ORG/NAME of the Hub's own characters, no "." or ".." segment (never a local path).
 HUB_SPEC: Final = re.compile(r"[A-Za-z0-9][\w-]*(?:\.[\w-]+)*/[A-Za-z0-9_-][\w-]*(?:\.[\w-]+)*")
@@ -471,10 +488,12 @@ def _encoded_pools(
     sees_images: bool,
     encoder: Any,
     done: dict[tuple[str, str], np.ndarray],
+    cancel: Callable[[], bool] | None = None,
 ) -> tuple[dict[str, Pool], int]:
     """Each sampled query's whole pool re-encoded and scored as `triad run` scores it (inputs built by
     `model_adapters.planning.inputs`, cosine of L2-normalized float32 vectors); and how many items were encoded.
-    ``done``: (corpus, item id) -> vector, filled here and shared by the configs that rank one corpus."""
+    ``done``: (corpus, item id) -> vector, filled here and shared by the configs that rank one corpus;
+    ``cancel``: asked before every encoder call, `Cancelled` raised once it is true."""
     from model_adapters.planning import inputs
     from model_adapters.protocol import ModelInput
     from model_adapters.ranks.ranking import normalize
@@ -494,9 +513,9 @@ def _encoded_pools(
             raise Unavailable(f"{folder}: {corpus} has no item {cid[:60]!r} (another dataset?)")
         item = inputs.candidate_input(crows[cid])
         c_inputs.append(item if sees_images else ModelInput(item.text, None, None))
-    qv = normalize(np.asarray(encoder.encode_queries(q_inputs), dtype=np.float32))
+    qv = normalize(np.asarray(_cancellable(encoder.encode_queries, cancel)(q_inputs), dtype=np.float32))
     if todo:
-        vectors = normalize(_batched(encoder.encode_candidates, c_inputs))
+        vectors = normalize(_batched(_cancellable(encoder.encode_candidates, cancel), c_inputs))
         done.update(((corpus, c), v) for c, v in zip(todo, vectors, strict=True))
     cv = np.stack([done[(corpus, c)] for c in distinct])
     row_of = {c: i for i, c in enumerate(distinct)}
@@ -595,9 +614,11 @@ def check(
     device: str = "cpu",
     loader: Loader | None = None,
     log: Callable[[str], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """Re-encode the whole pools of one pending submission's sampled queries and `judge` them: (verified | failed |
-    unverified, result). Raises `Unavailable` when it cannot run here (the submission then stays pending)."""
+    unverified, result). Raises `Unavailable` when it cannot run here (the submission then stays pending), and
+    `Cancelled` when ``cancel()`` turns true before an encoder call (a worker shutting down; nothing is decided)."""
 
     verify = task.get("verify") or {}
     sample = verify.get("sample") or {}
@@ -640,6 +661,7 @@ def check(
             sees_images,
             encoder,
             vectors,
+            cancel,
         )
         encoded += n
         if log:

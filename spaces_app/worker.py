@@ -21,6 +21,7 @@ from spaces_app import verify
 from spaces_app.db import Database
 
 POLL_S = 10.0
+JOIN_S = 60.0  # on shutdown, how long the worker may take to leave a check (it stops before the next encoder call)
 
 
 def allowed() -> set[str] | None:
@@ -52,12 +53,16 @@ def eligible(task: Mapping[str, Any]) -> bool:
 
 
 class VerifyQueue(threading.Thread):
-    """Checks pending submissions in the background; `notify` after a submission, `stop` (and `join`) to end."""
+    """Checks pending submissions in the background; `notify` after a submission, `shutdown` to end.
+
+    A check still running at shutdown is abandoned before its next encoder call and its row left pending (nothing
+    is written for it); the thread then drops its model and ends, so the process exits with no thread inside the
+    model's native code."""
 
     def __init__(self, db: Database, folders: Mapping[str, Path], device: str = "cpu") -> None:
         super().__init__(name="verify-queue", daemon=True)
         self.db, self.folders, self.device = db, dict(folders), device
-        self._wake, self._stop = threading.Event(), threading.Event()
+        self._wake, self._stopping = threading.Event(), threading.Event()
         self._tried: set[int] = set()  # checks that could not run here: left pending for an external verifier
         self._models: dict[tuple[str, str | None], Any] = {}
         self.busy = threading.Lock()
@@ -66,29 +71,45 @@ class VerifyQueue(threading.Thread):
         self._wake.set()
 
     def stop(self) -> None:
-        self._stop.set()
+        """Take no new check and abandon the running one at its next encoder call (returns at once)."""
+        self._stopping.set()
         self._wake.set()
 
+    def shutdown(self, timeout: float = JOIN_S) -> bool:
+        """`stop`, then wait up to ``timeout`` seconds for the thread to end; True when it has ended."""
+        self.stop()
+        if self.is_alive() and threading.current_thread() is not self:
+            self.join(timeout)
+        return not self.is_alive()
+
     def run(self) -> None:
-        while not self._stop.is_set():
-            self._wake.clear()
-            try:
-                self.run_once()
-            except Exception as exc:  # the queue must outlive a bad check; the row stays pending
-                print(f"verify queue: {type(exc).__name__}: {exc}", file=sys.stderr)
-            self._wake.wait(POLL_S)
+        try:
+            while not self._stopping.is_set():
+                self._wake.clear()
+                try:
+                    self.run_once()
+                except Exception as exc:  # the queue must outlive a bad check; the row stays pending
+                    print(f"verify queue: {type(exc).__name__}: {exc}", file=sys.stderr)
+                self._wake.wait(POLL_S)
+        finally:
+            self._models.clear()  # the model is released by this thread, before the interpreter exits
 
     def run_once(self) -> int:
         """Check every eligible pending submission once; returns how many were decided."""
         done = 0
         for task in self.db.verification_tasks(pending_only=True):
-            if self._stop.is_set():
+            if self._stopping.is_set():
                 break
             if task["id"] in self._tried or not eligible(task):
                 continue
             with self.busy:
                 try:
-                    status, record = verify.check(task, self.folders, device=self.device, loader=self._load)
+                    status, record = verify.check(
+                        task, self.folders, device=self.device, loader=self._load, cancel=self._stopping.is_set
+                    )
+                except verify.Cancelled:
+                    print(f"verify queue: submission {task['id']} left pending (shutting down)", file=sys.stderr)
+                    break
                 except verify.Unavailable as exc:
                     self._tried.add(task["id"])
                     print(f"verify queue: submission {task['id']} left pending ({exc})", file=sys.stderr)

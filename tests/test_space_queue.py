@@ -5,6 +5,13 @@ refused when the submission is planned, and by the check itself."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -17,6 +24,7 @@ from tests import test_space_verify as sv
 from tests.test_space_verify import _oracle, cli_verify, submit
 
 tiny = sv.tiny  # the tiny-random-clip run and its gold (a fixture)
+ROOT = Path(__file__).resolve().parents[1]
 
 CRASH = (
     "check crashed: TriadError: unknown input variant 'bogus'; valid: full, text_only, text_refmeta, "
@@ -99,3 +107,90 @@ def test_plan_leaves_a_bogus_variant_unverified(tiny: dict) -> None:
     status, record = verify.plan("triad", parsed, None)
     assert (status, record["reason"]) == (verify.UNVERIFIED, BOGUS)
     assert "sample" not in record
+
+
+# --- shutdown: a running check is abandoned, its row left pending, the thread joined -----------------------------
+def _encoding_forever(monkeypatch: pytest.MonkeyPatch, started: threading.Event) -> None:
+    """Candidate encoding that goes on (really encoding) until the check is cancelled."""
+    real = verify._batched
+
+    def forever(encode, items):
+        started.set()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            real(encode, items)
+        raise AssertionError("the check was not cancelled")
+
+    monkeypatch.setattr(verify, "_batched", forever)
+
+
+def test_shutdown_abandons_the_running_check_and_joins(
+    tiny: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = Database(tmp_path / "space.sqlite")
+    sid = submit(db, tiny, tiny["run"], "tiny-random-clip").submission_id
+    started = threading.Event()
+    _encoding_forever(monkeypatch, started)
+    queue = VerifyQueue(db, {"triad": tiny["root"] / "triad"})
+    queue.start()
+    assert started.wait(120), "the check did not start"
+    assert queue.shutdown(60) and not queue.is_alive()
+    assert _rows(db)[sid]["status"] == verify.PENDING  # nothing half-written: the row waits for the next start
+    assert queue._models == {}  # the model went with the thread
+
+
+SIGTERM_SERVER = """
+import sys, time
+from pathlib import Path
+from spaces_app import verify
+from spaces_app.app import launch
+from spaces_app.settings import Settings
+
+real = verify._batched
+def forever(encode, items):
+    Path(sys.argv[4]).touch()  # the model is loaded and encoding: the test sends SIGTERM now
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        real(encode, items)
+    return real(encode, items)
+verify._batched = forever
+launch(Settings(sys.argv[1], sys.argv[1] + "-no-ark", sys.argv[2], None, int(sys.argv[3]), "127.0.0.1"), quiet=True)
+print("exited cleanly", flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_sigterm_while_a_model_is_encoding_exits_cleanly(tiny: dict, tmp_path: Path) -> None:
+    db = Database(tmp_path / "space.sqlite")
+    sid = submit(db, tiny, tiny["run"], "tiny-random-clip").submission_id
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    flag = tmp_path / "encoding"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GRADIO_TEMP_DIR": str(tmp_path / "gradio")}
+    env.pop("TRIAD_SPACE_VERIFY_MODELS", None)  # the default set: tiny-random-clip is checked on this server
+    args = [str(tiny["root"] / "triad"), str(db.path), str(port), str(flag)]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SIGTERM_SERVER, *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while not flag.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "the check did not start"
+            time.sleep(0.2)
+        time.sleep(1.0)  # inside the model's native code
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err[-2000:]
+    assert "exited cleanly" in out
+    for abort in ("terminate called", "Aborted", "core dumped", "Fatal Python error"):
+        assert abort not in err, err[-2000:]
+    assert "submission 1 left pending (shutting down)" in err
+    assert _rows(Database(db.path))[sid]["status"] == verify.PENDING
