@@ -1,4 +1,4 @@
-"""The leaderboard database: one SQLite file in WAL mode, created on first use, no migrations.
+"""The leaderboard database: one SQLite file in WAL mode, created on first use, older files upgraded on open.
 
 Tables
 - ``submissions``: one row per accepted submission (model metadata, submitter, time, the fingerprints of the gold
@@ -10,8 +10,13 @@ Tables
 - ``query_scores``: per-query values (TRIAD AP, ARK reciprocal rank) kept for the paired statistics.
 - ``attempts``: every submission attempt (accepted or not) for the per-submitter rate limit; an attempt is counted
   and recorded in one transaction (`take_attempt`), and marked accepted in the transaction that stores its row.
-- ``meta``: the schema version (a file with another version is refused rather than silently reinterpreted) and a
+- ``meta``: the schema version, the version of the name keys stored (`spaces_app.names.KEY_VERSION`) and a
   revision counter that every change to the submissions bumps (the app caches its views on it).
+
+Upgrades on open: a schema 1 or 2 file is migrated in place to schema 3 (`_MIGRATE_1_TO_2`, `_migrate_2_to_3`); a
+file with any other schema version is refused rather than silently reinterpreted. Name keys stored under an older
+`name_key` (``meta.name_keys`` absent or older) are recomputed from the stored names (`_rekey_names`); where two old
+keys now fall on one, the earliest claim keeps the name.
 
 Every write runs in one ``BEGIN IMMEDIATE`` transaction on its own connection, so concurrent submissions from
 Gradio's worker threads serialize on the write lock and none is lost; readers never block thanks to WAL.
@@ -110,6 +115,35 @@ UPDATE meta SET value = '3' WHERE key = 'schema_version';
 )
 
 
+def _key_or_none(name: str) -> str | None:
+    """``name_key(name)``, or None for a stored name today's rules refuse (it claims nothing)."""
+    from spaces_app.names import name_key
+    from triad_dataset.contract.errors import TriadError
+
+    try:
+        return name_key(name)
+    except (ValueError, TriadError):
+        return None
+
+
+def _rekey(conn: sqlite3.Connection) -> None:
+    """Every submission's name key recomputed from its name, and each claim moved to the new keys of the names it
+    covered; claims are replayed oldest first, so the first owner keeps a key that two old ones now share."""
+    moved: dict[str, set[str]] = {}
+    for sid, name, key in conn.execute("SELECT id, model_name, name_key FROM submissions WHERE name_key != ''"):
+        new = _key_or_none(name) or key
+        moved.setdefault(key, set()).add(new)
+        if new != key:
+            conn.execute("UPDATE submissions SET name_key = ? WHERE id = ?", (new, sid))
+    claims = conn.execute("SELECT name_key, owner, created_at FROM names ORDER BY created_at, rowid").fetchall()
+    conn.execute("DELETE FROM names")
+    for key, owner, created in claims:
+        for new in sorted(moved.get(key, {key})):
+            conn.execute(
+                "INSERT OR IGNORE INTO names (name_key, owner, created_at) VALUES (?, ?, ?)", (new, owner, created)
+            )
+
+
 # a row a visitor does not see by default: hidden by the admin, or a failed reproduction check
 NOT_PUBLIC: Final = "(hidden = 1 OR status = 'failed')"
 
@@ -204,12 +238,29 @@ class Database:
                 raise ValueError(f"{self.path}: schema version {row[0]!r}, this code expects {SCHEMA_VERSION!r}")
             conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('revision', '0')")
             conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('id_secret', ?)", (secrets.token_hex(32),))
+            self._rekey_names(conn)
         self._ready = True
+
+    @staticmethod
+    def _rekey_names(conn: sqlite3.Connection) -> None:
+        """Recompute every stored name key with today's `name_key` unless ``meta.name_keys`` says they already are
+        (one transaction; the earliest claim keeps a key that two old keys now share)."""
+        from spaces_app.names import KEY_VERSION
+
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'name_keys'").fetchone()
+            if row is None or row[0] != KEY_VERSION:
+                _rekey(conn)
+                conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('name_keys', ?)", (KEY_VERSION,))
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
 
     @staticmethod
     def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
         from spaces_app.identity import name_owner
-        from spaces_app.names import name_key
 
         conn.execute("PRAGMA foreign_keys=OFF")  # DROP TABLE would otherwise cascade into the scores
         table, copy = _MIGRATE_2_TO_3
@@ -218,9 +269,8 @@ class Database:
         for sid, name, submitter, created in conn.execute(
             "SELECT id, model_name, submitter, created_at FROM submissions ORDER BY id"
         ).fetchall():
-            try:
-                key = name_key(name)
-            except ValueError:
+            key = _key_or_none(name)
+            if key is None:
                 continue
             conn.execute("UPDATE submissions SET name_key = ? WHERE id = ?", (key, sid))
             owner = name_owner(submitter)

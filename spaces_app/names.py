@@ -25,6 +25,7 @@ import regex
 from triad_dataset.contract.errors import TriadError
 
 MAX_NAME: Final = 80
+KEY_VERSION: Final = "2"  # of `name_key`; a database keyed by another version is re-keyed on open (spaces_app/db.py)
 # Default ignorables, controls, format / private-use / surrogate / line and paragraph separators, and characters
 # that render as a blank glyph without being white space.
 _INVISIBLE: Final = regex.compile(

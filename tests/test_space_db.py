@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -274,3 +275,35 @@ def test_a_schema_2_database_is_migrated_in_place(tmp_path: Path) -> None:
     assert db.revision() == 3 and db.secret() == bytes.fromhex("ab" * 32)
     with pytest.raises(DuplicateSubmission):
         db.insert(NewSubmission("triad", "m", "", "f", None, "s", "fp", "d1", {}, [], [], {}))
+
+
+def _old_key(name: str) -> str:
+    """A name key as stored before case folding came first (skeleton, then case folded)."""
+    from spaces_app import names
+
+    return " ".join(names._fold_key(names.clean_name(name)).split())
+
+
+def test_name_keys_stored_the_old_way_are_recomputed_on_open(tmp_path: Path) -> None:
+    from spaces_app.names import name_key
+
+    path = tmp_path / "keys.sqlite"
+    db = Database(path)
+    claims = (("Fish", "hf:alice"), ("flsh", "hf:bob"), ("minilm", None), ("My Model", "hf:carol"))
+    for i, (name, owner) in enumerate(claims):
+        row = NewSubmission("triad", name, "", "f", None, owner or "s", "fp", f"d{i}", {}, [], [], {})
+        db.insert(replace(row, name_key=_old_key(name), name_owner=owner, created_at=float(i)))
+    with sqlite3.connect(path) as conn:  # a file written before the keys were recomputed on open
+        conn.execute("DELETE FROM meta WHERE key = 'name_keys'")
+    assert _old_key("Fish") != name_key("Fish") == name_key("FISH") == _old_key("flsh")
+    assert Database(path).name_owner(name_key("FISH")) == "hf:alice"  # the first claim keeps the shared key
+    assert Database(path).name_owner(name_key("MY MODEL")) == "hf:carol"
+    with sqlite3.connect(path) as conn:
+        stored = dict(conn.execute("SELECT model_name, name_key FROM submissions").fetchall())
+        keys = {k for (k,) in conn.execute("SELECT name_key FROM names")}
+        version = conn.execute("SELECT value FROM meta WHERE key = 'name_keys'").fetchone()[0]
+    assert stored == {name: name_key(name) for name, _ in claims}
+    assert keys == {name_key("Fish"), name_key("My Model")} and _old_key("Fish") not in keys
+    from spaces_app.names import KEY_VERSION
+
+    assert version == KEY_VERSION
