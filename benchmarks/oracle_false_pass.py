@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import attacks  # noqa: E402
 from spaces_app import verify  # noqa: E402
-from spaces_app.validation import ParsedRanking, ParsedSubmission  # noqa: E402
+from spaces_app.ranking_files import ParsedRanking, ParsedSubmission  # noqa: E402
 from triad_dataset.contract import names as triad_names  # noqa: E402
 from triad_dataset.folder import io  # noqa: E402
 

@@ -43,7 +43,8 @@ from spaces_app.guard import Sweeper, UploadGone, UploadGuard, claim_uploads  # 
 from spaces_app.identity import UPLOAD_SUFFIXES, Guards  # noqa: E402
 from spaces_app.settings import Settings  # noqa: E402
 from spaces_app.submit import FAMILIES, submit_files  # noqa: E402
-from spaces_app.validation import ARK_MIN_DEPTH, Limits  # noqa: E402
+from spaces_app.uploads import Limits  # noqa: E402
+from spaces_app.validation import ARK_MIN_DEPTH  # noqa: E402
 from spaces_app.worker import JOIN_S, VerifyQueue  # noqa: E402
 from triad_dataset.contract import names as triad_names  # noqa: E402
 from triad_dataset.contract.errors import TriadError  # noqa: E402

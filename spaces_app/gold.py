@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from ark_dataset import names as ark_names
 from spaces_app.pools import PoolIndex
-from spaces_app.validation import Bound
+from spaces_app.ranking_files import Bound
 from triad_dataset.contract import names as triad_names
 from triad_dataset.contract.errors import TriadError
 from triad_dataset.folder import io as folder
@@ -108,12 +108,12 @@ def content_fingerprint(path: Path, tables: Sequence[str]) -> str:
     its leaderboard; one whose rows changed starts a new gold version (docs/space.md)."""
     import hashlib
 
-    from spaces_app.validation import _HashSink
+    from spaces_app.ranking_files import HashSink
 
     digest = hashlib.sha256()
     for name in sorted(tables):
         table = _plain(folder.read_table(path, name, columns=_text_columns(path, name)))
-        sink = _HashSink()
+        sink = HashSink()
         with pa.ipc.new_stream(sink, table.schema) as writer:
             writer.write_table(table)
         digest.update(name.encode() + b"\x00" + sink.hash.digest())

@@ -1,8 +1,12 @@
-"""The one submission path: metadata checks, rate limit, upload checks, server rescoring, storage.
+"""The one submission path: read → check → score → store.
 
-The UI form, the ``/submit`` API and ``make demo`` (through ``submit_run_dir``) all call ``submit_files``; the
-numbers stored are those of ``metrics.scoring`` on the uploaded rankings against the server's gold, never the
-submitter's own ``results.json`` (which is only compared, and every mismatch reported back).
+The UI form, the ``/submit`` API and ``make demo`` (through ``submit_run_dir``) all call ``submit_files``, which runs
+`_submit` on a `Submission` under the server's `Rules`: the form fields and the rate limit here, the uploads read
+within limits (`spaces_app.uploads`), the ranking files parsed (`spaces_app.ranking_files`), the rankings checked
+against the gold (`spaces_app.validation`), scored with ``metrics.scoring`` and stored (`Database.insert`). The
+numbers stored are the server's, never the submitter's own ``results.json`` (which is only compared, and every
+mismatch reported back). `_submit` returns the refusal or the `Stored` row; the acceptance message is written
+after the commit, so that nothing failing past it can turn a stored submission into a refusal.
 """
 
 from __future__ import annotations
@@ -22,16 +26,20 @@ import numpy as np
 
 from ark_dataset import names as ark_names
 from model_adapters.models.recipes import SYSTEM_TYPES
-from spaces_app import captioner, identity, names, pools, verify
+from spaces_app import captioner, identity, names, ranking_files, uploads, validation, verify
 from spaces_app import gold as gold_mod
-from spaces_app import validation as v
 from spaces_app.db import Database, DuplicateSubmission, NameTaken, NewSubmission, ScoreRow
+from spaces_app.ranking_files import ParsedSubmission
+from spaces_app.refusal import SubmissionError, clip, short
+from spaces_app.uploads import Limits
 from triad_dataset.contract import names as triad_names
 from triad_dataset.contract.errors import TriadError
 
 TRIAD_METRIC = "map"  # paper Table 2: mAP per subset
 ARK_METRIC = "recall@1"  # ARK paper: Recall@1 is the primary metric
 MISMATCH_TOL = 1e-6
+TIES_KEY = "tie_sensitivity"  # summary key: per config, mAP with positives first / last within exact score ties
+ALL_TIED_KEY = "all_tied"  # summary key: per config, the queries whose scores are all equal
 MAX_NAME = 80
 MAX_LINK = 300
 MAX_FAMILY = 40
@@ -86,12 +94,12 @@ def _clean_text(value: Any, field_name: str, max_len: int, *, required: bool) ->
     text = "" if value is None else str(value)
     text = unicodedata.normalize("NFC", text).strip()
     if required and not text:
-        raise v.SubmissionError(f"{field_name} is required")
+        raise SubmissionError(f"{field_name} is required")
     if len(text) > max_len:
-        raise v.SubmissionError(f"{field_name} is {len(text)} characters long; the limit is {max_len}")
+        raise SubmissionError(f"{field_name} is {len(text)} characters long; the limit is {max_len}")
     bad = [c for c in text if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Zl", "Zp")]
     if bad:
-        raise v.SubmissionError(f"{field_name} contains a control or invisible character (U+{ord(bad[0]):04X})")
+        raise SubmissionError(f"{field_name} contains a control or invisible character (U+{ord(bad[0]):04X})")
     return text
 
 
@@ -104,18 +112,18 @@ def parse_params(value: Any) -> int | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if isinstance(value, bool):
-        raise v.SubmissionError(f"parameter count {value!r} is not a number")
+        raise SubmissionError(f"parameter count {value!r} is not a number")
     if isinstance(value, int | float):
         if not math.isfinite(value) or value < 0:
-            raise v.SubmissionError(f"parameter count {value!r} is not a positive number")
+            raise SubmissionError(f"parameter count {value!r} is not a positive number")
         count = value
     else:
         m = re.fullmatch(r"\s*(\d{1,20}(?:\.\d{1,20})?)\s*([kKmMbBtT]?)\s*", str(value))
         if m is None:
-            raise v.SubmissionError(f"parameter count {str(value)[:40]!r}: use a number such as 86000000, 86M or 1.5B")
+            raise SubmissionError(f"parameter count {str(value)[:40]!r}: use a number such as 86000000, 86M or 1.5B")
         count = float(m.group(1)) * {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}[m.group(2).lower()]
     if count > MAX_PARAMS:
-        raise v.SubmissionError(
+        raise SubmissionError(
             f"parameter count {str(value)[:40]}: more than {MAX_PARAMS:.0e}; give the model's real size"
         )
     return round(count)
@@ -127,10 +135,10 @@ def check_meta(model_name: Any, model_link: Any, family: Any, params: Any, submi
     try:
         name = names.clean_name(model_name, "model name", MAX_NAME)
     except names.NameError_ as exc:
-        raise v.SubmissionError(str(exc)) from None
+        raise SubmissionError(str(exc)) from None
     link = _clean_text(model_link, "model link", MAX_LINK, required=False)
     if link and (not re.fullmatch(r"https?://[^\s<>\"'`]+", link)):
-        raise v.SubmissionError("model link must be an http:// or https:// URL without spaces or quotes")
+        raise SubmissionError("model link must be an http:// or https:// URL without spaces or quotes")
     fam = _clean_text(family, "family", MAX_FAMILY, required=False) or "other"
     who = _clean_text(submitter, "submitter", 200, required=False) or "anonymous"
     return Meta(name, link, fam, parse_params(params), who)
@@ -149,36 +157,16 @@ def score_triad_positions(gold: gold_mod.Gold, positions: Mapping[str, np.ndarra
     return scoring.score_triad_arrays({c: gold.columnar(c) for c in positions}, positions)
 
 
-def _score(
-    benchmark: str, gold: gold_mod.Gold, parsed: v.ParsedSubmission
-) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """Check the rankings against the gold, then score them with the shared metrics core (CONTRACTS §4); also the
-    TRIAD pool positions (empty for ARK)."""
+def _score(benchmark: str, gold: gold_mod.Gold, checked: validation.CheckedRankings) -> dict[str, Any]:
+    """Score checked rankings with the shared metrics core (CONTRACTS §4)."""
     from metrics import scoring
 
-    configs = sorted(parsed.rankings)
     if benchmark == "triad":
-        missing = [c for c in triad_names.MAIN_CONFIGS if c in gold.rows and c not in parsed.rankings]
-        if missing:
-            shown = ", ".join(f"{c} ({triad_names.DISPLAY_NAMES[c]})" for c in missing)
-            raise v.SubmissionError(f"missing main subset(s): {shown}; all six are needed (paper Table 2)")
-        positions = {c: pools.pool_positions(c, parsed.rankings[c], gold.indexes[c]) for c in configs}
         try:
-            return score_triad_positions(gold, positions), positions
-        except ValueError as exc:  # checked above, so this is the server's fault, not the submitter's
+            return score_triad_positions(gold, checked.positions)
+        except ValueError as exc:  # checked already, so this is the server's fault, not the submitter's
             raise TriadError(f"the server could not score these rankings ({exc}); please report this") from exc
-    missing = [s for s in gold.rows if s not in parsed.rankings]
-    if missing:
-        raise v.SubmissionError(f"missing ARK subtype(s): {', '.join(missing)}; every subtype of the gallery is needed")
-    ark_rankings = {}
-    for s in configs:
-        r = parsed.rankings[s]
-        ranks = v.check_ark_rankings(s, r, gold.positives(s), gold.galleries[s])
-        ark_rankings[s] = {
-            q: {"candidate_ids": ids, "positive_rank": rank}
-            for q, ids, rank in zip(r.query_ids, r.candidate_ids, ranks, strict=True)
-        }
-    return scoring.score_ark({s: gold.rows[s] for s in configs}, ark_rankings), {}
+    return scoring.score_ark({s: gold.rows[s] for s in checked.ark}, checked.ark)
 
 
 def _flatten(obj: Any, prefix: str = "") -> dict[str, float]:
@@ -186,7 +174,7 @@ def _flatten(obj: Any, prefix: str = "") -> dict[str, float]:
     if isinstance(obj, Mapping):
         for k, val in obj.items():
             out.update(_flatten(val, f"{prefix}.{k}" if prefix else str(k)))
-    elif v.finite_number(obj):
+    elif validation.finite_number(obj):
         out[prefix] = float(obj)
     return out
 
@@ -228,7 +216,7 @@ def compare_results(
 
 def _interval(entry: Mapping[str, Any], metric: str) -> tuple[float | None, float | None]:
     iv = (entry.get("intervals") or {}).get(metric)
-    if isinstance(iv, Sequence) and len(iv) == 2 and all(v.finite_number(x) for x in iv):
+    if isinstance(iv, Sequence) and len(iv) == 2 and all(validation.finite_number(x) for x in iv):
         return float(iv[0]), float(iv[1])
     return None, None
 
@@ -242,13 +230,13 @@ def _rows_for_db(
     for key, entry in scored.items():
         if key in configs and isinstance(entry, Mapping):
             value = (entry.get("metrics") or {}).get(metric)
-            if not v.finite_number(value):
+            if not validation.finite_number(value):
                 raise TriadError(f"server scoring of {key} gave no finite {metric}")  # a bug, not the submitter's
             lo, hi = _interval(entry, metric)
             rows.append(ScoreRow(key, metric, float(value), lo, hi, int(entry.get("n_queries", 0))))
             pq = entry.get(per_query_key)
             if isinstance(pq, Mapping):
-                per_query[key] = {str(q): float(x) for q, x in pq.items() if v.finite_number(x)}
+                per_query[key] = {str(q): float(x) for q, x in pq.items() if validation.finite_number(x)}
             summary[key] = _lean({k: val for k, val in entry.items() if k != per_query_key})
         else:
             summary[key] = _lean(entry)
@@ -283,8 +271,8 @@ def name_rules(db: Database, meta: Meta, results: Mapping[str, Any] | None, *, l
     reserved = names.registry_model(meta.model_name)
     if reserved is not None:
         if verify.claimed_entry(results) != reserved:
-            raise v.SubmissionError(
-                f"model name {v.short(meta.model_name)} stands for the registry model {reserved!r}; only a run of "
+            raise SubmissionError(
+                f"model name {short(meta.model_name)} stands for the registry model {reserved!r}; only a run of "
                 f"that model may use it (its rows are checked by re-encoding); name your own model distinctly"
             )
         return "", None
@@ -292,7 +280,7 @@ def name_rules(db: Database, meta: Meta, results: Mapping[str, Any] | None, *, l
     owner = identity.name_owner(meta.submitter)
     holder = db.name_owner(key)
     if holder is not None and holder != owner:
-        raise v.SubmissionError(name_taken(meta.model_name, meta.submitter, login=login))
+        raise SubmissionError(name_taken(meta.model_name, meta.submitter, login=login))
     return key, owner
 
 
@@ -304,7 +292,7 @@ def name_taken(name: str, submitter: str, *, login: bool) -> str:
         else ""
     )
     return (
-        f"model name {v.short(name)} (or one that looks the same) belongs to another submitter; choose a "
+        f"model name {short(name)} (or one that looks the same) belongs to another submitter; choose a "
         f"distinct name{hint}"
     )
 
@@ -314,7 +302,7 @@ MODEL_KEYS = ("name", "revision", "source", "source_kind", "input_pipeline")  # 
 
 def run_info(results: Mapping[str, Any] | None, mismatches: Sequence[str]) -> dict[str, Any]:
     """What the run says about itself (shown in Details as claims, never used for scores) and how its numbers
-    compared. results.json strings were cleaned and bounded when it was read (`validation.clean_string`)."""
+    compared. results.json strings were cleaned and bounded when it was read (`uploads.clean_string`)."""
     if results is None:
         return {"results_json": "absent"}
     model = results.get("model") if isinstance(results.get("model"), Mapping) else {}
@@ -324,11 +312,11 @@ def run_info(results: Mapping[str, Any] | None, mismatches: Sequence[str]) -> di
     for key in MODEL_KEYS:
         val = model.get(key)
         if isinstance(val, str | int | float) and not isinstance(val, bool):
-            info[f"model_{key}"] = v.clean_string(str(val))
+            info[f"model_{key}"] = uploads.clean_string(str(val))
     for key in ("variant", "complete"):
         val = results.get(key)
         if isinstance(val, bool) or isinstance(val, str):
-            info[key] = val if isinstance(val, bool) else v.clean_string(val, 80)
+            info[key] = val if isinstance(val, bool) else uploads.clean_string(val, 80)
     return info
 
 
@@ -347,7 +335,7 @@ def _duplicate(exc: DuplicateSubmission) -> Outcome:
     which = (
         "an earlier submission that is not public"
         if exc.hidden
-        else f"submission id {exc.existing_id} ({v.clip(exc.model_name)})"
+        else f"submission id {exc.existing_id} ({clip(exc.model_name)})"
     )
     if exc.same == "scores":
         reason = (
@@ -373,6 +361,46 @@ def score_digest(per_query: Mapping[str, Mapping[str, float]], configs: Sequence
 
 
 # --- the flow ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Submission:
+    """One submission as the form, the API or the command line gives it: its files and its form fields.
+
+    ``submitter`` is the identity key (``spaces_app.identity``)."""
+
+    paths: Sequence[str | Path]
+    model_name: Any
+    model_link: Any = ""
+    family: Any = ""
+    params: Any = None
+    submitter: Any = "anonymous"
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What the server applies to a submission: size limits, the per-submitter rate limit (``rate_limited=False``:
+    the operator's command line, which is not limited and writes nothing before an acceptance) and whether it has
+    Hub login (messages may suggest it)."""
+
+    limits: Limits
+    rate_limit: RateLimit
+    rate_limited: bool = True
+    login: bool = False
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A submission committed to the database, with what its acceptance message reports."""
+
+    submission_id: int
+    benchmark: str
+    configs: Sequence[str]
+    rows: Sequence[ScoreRow]
+    status: str
+    verification: Mapping[str, Any]
+    mismatches: Sequence[str]
+    notes: Sequence[str]
+
+
 def submit_files(
     db: Database,
     golds: gold_mod.GoldStore,
@@ -383,7 +411,7 @@ def submit_files(
     family: Any = "",
     params: Any = None,
     submitter: Any = "anonymous",
-    limits: v.Limits | None = None,
+    limits: Limits | None = None,
     rate_limit: RateLimit | None = None,
     rate_limited: bool = True,
     login: bool = False,
@@ -395,38 +423,33 @@ def submit_files(
     Hub login (messages may suggest it). Once the row is committed the answer is an acceptance, whatever happens
     after; before, a refusal, and nothing is stored.
     """
-    stored: list[int] = []
+    submission = Submission(paths, model_name, model_link, family, params, submitter)
+    rules = Rules(limits or Limits.from_env(), rate_limit or RateLimit.from_env(), rate_limited, login)
     try:
-        return _submit(
-            db,
-            golds,
-            paths,
-            model_name,
-            model_link,
-            family,
-            params,
-            submitter,
-            limits or v.Limits.from_env(),
-            rate_limit or RateLimit.from_env(),
-            rate_limited,
-            login,
-            stored,
-        )
-    except (v.SubmissionError, TriadError) as exc:
-        if stored:
-            return _accepted_anyway(stored[0])
+        result = _submit(db, golds, submission, rules)
+    except (SubmissionError, TriadError) as exc:
         return _rejected(exc)
     except Exception as exc:  # a bug must not reach the client as Gradio's generic error, nor leak server details
         traceback.print_exc(file=sys.stderr)
-        if stored:
-            return _accepted_anyway(stored[0])
-        if _disk_full(exc):
-            return _rejected("the server's storage is full; nothing could be written (please report this)")
-        if _storage_failed(exc):
-            return _rejected(
-                "the server's storage failed (full or unwritable); nothing could be written (please report this)"
-            )
-        return _rejected(f"the server failed while checking this submission ({type(exc).__name__}); please report this")
+        return _failed(exc)
+    if isinstance(result, Outcome):
+        return result
+    try:
+        return _accepted(result)
+    except Exception:  # the row is committed: the answer is an acceptance
+        traceback.print_exc(file=sys.stderr)
+        return _accepted_anyway(result.submission_id)
+
+
+def _failed(exc: BaseException) -> Outcome:
+    """The refusal of a submission the server failed on before storing it: storage failures named as such."""
+    if _disk_full(exc):
+        return _rejected("the server's storage is full; nothing could be written (please report this)")
+    if _storage_failed(exc):
+        return _rejected(
+            "the server's storage failed (full or unwritable); nothing could be written (please report this)"
+        )
+    return _rejected(f"the server failed while checking this submission ({type(exc).__name__}); please report this")
 
 
 def _accepted_anyway(sid: int) -> Outcome:
@@ -476,39 +499,31 @@ def _keep_for_explorer(
         print(f"submission {sid}: explorer rankings not stored ({exc})", file=sys.stderr)
 
 
-def _submit(
-    db: Database,
-    golds: gold_mod.GoldStore,
-    paths: Sequence[str | Path],
-    model_name: Any,
-    model_link: Any,
-    family: Any,
-    params: Any,
-    submitter: Any,
-    limits: v.Limits,
-    rate_limit: RateLimit,
-    rate_limited: bool,
-    login: bool,
-    stored: list[int],
-) -> Outcome:
-    meta = check_meta(model_name, model_link, family, params, submitter)
+
+def _submit(db: Database, golds: gold_mod.GoldStore, submission: Submission, rules: Rules) -> Stored | Outcome:
+    """Read, check, score and store one submission: the `Stored` row, or the refusal of a rate-limited or
+    duplicate one; other refusals raise `SubmissionError` (or `TriadError`), and nothing is stored then."""
+    meta = check_meta(
+        submission.model_name, submission.model_link, submission.family, submission.params, submission.submitter
+    )
     attempt = None
-    if rate_limited:
-        attempt = db.take_attempt(meta.submitter, rate_limit.window_s, rate_limit.attempts)
+    if rules.rate_limited:
+        limit = rules.rate_limit
+        attempt = db.take_attempt(meta.submitter, limit.window_s, limit.attempts)
         if attempt is None:
             return _rejected(
-                f"rate limit reached ({rate_limit.attempts} submissions per {rate_limit.window_s:.0f} s "
+                f"rate limit reached ({limit.attempts} submissions per {limit.window_s:.0f} s "
                 "per submitter); try again later"
             )
     known = golds.known_configs()
     if not known:
-        raise v.SubmissionError("this server holds no gold data (set TRIAD_SPACE_DATA / TRIAD_SPACE_ARK_DATA)")
+        raise SubmissionError("this server holds no gold data (set TRIAD_SPACE_DATA / TRIAD_SPACE_ARK_DATA)")
     if names.registry_model(meta.model_name) is None:  # refuse an owned name before reading anything
-        name_rules(db, meta, None, login=login)
-    uploads = v.read_uploads(paths, limits)
-    parsed = v.parse_uploads(uploads, limits, known, golds.bounds())
-    del uploads  # the raw bytes are not needed past parsing
-    key, owner = name_rules(db, meta, parsed.results, login=login)
+        name_rules(db, meta, None, login=rules.login)
+    files = uploads.read_uploads(submission.paths, rules.limits)
+    parsed = ranking_files.parse_uploads(files, rules.limits, known, golds.bounds())
+    del files  # the raw bytes are not needed past parsing
+    key, owner = name_rules(db, meta, parsed.results, login=rules.login)
     benchmark = parsed.benchmark()
     gold = golds.get(benchmark)
     # duplicates are the same main-subset rankings, whatever optional reference configs come along
@@ -517,13 +532,15 @@ def _submit(
     dup = db.find_digest(benchmark, digest, gold.content)
     if dup is not None:
         return _duplicate(DuplicateSubmission(dup[0], dup[1], dup[2]))
-    scored, positions = _score(benchmark, gold, parsed)
+    checked = validation.check_rankings(benchmark, gold, parsed)
+    scored = _score(benchmark, gold, checked)
     configs = sorted(parsed.rankings)
     rows, per_query, summary = _rows_for_db(benchmark, scored, configs)
-    if captioner.label_from_results(parsed.results):  # ARK text-space runs: the captioner is part of the row
-        summary[captioner.SUMMARY_KEY] = captioner.label_from_results(parsed.results)
-    if positions:
-        summary[TIES_KEY] = _tie_summary(gold, parsed, positions)
+    label = captioner.label_from_results(parsed.results)
+    if label:  # ARK text-space runs: the captioner is part of the row
+        summary[captioner.SUMMARY_KEY] = label
+    if checked.positions:
+        summary[TIES_KEY] = _tie_summary(gold, parsed, checked.positions)
     all_tied = {c: r.constant for c, r in parsed.rankings.items() if r.constant}
     if all_tied:  # queries whose order is the file's list order (flagged on the row, spaces_app/status.py)
         summary[ALL_TIED_KEY] = {"queries": all_tied, "of": {c: len(r.query_ids) for c, r in parsed.rankings.items()}}
@@ -557,31 +574,30 @@ def _submit(
     except DuplicateSubmission as exc:
         return _duplicate(exc)
     except NameTaken:
-        return _rejected(name_taken(meta.model_name, meta.submitter, login=login))
-    stored.append(sid)
-    _keep_for_explorer(db, sid, benchmark, gold, parsed, scored, positions)
+        return _rejected(name_taken(meta.model_name, meta.submitter, login=rules.login))
+    _keep_for_explorer(db, sid, benchmark, gold, parsed, scored, checked.positions)
+    return Stored(sid, benchmark, configs, rows, status, verification, mismatches, [*parsed.notes, *notes])
+
+
+def _accepted(stored: Stored) -> Outcome:
+    """The acceptance of a stored submission: its id, headline numbers, check status, mismatches and notes."""
     lines = [
-        f"Accepted: submission id {sid} ({benchmark.upper()}, {len(configs)} configs), scored on the server.",
-        _headline(benchmark, rows),
-        _status_line(status, verification),
+        f"Accepted: submission id {stored.submission_id} ({stored.benchmark.upper()}, {len(stored.configs)} configs), "
+        "scored on the server.",
+        _headline(stored.benchmark, stored.rows),
+        _status_line(stored.status, stored.verification),
     ]
-    if mismatches:
+    if stored.mismatches:
         lines.append(
-            f"{len(mismatches)} number(s) in your results.json differ from the server's (the leaderboard "
+            f"{len(stored.mismatches)} number(s) in your results.json differ from the server's (the leaderboard "
             "shows the server's and marks the row):"
         )
-        lines += [f"  - {m}" for m in mismatches[:20]]
-    lines += parsed.notes + notes
-    return Outcome(True, "\n".join(lines), sid, benchmark, tuple(mismatches))
+        lines += [f"  - {m}" for m in stored.mismatches[:20]]
+    lines += stored.notes
+    return Outcome(True, "\n".join(lines), stored.submission_id, stored.benchmark, tuple(stored.mismatches))
 
 
-TIES_KEY = "tie_sensitivity"  # summary key: per config, mAP with positives first / last within exact score ties
-ALL_TIED_KEY = "all_tied"  # summary key: per config, the queries whose scores are all equal
-
-
-def _tie_summary(
-    gold: gold_mod.Gold, parsed: v.ParsedSubmission, positions: Mapping[str, np.ndarray]
-) -> dict[str, Any]:
+def _tie_summary(gold: gold_mod.Gold, parsed: ParsedSubmission, positions: Mapping[str, np.ndarray]) -> dict[str, Any]:
     from spaces_app import ties
 
     out = {}
@@ -606,11 +622,11 @@ def _status_line(status: str, verification: Mapping[str, Any]) -> str:
 
 
 def _run_files(run_dir: Path) -> list[Path]:
-    files = sorted((run_dir / v.RANKINGS_DIR).glob("*.parquet"))
-    if (run_dir / v.RESULTS_FILE).is_file():
-        files.append(run_dir / v.RESULTS_FILE)
+    files = sorted((run_dir / ranking_files.RANKINGS_DIR).glob("*.parquet"))
+    if (run_dir / ranking_files.RESULTS_FILE).is_file():
+        files.append(run_dir / ranking_files.RESULTS_FILE)
     if not files:
-        raise TriadError(f"{run_dir}: no {v.RANKINGS_DIR}/*.parquet files")
+        raise TriadError(f"{run_dir}: no {ranking_files.RANKINGS_DIR}/*.parquet files")
     return files
 
 

@@ -258,7 +258,7 @@ def _unlisted(
 def draw_sample(benchmark: str, parsed: Any, gold: Any, seed: int | None = None) -> dict[str, Any]:
     """{"seed", "queries": {config: [{"query_id", "ranked": [[candidate id, submitted rank], ...]}]}}.
 
-    ``parsed``: `spaces_app.validation.ParsedSubmission`; ``gold``: `spaces_app.gold.Gold` (its positives)."""
+    ``parsed``: `spaces_app.ranking_files.ParsedSubmission`; ``gold``: `spaces_app.gold.Gold` (its positives)."""
     seed = secrets.randbits(63) if seed is None else int(seed)
     rng = np.random.default_rng(seed)
     out: dict[str, list[dict[str, Any]]] = {}

@@ -129,3 +129,23 @@ def test_no_triad_dataset_folder_holds_more_than_12_modules() -> None:
     }
     assert {d: n for d, n in sizes.items() if n > 12} == {}
     assert sizes["triad_dataset"] == 2  # cli.py, commands.py
+
+
+def test_a_space_submission_is_read_then_checked_one_way() -> None:
+    """The Space's submission path imports one way: uploads, then ranking files, then the checks against the gold
+    (which use the gold's pool index), then the flow in submit; none of them imports a later one."""
+    order = (
+        "spaces_app.refusal",
+        "spaces_app.uploads",
+        "spaces_app.ranking_files",
+        "spaces_app.pools",
+        "spaces_app.validation",
+        "spaces_app.submit",
+    )
+    rank = {m: i for i, m in enumerate(order)}
+    backwards = [
+        (e.source, e.target, e.where())
+        for e in import_graph.import_edges(ROOT, ["spaces_app"])
+        if e.source in rank and e.target in rank and rank[e.target] > rank[e.source]
+    ]
+    assert backwards == []

@@ -28,9 +28,12 @@ from spaces_app import views
 from spaces_app.db import Database
 from spaces_app.gold import GoldStore
 from spaces_app.identity import Window, address_key, client_address, shown
-from spaces_app.pools import PoolIndex, pool_positions
+from spaces_app.pools import PoolIndex
+from spaces_app.ranking_files import ParsedRanking
+from spaces_app.refusal import SubmissionError, short
 from spaces_app.submit import RateLimit, submit_files
-from spaces_app.validation import Limits, ParsedRanking, SubmissionError, explain_ranking, json_depth, short
+from spaces_app.uploads import Limits, json_depth
+from spaces_app.validation import explain_ranking, pool_positions
 from triad_dataset.contract import names as n
 
 I2C = n.ABSTRACTION_CONFIGS[0]

@@ -7,6 +7,7 @@ import json
 import pickle
 import stat
 import zipfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -19,12 +20,23 @@ from ark_dataset import names as ark_names
 from spaces_app import testing as T
 from spaces_app.db import Database
 from spaces_app.gold import GoldStore
+from spaces_app.ranking_files import ParsedRanking
+from spaces_app.refusal import SubmissionError
 from spaces_app.submit import RateLimit, check_meta, parse_params, submit_files
-from spaces_app.validation import Limits, ParsedRanking, SubmissionError, check_triad_rankings
+from spaces_app.uploads import Limits
+from spaces_app.validation import check_query_ids, explain_ranking
 from triad_dataset.contract import names as n
 
 I2C, C2I = n.ABSTRACTION_CONFIGS
 POOL = 8
+
+
+def check_triad_rankings(config: str, ranking: ParsedRanking, pools: Mapping[str, Sequence[str]]) -> None:
+    """The per-query reference check of TRIAD rankings: every gold query once, each ranking a permutation of exactly
+    that query's pool (the server's array check is `spaces_app.validation.pool_positions`)."""
+    check_query_ids(config, ranking.query_ids, pools)
+    for i, qid in enumerate(ranking.query_ids):
+        explain_ranking(config, qid, ranking.ranked(i), pools[qid])
 
 
 @pytest.fixture(scope="module")
@@ -475,7 +487,8 @@ def test_rate_limit(db: Database, world: dict) -> None:
 def test_digest_ignores_row_order_scores_and_encoding(world: dict) -> None:
     import pyarrow.parquet as pq
 
-    from spaces_app.validation import Upload, read_ranking
+    from spaces_app.ranking_files import read_ranking
+    from spaces_app.uploads import Upload
 
     table = T.ranking_table(ranking(world, I2C))
     shuffled = table.take([3, 1, 0, 2]).set_column(

@@ -124,10 +124,10 @@ def test_an_unchanged_run_is_verified_and_one_swapped_pair_fails(
 
 
 def _parsed(run: Path, tiny: dict):
-    from spaces_app import validation as v
+    from spaces_app import ranking_files, uploads
 
-    uploads = v.read_uploads(files(run), v.Limits())
-    return v.parse_uploads(uploads, v.Limits(), tiny["golds"].known_configs(), tiny["golds"].bounds())
+    read = uploads.read_uploads(files(run), uploads.Limits())
+    return ranking_files.parse_uploads(read, uploads.Limits(), tiny["golds"].known_configs(), tiny["golds"].bounds())
 
 
 def _swappable(run: Path, sample: dict, tables: dict) -> tuple[str, str, str, str]:
