@@ -9,7 +9,7 @@ as keyed hashes (``ip:<16 hex>``) and never shown.
 
 A local board (no login configured) has one local owner, ``local``: the command line (`triad space --submit`), the
 demo's seeding and a browser on this machine (a loopback peer with no proxy in front) are the same person, so none
-of them is refused a name or a resubmission because another of them made it first (issue 23).
+of them is refused a name or a resubmission because another of them made it first.
 """
 
 from __future__ import annotations
