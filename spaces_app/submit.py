@@ -499,7 +499,6 @@ def _keep_for_explorer(
         print(f"submission {sid}: explorer rankings not stored ({exc})", file=sys.stderr)
 
 
-
 def _submit(db: Database, golds: gold_mod.GoldStore, submission: Submission, rules: Rules) -> Stored | Outcome:
     """Read, check, score and store one submission: the `Stored` row, or the refusal of a rate-limited or
     duplicate one; other refusals raise `SubmissionError` (or `TriadError`), and nothing is stored then."""
