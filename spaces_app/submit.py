@@ -485,7 +485,8 @@ def _storage_failed(exc: BaseException) -> bool:
 def _keep_for_explorer(
     db: Database, sid: int, benchmark: str, gold: gold_mod.Gold, parsed: Any, scored: Any, positions: Any
 ) -> None:
-    """Store what the query explorer shows of the rankings; the row stands even if this file cannot be written."""
+    """Store what the query explorer shows of the rankings; runs past the commit, so nothing failing here turns the
+    stored row into a refusal."""
     from spaces_app import explore_store
 
     try:
@@ -495,7 +496,8 @@ def _keep_for_explorer(
             else explore_store.ark_table(parsed, scored)
         )
         explore_store.save(db.path, sid, table)
-    except OSError as exc:
+    except Exception as exc:  # the row is committed: the answer stays an acceptance
+        traceback.print_exc(file=sys.stderr)
         print(f"submission {sid}: explorer rankings not stored ({exc})", file=sys.stderr)
 
 

@@ -651,15 +651,20 @@ def test_f21_sigterm_drains_a_submission_in_flight(world: dict, tmp_path: Path) 
     assert [s["model_name"] for s in Database(tmp_path / "s.sqlite").submissions()] == ["in flight"]
 
 
-def test_f22_admin_lockout_is_per_identity_with_login(
-    world: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _two_accounts_one_address(world: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
+    """The app with Hub login, its handlers, one request address and two accounts behind it."""
     import gradio as gr
 
     monkeypatch.setattr(gr, "LoginButton", lambda *a, **k: None)
-    demo, fns = _app_submit(world, tmp_path, monkeypatch, oauth=True)
+    _, fns = _app_submit(world, tmp_path, monkeypatch, oauth=True)
     request = SimpleNamespace(client=SimpleNamespace(host="10.1.1.1"), headers={})  # one address, two accounts
-    mallory, alice = SimpleNamespace(username="mallory"), SimpleNamespace(username="alice")
+    return fns, request, SimpleNamespace(username="mallory"), SimpleNamespace(username="alice")
+
+
+def test_f22_admin_lockout_is_per_identity_with_login(
+    world: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fns, request, mallory, alice = _two_accounts_one_address(world, tmp_path, monkeypatch)
     for _ in range(5):
         assert fns["admin"]("guess", 1, "hide", request, mallory)[0] == "Wrong admin token."
     assert fns["admin"]("tok", 1, "hide", request, mallory)[0].startswith("Too many wrong admin tokens")
@@ -671,10 +676,7 @@ def test_verifier_lockout_is_per_identity_with_login(
 ) -> None:
     import gradio as gr
 
-    monkeypatch.setattr(gr, "LoginButton", lambda *a, **k: None)
-    demo, fns = _app_submit(world, tmp_path, monkeypatch, oauth=True)
-    request = SimpleNamespace(client=SimpleNamespace(host="10.1.1.1"), headers={})  # one address, two accounts
-    mallory, alice = SimpleNamespace(username="mallory"), SimpleNamespace(username="alice")
+    fns, request, mallory, alice = _two_accounts_one_address(world, tmp_path, monkeypatch)
     for _ in range(5):
         with pytest.raises(gr.Error, match="wrong admin token"):
             fns["verify_tasks"]("guess", None, request, mallory)
