@@ -10,11 +10,10 @@ own `tiny-random-*` test models come that way, from `model_adapters.mocks.entrie
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from types import ModuleType
-from typing import Any, Final
+from typing import Any, Final, cast
 
+from model_adapters.models.family_table import Family, Loader, check_options, family_of
 from model_adapters.models.recipes import (  # noqa: F401  (the family names are re-exported)
     API,
     BIDIRECTIONAL_LLAMA,
@@ -30,7 +29,6 @@ from model_adapters.models.recipes import (  # noqa: F401  (the family names are
     UME_R1_GEN_OPTIONS,
     VLM,
     Recipe,
-    check_options,
     get_recipe,
 )
 from triad_dataset.contract.errors import TriadError
@@ -61,13 +59,14 @@ class ModelEntry:
     random_init: bool = False  # tiny test models: never present their numbers as results
     options: dict[str, Any] = field(default_factory=dict)
     description: str = ""
-    loader: Callable[..., Any] | str | None = None  # overrides the family's `load` / `load_reranker`
+    loader: Loader | str | None = None  # overrides the family's `load` / `load_reranker`
     recipe: str | None = None  # the input recipe (model_adapters.models.recipes) that feeds this model
 
     def __post_init__(self) -> None:
         if not self.hub_id:
             raise TypeError(f"ModelEntry {self.name!r}: hub_id is required")
         if self.family:  # the entry gives its own settings
+            family_of(self.family, f"model {self.name}")
             self._set(dtype=self.dtype or "float32", has_instruction_field=bool(self.has_instruction_field))
             return
         if self.recipe is None:
@@ -79,6 +78,11 @@ class ModelEntry:
     def recipe_row(self) -> Recipe | None:
         """The recipe this entry names, or None."""
         return RECIPES_BY_NAME.get(self.recipe or "")
+
+    @property
+    def family_row(self) -> Family:
+        """The family that loads this entry: its options dataclass and its loaders."""
+        return family_of(self.family, f"model {self.name}")
 
     def _take_from(self, recipe: Recipe) -> None:
         """Fill what the entry leaves empty from the recipe it runs; the entry's own options win."""
@@ -477,90 +481,18 @@ def resolve_path(entry: ModelEntry, model_path: str | None = None) -> str:
     return entry.hub_id
 
 
-def _dual_tower() -> ModuleType:
-    from model_adapters.families import dual_tower
-
-    return dual_tower
-
-
-def _sentence_transformer() -> ModuleType:
-    from model_adapters.families import sentence_transformer
-
-    return sentence_transformer
-
-
-def _vlm() -> ModuleType:
-    from model_adapters.families import vlm
-
-    return vlm
-
-
-def _qwen_chat() -> ModuleType:
-    from model_adapters.families import qwen_chat
-
-    return qwen_chat
-
-
-def _bidirectional_llama() -> ModuleType:
-    from model_adapters.families import bidirectional_llama
-
-    return bidirectional_llama
-
-
-def _reranker() -> ModuleType:
-    from model_adapters.families import reranker
-
-    return reranker
-
-
-def _tiny() -> ModuleType:
-    from model_adapters.mocks import tiny
-
-    return tiny
-
-
-def _api() -> ModuleType:
-    from model_adapters.families import api
-
-    return api
-
-
-def _reasoning() -> ModuleType:
-    from model_adapters.families import reasoning
-
-    return reasoning
-
-
-# Each family's module, imported on first use: its `load` (and `load_reranker`, `text_limit`) load the entries of
-# that family. `tiny` is the testing package's random models (model_adapters.mocks).
-FAMILY_MODULES: Final[dict[str, Callable[[], ModuleType]]] = {
-    DUAL_TOWER: _dual_tower,
-    SENTENCE_TRANSFORMER: _sentence_transformer,
-    VLM: _vlm,
-    QWEN_CHAT: _qwen_chat,
-    BIDIRECTIONAL_LLAMA: _bidirectional_llama,
-    RERANKER: _reranker,
-    TINY: _tiny,
-    API: _api,
-    REASONING: _reasoning,
-}
-
-
-def _family_module(entry: ModelEntry) -> ModuleType:
-    module = FAMILY_MODULES.get(entry.family)
-    if module is None:
-        raise ValueError(f"model {entry.name}: unknown family {entry.family!r}; valid: {', '.join(FAMILIES)}")
-    return module()
-
-
-def _loader(entry: ModelEntry, default: str) -> Callable[..., Any]:
-    """The entry's own loader (a callable, or "module:function" imported now), else its family's `default`."""
+def _loader(entry: ModelEntry, *, reranker: bool = False) -> Loader:
+    """The entry's own loader (a callable, or a plug-in's "module:function" imported now), else its family's."""
     if callable(entry.loader):
         return entry.loader
     if entry.loader:
         module, _, function = entry.loader.partition(":")
-        return getattr(importlib.import_module(module), function)
-    return getattr(_family_module(entry), default)
+        return cast(Loader, getattr(importlib.import_module(module), function))
+    family = entry.family_row
+    load = family.load_reranker if reranker else family.load
+    if load is None:
+        raise ValueError(f"model {entry.name}: the {entry.family} family has no rerankers")
+    return load
 
 
 def load_encoder(
@@ -568,7 +500,7 @@ def load_encoder(
 ) -> Any:
     """Instantiate the entry's encoder (an `Encoder`) on `device`. `runtime`: what the run gives an API family
     (`responses`: its response store, `offline`), never part of the identity."""
-    load = _loader(entry, "load")
+    load = _loader(entry)
     return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype, **runtime)
 
 
@@ -576,12 +508,12 @@ def load_reranker(
     entry: ModelEntry, *, model_path: str | None = None, device: str = "cpu", dtype: str | None = None
 ) -> Any:
     """Instantiate the entry's pairwise scorer (a `Reranker`)."""
-    load = _loader(entry, "load_reranker")
+    load = _loader(entry, reranker=True)
     return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype)
 
 
 def text_limit(entry: ModelEntry, *, model_path: str | None = None) -> Any:
     """The entry's text limit (a `truncation.TextLimit`: tokens + tokenizer, no weights loaded), or None for
     families that do not truncate text (VLM embedders, rerankers)."""
-    make = getattr(_family_module(entry), "text_limit", None)
+    make = entry.family_row.text_limit
     return None if make is None else make(entry, resolve_path(entry, model_path))
