@@ -34,47 +34,96 @@ LOAD_ERRORS: Final = (OSError, ValueError, ImportError, RuntimeError, KeyError)
 
 
 @dataclass
+class EntryLoader:
+    """Loads a model through its entry: the family's (or the entry's own) loader, from `model_path` or `hub_id`."""
+
+    entry: ModelEntry
+    model_path: str | None = None  # a local folder the family loads instead of entry.hub_id
+    loaded: Any = None
+
+    @property
+    def random_init(self) -> bool:
+        return self.entry.random_init
+
+    @property
+    def max_batch(self) -> int:
+        return self.entry.max_batch
+
+    def load(self, kind: str, device: str, dtype: str | None, **runtime: Any) -> Any:
+        """The encoder (or reranker) of the entry, loaded once; `runtime`: see `registry.load_encoder`."""
+        if self.loaded is None:
+            load = load_reranker if kind == "reranker" else load_encoder
+            dtype = dtype or self.entry.dtype
+            self.loaded = load(self.entry, model_path=self.model_path, device=device, dtype=dtype, **runtime)
+        return self.loaded
+
+    def text_limit(self) -> Any:
+        return text_limit(self.entry, model_path=self.model_path)
+
+
+@dataclass
+class ObjectLoader:
+    """A Python encoder or reranker object the user gave: already loaded."""
+
+    loaded: Any
+    random_init: bool = False
+    entry: None = None
+    model_path: None = None
+
+    @property
+    def max_batch(self) -> int:
+        return int(getattr(self.loaded, "max_batch", DEFAULT_PYTHON_BATCH))
+
+    def load(self, kind: str, device: str, dtype: str | None, **runtime: Any) -> Any:
+        return self.loaded
+
+    def text_limit(self) -> Any:
+        own = getattr(self.loaded, "text_limit", None)
+        return own() if callable(own) else None
+
+
+@dataclass
 class ResolvedModel:
-    """A model ready to load: `identity` names it; `entry` says how to load it (None for Python objects)."""
+    """A model ready to load: `identity` names it; `loader` loads it (an entry's family, or the user's object)."""
 
     identity: ModelIdentity
-    entry: ModelEntry | None = None
-    model_path: str | None = None  # a local folder the family loads instead of entry.hub_id
-    obj: Any = None  # a Python encoder / reranker object
+    loader: EntryLoader | ObjectLoader
+
+    @property
+    def entry(self) -> ModelEntry | None:
+        """The entry the model is loaded through (None for a Python object)."""
+        return self.loader.entry
+
+    @property
+    def model_path(self) -> str | None:
+        """The local folder loaded instead of the entry's hub_id, or None."""
+        return self.loader.model_path
+
+    @property
+    def obj(self) -> Any:
+        """The loaded encoder or reranker (None until `load`; a Python object from the start)."""
+        return self.loader.loaded
 
     @property
     def random_init(self) -> bool:
         """Whether the model is a randomly initialised test model (its numbers are never results)."""
-        return self.entry is not None and self.entry.random_init
+        return self.loader.random_init
 
     @property
     def max_batch(self) -> int:
-        if self.entry is not None:
-            return self.entry.max_batch
-        return int(getattr(self.obj, "max_batch", DEFAULT_PYTHON_BATCH))
+        return self.loader.max_batch
 
     def load(self, device: str, dtype: str | None = None, **runtime: Any) -> Any:
         """The encoder (or reranker) object; a model that fails to load is one line naming it and the reason.
         `runtime`: what the run hands an API model (its response store, --offline; `registry.load_encoder`)."""
-        if self.obj is not None:
-            return self.obj
-        if self.entry is None:
-            raise RuntimeError("ResolvedModel has neither an entry nor an object")
-        load = load_reranker if self.identity.kind == "reranker" else load_encoder
         try:
-            self.obj = load(
-                self.entry, model_path=self.model_path, device=device, dtype=dtype or self.entry.dtype, **runtime
-            )
+            return self.loader.load(self.identity.kind, device, dtype, **runtime)
         except LOAD_ERRORS as exc:
             raise TriadError(f"model {self.identity.label}: cannot be loaded ({_first_line(exc)})") from exc
-        return self.obj
 
     def text_limit(self) -> Any:
         """The encoder's text limit (`truncation.TextLimit`) or None; only the tokenizer is loaded."""
-        if self.entry is None:
-            own = getattr(self.obj, "text_limit", None)
-            return own() if callable(own) else None
-        return text_limit(self.entry, model_path=self.model_path)
+        return self.loader.text_limit()
 
 
 def _class_path(obj: Any) -> str:
@@ -102,9 +151,9 @@ def _where(exc: BaseException, own_file: str | None) -> str:
     else:
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<frozen")]
         own = [f for f in frames if own_file and os.path.abspath(f.filename) == own_file]
-        frame = (own or frames or [None])[-1]
-        if frame is None:
+        if not (own or frames):
             return own_file or "?"
+        frame = (own or frames)[-1]
         filename, line = frame.filename, frame.lineno
     shown = os.path.relpath(filename) if os.path.abspath(filename).startswith(os.getcwd() + os.sep) else filename
     return f"{shown}:{line}" if line else shown
@@ -239,7 +288,7 @@ def from_python(
         input_pipeline=R.OWN,
         generation=generation,
     )
-    return ResolvedModel(identity, obj=obj)
+    return ResolvedModel(identity, ObjectLoader(obj))
 
 
 # --- registry, folders, Hub ids --------------------------------------------------------------------------------
@@ -336,7 +385,7 @@ def _local_copy(
         settings_of=entry.name,
         signature=folder_signature(folder),
     )
-    return ResolvedModel(identity, entry=entry, model_path=folder)
+    return ResolvedModel(identity, EntryLoader(entry, folder))
 
 
 def _existing_folder(path: str, flag: str) -> str:
@@ -379,7 +428,7 @@ def _folder(
         dtype=dtype,
         signature=folder_signature(folder),
     )
-    return ResolvedModel(identity, entry=entry, model_path=folder)
+    return ResolvedModel(identity, EntryLoader(entry, folder))
 
 
 def _first_line(exc: BaseException) -> str:
@@ -485,7 +534,7 @@ def _hub(
         repo,
     )
     identity = _identity_of(entry, kind=kind, source_kind="hub", source=repo, name=label, revision=commit, dtype=dtype)
-    return ResolvedModel(identity, entry=entry)
+    return ResolvedModel(identity, EntryLoader(entry))
 
 
 def _pin_package(entry: ModelEntry) -> ModelEntry:
@@ -566,7 +615,7 @@ def from_name(
             revision=entry.revision,
             dtype=dtype,
         )
-        return ResolvedModel(identity, entry=entry)
+        return ResolvedModel(identity, EntryLoader(entry))
     if model_path:
         raise TriadError(
             f"--model-path needs a registry name whose settings load it; {spec!r} is not one "
