@@ -24,21 +24,19 @@ from typing import Any, Final
 
 from model_adapters.families.qwen_chat import ChatOptions
 from model_adapters.families.reasoning import options as reasoning_options
-from model_adapters.models.family_table import (  # noqa: F401  (the family names are re-exported)
-    API,
-    BIDIRECTIONAL_LLAMA,
-    DUAL_TOWER,
-    FAMILIES,
-    QWEN_CHAT,
-    REASONING,
-    RERANKER,
-    SENTENCE_TRANSFORMER,
-    TINY,
-    VLM,
-    Family,
-    check_options,
-    family_of,
-)
+
+# The family names, re-exported: recipes and their readers name families by them.
+from model_adapters.models.family_table import API as API
+from model_adapters.models.family_table import BIDIRECTIONAL_LLAMA as BIDIRECTIONAL_LLAMA
+from model_adapters.models.family_table import DUAL_TOWER as DUAL_TOWER
+from model_adapters.models.family_table import FAMILIES as FAMILIES
+from model_adapters.models.family_table import QWEN_CHAT as QWEN_CHAT
+from model_adapters.models.family_table import REASONING as REASONING
+from model_adapters.models.family_table import RERANKER as RERANKER
+from model_adapters.models.family_table import SENTENCE_TRANSFORMER as SENTENCE_TRANSFORMER
+from model_adapters.models.family_table import TINY as TINY
+from model_adapters.models.family_table import VLM as VLM
+from model_adapters.models.family_table import Family, check_options, family_of
 from triad_dataset.contract.errors import TriadError
 
 KINDS: Final = ("embedder", "reranker")

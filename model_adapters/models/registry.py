@@ -14,24 +14,10 @@ import importlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final, cast
 
-from model_adapters.models.family_table import Family, Loader, check_options, family_of
-from model_adapters.models.recipes import (  # noqa: F401  (the family names are re-exported)
-    API,
-    BIDIRECTIONAL_LLAMA,
-    DUAL_TOWER,
-    EMBED_RL_TCOT_OPTIONS,
-    FAMILIES,
-    QWEN_CHAT,
-    REASONING,
-    RECIPES_BY_NAME,
-    RERANKER,
-    SENTENCE_TRANSFORMER,
-    TINY,
-    UME_R1_GEN_OPTIONS,
-    VLM,
-    Recipe,
-    get_recipe,
-)
+from model_adapters.models.family_table import FAMILIES as FAMILIES
+from model_adapters.models.family_table import SENTENCE_TRANSFORMER, Family, Loader, check_options, family_of
+from model_adapters.models.family_table import TINY as TINY
+from model_adapters.models.recipes import RECIPES_BY_NAME, Recipe, get_recipe
 from triad_dataset.contract.errors import TriadError
 
 # Bump when an adapter changes what it feeds a model or how it pools: cached vectors of older versions are ignored.
