@@ -51,6 +51,8 @@ class Family:
         load_reranker: builds the pairwise scorer of a reranker entry (None: the family has no rerankers).
         text_limit: the entry's text limit before any weights load (None: the family does not truncate text).
         extra_options: option names allowed beside the dataclass's fields.
+        reads_weights: False for a family whose models are built in memory (the tiny test family): a
+            `--model-path` folder is then not checked against it.
     """
 
     name: str
@@ -59,6 +61,7 @@ class Family:
     load_reranker: Loader | None = None
     text_limit: TextLimiter | None = None
     extra_options: tuple[str, ...] = ()
+    reads_weights: bool = True
 
     def option_names(self) -> set[str] | None:
         """The option names a row of this family may set (None: any)."""
@@ -105,7 +108,14 @@ FAMILY_TABLE: Final[dict[str, Family]] = {
         ),
         Family(RERANKER, reranker.RerankerOptions, load=reranker.load, load_reranker=reranker.load_reranker),
         # the testing package's random models (model_adapters.mocks), imported on first use
-        Family(TINY, None, load=_tiny_load, load_reranker=_tiny_load_reranker, text_limit=_tiny_text_limit),
+        Family(
+            TINY,
+            None,
+            load=_tiny_load,
+            load_reranker=_tiny_load_reranker,
+            text_limit=_tiny_text_limit,
+            reads_weights=False,
+        ),
         Family(API, api.ApiOptions, load=api.load),
         Family(REASONING, qwen_chat.ChatOptions, load=reasoning.load, extra_options=reasoning.OPTIONS),
     )

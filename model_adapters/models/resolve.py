@@ -222,12 +222,6 @@ def _with_generation(entry: ModelEntry, source: str) -> ModelEntry:
     return reasoning.resolved(entry, source, _repo_files)
 
 
-def _refuse_refused(entry: ModelEntry, where: str) -> None:
-    """An entry whose recipe cannot be run as its authors run it is refused before anything loads."""
-    if entry.recipe_row is not None:
-        entry.recipe_row.refuse_if_refused(where)
-
-
 def _folder_reader(path: str) -> detect.FileReader:
     return lambda name: os.path.join(path, name) if os.path.isfile(os.path.join(path, name)) else None
 
@@ -241,7 +235,7 @@ def _local_copy(
         detected = detect.detect(_folder_reader(folder), where=folder, kind=kind)[0].family
     except TriadError:
         detected = None  # nothing recognisable: leave it to the entry's own loader
-    if detected is not None and detected != entry.family and entry.family != R.TINY:
+    if detected not in (None, entry.family) and entry.family_row.reads_weights:
         raise TriadError(
             f"--model-path {path}: holds a {detected} model, but {entry.name} is a {entry.family} "
             f"model; run the folder on its own: --model {path}"
@@ -475,7 +469,8 @@ def from_name(
                 f"--recipe {recipe}: {entry.name} is a registry model fed by its own recipe "
                 f"({entry.recipe}); --recipe applies to a folder or Hub id"
             )
-        _refuse_refused(entry, f"model {entry.name}")
+        if entry.recipe_row is not None:  # a recipe that cannot be run as its authors run it: refused now
+            entry.recipe_row.refuse_if_refused(f"model {entry.name}")
         if entry.family == R.API:
             entry = _api_entry(entry, model_path=model_path, revision=revision)
         if model_path:
