@@ -68,6 +68,26 @@ def test_every_registry_entry_is_fed_by_a_recipe_of_its_family():
             assert {k: v for k, v in recipe.options.items()} == {k: entry.options[k] for k in recipe.options}
 
 
+def test_every_recipe_and_entry_loads_through_its_family_row():
+    from model_adapters.families import dual_tower, reranker
+    from model_adapters.models.family_table import FAMILY_TABLE
+    from model_adapters.models.registry import ModelEntry, get_entry
+
+    for recipe in R.RECIPES:
+        row = recipe.family_row
+        assert row.name == recipe.family and callable(row.load), recipe.name
+        assert recipe.kind == "embedder" or callable(row.load_reranker), recipe.name
+    assert get_entry("clip-vit-b32").family_row.text_limit is dual_tower.text_limit
+    assert get_entry("bge-reranker-v2-m3", kind="reranker").family_row.load_reranker is reranker.load_reranker
+    assert [n for n, f in FAMILY_TABLE.items() if not f.reads_weights] == [TINY]
+    with pytest.raises(TypeError) as err:
+        ModelEntry("x", "dual_towr", "org/x")
+    assert str(err.value) == (
+        "model x: unknown family 'dual_towr'; valid: dual_tower, sentence_transformer, vlm, qwen_chat, "
+        "bidirectional_llama, reranker, tiny, api, reasoning"
+    )
+
+
 def test_no_two_recipes_claim_one_hub_id_and_signatures_do_not_overlap():
     ids = [(r.kind, h) for r in R.RECIPES for h in r.match.hub_ids]
     assert len(ids) == len(set(ids))

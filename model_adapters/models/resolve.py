@@ -14,8 +14,6 @@ A non-registry model may never carry a registry name: the leaderboard must not s
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import os
 import re
 from dataclasses import dataclass, replace
@@ -26,6 +24,7 @@ from model_adapters.models import detect
 from model_adapters.models import recipes as R
 from model_adapters.models.identity import ModelIdentity, folder_signature, snapshot_of
 from model_adapters.models.registry import ModelEntry, entry_names, find_entry, load_encoder, load_reranker, text_limit
+from model_adapters.models.user_code import check_protocol, class_path, default_name, load_factory
 from triad_dataset.contract.errors import TriadError
 
 HUB_ID: Final = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -34,52 +33,96 @@ LOAD_ERRORS: Final = (OSError, ValueError, ImportError, RuntimeError, KeyError)
 
 
 @dataclass
+class EntryLoader:
+    """Loads a model through its entry: the family's (or the entry's own) loader, from `model_path` or `hub_id`."""
+
+    entry: ModelEntry
+    model_path: str | None = None  # a local folder the family loads instead of entry.hub_id
+    loaded: Any = None
+
+    @property
+    def random_init(self) -> bool:
+        return self.entry.random_init
+
+    @property
+    def max_batch(self) -> int:
+        return self.entry.max_batch
+
+    def load(self, kind: str, device: str, dtype: str | None, **runtime: Any) -> Any:
+        """The encoder (or reranker) of the entry, loaded once; `runtime`: see `registry.load_encoder`."""
+        if self.loaded is None:
+            load = load_reranker if kind == "reranker" else load_encoder
+            dtype = dtype or self.entry.dtype
+            self.loaded = load(self.entry, model_path=self.model_path, device=device, dtype=dtype, **runtime)
+        return self.loaded
+
+    def text_limit(self) -> Any:
+        return text_limit(self.entry, model_path=self.model_path)
+
+
+@dataclass
+class ObjectLoader:
+    """A Python encoder or reranker object the user gave: already loaded."""
+
+    loaded: Any
+    random_init: bool = False
+    entry: None = None
+    model_path: None = None
+
+    @property
+    def max_batch(self) -> int:
+        return int(getattr(self.loaded, "max_batch", DEFAULT_PYTHON_BATCH))
+
+    def load(self, kind: str, device: str, dtype: str | None, **runtime: Any) -> Any:
+        return self.loaded
+
+    def text_limit(self) -> Any:
+        own = getattr(self.loaded, "text_limit", None)
+        return own() if callable(own) else None
+
+
+@dataclass
 class ResolvedModel:
-    """A model ready to load: `identity` names it; `entry` says how to load it (None for Python objects)."""
+    """A model ready to load: `identity` names it; `loader` loads it (an entry's family, or the user's object)."""
 
     identity: ModelIdentity
-    entry: ModelEntry | None = None
-    model_path: str | None = None  # a local folder the family loads instead of entry.hub_id
-    obj: Any = None  # a Python encoder / reranker object
+    loader: EntryLoader | ObjectLoader
+
+    @property
+    def entry(self) -> ModelEntry | None:
+        """The entry the model is loaded through (None for a Python object)."""
+        return self.loader.entry
+
+    @property
+    def model_path(self) -> str | None:
+        """The local folder loaded instead of the entry's hub_id, or None."""
+        return self.loader.model_path
+
+    @property
+    def obj(self) -> Any:
+        """The loaded encoder or reranker (None until `load`; a Python object from the start)."""
+        return self.loader.loaded
 
     @property
     def random_init(self) -> bool:
         """Whether the model is a randomly initialised test model (its numbers are never results)."""
-        return self.entry is not None and self.entry.random_init
+        return self.loader.random_init
 
     @property
     def max_batch(self) -> int:
-        if self.entry is not None:
-            return self.entry.max_batch
-        return int(getattr(self.obj, "max_batch", DEFAULT_PYTHON_BATCH))
+        return self.loader.max_batch
 
     def load(self, device: str, dtype: str | None = None, **runtime: Any) -> Any:
         """The encoder (or reranker) object; a model that fails to load is one line naming it and the reason.
         `runtime`: what the run hands an API model (its response store, --offline; `registry.load_encoder`)."""
-        if self.obj is not None:
-            return self.obj
-        if self.entry is None:
-            raise RuntimeError("ResolvedModel has neither an entry nor an object")
-        load = load_reranker if self.identity.kind == "reranker" else load_encoder
         try:
-            self.obj = load(
-                self.entry, model_path=self.model_path, device=device, dtype=dtype or self.entry.dtype, **runtime
-            )
+            return self.loader.load(self.identity.kind, device, dtype, **runtime)
         except LOAD_ERRORS as exc:
             raise TriadError(f"model {self.identity.label}: cannot be loaded ({_first_line(exc)})") from exc
-        return self.obj
 
     def text_limit(self) -> Any:
         """The encoder's text limit (`truncation.TextLimit`) or None; only the tokenizer is loaded."""
-        if self.entry is None:
-            own = getattr(self.obj, "text_limit", None)
-            return own() if callable(own) else None
-        return text_limit(self.entry, model_path=self.model_path)
-
-
-def _class_path(obj: Any) -> str:
-    cls = type(obj)
-    return f"{cls.__module__}.{cls.__qualname__}"
+        return self.loader.text_limit()
 
 
 def _refuse_registry_name(name: str, kind: str) -> None:
@@ -91,122 +134,6 @@ def _refuse_registry_name(name: str, kind: str) -> None:
 
 
 # --- Python encoders ------------------------------------------------------------------------------------------
-def _where(exc: BaseException, own_file: str | None) -> str:
-    """`file:line` of the user's code where ``exc`` arose: the line a SyntaxError names, else the innermost
-    traceback frame in the user's file (or, failing that, the innermost frame outside Python's import machinery).
-    Paths under the current folder are shown relative to it."""
-    import traceback
-
-    if isinstance(exc, SyntaxError) and exc.filename:
-        filename, line = exc.filename, exc.lineno
-    else:
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<frozen")]
-        own = [f for f in frames if own_file and os.path.abspath(f.filename) == own_file]
-        frame = (own or frames or [None])[-1]
-        if frame is None:
-            return own_file or "?"
-        filename, line = frame.filename, frame.lineno
-    shown = os.path.relpath(filename) if os.path.abspath(filename).startswith(os.getcwd() + os.sep) else filename
-    return f"{shown}:{line}" if line else shown
-
-
-def _user_code_error(spec: str, exc: Exception, own_file: str | None, what: str) -> TriadError:
-    """One line for an exception raised by the user's encoder / reranker file (a user error: exit 2)."""
-    message = exc.msg if isinstance(exc, SyntaxError) else str(exc).strip()
-    first = message.splitlines()[0] if message else ""
-    return TriadError(f"{spec}: {_where(exc, own_file)}: {what} {type(exc).__name__}{': ' + first if first else ''}")
-
-
-def _import(module_name: str, spec: str) -> Any:
-    """A module by dotted name (the current folder is searched too, as `python -m` would) or a `.py` file path.
-    Any error while importing it (a syntax error, a missing dependency, an exception at module level) is one
-    line naming the file and line."""
-    import sys
-
-    if module_name.endswith(".py"):
-        path = os.path.abspath(module_name)
-        if not os.path.isfile(path):
-            raise TriadError(f"{spec}: no such file {module_name}")
-        module_spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
-        if module_spec is None or module_spec.loader is None:
-            raise TriadError(f"{spec}: {module_name} cannot be imported")
-        module = importlib.util.module_from_spec(module_spec)
-        try:
-            module_spec.loader.exec_module(module)
-        except Exception as exc:
-            raise _user_code_error(spec, exc, path, "importing it raised") from exc
-        return module
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.append(os.getcwd())
-    own_file = None
-    try:
-        found = importlib.util.find_spec(module_name)
-        own_file = os.path.abspath(found.origin) if found is not None and found.origin else None
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name is None or not (module_name == exc.name or module_name.startswith(exc.name + ".")):
-            raise _user_code_error(spec, exc, own_file, "importing it raised") from exc  # missing inside the module
-        raise TriadError(
-            f"{spec}: module {exc.name!r} not found (is it installed, on PYTHONPATH or in the current folder?)"
-        ) from exc
-    except Exception as exc:
-        raise _user_code_error(spec, exc, own_file, "importing it raised") from exc
-
-
-def load_factory(spec: str) -> Any:
-    """Call `module:factory` or `path/file.py:factory` (a function or class with no required arguments) and return
-    what it gives; an exception raised inside the factory is one line naming the file and line it came from."""
-    module_name, sep, attr = spec.rpartition(":")
-    if not sep or not module_name or not attr:
-        raise TriadError(f"{spec!r}: expected module:factory (e.g. my_pkg.models:build) or file.py:factory")
-    module = _import(module_name, spec)
-    factory: Any = module
-    for part in attr.split("."):
-        factory = getattr(factory, part, None)
-        if factory is None:
-            raise TriadError(f"{spec}: {module_name} has no attribute {attr!r}")
-    if not callable(factory):
-        raise TriadError(f"{spec}: {attr} is not callable")
-    try:
-        return factory()
-    except TriadError:
-        raise
-    except Exception as exc:
-        own = getattr(module, "__file__", None)
-        raise _user_code_error(spec, exc, os.path.abspath(own) if own else None, f"{attr}() raised") from exc
-
-
-def default_name(obj: Any, spec: str | None = None) -> str:
-    """The name a run of your own encoder / reranker gets without `--name` (or a `name` attribute): its class
-    (`BagOfWordsAndColour`), or the factory's file / module stem (`my_encoder`) when the factory returns an object
-    of a class defined elsewhere (a library's wrapper says nothing about your model)."""
-    cls = type(obj)
-    if spec is None:
-        return cls.__name__
-    module_name = spec.rpartition(":")[0]
-    if module_name.endswith(".py"):
-        module_name = os.path.splitext(os.path.basename(module_name))[0]
-    return cls.__name__ if cls.__module__ == module_name else module_name.rpartition(".")[2]
-
-
-def _check_protocol(obj: Any, kind: str, where: str) -> None:
-    methods = ("score_pairs",) if kind == "reranker" else ("encode_queries", "encode_candidates")
-    if kind != "reranker" and (callable(getattr(obj, "generate", None)) or callable(getattr(obj, "encode", None))):
-        methods = ("generate", "encode")  # a reasoning embedder (protocol.ReasoningEncoder)
-        if getattr(obj, "generation", None) is None:
-            raise TriadError(
-                f"{where}: {type(obj).__name__} has generate/encode but no `generation` (the "
-                "GenerationSpec naming its generator, prompts, decoding settings and seed; "
-                "model_adapters/protocol.py)"
-            )
-    missing = [m for m in methods if not callable(getattr(obj, m, None))]
-    if missing:
-        what = "a reranker" if kind == "reranker" else "an encoder"
-        raise TriadError(
-            f"{where}: {type(obj).__name__} is not {what} (no {', '.join(missing)}; see model_adapters/protocol.py)"
-        )
-
-
 def from_python(
     obj: Any,
     *,
@@ -219,9 +146,9 @@ def from_python(
     spec = obj if isinstance(obj, str) else None
     if spec is not None:
         obj = load_factory(spec)
-    cls = _class_path(obj)
+    cls = class_path(obj)
     source = spec or cls
-    _check_protocol(obj, kind, source)
+    check_protocol(obj, kind, source)
     name = name or getattr(obj, "name", None) or default_name(obj, spec)
     _refuse_registry_name(str(name), kind)
     seen = sees_images if sees_images is not None else bool(getattr(obj, "sees_images", True))
@@ -239,7 +166,7 @@ def from_python(
         input_pipeline=R.OWN,
         generation=generation,
     )
-    return ResolvedModel(identity, obj=obj)
+    return ResolvedModel(identity, ObjectLoader(obj))
 
 
 # --- registry, folders, Hub ids --------------------------------------------------------------------------------
@@ -295,12 +222,6 @@ def _with_generation(entry: ModelEntry, source: str) -> ModelEntry:
     return reasoning.resolved(entry, source, _repo_files)
 
 
-def _refuse_refused(entry: ModelEntry, where: str) -> None:
-    """An entry whose recipe cannot be run as its authors run it is refused before anything loads."""
-    if entry.recipe_row is not None:
-        entry.recipe_row.refuse_if_refused(where)
-
-
 def _folder_reader(path: str) -> detect.FileReader:
     return lambda name: os.path.join(path, name) if os.path.isfile(os.path.join(path, name)) else None
 
@@ -314,7 +235,7 @@ def _local_copy(
         detected = detect.detect(_folder_reader(folder), where=folder, kind=kind)[0].family
     except TriadError:
         detected = None  # nothing recognisable: leave it to the entry's own loader
-    if detected is not None and detected != entry.family and entry.family != R.TINY:
+    if detected not in (None, entry.family) and entry.family_row.reads_weights:
         raise TriadError(
             f"--model-path {path}: holds a {detected} model, but {entry.name} is a {entry.family} "
             f"model; run the folder on its own: --model {path}"
@@ -336,7 +257,7 @@ def _local_copy(
         settings_of=entry.name,
         signature=folder_signature(folder),
     )
-    return ResolvedModel(identity, entry=entry, model_path=folder)
+    return ResolvedModel(identity, EntryLoader(entry, folder))
 
 
 def _existing_folder(path: str, flag: str) -> str:
@@ -379,7 +300,7 @@ def _folder(
         dtype=dtype,
         signature=folder_signature(folder),
     )
-    return ResolvedModel(identity, entry=entry, model_path=folder)
+    return ResolvedModel(identity, EntryLoader(entry, folder))
 
 
 def _first_line(exc: BaseException) -> str:
@@ -485,7 +406,7 @@ def _hub(
         repo,
     )
     identity = _identity_of(entry, kind=kind, source_kind="hub", source=repo, name=label, revision=commit, dtype=dtype)
-    return ResolvedModel(identity, entry=entry)
+    return ResolvedModel(identity, EntryLoader(entry))
 
 
 def _pin_package(entry: ModelEntry) -> ModelEntry:
@@ -548,7 +469,8 @@ def from_name(
                 f"--recipe {recipe}: {entry.name} is a registry model fed by its own recipe "
                 f"({entry.recipe}); --recipe applies to a folder or Hub id"
             )
-        _refuse_refused(entry, f"model {entry.name}")
+        if entry.recipe_row is not None:  # a recipe that cannot be run as its authors run it: refused now
+            entry.recipe_row.refuse_if_refused(f"model {entry.name}")
         if entry.family == R.API:
             entry = _api_entry(entry, model_path=model_path, revision=revision)
         if model_path:
@@ -566,7 +488,7 @@ def from_name(
             revision=entry.revision,
             dtype=dtype,
         )
-        return ResolvedModel(identity, entry=entry)
+        return ResolvedModel(identity, EntryLoader(entry))
     if model_path:
         raise TriadError(
             f"--model-path needs a registry name whose settings load it; {spec!r} is not one "

@@ -1,0 +1,155 @@
+"""The model families: for each, the options a table row may set and the functions that load its models.
+
+A recipe names its family (`model_adapters.models.recipes`); the family's `Family` row carries the callables that
+build an encoder, a reranker and a text limit. The family modules import torch and transformers only inside those
+functions, so naming them here loads nothing. The tiny test family's module (`model_adapters.mocks.tiny`) is
+imported on first use only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
+from types import ModuleType
+from typing import Any, Final
+
+from model_adapters.families import (
+    api,
+    bidirectional_llama,
+    dual_tower,
+    qwen_chat,
+    reasoning,
+    reranker,
+    sentence_transformer,
+    vlm,
+)
+
+DUAL_TOWER: Final = "dual_tower"
+SENTENCE_TRANSFORMER: Final = "sentence_transformer"
+VLM: Final = "vlm"
+RERANKER: Final = "reranker"
+QWEN_CHAT: Final = "qwen_chat"
+TINY: Final = "tiny"
+API: Final = "api"  # API-only models (model_adapters/families/api.py): requests to a provider, responses cached
+BIDIRECTIONAL_LLAMA: Final = "bidirectional_llama"  # a Llama run with is_causal=False, instruction-excluded mean
+REASONING: Final = "reasoning"  # generate, then embed (model_adapters/families/reasoning.py; TRIAD §5.4, B.2.1)
+
+# (entry, path, *, device, dtype, **runtime) -> an Encoder or a Reranker
+Loader = Callable[..., Any]
+# (entry, path) -> a truncation.TextLimit (tokenizer only, no weights) or None
+TextLimiter = Callable[[Any, str], Any]
+
+
+@dataclass(frozen=True)
+class Family:
+    """One family: its name, its options dataclass and the callables that load its models.
+
+    Args:
+        name: what recipes, entries and results.json call the family.
+        options: the frozen dataclass whose fields are the option names a row of this family may set (None: any).
+        load: builds the encoder of an entry (`registry.load_encoder`).
+        load_reranker: builds the pairwise scorer of a reranker entry (None: the family has no rerankers).
+        text_limit: the entry's text limit before any weights load (None: the family does not truncate text).
+        extra_options: option names allowed beside the dataclass's fields.
+        reads_weights: False for a family whose models are built in memory (the tiny test family): a
+            `--model-path` folder is then not checked against it.
+    """
+
+    name: str
+    options: type | None
+    load: Loader
+    load_reranker: Loader | None = None
+    text_limit: TextLimiter | None = None
+    extra_options: tuple[str, ...] = ()
+    reads_weights: bool = True
+
+    def option_names(self) -> set[str] | None:
+        """The option names a row of this family may set (None: any)."""
+        if self.options is None:
+            return None
+        return {f.name for f in fields(self.options)} | set(self.extra_options)
+
+
+def _tiny() -> ModuleType:
+    from model_adapters.mocks import tiny
+
+    return tiny
+
+
+def _tiny_load(entry: Any, path: str, **kwargs: Any) -> Any:
+    return _tiny().load(entry, path, **kwargs)
+
+
+def _tiny_load_reranker(entry: Any, path: str, **kwargs: Any) -> Any:
+    return _tiny().load_reranker(entry, path, **kwargs)
+
+
+def _tiny_text_limit(entry: Any, path: str) -> Any:
+    return _tiny().text_limit(entry, path)
+
+
+FAMILY_TABLE: Final[dict[str, Family]] = {
+    f.name: f
+    for f in (
+        Family(DUAL_TOWER, dual_tower.DualTowerOptions, load=dual_tower.load, text_limit=dual_tower.text_limit),
+        Family(
+            SENTENCE_TRANSFORMER,
+            sentence_transformer.SentenceTransformerOptions,
+            load=sentence_transformer.load,
+            text_limit=sentence_transformer.text_limit,
+        ),
+        Family(VLM, vlm.VlmOptions, load=vlm.load),
+        Family(QWEN_CHAT, qwen_chat.ChatOptions, load=qwen_chat.load),
+        Family(
+            BIDIRECTIONAL_LLAMA,
+            bidirectional_llama.BidirectionalLlamaOptions,
+            load=bidirectional_llama.load,
+            text_limit=bidirectional_llama.text_limit,
+        ),
+        Family(RERANKER, reranker.RerankerOptions, load=reranker.load, load_reranker=reranker.load_reranker),
+        # the testing package's random models (model_adapters.mocks), imported on first use
+        Family(
+            TINY,
+            None,
+            load=_tiny_load,
+            load_reranker=_tiny_load_reranker,
+            text_limit=_tiny_text_limit,
+            reads_weights=False,
+        ),
+        Family(API, api.ApiOptions, load=api.load),
+        Family(REASONING, qwen_chat.ChatOptions, load=reasoning.load, extra_options=reasoning.OPTIONS),
+    )
+}
+FAMILIES: Final = tuple(FAMILY_TABLE)
+
+
+def family_of(name: str, where: str) -> Family:
+    """The family named `name`; an unknown name is a TypeError naming `where` and the valid families.
+
+    >>> family_of("vlm", "row").load is vlm.load
+    True
+    >>> family_of("vml", "row")
+    Traceback (most recent call last):
+    ...
+    TypeError: row: unknown family 'vml'; valid: dual_tower, sentence_transformer, vlm, qwen_chat, \
+bidirectional_llama, reranker, tiny, api, reasoning
+    """
+    family = FAMILY_TABLE.get(name)
+    if family is None:
+        raise TypeError(f"{where}: unknown family {name!r}; valid: {', '.join(FAMILIES)}")
+    return family
+
+
+def check_options(family: str, names: Iterable[str], where: str) -> None:
+    """Refuse option names that the family's options dataclass does not define: a typo fails at import.
+
+    >>> check_options(DUAL_TOWER, ["max_length"], "row")
+    >>> check_options(DUAL_TOWER, ["max_lenght"], "row")
+    Traceback (most recent call last):
+    ...
+    TypeError: row: unknown dual_tower option(s) max_lenght
+    """
+    known = family_of(family, where).option_names()
+    unknown = sorted(set(names) - known) if known is not None else []
+    if unknown:
+        raise TypeError(f"{where}: unknown {family} option(s) {', '.join(unknown)}")
