@@ -192,7 +192,7 @@ def _tcot_generator(entry: Any, spec: GenerationSpec, device: str) -> embed_rl_t
 
     kwargs = hub_kwargs(generator, spec.revision or "")
     dtype = torch_dtype(str(entry.options.get("generator_dtype", "bfloat16")))
-    model = AutoModelForImageTextToText.from_pretrained(generator, dtype=dtype, **kwargs).to(device)
+    model = AutoModelForImageTextToText.from_pretrained(generator, dtype=dtype, **kwargs).to(device)  # type: ignore[arg-type]  # transformers' stubs hide `to`'s self behind a decorator
     tokenizer = AutoTokenizer.from_pretrained(generator, **kwargs)
     template = qvi.chat_template_of(tokenizer, generator, kwargs.get("revision"))
     processor = qvi.QwenVLProcessor(tokenizer, AutoImageProcessor.from_pretrained(generator, **kwargs), template)

@@ -16,7 +16,7 @@ gets is not in the config.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -46,7 +46,7 @@ class SentenceTransformerOptions:
     use_prompts: bool = True  # whether the model's own query/document prompts are used
 
 
-def sides_of(prompts: dict[str, str], default_prompt_name: str | None, where: str) -> None:
+def sides_of(prompts: Mapping[str, str | None], default_prompt_name: str | None, where: str) -> None:
     """Refuse a config whose non-empty prompts name neither retrieval side and set no default prompt.
 
     >>> sides_of({"query": "q: ", "document": ""}, None, "m")

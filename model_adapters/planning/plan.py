@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +25,9 @@ from model_adapters.planning import images, inputs
 from model_adapters.planning.textspace import apply_caption
 from model_adapters.protocol import ModelInput
 from triad_dataset.contract.errors import TriadError
+
+if TYPE_CHECKING:
+    from metrics.columnar import TriadGold
 
 IMAGE_COLUMNS = ("image", "query_image")
 ROLE_CODES = (inputs.QUERY, inputs.CANDIDATE)
@@ -47,7 +50,7 @@ class ItemTable(Mapping[str, Item]):
     def __init__(self, data: str) -> None:
         self.data = data
         self.sources: list[tuple[str, str | None]] = []  # (config, image column or None)
-        self.keys: list[str] = []
+        self.key_list: list[str] = []  # in first-seen order
         self.index: dict[str, int] = {}
         self.roles: list[int] = []
         self.texts: list[str] = []
@@ -70,7 +73,7 @@ class ItemTable(Mapping[str, Item]):
         self,
         role: str,
         source: int,
-        rows: Sequence[int],
+        rows: Sequence[int] | np.ndarray,
         keys: Sequence[str],
         texts: Sequence[str],
         instructions: Sequence[str | None],
@@ -83,8 +86,8 @@ class ItemTable(Mapping[str, Item]):
         for i, key in enumerate(keys):
             at = self.index.get(key)
             if at is None:
-                at = self.index[key] = len(self.keys)
-                self.keys.append(key)
+                at = self.index[key] = len(self.key_list)
+                self.key_list.append(key)
                 self.roles.append(code)
                 self.texts.append(texts[i])
                 self.instructions.append(instructions[i])
@@ -97,10 +100,10 @@ class ItemTable(Mapping[str, Item]):
 
     # --- Mapping[str, Item] ------------------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self.keys)
+        return len(self.key_list)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.keys)
+        return iter(self.key_list)
 
     def __contains__(self, key: object) -> bool:
         return key in self.index
@@ -174,8 +177,14 @@ class ConfigPlan:
     pool_items: np.ndarray  # TRIAD: int32 (n_queries, width), -1 = padding; ARK: (n_gallery,) the gallery once
     pool_rows: np.ndarray  # corpus row of each pool slot (same shape as pool_items)
     corpus_ids: Any  # pyarrow array: item_id of each corpus row
-    gold: Any = None  # TRIAD: metrics.columnar.TriadGold
+    gold: TriadGold | None = None  # TRIAD: the scoring gold
     positives: np.ndarray | None = None  # ARK: gallery position of each query's positive
+
+    def triad_gold(self) -> TriadGold:
+        """The scoring gold of a TRIAD config; an ARK subtype has none."""
+        if self.gold is None:
+            raise RuntimeError(f"{self.config}: an ARK subtype has no TRIAD gold")
+        return self.gold
 
     @property
     def query_ids(self) -> list[str]:

@@ -125,7 +125,7 @@ class Feeder:
             for batch in self._batches():
                 if self._stop.is_set():
                     return
-                if self._pool is not None:
+                if self._pool is not None and self.feed.prepare is not None:
                     batch.prepared = self._pool.submit(self.feed.prepare, batch.inputs, batch.role)
                 if not self._put(batch):
                     return
