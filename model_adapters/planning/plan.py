@@ -357,9 +357,9 @@ def _pool_rows(config: str, table: Any, corpus: str, corpus_ids: Any, rows: list
     """Corpus row of every pool slot, (n_queries, width) padded with -1; an id not in the corpus is an error."""
     import pyarrow.compute as pc
 
-    from metrics.columnar import _list_parts, _padded
+    from metrics.ragged import list_parts, padded
 
-    offsets, flat = _list_parts(table.column("candidate_ids"))
+    offsets, flat = list_parts(table.column("candidate_ids"))
     at = pc.index_in(flat, value_set=corpus_ids)
     if at.null_count:
         i = int(np.flatnonzero(np.asarray(at.is_null()))[0])
@@ -368,7 +368,7 @@ def _pool_rows(config: str, table: Any, corpus: str, corpus_ids: Any, rows: list
             f"{config} query {rows[q]['query_id']}: candidate id {flat[i].as_py()!r} is not in corpus {corpus}"
         )
     width = int(np.diff(offsets).max(initial=0))
-    return _padded(offsets, np.asarray(at, dtype=np.int32), width, -1, np.int32)
+    return padded(offsets, np.asarray(at, dtype=np.int32), width, -1, np.int32)
 
 
 def release_arrow_memory() -> None:
