@@ -1,7 +1,7 @@
 """No product module uses another project module's private (`_name`) names: a helper another module needs is public.
 
-Checked statically with `ast`: `from pkg.mod import _name`, and `mod._name` where `mod` (or `pkg.mod`) was bound by
-an import to a project module. Only the project's own modules count: a third party's private name (argparse's
+Checked statically with `ast`: `from pkg.mod import _name`, `mod._name` where `mod` (or `pkg.mod`) was bound by
+an import to a project module, and a private module (`pkg._util`) imported from outside the package `pkg`. Only the project's own modules count: a third party's private name (argparse's
 `_SubParsersAction`, evaluate's `_create_importable_file`) is that project's business, not a seam of this one.
 """
 
@@ -49,6 +49,16 @@ def _dotted(node: ast.expr) -> list[str] | None:
     return None
 
 
+def _outside_owner(module: str, target: str) -> bool:
+    """Whether `module` imports the private module `target` (e.g. pkg._util) from outside the package owning it."""
+    parts = target.split(".")
+    private = [i for i, part in enumerate(parts) if _private(part)]
+    if not private:
+        return False
+    owner = ".".join(parts[: private[0]])
+    return module != owner and not module.startswith(owner + ".")
+
+
 def _imports(root: Path, module: str, is_package: bool, tree: ast.AST) -> tuple[list[str], dict[str, str]]:
     """(`line: from M import _name` findings, local name -> the project module an import bound it to)."""
     found, bound = [], {}
@@ -57,13 +67,20 @@ def _imports(root: Path, module: str, is_package: bool, tree: ast.AST) -> tuple[
             source = _absolute(module, is_package, node)
             if not _is_module(root, source):
                 continue
+            if _outside_owner(module, source):
+                found.append(f"{node.lineno}: from {source} import ...")
             for alias in node.names:
-                if _private(alias.name):
+                target = f"{source}.{alias.name}"
+                if _is_module(root, target):  # a submodule: private to the package that owns it
+                    bound[alias.asname or alias.name] = target
+                    if _outside_owner(module, target):
+                        found.append(f"{node.lineno}: from {source} import {alias.name}")
+                elif _private(alias.name):
                     found.append(f"{node.lineno}: from {source} import {alias.name}")
-                if _is_module(root, f"{source}.{alias.name}"):
-                    bound[alias.asname or alias.name] = f"{source}.{alias.name}"
         elif isinstance(node, ast.Import):
             for alias in node.names:
+                if _is_module(root, alias.name) and _outside_owner(module, alias.name):
+                    found.append(f"{node.lineno}: import {alias.name}")
                 bound[alias.asname or alias.name.split(".")[0]] = (
                     alias.name if alias.asname else alias.name.split(".")[0]
                 )
@@ -120,6 +137,9 @@ def test_private_uses_are_found_in_a_toy_tree(tmp_path: Path) -> None:
                 return pkg.low._x, lo._f, low._x, low.y, argparse._SubParsersAction, pkg.low.__name__
             """,
         "pkg/sub/b.py": "import json\n\nx = json._default_encoder\n",
+        "pkg/sub/_util.py": "",
+        "pkg/sub/c.py": "from pkg.sub._util import *\nfrom . import _util\n",
+        "pkg/d.py": "import pkg.sub._util\nfrom pkg.sub._util import *\nfrom pkg.sub import _util\n",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -132,5 +152,8 @@ def test_private_uses_are_found_in_a_toy_tree(tmp_path: Path) -> None:
             "pkg/sub/a.py:11: pkg.low._x",
             "pkg/sub/a.py:11: pkg.low._f",
             "pkg/sub/a.py:11: pkg.low._x",
+            "pkg/d.py:1: import pkg.sub._util",
+            "pkg/d.py:2: from pkg.sub._util import ...",
+            "pkg/d.py:3: from pkg.sub import _util",
         ]
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from model_adapters.families._common import decode_image, hub_kwargs, torch_dtype
+from model_adapters.families.common import decode_image, hub_kwargs, torch_dtype
 from model_adapters.families.generating import decode, generate_new_ids
 
 

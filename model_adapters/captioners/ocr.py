@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
-from model_adapters.families._common import decode_image
+from model_adapters.families.common import decode_image
 from triad_dataset.contract.errors import TriadError
 
 if TYPE_CHECKING:

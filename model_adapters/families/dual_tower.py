@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from model_adapters.families._common import (
+from model_adapters.families.common import (
     PerThread,
     decode_image,
     features,

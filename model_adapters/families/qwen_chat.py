@@ -34,7 +34,7 @@ from typing import Any, Final, Literal, get_args
 import numpy as np
 
 from model_adapters.families import qwen_vl_inputs as qvi
-from model_adapters.families._common import (
+from model_adapters.families.common import (
     PerThread,
     hub_kwargs,
     image_size,

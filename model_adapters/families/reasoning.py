@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from model_adapters.families import embed_rl_tcot, ume_r1_gen
 from model_adapters.families import qwen_vl_inputs as qvi
-from model_adapters.families._common import hub_kwargs, torch_dtype
+from model_adapters.families.common import hub_kwargs, torch_dtype
 from model_adapters.families.qwen_chat import ChatOptions, add_recipe_tokens
 from model_adapters.protocol import GenerationSpec
 from triad_dataset.contract.errors import TriadError

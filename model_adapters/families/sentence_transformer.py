@@ -22,7 +22,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from model_adapters.families._common import PerThread, pinned
+from model_adapters.families.common import PerThread, pinned
 from model_adapters.planning.inputs import CANDIDATE, QUERY, join_instruction
 from model_adapters.planning.truncation import TextLimit
 from model_adapters.protocol import ModelInput
@@ -221,7 +221,7 @@ def text_limit(entry: Any, path: str) -> TextLimit:
     """The model's text limit with its tokenizer only (no weights), for counting truncated inputs."""
     from transformers import AutoTokenizer
 
-    from model_adapters.families._common import hub_kwargs
+    from model_adapters.families.common import hub_kwargs
 
     tokenizer = AutoTokenizer.from_pretrained(path, **hub_kwargs(path, entry.revision))
     limit = entry.options.get("max_seq_length")
@@ -235,7 +235,7 @@ def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
 
-    from model_adapters.families._common import hub_kwargs, torch_dtype
+    from model_adapters.families.common import hub_kwargs, torch_dtype
 
     opts = entry.options
     kwargs = hub_kwargs(path, entry.revision)

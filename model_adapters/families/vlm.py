@@ -27,7 +27,7 @@ from typing import Any, Final
 import numpy as np
 
 from model_adapters.families import qwen_vl_inputs as qvi
-from model_adapters.families._common import (
+from model_adapters.families.common import (
     PerThread,
     decode_image,
     hub_kwargs,

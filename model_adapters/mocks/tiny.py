@@ -456,7 +456,7 @@ def _placed(model: Any, device: str, dtype: str) -> Any:
     """The cached model itself on CPU/float32; a converted copy elsewhere (the cache stays float32 on CPU)."""
     import copy
 
-    from model_adapters.families._common import torch_dtype
+    from model_adapters.families.common import torch_dtype
 
     if device == "cpu" and dtype == "float32":
         return model

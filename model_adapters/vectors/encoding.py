@@ -65,7 +65,7 @@ def _free_memory() -> None:
 
 
 def _bad_images(batch: Sequence[Item]) -> list[int]:
-    from model_adapters.families._common import decode_image
+    from model_adapters.families.common import decode_image
 
     bad = []
     for i, item in enumerate(batch):

@@ -6,7 +6,7 @@ writes.
 
 Threads, not processes: PIL decoding and resizing, numpy and the Rust tokenizers release the GIL, and nothing has to
 be pickled. Tokenizers are not shared between threads (a fast tokenizer raises "Already borrowed" when two threads
-use it at once): each preparer thread gets its own copy (`families._common.PerThread`).
+use it at once): each preparer thread gets its own copy (`families.common.PerThread`).
 """
 
 from __future__ import annotations
