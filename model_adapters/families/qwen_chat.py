@@ -44,6 +44,7 @@ from model_adapters.families.common import (
     to_device,
     torch_dtype,
 )
+from model_adapters.planning.inputs import CANDIDATE, QUERY
 from model_adapters.protocol import ModelInput
 from triad_dataset.contract.errors import TriadError
 
@@ -81,8 +82,6 @@ RGBA_RULES: Final[tuple[RgbaRule, ...]] = get_args(RgbaRule)
 TRUNCATIONS: Final[tuple[Truncation, ...]] = get_args(Truncation)
 MODALITIES: Final[tuple[Modality, ...]] = get_args(Modality)
 NO_LIMIT: Final = int(1e20)  # transformers' LARGE_INTEGER: a model_max_length at or above it means "none"
-QUERY: Final = "query"
-CANDIDATE: Final = "candidate"
 
 
 @dataclass(frozen=True)
