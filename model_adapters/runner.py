@@ -26,7 +26,7 @@ from model_adapters.planning import inputs, textspace, truncation
 from model_adapters.planning.configs import detect_benchmark, select_configs, validate_folder
 from model_adapters.planning.plan import Plan, load_rewrites, plan_ark, plan_triad
 from model_adapters.ranks import output
-from model_adapters.ranks.rank_plan import RankingsWriter, ark_rankings, score, triad_rankings, two_stage
+from model_adapters.ranks.rank_plan import Rankings, RankingsWriter, ark_rankings, score, triad_rankings, two_stage
 from model_adapters.results.build import Models, results_json, stage_results
 from model_adapters.run_config import RunConfig, default_api_cache, default_cache_dir
 from model_adapters.run_encoder import RunEncoder, log, open_cache, resolve_model, resolve_reranker
@@ -221,7 +221,7 @@ class Run:
         self._lap("encode")
         return vectors, report
 
-    def rank(self, vectors: dict[str, np.ndarray], written: RankingsWriter) -> tuple[Any, Any]:
+    def rank(self, vectors: dict[str, np.ndarray], written: RankingsWriter) -> tuple[Rankings, Rankings]:
         """Rank every config (and rerank its head), each written once ranked; (final, first-stage rankings)."""
         cfg, reranker_model, sees_images = self.cfg, self.models.reranker, self.model.identity.sees_images
         reranker = reranker_model.load(self.ctx.device, cfg.dtype) if reranker_model is not None else None
@@ -240,7 +240,7 @@ class Run:
         self._lap("rank" if reranker is None else "rank+rerank", minus=written.seconds)
         return final, first
 
-    def score(self, final: dict[str, Any]) -> dict[str, Any]:
+    def score(self, final: Rankings) -> dict[str, Any]:
         """Scores of the final rankings (`rank_plan.score`), or the memo's for identical rankings."""
         cfg = self.cfg
         try:
@@ -253,7 +253,12 @@ class Run:
         return scored
 
     def write(
-        self, staged: output.StagedOutput, scored: dict[str, Any], first: Any, report: dict[str, Any], seconds: float
+        self,
+        staged: output.StagedOutput,
+        scored: dict[str, Any],
+        first: Rankings,
+        report: dict[str, Any],
+        seconds: float,
     ) -> dict[str, Any]:
         """Assemble results.json (`results.build`), write it beside the rankings and commit the staged folder.
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from model_adapters.planning import images, inputs
-from model_adapters.planning.textspace import apply_caption
+from model_adapters.planning.textspace import Captions, apply_caption
 from model_adapters.protocol import ModelInput
 from triad_dataset.contract.errors import TriadError
 
@@ -215,8 +215,8 @@ class Plan:
     configs: list[ConfigPlan]
     items: ItemTable
     sees_images: bool = True  # False for text-only models: their inputs (and keys) carry no image
-    corpora: dict[str, Any] = field(default_factory=dict)  # corpus -> its rows as model inputs (`_CorpusRows`)
-    captions: Any = None  # ARK text-space runs: a planning.textspace.Captions applied to every row's input
+    corpora: dict[str, _CorpusRows] = field(default_factory=dict)  # corpus -> its rows as model inputs
+    captions: Captions | None = None  # ARK text-space runs: captions applied to every row's input
 
 
 # --- reading ------------------------------------------------------------------------------------------------
@@ -443,7 +443,7 @@ def plan_ark(
     limit: int | None,
     rewrites: Mapping[str, str] | None = None,
     sees_images: bool = True,
-    captions: Any = None,
+    captions: Captions | None = None,
 ) -> Plan:
     from ark_dataset.names import GALLERY_SUFFIX
 

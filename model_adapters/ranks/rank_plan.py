@@ -19,6 +19,7 @@ import numpy as np
 
 from model_adapters.planning.plan import ConfigPlan, Plan, release_arrow_memory
 from model_adapters.ranks import ranking
+from model_adapters.ranks.output import StagedOutput
 from triad_dataset.contract.errors import TriadError
 
 ARK_TOP = 100  # ARK rankings keep the top 100 ids and scores (CONTRACTS §3)
@@ -47,6 +48,8 @@ class ConfigRanking:
             raise RuntimeError("only an ARK ranking has the positives' ranks")
         return self.positive_rank
 
+
+Rankings = dict[str, ConfigRanking]  # config -> its ranking
 
 # called with (config plan, final ranking, first-stage ranking or None) as soon as a config is ranked
 Emit = Callable[[ConfigPlan, ConfigRanking, "ConfigRanking | None"], None]
@@ -123,7 +126,7 @@ def triad_rankings(
     show: bool,
     rerank_plan: Plan | None = None,
     emit: Emit | None = None,
-) -> tuple[dict[str, ConfigRanking], dict[str, ConfigRanking]]:
+) -> tuple[Rankings, Rankings]:
     """`rerank_plan` (same configs and pools as `plan`) supplies the reranker's inputs when they differ from the
     first stage's (a text-only first stage: the reranker still sees the images, paper D.2). With `emit`, each
     config's results go to it when ranked and only their `written()` part is returned."""
@@ -161,7 +164,7 @@ def ark_rankings(
     show: bool,
     rerank_plan: Plan | None = None,
     emit: Emit | None = None,
-) -> tuple[dict[str, ConfigRanking], dict[str, ConfigRanking]]:
+) -> tuple[Rankings, Rankings]:
     from tqdm.auto import tqdm
 
     final: dict[str, ConfigRanking] = {}
@@ -273,7 +276,7 @@ class RankingsWriter:
     """The `emit` of the rank loop: writes each config's rankings (and first-stage rankings) into a staged output
     as soon as it is ranked, so its scores and output table are freed before the next config."""
 
-    def __init__(self, staged: Any, ark: bool, reranked: bool) -> None:
+    def __init__(self, staged: StagedOutput, ark: bool, reranked: bool) -> None:
         self.staged, self.ark, self.reranked, self.seconds = staged, ark, reranked, 0.0
 
     def __call__(self, cp: ConfigPlan, final: ConfigRanking, first: ConfigRanking | None) -> None:

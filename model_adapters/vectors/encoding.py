@@ -87,7 +87,7 @@ def _text_lengths(batch: Sequence[ModelInput], role: str) -> list[int]:
     return [len(item.text) for item in batch]
 
 
-def _group_of(items: Any) -> Callable[[str], tuple[str, bool]]:
+def _group_of(items: Mapping[str, Item]) -> Callable[[str], tuple[str, bool]]:
     has_image = getattr(items, "has_image", None)
     index = getattr(items, "index", None)
     role_of = getattr(items, "role", None)
