@@ -134,6 +134,7 @@ class SentenceTransformerEncoder:
         """The prompt `encode_query` resolves: ours when given, else the config's "query" prompt, else its default."""
         if "prompt" in self.query_prompt:
             return self.query_prompt["prompt"]
+        # sentence-transformers' own (private) resolution, so the prompt is the one encode_query applies
         return self.model._resolve_prompt(None, "query" if "query" in self.model.prompts else None)
 
     def parts(
