@@ -329,8 +329,3 @@ def gold_from_rows(config: str, rows: Sequence[Mapping[str, Any]]) -> TriadGold:
     gold = gold_from_table(config, table)
     gold.rows = [{k: v for k, v in r.items() if k not in POOL_COLUMNS and k not in IMAGE_COLUMNS} for r in rows]
     return gold
-
-
-# model_adapters.planning.plan still imports these two by their old private names.
-_padded = padded
-_list_parts = list_parts

@@ -51,7 +51,7 @@ class StagedEncoder(Protocol):
       bucketing; cheap (no image decoding where the size can be read from the header);
     - `prepare`: everything before the model (decode, resize, tokenize) on the CPU, returning what `forward` takes;
       called from background threads, several at once, while `forward` runs: it must not touch the model, and
-      must not share a tokenizer between threads (`families._common.PerThread`); an encoder whose `prepare`
+      must not share a tokenizer between threads (`families.common.PerThread`); an encoder whose `prepare`
       cannot run on several threads at once says so with a `prepare_threads` attribute (e.g. 1);
     - `forward`: the model on prepared inputs, returning one vector per input (a torch tensor, which may stay on
       the device, or an array); `forward(prepare(batch, role), role)` is exactly `encode_queries` /

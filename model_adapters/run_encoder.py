@@ -84,6 +84,15 @@ def resolve_reranker(cfg: RunConfig) -> ResolvedModel | None:
     )
 
 
+def _generation_spec(model: ResolvedModel) -> Any:
+    """The generation stage's spec of a reasoning embedder: its object's, else its entry's options'."""
+    if model.obj is not None:
+        return model.obj.generation
+    if model.entry is None:
+        raise RuntimeError("ResolvedModel has neither an entry nor an object")
+    return model.entry.options["generation"]
+
+
 class RunEncoder:
     """The run's encoder, loaded at most once, with its generation stage and API response store."""
 
@@ -94,8 +103,7 @@ class RunEncoder:
         self._raw: Any = None
         self._encoder: Any = None
         if model.identity.generation is not None:
-            spec = model.obj.generation if model.obj is not None else model.entry.options["generation"]
-            self.stage = GenerationStage(spec, self.generation_root, label=model.identity.label)
+            self.stage = GenerationStage(_generation_spec(model), self.generation_root, label=model.identity.label)
 
     @property
     def generation_root(self) -> str | None:

@@ -26,7 +26,7 @@ from model_adapters.planning import inputs, textspace, truncation
 from model_adapters.planning.configs import detect_benchmark, select_configs, validate_folder
 from model_adapters.planning.plan import Plan, load_rewrites, plan_ark, plan_triad
 from model_adapters.ranks import output
-from model_adapters.ranks.rank_plan import RankingsWriter, ark_rankings, score, triad_rankings, two_stage
+from model_adapters.ranks.rank_plan import Rankings, RankingsWriter, ark_rankings, score, triad_rankings, two_stage
 from model_adapters.results.build import Models, results_json, stage_results
 from model_adapters.run_config import RunConfig, default_api_cache, default_cache_dir
 from model_adapters.run_encoder import RunEncoder, log, open_cache, resolve_model, resolve_reranker
@@ -59,10 +59,10 @@ class Run:
     memo: RunMemo
     benchmark: str = ""
     configs: list[str] = field(default_factory=list)
-    plan: Plan | None = None
+    planned: Plan | None = None  # set by plan_inputs
     truncated: dict[str, dict[str, int]] | None = None
-    run_encoder: RunEncoder | None = None
-    images_read: list[Any] = field(default_factory=list)
+    encoder: RunEncoder | None = None  # set by encode
+    images_read: list[int] | None = field(default_factory=list)  # per process, on rank 0
     rerank_plan: Plan | None = None
     top_k: int = TRIAD_RERANK_TOP
     timings: dict[str, float] = field(default_factory=dict)
@@ -83,6 +83,20 @@ class Run:
     def model(self) -> ResolvedModel:
         """The first-stage model."""
         return self.models.model
+
+    @property
+    def plan(self) -> Plan:
+        """The plan of the selected configs (`plan_inputs`)."""
+        if self.planned is None:
+            raise RuntimeError("the run is not planned yet (plan_inputs)")
+        return self.planned
+
+    @property
+    def run_encoder(self) -> RunEncoder:
+        """The run's encoder (`encode`)."""
+        if self.encoder is None:
+            raise RuntimeError("the run has not encoded yet (encode)")
+        return self.encoder
 
     def run(self) -> dict[str, Any]:
         """All phases in order; the results dict on rank 0, {} on the other ranks."""
@@ -131,7 +145,7 @@ class Run:
         """Plan the run: rank 0 plans and counts the truncated inputs; the others get only the distinct items."""
         sees_images = self.model.identity.sees_images
         if self.ctx.world == 1:
-            self.plan = self._plan_for(sees_images)
+            self.planned = self._plan_for(sees_images)
         else:
             plan, message = None, None
             if self.ctx.is_main:
@@ -142,7 +156,7 @@ class Run:
             items, message = self.ctx.broadcast((plan.items if plan is not None else None, message))
             if message is not None:
                 raise TriadError(message)
-            self.plan = plan if plan is not None else Plan(self.benchmark, [], items, sees_images=sees_images)
+            self.planned = plan if plan is not None else Plan(self.benchmark, [], items, sees_images=sees_images)
         self.truncated = self.count_truncation() if self.ctx.is_main else None
         self._lap("plan")
 
@@ -191,7 +205,7 @@ class Run:
     def encode(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Vectors of every distinct item and the encoding report (`plan_vectors.encode_plan`)."""
         cfg, model = self.cfg, self.model
-        self.run_encoder = RunEncoder(model, cfg, self.ctx)
+        self.encoder = RunEncoder(model, cfg, self.ctx)
         settings = EncodeSettings(
             label=model.identity.label,
             batch_size=cfg.batch_size or model.max_batch,
@@ -207,7 +221,7 @@ class Run:
         self._lap("encode")
         return vectors, report
 
-    def rank(self, vectors: dict[str, np.ndarray], written: RankingsWriter) -> tuple[Any, Any]:
+    def rank(self, vectors: dict[str, np.ndarray], written: RankingsWriter) -> tuple[Rankings, Rankings]:
         """Rank every config (and rerank its head), each written once ranked; (final, first-stage rankings)."""
         cfg, reranker_model, sees_images = self.cfg, self.models.reranker, self.model.identity.sees_images
         reranker = reranker_model.load(self.ctx.device, cfg.dtype) if reranker_model is not None else None
@@ -226,7 +240,7 @@ class Run:
         self._lap("rank" if reranker is None else "rank+rerank", minus=written.seconds)
         return final, first
 
-    def score(self, final: dict[str, Any]) -> dict[str, Any]:
+    def score(self, final: Rankings) -> dict[str, Any]:
         """Scores of the final rankings (`rank_plan.score`), or the memo's for identical rankings."""
         cfg = self.cfg
         try:
@@ -239,7 +253,12 @@ class Run:
         return scored
 
     def write(
-        self, staged: output.StagedOutput, scored: dict[str, Any], first: Any, report: dict[str, Any], seconds: float
+        self,
+        staged: output.StagedOutput,
+        scored: dict[str, Any],
+        first: Rankings,
+        report: dict[str, Any],
+        seconds: float,
     ) -> dict[str, Any]:
         """Assemble results.json (`results.build`), write it beside the rankings and commit the staged folder.
 

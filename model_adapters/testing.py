@@ -34,7 +34,8 @@ def png(rgb: tuple[int, int, int], size: int = 16) -> bytes:
 
 
 def _colour(rng: np.random.Generator) -> tuple[int, int, int]:
-    return tuple(int(x) for x in rng.integers(0, 256, size=3))  # type: ignore[return-value]
+    r, g, b = (int(x) for x in rng.integers(0, 256, size=3))
+    return r, g, b
 
 
 def tiny_triad_tables(
@@ -43,7 +44,7 @@ def tiny_triad_tables(
     """constraints_cars, state_cars (paired), abstraction_i2c and their corpora."""
     rng = np.random.default_rng(seed)
     brands, years = ("Audi", "BMW", "Fiat", "Kia"), ("2010", "2012", "2014")
-    items = []
+    items: list[dict[str, Any]] = []
     for i in range(n_items):
         brand, year = brands[i % len(brands)], years[(i // len(brands)) % len(years)]
         items.append(
@@ -94,7 +95,7 @@ def tiny_triad_tables(
                 "source_query_id": f"q{q}",
             }
         )
-    concepts = [
+    concepts: list[dict[str, Any]] = [
         {
             "item_id": f"n{i:08d}",
             "wnid": f"n{i:08d}",

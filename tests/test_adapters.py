@@ -126,7 +126,7 @@ def test_fusion_rule_is_sum_of_unnormalized_projections_then_l2():
     got = enc.encode_candidates([ModelInput(text, IMG_A), ModelInput(text, None), ModelInput("", IMG_A)])
     with torch.inference_mode():
         t = model.get_text_features(**tok([text], return_tensors="pt")).pooler_output.numpy()[0]
-        from model_adapters.families._common import decode_image
+        from model_adapters.families.common import decode_image
 
         i = model.get_image_features(
             pixel_values=proc(images=[decode_image(IMG_A)], return_tensors="pt")["pixel_values"]

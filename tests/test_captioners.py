@@ -60,7 +60,7 @@ class SizeCaptioner:
         self.seen = 0
 
     def caption(self, images):
-        from model_adapters.families._common import decode_image
+        from model_adapters.families.common import decode_image
 
         self.seen += len(images)
         return ["{}x{}".format(*decode_image(b).size) for b in images]

@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from model_adapters.families._common import PerThread
+from model_adapters.families.common import PerThread
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.planning.plan import Item
 from model_adapters.protocol import ModelInput, StagedEncoder

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Final
 
-from model_adapters.families._api_client import JsonClient, connect, provider, raise_failures
 from model_adapters.families.api import payload_key
+from model_adapters.families.api_client import JsonClient, connect, provider, raise_failures
 from model_adapters.generation.records import RecordCache, RecordFormat
 from model_adapters.protocol import OfflineMiss
 from triad_dataset.contract.errors import TriadError

@@ -143,7 +143,7 @@ def _run(cfg: CaptionConfig, ctx: distributed.Context) -> dict[str, Any]:
         )
     seconds = time.perf_counter() - tick
     gathered = ctx.gather((captions, errors, seconds, len(mine)))
-    if not ctx.is_main:
+    if not ctx.is_main or gathered is None:
         return {}
     known = dict(cache.captions) if cache is not None else {}
     all_errors: dict[str, str] = {}

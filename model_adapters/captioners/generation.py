@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from model_adapters.families._common import decode_image, hub_kwargs, torch_dtype
+from model_adapters.families.common import decode_image, hub_kwargs, torch_dtype
 from model_adapters.families.generating import decode, generate_new_ids
 
 
@@ -82,8 +82,8 @@ def load(entry: Any, path: str, *, device: str = "cpu") -> Any:
     dtype = torch_dtype(entry.dtype)
     if entry.kind == CAPTIONER:
         processor = transformers.AutoProcessor.from_pretrained(path, **kwargs)
-        model = transformers.AutoModelForImageTextToText.from_pretrained(path, dtype=dtype, **kwargs).to(device)
+        model = transformers.AutoModelForImageTextToText.from_pretrained(path, dtype=dtype, **kwargs).to(device)  # type: ignore[arg-type]  # transformers' stubs hide `to`'s self behind a decorator
         return VlmCaptioner(model, processor, entry.prompt, entry.max_new_tokens)
     tokenizer = transformers.AutoTokenizer.from_pretrained(path, **kwargs)
-    model = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=dtype, **kwargs).to(device)
+    model = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=dtype, **kwargs).to(device)  # type: ignore[arg-type]  # transformers' stubs hide `to`'s self behind a decorator
     return LlmRewriter(model, tokenizer, entry.prompt, entry.max_new_tokens, template_options=entry.options)

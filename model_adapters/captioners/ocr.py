@@ -11,13 +11,17 @@ from __future__ import annotations
 import logging
 import unicodedata
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
-from model_adapters.families._common import decode_image
+from model_adapters.families.common import decode_image
 from triad_dataset.contract.errors import TriadError
 
+if TYPE_CHECKING:
+    from rapidocr.utils.output import RapidOCROutput
+
+NormalForm = Literal["NFC", "NFKC", "NFD", "NFKD"]
 NORMAL_FORMS = ("", "NFC", "NFKC", "NFD", "NFKD")  # "" keeps the recogniser's text as it is
 
 
@@ -27,18 +31,21 @@ class OcrCaptioner:
 
         logging.getLogger("RapidOCR").setLevel(logging.WARNING)
         self.joiner = str(options.get("joiner", " "))
-        self.normalize = str(options.get("normalize", ""))
-        if self.normalize not in NORMAL_FORMS:
+        normalize = str(options.get("normalize", ""))
+        if normalize not in NORMAL_FORMS:
             raise TriadError(
-                f"ocr captioner: normalize={self.normalize!r} is not one of {', '.join(map(repr, NORMAL_FORMS))}"
+                f"ocr captioner: normalize={normalize!r} is not one of {', '.join(map(repr, NORMAL_FORMS))}"
             )
+        self.normalize = cast("NormalForm | None", normalize or None)  # one of NORMAL_FORMS, checked above
         params = {k: v for k, v in options.items() if "." in k}
         self.engine = RapidOCR(params=params)
         logging.getLogger("RapidOCR").setLevel(logging.WARNING)
 
     def caption_one(self, data: bytes) -> str:
         image = np.asarray(decode_image(data))[:, :, ::-1].copy()  # RGB -> BGR, rapidocr's (OpenCV) order
-        return self.text_of(self.engine(image).txts or ())
+        # rapidocr types its call as any one stage's output; the full pipeline run here returns a RapidOCROutput
+        result = cast("RapidOCROutput", self.engine(image))
+        return self.text_of(result.txts or ())
 
     def text_of(self, lines: Sequence[str]) -> str:
         """The caption of one image from its recognised lines."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from triad_dataset.contract.errors import TriadError
 
@@ -29,6 +29,8 @@ VLM: Final = "vlm"
 LLM: Final = "llm"
 TINY: Final = "tiny"
 API: Final = "api"  # an OpenAI-compatible chat completions API (captioners/api.py)
+GeneratorKind = Literal["captioner", "rewriter"]
+GeneratorFamily = Literal["ocr", "vlm", "llm", "tiny", "api"]
 # The module whose `load(entry, path, *, device, **runtime)` loads each family; `tiny` is the testing package's.
 FAMILY_MODULES: Final = {
     OCR: "model_adapters.captioners.ocr",
@@ -75,8 +77,8 @@ class GeneratorEntry:
     """One captioner or rewriter. `hub_id` may be a Hub repo id or a local directory; `revision` pins it."""
 
     name: str
-    kind: str  # CAPTIONER | REWRITER
-    family: str  # OCR | VLM | LLM | TINY
+    kind: GeneratorKind
+    family: GeneratorFamily
     hub_id: str
     revision: str = "main"
     dtype: str = "float32"
@@ -174,7 +176,7 @@ ENTRIES: Final[tuple[GeneratorEntry, ...]] = (
 REGISTRY: Final[dict[str, GeneratorEntry]] = {e.name: e for e in ENTRIES}
 
 
-def get_entry(name: str, kind: str = CAPTIONER) -> GeneratorEntry:
+def get_entry(name: str, kind: GeneratorKind = CAPTIONER) -> GeneratorEntry:
     """The entry named `name` of `kind`; an unknown name lists the valid ones.
 
     >>> get_entry("ocr").options["Det.limit_type"]

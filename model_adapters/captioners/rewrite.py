@@ -42,7 +42,7 @@ def run_rewrite(cfg: RewriteConfig) -> list[dict[str, str]]:
     from tqdm.auto import tqdm
 
     from model_adapters.runner import select_configs
-    from model_adapters.vectors.distributed import _default_device
+    from model_adapters.vectors.distributed import default_device
     from triad_dataset.folder.io import read_rows
 
     if cfg.limit is not None and cfg.limit < 1:
@@ -54,7 +54,7 @@ def run_rewrite(cfg: RewriteConfig) -> list[dict[str, str]]:
         for row in read_rows(cfg.data, subtype, ["query_id", "query_text"])[: cfg.limit]
     ]
     rewriter = cfg.rewriter_obj or registry.load(
-        entry, model_path=cfg.model_path, device=cfg.device or _default_device(), **_api_runtime(entry, cfg)
+        entry, model_path=cfg.model_path, device=cfg.device or default_device(), **_api_runtime(entry, cfg)
     )
     out: list[dict[str, str]] = []
     offline_missing, where = 0, ""

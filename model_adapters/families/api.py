@@ -36,7 +36,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from model_adapters.families._api_client import JsonClient, Provider, connect, provider, raise_failures
+from model_adapters.families.api_client import JsonClient, Provider, connect, provider, raise_failures
 from model_adapters.planning.inputs import join_instruction
 from model_adapters.protocol import ModelInput, OfflineMiss
 from triad_dataset.contract.errors import TriadError

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from model_adapters.families._common import PerThread
+from model_adapters.families.common import PerThread
 from model_adapters.planning.inputs import join_instruction
 from model_adapters.planning.truncation import TextLimit
 from model_adapters.protocol import ModelInput
@@ -174,7 +174,7 @@ def instructions_of(entry: Any) -> Instructions:
 def _tokenizer(entry: Any, path: str) -> Any:
     from transformers import AutoTokenizer
 
-    from model_adapters.families._common import hub_kwargs
+    from model_adapters.families.common import hub_kwargs
 
     tokenizer = AutoTokenizer.from_pretrained(path, padding_side="right", **hub_kwargs(path, entry.revision))
     if tokenizer.pad_token is None:  # as GritLM's training sets it; padded positions are masked out everywhere
@@ -196,7 +196,7 @@ def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "bfloat16")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import LlamaConfig, LlamaModel
 
-    from model_adapters.families._common import hub_kwargs, torch_dtype
+    from model_adapters.families.common import hub_kwargs, torch_dtype
 
     kwargs = hub_kwargs(path, entry.revision)
     config = LlamaConfig.from_pretrained(path, **kwargs)
@@ -206,7 +206,7 @@ def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "bfloat16")
             f"{entry.recipe} was proven on a {MODEL_TYPE!r} backbone (ReasonIRModel)"
         )
     config.is_causal = False  # bidirectional attention: ReasonIRModel.encode's `is_causal=False`
-    model = LlamaModel.from_pretrained(path, config=config, dtype=torch_dtype(dtype), **kwargs).to(device).eval()
+    model = LlamaModel.from_pretrained(path, config=config, dtype=torch_dtype(dtype), **kwargs).to(device).eval()  # type: ignore[arg-type]  # transformers' stubs hide `to`'s self behind a decorator
     return BidirectionalLlamaEncoder(
         model,
         _tokenizer(entry, path),

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from model_adapters.families._common import hub_kwargs, torch_dtype
+from model_adapters.families.common import hub_kwargs, torch_dtype
 from model_adapters.planning.inputs import join_instruction
 from model_adapters.protocol import ModelInput
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from model_adapters.families._common import (
+from model_adapters.families.common import (
     PerThread,
     decode_image,
     features,
@@ -113,7 +113,8 @@ class DualTowerEncoder:
             )  # SigLIP's text tower is trained without an attention mask
             out["text"] = pinned({k: enc[k] for k in keep}, self.device)
         if image_rows:
-            pixels = image_processor(images=[decode_image(batch[i].image) for i in image_rows], return_tensors="pt")
+            images = [decode_image(item.image) for item in batch if item.image is not None]
+            pixels = image_processor(images=images, return_tensors="pt")
             out["pixel_values"] = pinned({"pixel_values": pixels["pixel_values"]}, self.device)["pixel_values"]
         return out
 

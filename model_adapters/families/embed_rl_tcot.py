@@ -220,14 +220,18 @@ class TCoTEmbedder(QwenChatEmbedder):
         processor = processor or self.processor
         if self.opts.render != "template":
             raise ValueError("the T-CoT embedder renders through the chat template only")
-        convs, images = [], []
+        convs: list[list[dict[str, Any]]] = []
+        images: list[bytes] = []
         for item in batch:
             tcot = getattr(item, "tcot", TCoT())
             image = self._image_of(item)
             conv = conversation(self.opts, item, image is not None, tcot.parts)
             for part in conv[-1 if self.opts.assistant is None else -2]["content"]:
-                if part.get("type") == "image":
-                    images.append(tcot.crops[part["crop"]] if "crop" in part else image)
+                if part.get("type") != "image":
+                    continue
+                picture = tcot.crops[part["crop"]] if "crop" in part else image
+                if picture is not None:
+                    images.append(picture)
             convs.append(conv)
         texts = processor.render(
             convs,
@@ -326,7 +330,8 @@ class EmbedRLTCoT:
         if todo:
             if self._generator is None:
                 self._generator = self.make_generator()
-            out = self._generator.generate([requests[i] for i in todo], [batch[i].image for i in todo])
+            wanted = [r for r in requests if r is not None]
+            out = self._generator.generate(wanted, [batch[i].image for i in todo])
             texts = dict(zip(todo, out, strict=True))
         result = []
         for i, item in enumerate(batch):

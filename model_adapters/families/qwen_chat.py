@@ -29,12 +29,12 @@ import functools
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Final
+from typing import Any, Final, Literal, get_args
 
 import numpy as np
 
 from model_adapters.families import qwen_vl_inputs as qvi
-from model_adapters.families._common import (
+from model_adapters.families.common import (
     PerThread,
     hub_kwargs,
     image_size,
@@ -44,6 +44,7 @@ from model_adapters.families._common import (
     to_device,
     torch_dtype,
 )
+from model_adapters.planning.inputs import CANDIDATE, QUERY
 from model_adapters.protocol import ModelInput
 from triad_dataset.contract.errors import TriadError
 
@@ -53,22 +54,34 @@ IMAGE_PAD: Final = qvi.IMAGE_PAD
 VIDEO_PAD: Final = "<|video_pad|>"
 CHATML_IMAGE: Final = VISION_START + IMAGE_PAD + VISION_END
 
-BACKBONES: Final = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_5")
-RENDERS: Final = ("template", "chatml")
-TEMPLATE_SOURCES: Final = ("processor", "tokenizer")
-INSTRUCTION_ROUTES: Final = ("system", "prefix", "concat")
-TEXT_RULES: Final = ("as_is", "strip_vision_tokens", "mbeir_format")
-EMPTY_RULES: Final = ("as_text", "bare")
-PART_NAMES: Final = ("image", "text", "suffix")
-POOLINGS: Final = ("last_attended", "last_token", "first_token_minus_one")
-PADDING_SIDES: Final = ("left", "right", "tokenizer")
-POSITIONS: Final = ("rope", "sequential")
-RGBA_RULES: Final = ("white", "convert")
-TRUNCATIONS: Final = ("none", "all", "text_only", "candidates")
-MODALITIES: Final = ("image_text", "text", "image")
+# The choices of each string option: a Literal type for the checker, and its values for `ChatOptions.validate`.
+Backbone = Literal["qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_5"]
+Render = Literal["template", "chatml"]
+TemplateSource = Literal["processor", "tokenizer"]
+InstructionRoute = Literal["system", "prefix", "concat"]
+TextRule = Literal["as_is", "strip_vision_tokens", "mbeir_format"]
+EmptyRule = Literal["as_text", "bare"]
+PartName = Literal["image", "text", "suffix"]
+Pooling = Literal["last_attended", "last_token", "first_token_minus_one"]
+PaddingSide = Literal["left", "right", "tokenizer"]
+Positions = Literal["rope", "sequential"]
+RgbaRule = Literal["white", "convert"]
+Truncation = Literal["none", "all", "text_only", "candidates"]
+Modality = Literal["image_text", "text", "image"]
+BACKBONES: Final[tuple[Backbone, ...]] = get_args(Backbone)
+RENDERS: Final[tuple[Render, ...]] = get_args(Render)
+TEMPLATE_SOURCES: Final[tuple[TemplateSource, ...]] = get_args(TemplateSource)
+INSTRUCTION_ROUTES: Final[tuple[InstructionRoute, ...]] = get_args(InstructionRoute)
+TEXT_RULES: Final[tuple[TextRule, ...]] = get_args(TextRule)
+EMPTY_RULES: Final[tuple[EmptyRule, ...]] = get_args(EmptyRule)
+PART_NAMES: Final[tuple[PartName, ...]] = get_args(PartName)
+POOLINGS: Final[tuple[Pooling, ...]] = get_args(Pooling)
+PADDING_SIDES: Final[tuple[PaddingSide, ...]] = get_args(PaddingSide)
+POSITIONS: Final[tuple[Positions, ...]] = get_args(Positions)
+RGBA_RULES: Final[tuple[RgbaRule, ...]] = get_args(RgbaRule)
+TRUNCATIONS: Final[tuple[Truncation, ...]] = get_args(Truncation)
+MODALITIES: Final[tuple[Modality, ...]] = get_args(Modality)
 NO_LIMIT: Final = int(1e20)  # transformers' LARGE_INTEGER: a model_max_length at or above it means "none"
-QUERY: Final = "query"
-CANDIDATE: Final = "candidate"
 
 
 @dataclass(frozen=True)
@@ -107,33 +120,33 @@ class ChatOptions:
                           "candidates" (LamRA's candidate collator)
     """
 
-    backbone: str
-    render: str = "template"
-    template_source: str = "processor"
+    backbone: Backbone
+    render: Render = "template"
+    template_source: TemplateSource = "processor"
     system: str | None = None
-    instruction: str = "prefix"
-    text_rule: str = "as_is"
-    suffix: tuple[tuple[str, str], ...] = (("image_text", ""), ("text", ""), ("image", ""))
-    empty: str = "as_text"
-    content_order: tuple[str, ...] = PART_NAMES
+    instruction: InstructionRoute = "prefix"
+    text_rule: TextRule = "as_is"
+    suffix: tuple[tuple[Modality, str], ...] = (("image_text", ""), ("text", ""), ("image", ""))
+    empty: EmptyRule = "as_text"
+    content_order: tuple[PartName, ...] = PART_NAMES
     assistant: str | None = None
     add_generation_prompt: bool = True
     add_tokens: tuple[str, ...] = ()
-    pooling: str = "last_attended"
+    pooling: Pooling = "last_attended"
     pool_token: str | None = None
     pool_tail: int = 0
-    padding_side: str = "right"
-    positions: str = "rope"
+    padding_side: PaddingSide = "right"
+    positions: Positions = "rope"
     image_factor: int = 28
     min_pixels: int = 4 * 28 * 28
     max_pixels: int = 16384 * 28 * 28
-    rgba: str = "white"
+    rgba: RgbaRule = "white"
     processor_resize: bool = True
     processor_min_pixels: int | None = None
     processor_max_pixels: int | None = None
     placeholder_image: tuple[int, int] | None = None
     max_length: int | None = None
-    truncation: str = "none"
+    truncation: Truncation = "none"
 
     @classmethod
     def parse(cls, options: Mapping[str, Any], where: str = "recipe") -> ChatOptions:
@@ -207,7 +220,7 @@ class ChatOptions:
             raise TriadError(f"{where}: pool_tail must be >= 0 and max_length >= 1")
 
     def suffix_for(self, has_text: bool, has_image: bool) -> str:
-        modality = "image_text" if has_text and has_image else "image" if has_image else "text"
+        modality: Modality = "image_text" if has_text and has_image else "image" if has_image else "text"
         return dict(self.suffix)[modality]
 
 
@@ -353,7 +366,7 @@ def placeholder_png(size: tuple[int, int]) -> bytes:
     from PIL import Image
 
     buf = io.BytesIO()
-    Image.new("RGB", tuple(size), (255, 255, 255)).save(buf, format="PNG")
+    Image.new("RGB", (size[0], size[1]), (255, 255, 255)).save(buf, format="PNG")
     return buf.getvalue()
 
 

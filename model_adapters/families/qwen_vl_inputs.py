@@ -134,6 +134,7 @@ def chat_template_of(tokenizer: Any, path: str, revision: str | None) -> str:
     import os
 
     for name in ("chat_template.jinja", "chat_template.json"):
+        file: str | None
         if os.path.isdir(path):
             file = os.path.join(path, name)
             file = file if os.path.exists(file) else None

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from model_adapters.families import embed_rl_tcot, ume_r1_gen
 from model_adapters.families import qwen_vl_inputs as qvi
-from model_adapters.families._common import hub_kwargs, torch_dtype
+from model_adapters.families.common import hub_kwargs, torch_dtype
 from model_adapters.families.qwen_chat import ChatOptions, add_recipe_tokens
 from model_adapters.protocol import GenerationSpec
 from triad_dataset.contract.errors import TriadError
@@ -192,7 +192,7 @@ def _tcot_generator(entry: Any, spec: GenerationSpec, device: str) -> embed_rl_t
 
     kwargs = hub_kwargs(generator, spec.revision or "")
     dtype = torch_dtype(str(entry.options.get("generator_dtype", "bfloat16")))
-    model = AutoModelForImageTextToText.from_pretrained(generator, dtype=dtype, **kwargs).to(device)
+    model = AutoModelForImageTextToText.from_pretrained(generator, dtype=dtype, **kwargs).to(device)  # type: ignore[arg-type]  # transformers' stubs hide `to`'s self behind a decorator
     tokenizer = AutoTokenizer.from_pretrained(generator, **kwargs)
     template = qvi.chat_template_of(tokenizer, generator, kwargs.get("revision"))
     processor = qvi.QwenVLProcessor(tokenizer, AutoImageProcessor.from_pretrained(generator, **kwargs), template)

@@ -21,7 +21,7 @@ from typing import Any, Final
 import numpy as np
 
 from model_adapters.families import qwen_vl_inputs as qvi
-from model_adapters.families._common import hub_kwargs, torch_dtype
+from model_adapters.families.common import hub_kwargs, torch_dtype
 from model_adapters.protocol import ModelInput
 
 JUDGE_SYSTEM: Final = (

@@ -16,13 +16,13 @@ gets is not in the config.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
 
-from model_adapters.families._common import PerThread, pinned
+from model_adapters.families.common import PerThread, pinned
 from model_adapters.planning.inputs import CANDIDATE, QUERY, join_instruction
 from model_adapters.planning.truncation import TextLimit
 from model_adapters.protocol import ModelInput
@@ -46,7 +46,7 @@ class SentenceTransformerOptions:
     use_prompts: bool = True  # whether the model's own query/document prompts are used
 
 
-def sides_of(prompts: dict[str, str], default_prompt_name: str | None, where: str) -> None:
+def sides_of(prompts: Mapping[str, str | None], default_prompt_name: str | None, where: str) -> None:
     """Refuse a config whose non-empty prompts name neither retrieval side and set no default prompt.
 
     >>> sides_of({"query": "q: ", "document": ""}, None, "m")
@@ -134,6 +134,7 @@ class SentenceTransformerEncoder:
         """The prompt `encode_query` resolves: ours when given, else the config's "query" prompt, else its default."""
         if "prompt" in self.query_prompt:
             return self.query_prompt["prompt"]
+        # sentence-transformers' own (private) resolution, so the prompt is the one encode_query applies
         return self.model._resolve_prompt(None, "query" if "query" in self.model.prompts else None)
 
     def parts(
@@ -221,7 +222,7 @@ def text_limit(entry: Any, path: str) -> TextLimit:
     """The model's text limit with its tokenizer only (no weights), for counting truncated inputs."""
     from transformers import AutoTokenizer
 
-    from model_adapters.families._common import hub_kwargs
+    from model_adapters.families.common import hub_kwargs
 
     tokenizer = AutoTokenizer.from_pretrained(path, **hub_kwargs(path, entry.revision))
     limit = entry.options.get("max_seq_length")
@@ -235,7 +236,7 @@ def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
 
-    from model_adapters.families._common import hub_kwargs, torch_dtype
+    from model_adapters.families.common import hub_kwargs, torch_dtype
 
     opts = entry.options
     kwargs = hub_kwargs(path, entry.revision)

@@ -30,7 +30,7 @@ from typing import Any, Final
 import numpy as np
 
 from model_adapters.families import generating
-from model_adapters.families._common import l2_normalize
+from model_adapters.families.common import l2_normalize
 from model_adapters.families.qwen_chat import (
     CANDIDATE,
     QUERY,

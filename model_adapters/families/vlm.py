@@ -27,7 +27,7 @@ from typing import Any, Final
 import numpy as np
 
 from model_adapters.families import qwen_vl_inputs as qvi
-from model_adapters.families._common import (
+from model_adapters.families.common import (
     PerThread,
     decode_image,
     hub_kwargs,
@@ -292,7 +292,7 @@ def vlm2vec_v1_image(data: bytes, resolution: tuple[int, int]) -> Any:
     try:
         with Image.open(io.BytesIO(data)) as img:
             img.load()
-            return img.resize(tuple(resolution)).convert("RGB")
+            return img.resize((resolution[0], resolution[1])).convert("RGB")
     except Exception as exc:  # PIL raises many types (UnidentifiedImageError, OSError, SyntaxError...)
         raise ValueError(f"image does not decode ({type(exc).__name__}: {exc})") from exc
 
@@ -312,14 +312,14 @@ class VLM2VecEncoder:
         device: str = "cpu",
         min_pixels: int = VLM2VEC_MIN_PIXELS,
         max_pixels: int = VLM2VEC_MAX_PIXELS,
-        image_resolution: tuple[int, int] | None = None,
+        image_resolution: Sequence[int] | None = None,
     ) -> None:
         self.model = model.to(device).eval()
         self.processor = processor
         self._processors = PerThread(processor)
         self.device = device
         self.size = {"shortest_edge": min_pixels, "longest_edge": max_pixels}
-        self.image_resolution = tuple(image_resolution) if image_resolution else None
+        self.image_resolution = (image_resolution[0], image_resolution[1]) if image_resolution else None
         config = getattr(model.config, "text_config", model.config)
         self.dim = int(config.hidden_size)
 

@@ -24,7 +24,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from model_adapters.vectors.cache import atomic_write, model_key
 from triad_dataset.contract.errors import TriadError
@@ -83,7 +83,7 @@ class RecordCache:
         folder = None if self.dir is None else self.dir / SHARDS
         return sorted(folder.glob("*.json")) if folder is not None and folder.exists() else []
 
-    def _read(self, path: Path) -> dict[str, Any] | None | bool:
+    def _read(self, path: Path) -> dict[str, Any] | Literal[False] | None:
         """The shard's records; None when corrupted; False when it vanished (merged by a concurrent compaction)."""
         try:
             data = path.read_bytes()
@@ -93,7 +93,9 @@ class RecordCache:
             obj = json.loads(data) if hashlib.sha256(data).hexdigest() == path.stem else None
         except (json.JSONDecodeError, UnicodeDecodeError):
             obj = None
-        values = obj.get(self.fmt.values_field) if isinstance(obj, dict) else None
+        if not isinstance(obj, dict):
+            return None
+        values = obj.get(self.fmt.values_field)
         if not isinstance(values, dict) or not all(self.fmt.valid(v) for v in values.values()):
             return None
         if obj.get(self.fmt.owner_field) != self.key:

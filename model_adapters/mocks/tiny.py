@@ -10,7 +10,7 @@ The tokenizer is byte-level (every byte is a token, no merges), so distinct text
 from __future__ import annotations
 
 import functools
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from model_adapters.families.dual_tower import DualTowerEncoder
 from model_adapters.families.qwen_vl_inputs import QwenVLProcessor
@@ -260,7 +260,7 @@ QWEN2_VL_SLIDING_WINDOW: Final = 32768
 
 
 def _qwen2_vl_config(tok: Any) -> Any:
-    from transformers import Qwen2VLConfig
+    from transformers import PretrainedConfig, Qwen2VLConfig
 
     ids = tok.convert_tokens_to_ids
     config = Qwen2VLConfig(
@@ -289,8 +289,9 @@ def _qwen2_vl_config(tok: Any) -> Any:
         vision_start_token_id=ids("<|vision_start|>"),
         vision_end_token_id=ids("<|vision_end|>"),
     )
-    config.text_config.use_sliding_window = False
-    config.text_config.sliding_window = QWEN2_VL_SLIDING_WINDOW  # after __init__, which drops it; layers stay full
+    text_config = cast(PretrainedConfig, config.text_config)  # typed dict | config | None; a config once built
+    text_config.use_sliding_window = False
+    text_config.sliding_window = QWEN2_VL_SLIDING_WINDOW  # after __init__, which drops it; layers stay full
     return config
 
 
@@ -455,7 +456,7 @@ def _placed(model: Any, device: str, dtype: str) -> Any:
     """The cached model itself on CPU/float32; a converted copy elsewhere (the cache stays float32 on CPU)."""
     import copy
 
-    from model_adapters.families._common import torch_dtype
+    from model_adapters.families.common import torch_dtype
 
     if device == "cpu" and dtype == "float32":
         return model

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from model_adapters.families import embed_rl_tcot, reasoning, ume_r1_gen
 from model_adapters.families import qwen_vl_inputs as qvi
-from model_adapters.families._common import torch_dtype
+from model_adapters.families.common import torch_dtype
 from model_adapters.families.qwen_chat import IMAGE_PAD, VIDEO_PAD, VISION_END, VISION_START
 from model_adapters.mocks import tiny
 from model_adapters.protocol import GenerationSpec

@@ -16,10 +16,7 @@ def select_configs(data: str, benchmark: str, requested: str | Sequence[str]) ->
     """The task configs (TRIAD) or subtypes (ARK) to run; unknown or absent names list the valid ones."""
     from triad_dataset.folder.io import list_configs
 
-    if benchmark == "ark":
-        from ark_dataset.names import SUBTYPES as known
-    else:
-        from triad_dataset.contract.names import TASK_CONFIGS as known
+    known = _known_configs(benchmark)
     present = [c for c in known if c in set(list_configs(data))]
     names = [requested] if isinstance(requested, str) else list(requested)
     names = [n.strip() for part in names for n in part.split(",") if n.strip()]
@@ -33,6 +30,17 @@ def select_configs(data: str, benchmark: str, requested: str | Sequence[str]) ->
         if name not in present:
             raise TriadError(f"{data}: config {name!r} is not in this folder; present: {', '.join(present)}")
     return list(dict.fromkeys(names))
+
+
+def _known_configs(benchmark: str) -> Sequence[str]:
+    """Every task config (TRIAD) or subtype (ARK) of the benchmark, in the benchmark's order."""
+    if benchmark == "ark":
+        from ark_dataset.names import SUBTYPES
+
+        return SUBTYPES
+    from triad_dataset.contract.names import TASK_CONFIGS
+
+    return TASK_CONFIGS
 
 
 def detect_benchmark(data: str) -> str:

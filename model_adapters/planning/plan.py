@@ -17,14 +17,17 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from model_adapters.planning import images, inputs
-from model_adapters.planning.textspace import apply_caption
+from model_adapters.planning.textspace import Captions, apply_caption
 from model_adapters.protocol import ModelInput
 from triad_dataset.contract.errors import TriadError
+
+if TYPE_CHECKING:
+    from metrics.columnar import TriadGold
 
 IMAGE_COLUMNS = ("image", "query_image")
 ROLE_CODES = (inputs.QUERY, inputs.CANDIDATE)
@@ -47,7 +50,7 @@ class ItemTable(Mapping[str, Item]):
     def __init__(self, data: str) -> None:
         self.data = data
         self.sources: list[tuple[str, str | None]] = []  # (config, image column or None)
-        self.keys: list[str] = []
+        self.key_list: list[str] = []  # in first-seen order
         self.index: dict[str, int] = {}
         self.roles: list[int] = []
         self.texts: list[str] = []
@@ -70,7 +73,7 @@ class ItemTable(Mapping[str, Item]):
         self,
         role: str,
         source: int,
-        rows: Sequence[int],
+        rows: Sequence[int] | np.ndarray,
         keys: Sequence[str],
         texts: Sequence[str],
         instructions: Sequence[str | None],
@@ -83,8 +86,8 @@ class ItemTable(Mapping[str, Item]):
         for i, key in enumerate(keys):
             at = self.index.get(key)
             if at is None:
-                at = self.index[key] = len(self.keys)
-                self.keys.append(key)
+                at = self.index[key] = len(self.key_list)
+                self.key_list.append(key)
                 self.roles.append(code)
                 self.texts.append(texts[i])
                 self.instructions.append(instructions[i])
@@ -97,10 +100,10 @@ class ItemTable(Mapping[str, Item]):
 
     # --- Mapping[str, Item] ------------------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self.keys)
+        return len(self.key_list)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.keys)
+        return iter(self.key_list)
 
     def __contains__(self, key: object) -> bool:
         return key in self.index
@@ -174,8 +177,14 @@ class ConfigPlan:
     pool_items: np.ndarray  # TRIAD: int32 (n_queries, width), -1 = padding; ARK: (n_gallery,) the gallery once
     pool_rows: np.ndarray  # corpus row of each pool slot (same shape as pool_items)
     corpus_ids: Any  # pyarrow array: item_id of each corpus row
-    gold: Any = None  # TRIAD: metrics.columnar.TriadGold
+    gold: TriadGold | None = None  # TRIAD: the scoring gold
     positives: np.ndarray | None = None  # ARK: gallery position of each query's positive
+
+    def triad_gold(self) -> TriadGold:
+        """The scoring gold of a TRIAD config; an ARK subtype has none."""
+        if self.gold is None:
+            raise RuntimeError(f"{self.config}: an ARK subtype has no TRIAD gold")
+        return self.gold
 
     @property
     def query_ids(self) -> list[str]:
@@ -206,8 +215,8 @@ class Plan:
     configs: list[ConfigPlan]
     items: ItemTable
     sees_images: bool = True  # False for text-only models: their inputs (and keys) carry no image
-    corpora: dict[str, Any] = field(default_factory=dict)  # corpus -> its rows as model inputs (`_CorpusRows`)
-    captions: Any = None  # ARK text-space runs: a planning.textspace.Captions applied to every row's input
+    corpora: dict[str, _CorpusRows] = field(default_factory=dict)  # corpus -> its rows as model inputs
+    captions: Captions | None = None  # ARK text-space runs: captions applied to every row's input
 
 
 # --- reading ------------------------------------------------------------------------------------------------
@@ -348,9 +357,9 @@ def _pool_rows(config: str, table: Any, corpus: str, corpus_ids: Any, rows: list
     """Corpus row of every pool slot, (n_queries, width) padded with -1; an id not in the corpus is an error."""
     import pyarrow.compute as pc
 
-    from metrics.columnar import _list_parts, _padded
+    from metrics.ragged import list_parts, padded
 
-    offsets, flat = _list_parts(table.column("candidate_ids"))
+    offsets, flat = list_parts(table.column("candidate_ids"))
     at = pc.index_in(flat, value_set=corpus_ids)
     if at.null_count:
         i = int(np.flatnonzero(np.asarray(at.is_null()))[0])
@@ -359,7 +368,7 @@ def _pool_rows(config: str, table: Any, corpus: str, corpus_ids: Any, rows: list
             f"{config} query {rows[q]['query_id']}: candidate id {flat[i].as_py()!r} is not in corpus {corpus}"
         )
     width = int(np.diff(offsets).max(initial=0))
-    return _padded(offsets, np.asarray(at, dtype=np.int32), width, -1, np.int32)
+    return padded(offsets, np.asarray(at, dtype=np.int32), width, -1, np.int32)
 
 
 def release_arrow_memory() -> None:
@@ -434,7 +443,7 @@ def plan_ark(
     limit: int | None,
     rewrites: Mapping[str, str] | None = None,
     sees_images: bool = True,
-    captions: Any = None,
+    captions: Captions | None = None,
 ) -> Plan:
     from ark_dataset.names import GALLERY_SUFFIX
 

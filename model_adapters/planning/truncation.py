@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from model_adapters.planning.inputs import join_instruction
 from model_adapters.protocol import ModelInput
 
 TOKENIZE_CHUNK: Final = 1024
+K = TypeVar("K")  # an input's key: an item key, or a position in the plan's item table
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class TextLimit:
             counts.extend(len(row) for row in ids)
         return counts
 
-    def over_limit(self, items: Mapping[str, ModelInput]) -> set[str]:
+    def over_limit(self, items: Mapping[K, ModelInput]) -> set[K]:
         """Keys of the inputs whose tokenized text exceeds the limit (and is therefore truncated)."""
         keyed = [(key, self.model_text(item)) for key, item in items.items()]
         keyed = [(key, text) for key, text in keyed if text]

@@ -18,19 +18,6 @@ FIRST_STAGE: Final = "rankings_first_stage"
 RESULTS: Final = "results.json"
 
 
-def rankings_table(rows: Sequence[Mapping[str, Any]], *, ark: bool = False, reranked: bool = False) -> Any:
-    """A pyarrow table with the CONTRACTS §3 columns."""
-    import pyarrow as pa
-
-    fields = [("query_id", pa.string()), ("candidate_ids", pa.list_(pa.string())), ("scores", pa.list_(pa.float64()))]
-    if ark:
-        fields.append(("positive_rank", pa.int64()))
-    if reranked:
-        fields.append(("rerank_scores", pa.list_(pa.float64())))
-    schema = pa.schema(fields)
-    return pa.Table.from_pylist([{name: row.get(name) for name, _ in fields} for row in rows], schema=schema)
-
-
 class StagedOutput:
     """Collects files in OUTDIR/.partial-*/ and commits them with renames."""
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from model_adapters.planning.plan import ConfigPlan, Plan, release_arrow_memory
 from model_adapters.ranks import ranking
+from model_adapters.ranks.output import StagedOutput
 from triad_dataset.contract.errors import TriadError
 
 ARK_TOP = 100  # ARK rankings keep the top 100 ids and scores (CONTRACTS §3)
@@ -35,6 +36,20 @@ class ConfigRanking:
         """What scoring still needs once the rankings table is written: the order (and ARK ranks), no scores."""
         return replace(self, scores=None, rerank_scores=None)
 
+    def live_scores(self) -> np.ndarray:
+        """The first-stage scores, aligned with `order`; a ranking already written has none."""
+        if self.scores is None:
+            raise RuntimeError("the scores of a ranking are dropped once it is written")
+        return self.scores
+
+    def positive_ranks(self) -> np.ndarray:
+        """ARK: each query's 1-based rank of its positive in the whole gallery."""
+        if self.positive_rank is None:
+            raise RuntimeError("only an ARK ranking has the positives' ranks")
+        return self.positive_rank
+
+
+Rankings = dict[str, ConfigRanking]  # config -> its ranking
 
 # called with (config plan, final ranking, first-stage ranking or None) as soon as a config is ranked
 Emit = Callable[[ConfigPlan, ConfigRanking, "ConfigRanking | None"], None]
@@ -58,7 +73,7 @@ def _keep(
 
 
 def _matrix(plan: Plan, indices: np.ndarray, vectors: Mapping[str, np.ndarray]) -> np.ndarray:
-    keys = plan.items.keys
+    keys = plan.items.key_list
     if len(indices) == 0:
         return np.zeros((0, 1), np.float32)
     return ranking.normalize(np.stack([vectors[keys[i]] for i in np.asarray(indices).tolist()]))
@@ -89,7 +104,7 @@ def _rerank(
     result: ConfigRanking, lengths: np.ndarray, heads: Any, reranker: Any, top_k: int, batch: int
 ) -> ConfigRanking:
     """Reorder each query's first-stage top k by the reranker (`heads(q, k)` -> (query input, head inputs))."""
-    order, scores = result.order.copy(), result.scores.copy()
+    order, scores = result.order.copy(), result.live_scores().copy()
     reranked: list[list[float]] = []
     for q in range(order.shape[0]):
         n = int(lengths[q])
@@ -97,7 +112,7 @@ def _rerank(
         query, head = heads(q, k)
         rs = _rerank_scores(reranker, query, head, batch)
         new = ranking.splice_order(rs, n)
-        order[q, :n], scores[q, :n] = result.order[q, new], result.scores[q, new]
+        order[q, :n], scores[q, :n] = result.order[q, new], result.live_scores()[q, new]
         reranked.append([rs[i] for i in new[:k]])
     return replace(result, order=order, scores=scores, rerank_scores=reranked)
 
@@ -111,7 +126,7 @@ def triad_rankings(
     show: bool,
     rerank_plan: Plan | None = None,
     emit: Emit | None = None,
-) -> tuple[dict[str, ConfigRanking], dict[str, ConfigRanking]]:
+) -> tuple[Rankings, Rankings]:
     """`rerank_plan` (same configs and pools as `plan`) supplies the reranker's inputs when they differ from the
     first stage's (a text-only first stage: the reranker still sees the images, paper D.2). With `emit`, each
     config's results go to it when ranked and only their `written()` part is returned."""
@@ -149,7 +164,7 @@ def ark_rankings(
     show: bool,
     rerank_plan: Plan | None = None,
     emit: Emit | None = None,
-) -> tuple[dict[str, ConfigRanking], dict[str, ConfigRanking]]:
+) -> tuple[Rankings, Rankings]:
     from tqdm.auto import tqdm
 
     final: dict[str, ConfigRanking] = {}
@@ -189,20 +204,19 @@ def score(plan: Plan, rankings: Mapping[str, ConfigRanking], seed: int, data: st
     from metrics import scoring
 
     if plan.benchmark == "ark":
-        gold = {cp.config: cp.rows for cp in plan.configs}
         ranks = {
-            cp.config: dict(zip(cp.query_ids, rankings[cp.config].positive_rank.tolist(), strict=True))
+            cp.config: dict(zip(cp.query_ids, rankings[cp.config].positive_ranks().tolist(), strict=True))
             for cp in plan.configs
         }
-        return scoring.score_ark(gold, ranks, seed=seed)
-    gold = {cp.config: cp.gold for cp in plan.configs}
+        return scoring.score_ark({cp.config: cp.rows for cp in plan.configs}, ranks, seed=seed)
+    gold = {cp.config: cp.triad_gold() for cp in plan.configs}
     if data is not None:
         from dataclasses import replace
 
         from triad_dataset.folder.strata import with_reference_categories
 
         rows = with_reference_categories(data, {c: g.rows for c, g in gold.items()})
-        gold = {c: replace(g, rows=list(rows[c])) for c, g in gold.items()}
+        gold = {c: replace(g, rows=[dict(row) for row in rows[c]]) for c, g in gold.items()}
     return scoring.score_triad_arrays(gold, {cp.config: rankings[cp.config].order for cp in plan.configs}, seed=seed)
 
 
@@ -220,7 +234,8 @@ def two_stage(plan: Plan, first: Mapping[str, ConfigRanking], final_scores: dict
             "k": k,
         }
         if plan.benchmark == "triad":
-            ranked_first = rank_from_order(first[cp.config].order, cp.gold.labels, cp.gold.mask)
+            gold = cp.triad_gold()
+            ranked_first = rank_from_order(first[cp.config].order, gold.labels, gold.mask)
             entry[f"coverage@{k}"] = float(ts.coverage_at_k(ranked_first, k).mean())
             entry[f"oracle@{k}"] = float(ts.oracle_ap_at_k(ranked_first, k).mean())
         out[cp.config] = entry
@@ -235,12 +250,12 @@ def rankings_table(cp: ConfigPlan, result: ConfigRanking, *, ark: bool, reranked
     if ark:
         rows = cp.pool_rows[result.order]  # (n, top) corpus rows
         lengths = np.full(rows.shape[0], rows.shape[1], dtype=np.int64)
-        flat_rows, flat_scores = rows.ravel(), result.scores.ravel()
+        flat_rows, flat_scores = rows.ravel(), result.live_scores().ravel()
     else:
         lengths = (cp.pool_items >= 0).sum(axis=1).astype(np.int64)
         real = np.arange(result.order.shape[1])[None, :] < lengths[:, None]
         flat_rows = np.take_along_axis(cp.pool_rows, result.order, axis=1)[real]  # int32 corpus rows
-        flat_scores = result.scores[real]
+        flat_scores = result.live_scores()[real]
         del real
     offsets = pa.array(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32))
     ids = cp.corpus_ids.take(pa.array(flat_rows))
@@ -251,7 +266,7 @@ def rankings_table(cp: ConfigPlan, result: ConfigRanking, *, ark: bool, reranked
         "scores": pa.ListArray.from_arrays(offsets, pa.array(flat_scores.astype(np.float64))),
     }
     if ark:
-        columns["positive_rank"] = pa.array(result.positive_rank.astype(np.int64))
+        columns["positive_rank"] = pa.array(result.positive_ranks().astype(np.int64))
     if reranked:
         columns["rerank_scores"] = pa.array(result.rerank_scores or [], pa.list_(pa.float64()))
     return pa.table(columns)
@@ -261,7 +276,7 @@ class RankingsWriter:
     """The `emit` of the rank loop: writes each config's rankings (and first-stage rankings) into a staged output
     as soon as it is ranked, so its scores and output table are freed before the next config."""
 
-    def __init__(self, staged: Any, ark: bool, reranked: bool) -> None:
+    def __init__(self, staged: StagedOutput, ark: bool, reranked: bool) -> None:
         self.staged, self.ark, self.reranked, self.seconds = staged, ark, reranked, 0.0
 
     def __call__(self, cp: ConfigPlan, final: ConfigRanking, first: ConfigRanking | None) -> None:

@@ -23,7 +23,7 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import numpy as np
 
@@ -117,7 +117,7 @@ class EmbeddingCache:
         folder = self.dir / SHARDS
         return sorted(folder.glob("*.npz")) if folder.exists() else []
 
-    def _read_shard(self, path: Path) -> tuple[np.ndarray, np.ndarray] | None | bool:
+    def _read_shard(self, path: Path) -> tuple[np.ndarray, np.ndarray] | Literal[False] | None:
         try:
             data = path.read_bytes()
         except FileNotFoundError:  # merged away by a concurrent run's compaction: its vectors are in the new shard

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from triad_dataset.contract.errors import TriadError
 
@@ -56,7 +57,7 @@ def check_batch(vectors: Any, labels: Sequence[str], *, model: str, dim: int, ba
     return arr
 
 
-def _names(labels: Sequence[str], mask: np.ndarray) -> str:
+def _names(labels: Sequence[str], mask: npt.ArrayLike) -> str:
     return ", ".join(labels[i] for i in np.flatnonzero(mask)[:3])
 
 

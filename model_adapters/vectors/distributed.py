@@ -54,7 +54,7 @@ class Context:
         """The device to load models on; importing torch to ask for CUDA is deferred until a model is loaded
         (a cached re-run never imports torch)."""
         if self.requested_device is None:
-            self.requested_device = _default_device()
+            self.requested_device = default_device()
         return self.requested_device
 
     @property
@@ -106,7 +106,8 @@ def init(device: str | None = None) -> Context:
     return Context(rank=state.process_index, world=state.num_processes, requested_device=str(state.device), state=state)
 
 
-def _default_device() -> str:
+def default_device() -> str:
+    """ "cuda" where torch sees a GPU, else "cpu" (also when torch is not installed)."""
     try:
         import torch
     except ImportError:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
@@ -29,7 +29,7 @@ HOST_EVERY: Final = 8  # on CUDA, vectors move to the host every this many batch
 @dataclass
 class EncodeStats:
     encoded: int = 0
-    images_skipped: list[str] | None = None
+    images_skipped: list[str] = field(default_factory=list)
     batch_halvings: int = 0
     batches: int = 0
     batch_size: dict[str, Any] = field(default_factory=dict)  # start, final, largest, grew
@@ -65,7 +65,7 @@ def _free_memory() -> None:
 
 
 def _bad_images(batch: Sequence[Item]) -> list[int]:
-    from model_adapters.families._common import decode_image
+    from model_adapters.families.common import decode_image
 
     bad = []
     for i, item in enumerate(batch):
@@ -87,7 +87,7 @@ def _text_lengths(batch: Sequence[ModelInput], role: str) -> list[int]:
     return [len(item.text) for item in batch]
 
 
-def _group_of(items: Any) -> Callable[[str], tuple[str, bool]]:
+def _group_of(items: Mapping[str, Item]) -> Callable[[str], tuple[str, bool]]:
     has_image = getattr(items, "has_image", None)
     index = getattr(items, "index", None)
     role_of = getattr(items, "role", None)
@@ -124,7 +124,7 @@ class _Sizes:
 def encode_items(
     encoder: Any,
     keys: Sequence[str],
-    items: dict[str, Item],
+    items: Mapping[str, Item],
     *,
     model: str,
     batch_size: int,
@@ -147,7 +147,6 @@ def encode_items(
     lengths = encoder.input_lengths if callable(getattr(encoder, "input_lengths", None)) else _text_lengths
     threads = min(workers or preparer_threads(device), getattr(encoder, "prepare_threads", None) or 1 << 10)
     stats = EncodeStats(
-        images_skipped=[],
         order="token count" if lengths is not _text_lengths else "text length",
         prepared_ahead=threads if staged else 0,
     )
@@ -178,83 +177,120 @@ def encode_items(
     bar = tqdm(total=len(ordered), desc="encode", unit="item", disable=not show_progress, dynamic_ncols=True)
     writer = pipeline.Writer(cache.put) if cache is not None else None
     host = _Host(device, dim, model, writer, out, stats, labels)
-    offline = [0, ""]
-
-    def run_one(batch: pipeline.Batch) -> None:
-        fn = encoder.encode_queries if batch.role == inputs.QUERY else encoder.encode_candidates
-        model_inputs = list(batch.inputs)
-        no_cache: set[int] = set()
-        try:
-            if staged:
-                prepared = (
-                    batch.prepared.result() if batch.prepared is not None else encoder.prepare(model_inputs, batch.role)
-                )
-                vectors = encoder.forward(prepared, batch.role)
-            else:
-                vectors = fn(model_inputs)
-        except OfflineMiss as miss:  # nothing to encode this batch with: count it, look at the rest
-            offline[0], offline[1] = offline[0] + miss.missing, miss.where
-            bar.update(len(batch.keys))
-            return
-        except Exception as exc:
-            if _is_oom(exc):
-                raise
-            bad = _bad_images([Item(batch.role, m, labels[k]) for k, m in zip(batch.keys, model_inputs, strict=True)])
-            if not bad:
-                raise
-            if not skip_bad_images:
-                raise TriadError(
-                    f"{labels[batch.keys[bad[0]]]}: image does not decode; fix the data or pass "
-                    "--skip-bad-images to encode such items without their image"
-                ) from exc
-            for i in bad:
-                stats.images_skipped.append(labels[batch.keys[i]])
-                no_cache.add(i)
-                text = model_inputs[i].text or model_inputs[i].instruction or " "
-                model_inputs[i] = replace(model_inputs[i], text=text, image=None)
-            vectors = fn(model_inputs)
-        stats.padding.add(batch.lengths)
-        host.add(batch, vectors, no_cache)
-        sizes.ran(len(batch.keys))
-        bar.update(len(batch.keys))
-
+    batches = _Batches(encoder, staged, sizes, stats, host, labels, bar, skip_bad_images, model, log)
     try:
         with pipeline.Feeder(ordered, feed) as feeder:
-            for fed in feeder:
-                todo = deque([fed])
-                while todo:
-                    batch = todo.popleft()
-                    if len(batch.keys) > sizes():  # cut before the batch size shrank: split, prepare here
-                        todo.extendleft(reversed(_split(batch, sizes())))
-                        continue
-                    try:
-                        run_one(batch)
-                    except Exception as exc:
-                        if not _is_oom(exc):
-                            raise
-                        if len(batch.keys) == 1:
-                            raise TriadError(
-                                f"model {model}: out of memory on a single input ({labels[batch.keys[0]]})"
-                            ) from exc
-                        host.flush()
-                        sizes.halve()
-                        stats.batch_halvings += 1
-                        log(f"out of memory on a batch of {len(batch.keys)}: retrying with batch size {sizes()}")
-                        _free_memory()
-                        todo.extendleft(reversed(_split(batch, sizes())))
+            batches.run(feeder)
         host.flush()
     finally:
         bar.close()
         if writer is not None:
             writer.close()  # every batch encoded so far is on disk (an interrupted run resumes after it)
     stats.batch_size = sizes.figures()
-    if offline[0]:
+    if batches.offline_missing:
         raise TriadError(
-            f"model {model}: --offline, and {offline[0]} of the {len(ordered)} inputs to encode are "
-            f"not in its response cache ({offline[1]}); run without --offline to request them (or "
+            f"model {model}: --offline, and {batches.offline_missing} of the {len(ordered)} inputs to encode are "
+            f"not in its response cache ({batches.offline_where}); run without --offline to request them (or "
             "give --api-cache the folder that holds them)"
         )
     return out, stats
+
+
+@dataclass
+class _Batches:
+    """Runs encode_items' batches: halves the batch size on out-of-memory, skips bad images, counts offline misses."""
+
+    encoder: Any
+    staged: bool
+    sizes: _Sizes
+    stats: EncodeStats
+    host: _Host
+    labels: dict[str, str]
+    bar: Any
+    skip_bad_images: bool
+    model: str
+    log: Callable[[str], None]
+    offline_missing: int = 0
+    offline_where: str = ""
+
+    def run(self, feeder: Iterable[pipeline.Batch]) -> None:
+        """Encode every fed batch, cut to the current batch size; on out-of-memory, halve it and retry."""
+        for fed in feeder:
+            todo = deque([fed])
+            while todo:
+                batch = todo.popleft()
+                if len(batch.keys) > self.sizes():  # cut before the batch size shrank: split, prepare here
+                    todo.extendleft(reversed(_split(batch, self.sizes())))
+                    continue
+                try:
+                    self.one(batch)
+                except Exception as exc:
+                    if not _is_oom(exc):
+                        raise
+                    self._halve(batch, exc)
+                    todo.extendleft(reversed(_split(batch, self.sizes())))
+
+    def _halve(self, batch: pipeline.Batch, exc: BaseException) -> None:
+        if len(batch.keys) == 1:
+            raise TriadError(
+                f"model {self.model}: out of memory on a single input ({self.labels[batch.keys[0]]})"
+            ) from exc
+        self.host.flush()
+        self.sizes.halve()
+        self.stats.batch_halvings += 1
+        self.log(f"out of memory on a batch of {len(batch.keys)}: retrying with batch size {self.sizes()}")
+        _free_memory()
+
+    def one(self, batch: pipeline.Batch) -> None:
+        """Encode one batch and hand its vectors to the host; an image that does not decode refuses or is skipped."""
+        model_inputs = list(batch.inputs)
+        no_cache: set[int] = set()
+        try:
+            vectors = self._vectors(batch, model_inputs)
+        except OfflineMiss as miss:  # nothing to encode this batch with: count it, look at the rest
+            self.offline_missing, self.offline_where = self.offline_missing + miss.missing, miss.where
+            self.bar.update(len(batch.keys))
+            return
+        except Exception as exc:
+            if _is_oom(exc):
+                raise
+            bad = _bad_images(
+                [Item(batch.role, m, self.labels[k]) for k, m in zip(batch.keys, model_inputs, strict=True)]
+            )
+            if not bad:
+                raise
+            no_cache = self._without_images(batch, model_inputs, bad, exc)
+            vectors = self._unstaged(batch)(model_inputs)
+        self.stats.padding.add(batch.lengths)
+        self.host.add(batch, vectors, no_cache)
+        self.sizes.ran(len(batch.keys))
+        self.bar.update(len(batch.keys))
+
+    def _unstaged(self, batch: pipeline.Batch) -> Callable[[list[ModelInput]], Any]:
+        return self.encoder.encode_queries if batch.role == inputs.QUERY else self.encoder.encode_candidates
+
+    def _vectors(self, batch: pipeline.Batch, model_inputs: list[ModelInput]) -> Any:
+        if not self.staged:
+            return self._unstaged(batch)(model_inputs)
+        prepared = (
+            batch.prepared.result() if batch.prepared is not None else self.encoder.prepare(model_inputs, batch.role)
+        )
+        return self.encoder.forward(prepared, batch.role)
+
+    def _without_images(
+        self, batch: pipeline.Batch, model_inputs: list[ModelInput], bad: list[int], exc: BaseException
+    ) -> set[int]:
+        """Drop the images at `bad` from `model_inputs` (in place) and return their positions, or refuse."""
+        if not self.skip_bad_images:
+            raise TriadError(
+                f"{self.labels[batch.keys[bad[0]]]}: image does not decode; fix the data or pass "
+                "--skip-bad-images to encode such items without their image"
+            ) from exc
+        for i in bad:
+            self.stats.images_skipped.append(self.labels[batch.keys[i]])
+            text = model_inputs[i].text or model_inputs[i].instruction or " "
+            model_inputs[i] = replace(model_inputs[i], text=text, image=None)
+        return set(bad)
 
 
 def _split(batch: pipeline.Batch, size: int) -> list[pipeline.Batch]:
@@ -271,7 +307,7 @@ class _Host:
     def __init__(
         self,
         device: str | None,
-        dim: int | None,
+        dim: int,
         model: str,
         writer: pipeline.Writer | None,
         out: dict[str, np.ndarray],

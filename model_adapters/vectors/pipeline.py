@@ -6,7 +6,7 @@ writes.
 
 Threads, not processes: PIL decoding and resizing, numpy and the Rust tokenizers release the GIL, and nothing has to
 be pickled. Tokenizers are not shared between threads (a fast tokenizer raises "Already borrowed" when two threads
-use it at once): each preparer thread gets its own copy (`families._common.PerThread`).
+use it at once): each preparer thread gets its own copy (`families.common.PerThread`).
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ class Feeder:
             for batch in self._batches():
                 if self._stop.is_set():
                     return
-                if self._pool is not None:
+                if self._pool is not None and self.feed.prepare is not None:
                     batch.prepared = self._pool.submit(self.feed.prepare, batch.inputs, batch.role)
                 if not self._put(batch):
                     return

@@ -126,7 +126,7 @@ def encode_plan(
             {**source.process_counters(), "encoding": stats.figures() if stats else None},
         )
     )
-    report = {
+    report: dict[str, Any] = {
         "cache_hits": len(found),
         "encoded": len(missing),
         "corrupted_cache_shards": cache.stats.corrupted_shards if cache else [],
@@ -135,7 +135,7 @@ def encode_plan(
         "images_skipped": [],
         "batch_halvings": 0,
     }
-    if not ctx.is_main:
+    if not ctx.is_main or gathered is None:
         return {}, report
     for part, skipped, halvings, _ in gathered:
         found.update(part)

@@ -1,4 +1,4 @@
-"""Small helpers shared by the families (torch is imported lazily by the callers)."""
+"""Small helpers shared by the families, the captioners and the encode loop (torch is imported lazily by callers)."""
 
 from __future__ import annotations
 
