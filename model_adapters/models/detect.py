@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from model_adapters.models import recipes as R
+from model_adapters.models import recipes
 from triad_dataset.contract.errors import TriadError
 
 ST_MODULES: Final = "modules.json"
@@ -108,7 +108,7 @@ class Checkpoint:
         return "; ".join(parts)
 
 
-def matches(match: R.Match, ckpt: Checkpoint) -> bool:
+def matches(match: recipes.Match, ckpt: Checkpoint) -> bool:
     """Whether the checkpoint shows every signature field the Match sets (a Match without a signature: never)."""
     if not match.has_signature:
         return False
@@ -116,16 +116,16 @@ def matches(match: R.Match, ckpt: Checkpoint) -> bool:
         not match.model_types or ckpt.model_type in match.model_types,
         not match.architectures or any(a in match.architectures for a in ckpt.architectures),
         match.remote_code is None or ckpt.remote_code == match.remote_code,
-        not match.text_only or not any(key in ckpt.config for key in R.MULTIMODAL_CONFIG_KEYS),
+        not match.text_only or not any(key in ckpt.config for key in recipes.MULTIMODAL_CONFIG_KEYS),
         all(ckpt.has_file(name) for name in match.files),
         match.query_prompt is None or ckpt.query_prompt == match.query_prompt,
     )
     return all(checks) and all(t in ckpt.tokens for t in match.tokens)
 
 
-def candidates(ckpt: Checkpoint, kind: str) -> list[R.Recipe]:
+def candidates(ckpt: Checkpoint, kind: str) -> list[recipes.Recipe]:
     """The recipes of `kind` the checkpoint matches: those naming its Hub id, else those whose signature it shows."""
-    of_kind = [r for r in R.RECIPES if r.kind == kind]
+    of_kind = [r for r in recipes.RECIPES if r.kind == kind]
     if ckpt.hub_id is not None:
         by_id = [r for r in of_kind if ckpt.hub_id in r.match.hub_ids]
         if by_id:
@@ -135,11 +135,11 @@ def candidates(ckpt: Checkpoint, kind: str) -> list[R.Recipe]:
     return specific or found
 
 
-def _refuse_instruction_template(chosen: R.Recipe, ckpt: Checkpoint, where: str) -> None:
+def _refuse_instruction_template(chosen: recipes.Recipe, ckpt: Checkpoint, where: str) -> None:
     """Refuse the generic sentence-transformers recipe for a checkpoint whose query prompt is an instruction
     template: that recipe would append the benchmark instruction after the checkpoint's default task."""
     prompt = ckpt.query_prompt
-    if chosen.name == SENTENCE_TRANSFORMERS and prompt is not None and R.INSTRUCTION_TEMPLATE_MARKER in prompt:
+    if chosen.name == SENTENCE_TRANSFORMERS and prompt is not None and recipes.INSTRUCTION_TEMPLATE_MARKER in prompt:
         raise TriadError(
             f"{where}: its query prompt {prompt!r} is an instruction template that the "
             f"{SENTENCE_TRANSFORMERS} recipe cannot fill as its authors do (the benchmark instruction "
@@ -147,7 +147,7 @@ def _refuse_instruction_template(chosen: R.Recipe, ckpt: Checkpoint, where: str)
         )
 
 
-def _dtype(config: dict[str, Any], recipe: R.Recipe) -> str:
+def _dtype(config: dict[str, Any], recipe: recipes.Recipe) -> str:
     value = config.get("dtype") or config.get("torch_dtype")
     if value in ("float32", "float16", "bfloat16"):
         return str(value)
@@ -155,18 +155,18 @@ def _dtype(config: dict[str, Any], recipe: R.Recipe) -> str:
 
 
 def _choices(kind: str) -> str:
-    names = ", ".join(r.name for r in R.RECIPES if r.kind == kind and not r.refused and r.name != R.GENERIC)
-    generic = f"; --recipe {R.GENERIC} runs the {R.UNVERIFIED_LABEL}" if kind == "embedder" else ""
+    names = ", ".join(r.name for r in recipes.RECIPES if r.kind == kind and not r.refused and r.name != recipes.GENERIC)
+    generic = f"; --recipe {recipes.GENERIC} runs the {recipes.UNVERIFIED_LABEL}" if kind == "embedder" else ""
     return f"recipes: {names}; choose one with --recipe NAME{generic}"
 
 
 def detect(
     read: FileReader, *, where: str, kind: str = "embedder", recipe: str | None = None, hub_id: str | None = None
-) -> tuple[R.Recipe, dict[str, Any], str]:
+) -> tuple[recipes.Recipe, dict[str, Any], str]:
     """(recipe, loading options, dtype) for the model whose files `read` finds; `recipe` chooses one by name."""
     ckpt = Checkpoint.of(read, hub_id)
     if recipe is not None:
-        chosen = R.get_recipe(recipe, kind=kind)
+        chosen = recipes.get_recipe(recipe, kind=kind)
     else:
         found = candidates(ckpt, kind)
         if not found:
@@ -182,4 +182,4 @@ def detect(
         chosen = found[0]
         _refuse_instruction_template(chosen, ckpt, where)
     chosen.refuse_if_refused(where)
-    return chosen, R.options_for(chosen, ckpt.config), _dtype(ckpt.config, chosen)
+    return chosen, recipes.options_for(chosen, ckpt.config), _dtype(ckpt.config, chosen)

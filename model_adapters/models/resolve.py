@@ -20,8 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from model_adapters.generation.stage import is_reasoning, spec_identity, summary_of
-from model_adapters.models import detect
-from model_adapters.models import recipes as R
+from model_adapters.models import detect, recipes
 from model_adapters.models.identity import ModelIdentity, folder_signature, snapshot_of
 from model_adapters.models.registry import ModelEntry, entry_names, find_entry, load_encoder, load_reranker, text_limit
 from model_adapters.models.user_code import check_protocol, class_path, default_name, load_factory
@@ -163,7 +162,7 @@ def from_python(
         sees_images=seen,
         encoder_class=cls,
         kind=kind,
-        input_pipeline=R.OWN,
+        input_pipeline=recipes.OWN,
         generation=generation,
     )
     return ResolvedModel(identity, ObjectLoader(obj))
@@ -471,7 +470,7 @@ def from_name(
             )
         if entry.recipe_row is not None:  # a recipe that cannot be run as its authors run it: refused now
             entry.recipe_row.refuse_if_refused(f"model {entry.name}")
-        if entry.family == R.API:
+        if entry.family == recipes.API:
             entry = _api_entry(entry, model_path=model_path, revision=revision)
         if model_path:
             return _local_copy(entry, model_path, kind=kind, name=name, revision=revision, dtype=dtype)
