@@ -26,7 +26,7 @@ from model_adapters.planning import inputs, textspace, truncation
 from model_adapters.planning.configs import detect_benchmark, select_configs, validate_folder
 from model_adapters.planning.plan import Plan, load_rewrites, plan_ark, plan_triad
 from model_adapters.ranks import output
-from model_adapters.ranks.rank_plan import RankingsWriter, ark_rankings, score, triad_rankings, two_stage
+from model_adapters.ranks.rank_plan import RankingsWriter, ark_rankings, chance, score, triad_rankings, two_stage
 from model_adapters.results.build import Models, results_json, stage_results
 from model_adapters.run_config import RunConfig, default_api_cache, default_cache_dir
 from model_adapters.run_encoder import RunEncoder, log, open_cache, resolve_model, resolve_reranker
@@ -255,6 +255,8 @@ class Run:
         results.update(stage_results(self.plan, self.models, self.run_encoder, counters, self.cfg))
         if self.rerank_plan is not None and self.rerank_plan.captions is not None:  # read by a text-only reranker
             results["captioner"] = self.rerank_plan.captions.summary()
+        for config, value in chance(self.plan).items():  # the primary metric of a random ranking, for the tables
+            results["configs"][config]["chance"] = value
         results["run"]["truncated_inputs"] = self.truncated
         results["run"]["images_read_per_process"] = self.images_read
         if self.models.reranker is not None:
