@@ -15,6 +15,7 @@ A `Run` goes through its phases in order:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,11 +41,17 @@ __all__ = ["Run", "RunConfig", "default_api_cache", "default_cache_dir", "resolv
 TRIAD_RERANK_TOP = 30  # paper D.2: the reranker reorders the first-stage top 30
 
 
-def run(cfg: RunConfig) -> dict[str, Any]:
-    """Run one model over the selected configs; returns the results dict on rank 0 ({} on other ranks)."""
+def run(cfg: RunConfig, check: Callable[[Run], None] | None = None) -> dict[str, Any]:
+    """Run one model over the selected configs; returns the results dict on rank 0 ({} on other ranks).
+
+    `check` sees the run once its models are resolved, before anything is read or written (e.g. `triad run`'s
+    refusal of an --out holding another model's run); it raises to stop the run."""
     ctx = distributed.init(cfg.device)
     try:
-        return Run.start(cfg, ctx).run()
+        job = Run.start(cfg, ctx)
+        if check is not None:
+            check(job)
+        return job.run()
     finally:
         ctx.close()
 
