@@ -7,9 +7,16 @@ a subtype's gallery puts the one positive first with probability 1 / gallery siz
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
-from triad_dataset.folder.audit import random_map
+from triad_dataset.folder.audit import random_ap, random_map
+
+
+@lru_cache(maxsize=4096)
+def _random_ap(n_candidates: int, n_positives: int) -> float:
+    """One query's chance AP (`random_ap`), cached; `random_map` averages it over a config's queries."""
+    return random_ap(n_candidates, n_positives)
 
 
 def triad_chance(gold: Any) -> dict[str, float]:
