@@ -182,3 +182,18 @@ def test_the_demo_writes_a_report_and_its_summary_names_it(tmp_path: Path) -> No
                                 "diagnostics,", "worst", "queries", "with", "images"] for line in console.lines)  # fmt: skip
     assert "minilm-ark" not in shown and "I2C 0.125   C-Cars 0.125" in shown
     assert "examples/my_encoder.py:build" in shown  # the example file, as a path that works from here
+
+
+def test_with_ocr_a_text_only_models_captioned_ark_run_is_shown_beside_chance(tmp_path: Path) -> None:
+    demo = _demo_module()
+    console = Said()
+    run = demo.Demo(tmp_path, "minilm", True, console)
+    run.results["ark-ocr"] = {
+        "configs": {"calendar": {"metrics": {"recall@1": 0.25, "recall@10": 0.75}, "chance": 0.05}}
+    }
+    run.compare_ocr()
+    assert console.lines == [
+        "",
+        "ARK R@1 / R@10: chance -> over OCR captions",
+        "  calendar         0.050 / 0.500   ->   0.250 / 0.750",
+    ]
