@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -50,6 +51,7 @@ def cli_run(code: Path, data: str, model: str, out: Path, cache: Path) -> dict:
         str(cache),
         "--quiet",
     ]
+    shutil.rmtree(out, ignore_errors=True)  # a finished --out is refused without --overwrite (older code lacks it)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=str(code))

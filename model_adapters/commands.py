@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
+
+from triad_dataset.contract.errors import TriadError
 
 
 def register(subparsers: Any) -> None:
@@ -63,6 +67,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--data", required=True, help="dataset folder (TRIAD or ARK)")
     p.add_argument("--config", default="all", help="config / subtype names, comma-separated, or 'all' (default)")
     p.add_argument("--out", required=True, help="output folder")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace another model's finished run in --out (without it, that --out is refused; the same model's "
+        "run is replaced, and an interrupted one, which wrote no results.json, is resumed from the embedding cache)",
+    )
     p.add_argument("--benchmark", choices=("triad", "ark"), default=None, help="default: from the folder's audit.json")
     p.add_argument("--variant", default="full", choices=VARIANTS, help="query-side input variant (default full)")
     p.add_argument("--rerank", default=None, help=f"reranker: registry name ({rerankers}), Hub id or folder")
@@ -147,5 +157,41 @@ def run_config(args: argparse.Namespace) -> Any:
 def _handle(args: argparse.Namespace) -> int:
     from model_adapters.runner import run
 
-    run(run_config(args))
+    cfg = run_config(args)
+    try:
+        run(cfg, check=lambda job: check_out(cfg.out, job.model.identity.name, args.overwrite, job.ctx.is_main))
+    except KeyboardInterrupt:
+        print(interrupted_line(cfg), file=sys.stderr)
+        return 130
     return 0
+
+
+def check_out(out: str, name: str, overwrite: bool, say: bool = True) -> None:
+    """Refuse an --out that holds another model's finished run unless `overwrite`; say when a run is replaced."""
+    import json
+
+    from model_adapters.ranks.output import RESULTS
+
+    try:
+        previous = json.loads((Path(out) / RESULTS).read_text(encoding="utf-8"))["model"]["name"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # no finished run there (an interrupted one wrote no results.json: it is resumed)
+    if previous != name and not overwrite:
+        raise TriadError(
+            f"--out {out} holds a run of {previous}; pass --overwrite to replace it, or choose another --out"
+        )
+    if say:
+        print(f"{out}: replacing the finished run of {previous} there", file=sys.stderr)
+
+
+def interrupted_line(cfg: Any) -> str:
+    """What an interrupted `triad run` kept, and that running it again resumes."""
+    if cfg.no_cache:
+        kept = "--no-cache: no vectors were kept, a re-run encodes everything again"
+    else:
+        own = " (your --encoder's only when it has a revision)" if cfg.encoder is not None else ""
+        kept = (
+            f"the batches encoded so far are kept in the embedding cache {cfg.cache_root}{own}; "
+            "run the same command again to resume from them"
+        )
+    return f"triad run: interrupted; nothing was written to {cfg.out}; {kept}"

@@ -15,6 +15,7 @@ A `Run` goes through its phases in order:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,15 @@ from model_adapters.planning import inputs, textspace, truncation
 from model_adapters.planning.configs import detect_benchmark, select_configs, validate_folder
 from model_adapters.planning.plan import Plan, load_rewrites, plan_ark, plan_triad
 from model_adapters.ranks import output
-from model_adapters.ranks.rank_plan import Rankings, RankingsWriter, ark_rankings, score, triad_rankings, two_stage
+from model_adapters.ranks.rank_plan import (
+    Rankings,
+    RankingsWriter,
+    ark_rankings,
+    chance,
+    score,
+    triad_rankings,
+    two_stage,
+)
 from model_adapters.results.build import Models, results_json, stage_results
 from model_adapters.run_config import RunConfig, default_api_cache, default_cache_dir
 from model_adapters.run_encoder import RunEncoder, log, open_cache, resolve_model, resolve_reranker
@@ -40,11 +49,17 @@ __all__ = ["Run", "RunConfig", "default_api_cache", "default_cache_dir", "resolv
 TRIAD_RERANK_TOP = 30  # paper D.2: the reranker reorders the first-stage top 30
 
 
-def run(cfg: RunConfig) -> dict[str, Any]:
-    """Run one model over the selected configs; returns the results dict on rank 0 ({} on other ranks)."""
+def run(cfg: RunConfig, check: Callable[[Run], None] | None = None) -> dict[str, Any]:
+    """Run one model over the selected configs; returns the results dict on rank 0 ({} on other ranks).
+
+    `check` sees the run once its models are resolved, before anything is read or written (e.g. `triad run`'s
+    refusal of an --out holding another model's run); it raises to stop the run."""
     ctx = distributed.init(cfg.device)
     try:
-        return Run.start(cfg, ctx).run()
+        job = Run.start(cfg, ctx)
+        if check is not None:
+            check(job)
+        return job.run()
     finally:
         ctx.close()
 
@@ -274,6 +289,8 @@ class Run:
         results.update(stage_results(self.plan, self.models, self.run_encoder, counters, self.cfg))
         if self.rerank_plan is not None and self.rerank_plan.captions is not None:  # read by a text-only reranker
             results["captioner"] = self.rerank_plan.captions.summary()
+        for config, value in chance(self.plan).items():  # the primary metric of a random ranking, for the tables
+            results["configs"][config]["chance"] = value
         results["run"]["truncated_inputs"] = self.truncated
         results["run"]["images_read_per_process"] = self.images_read
         if self.models.reranker is not None:

@@ -1,9 +1,11 @@
-"""`make demo`: the TRIAD and ARK mini editions, the default model (minilm) run on both, the leaderboard seeded with
-both runs, then one screen saying where everything is and what to try next (44 s on 2 quiet CPU cores with empty
+"""`make demo`: the TRIAD and ARK mini editions, the default model (minilm) run on TRIAD and written up by `triad
+report`, the leaderboard seeded with the runs, then one screen saying where everything is and what to try next (44 s on 2 quiet CPU cores with empty
 caches, 4 min 16 s at load ≈ 4; README "Quick start").
 
 `make demo OCR=1` / `make demo-ocr` (`--ocr`) adds ARK's text-space track: OCR captions of every ARK mini gallery
-image, the model run over them, and the R@1 / R@10 comparison with the text-only run. OCR of the 2,580 mini images
+image, the model run over them, and its R@1 / R@10 beside chance. A text-only model (minilm) is not run on ARK's
+image galleries without captions: every score would tie, so it gets no raw ARK row (one line says so); a model that
+sees images is run on ARK as it is. OCR of the 2,580 mini images
 is the slow step (16 min 10 s on 2 quiet cores, 0.38 s per image; up to ≈ 70 min under load, 1.7 s per image;
 cached in ~/.cache/triad/captions, so a second run does no OCR).
 
@@ -45,10 +47,14 @@ class Demo:
         self.out, self.model, self.ocr, self.console = out, model, ocr, console
         self.triad_dir, self.ark_dir = out / "triad", out / "ark"
         self.cache = out / "cache"
-        self.runs = {"triad": out / "runs" / f"{model}-triad", "ark": out / "runs" / f"{model}-ark"}
+        self.runs = {"triad": out / "runs" / f"{model}-triad"}
+        self.sees_images = _sees_images(model)
+        if self.sees_images:
+            self.runs["ark"] = out / "runs" / f"{model}-ark"
         if ocr:
             self.runs["ark-ocr"] = out / "runs" / f"{model}-ark-ocr"
-        self.n_stages = 5 + (2 if ocr else 0)
+        self.report = out / f"report-{model}-triad.html"
+        self.n_stages = 4 + len(self.runs) + (1 if ocr else 0)
         self.done = 0
         self.results: dict[str, dict[str, Any]] = {}
         self.seeded = ""
@@ -107,6 +113,24 @@ class Demo:
         title = f"{self.model} on {RUN_LABELS[key]} -> {self.runs[key]}"
         self.results[key] = self._stage(title, f"run-{key}", "encode", body)
 
+    def write_report(self) -> None:
+        """`triad report` of the TRIAD run: scores, diagnostics and the worst queries with their images, one file."""
+        from spaces_app.report import write_report
+
+        def body():
+            path = write_report([self.runs["triad"]], self.report, data=self.triad_dir)
+            return path, f"{path.stat().st_size / 2**20:.1f} MiB, opens offline in a browser"
+
+        self._stage(f"report of {self.model} on TRIAD -> {self.report}", "report", None, body)
+
+    def text_only_notice(self) -> str:
+        """The one line that says why a text-only model has no ARK row (its images are left out: every score ties)."""
+        how = "ranked over OCR captions below" if self.ocr else "make demo-ocr ranks it over OCR captions"
+        return (
+            f"ARK: {self.model} is text-only and ARK's galleries are images, so every score would tie: no raw ARK "
+            f"run and no ARK row on the board for it ({how})"
+        )
+
     def caption_ark(self) -> Path:
         """OCR captions of every ARK mini gallery image (cache: $TRIAD_CAPTION_CACHE or ~/.cache/triad/captions;
         kept by --fresh, since OCR is the slow step and a cached re-run does no OCR)."""
@@ -156,14 +180,19 @@ class Demo:
 
     # --- the screens ------------------------------------------------------------------------------------------
     def compare_ocr(self) -> None:
-        raw, captioned = self.results["ark"], self.results["ark-ocr"]
-        self.console.say("\nARK R@1 / R@10: text only (images dropped) -> over OCR captions")
+        captioned = self.results["ark-ocr"]
+        raw = self.results.get("ark")
+        before = "images seen" if raw else "chance"
+        self.console.say(f"\nARK R@1 / R@10: {before} -> over OCR captions")
         for subtype in captioned["configs"]:
-            a, b = raw["configs"][subtype]["metrics"], captioned["configs"][subtype]["metrics"]
-            self.console.say(
-                f"  {subtype:16s} {a['recall@1']:.3f} / {a['recall@10']:.3f}   ->   "
-                f"{b['recall@1']:.3f} / {b['recall@10']:.3f}"
-            )
+            b = captioned["configs"][subtype]["metrics"]
+            if raw:
+                a = raw["configs"][subtype]["metrics"]
+                left = f"{a['recall@1']:.3f} / {a['recall@10']:.3f}"
+            else:
+                chance = float(captioned["configs"][subtype].get("chance") or 0.0)
+                left = f"{chance:.3f} / {min(1.0, 10 * chance):.3f}"
+            self.console.say(f"  {subtype:16s} {left}   ->   {b['recall@1']:.3f} / {b['recall@10']:.3f}")
 
     def final_screen(self, seconds: float, db: Path) -> None:
         out, say = self.out, self.console.say
@@ -177,6 +206,7 @@ class Demo:
                 (run / "results.json", f"{self.model} on {RUN_LABELS[key]}: scores (rankings/ beside it)")
                 for key, run in self.runs.items()
             ),
+            (self.report, f"{self.model} on TRIAD as one HTML page: scores, diagnostics, worst queries with images"),
             (db, f"the leaderboard database ({self.seeded})"),
             (out / "logs", "every stage's whole output"),
         ]
@@ -213,10 +243,15 @@ class Demo:
                 "the leaderboard at http://127.0.0.1:7860 (tabs: TRIAD, Diagnostics, Compare, ARK, ...)",
             ),
             (
-                f"{triad_cmd} run --encoder my_encoder.py:build --data {shlex.quote(str(self.triad_dir))} --out runs/mine",
+                f"{triad_cmd} run --encoder {_example_encoder()}:build --data {shlex.quote(str(self.triad_dir))} "
+                "--out runs/mine",
                 "your own model (README: Evaluate your own model)",
             ),
             (f"{triad_cmd} space --submit runs/mine --model-name my-model{flags}", "put it on the local board"),
+            (
+                f"{triad_cmd} results runs/mine {shlex.quote(str(self.runs['triad']))}",
+                f"your run beside {self.model}'s, per subset with chance and 95 % intervals",
+            ),
             (
                 f"{python_cmd} -c \"import evaluate; print(evaluate.load('triad_map').compute(predictions=[[0.9, 0.2, 0.4]], "
                 'references=[[1, 1, 0]]))"',
@@ -245,6 +280,23 @@ def _commands_as_typed() -> tuple[str, str]:
         except ValueError:
             names.append(shlex.quote(str(path)))
     return names[0], names[1]
+
+
+def _example_encoder() -> str:
+    """examples/my_encoder.py as a path that works from this shell's folder."""
+    path = Path(__file__).resolve().parents[1] / "examples" / "my_encoder.py"
+    try:
+        return shlex.quote(str(path.relative_to(Path.cwd().resolve())))
+    except ValueError:
+        return shlex.quote(str(path))
+
+
+def _sees_images(model: str) -> bool:
+    """Whether the registry model sees images (an unknown name: True, and the run says what is wrong)."""
+    from model_adapters.models.registry import REGISTRY
+
+    entry = REGISTRY.get(model)
+    return entry is None or entry.sees_images
 
 
 def _configs(folder: Path) -> list[str]:
@@ -295,12 +347,17 @@ def main(argv: list[str] | None = None) -> int:
     demo = Demo(out, args.model, args.ocr, console)
     timer = Timer()
     track = " + ARK over OCR captions" if args.ocr else f" (ARK over OCR captions: make demo-ocr, {OCR_TIME})"
-    console.say(f"TRIAD + ARK demo: mini editions, {args.model} on both, the leaderboard{track}")
+    on = "both" if demo.sees_images else "TRIAD"
+    console.say(f"TRIAD + ARK demo: mini editions, {args.model} on {on}, a report, the leaderboard{track}")
     try:
         demo.build("triad")
         demo.build("ark")
         demo.run_model("triad", demo.triad_dir)
-        demo.run_model("ark", demo.ark_dir)
+        demo.write_report()
+        if demo.sees_images:
+            demo.run_model("ark", demo.ark_dir)
+        else:
+            console.say(demo.text_only_notice())
         if args.ocr:
             demo.run_model("ark-ocr", demo.ark_dir, captions=demo.caption_ark())
         db = demo.seed_leaderboard()

@@ -1,7 +1,7 @@
 """Chance level of every leaderboard column, computed from the gold the server holds.
 
-TRIAD: the exact expected mAP of a uniformly random ranking of each query's pool (`random_ap`, the formula
-`triad audit` prints: TRIAD eq. 2 with one tie group), averaged over the config's queries. ARK: a random ranking of
+TRIAD: the exact expected mAP of a uniformly random ranking of each query's pool (`random_map`, the function
+`triad run`'s table and `triad audit` use: TRIAD eq. 2 with one tie group), averaged over the config's queries. ARK: a random ranking of
 a subtype's gallery puts the one positive first with probability 1 / gallery size.
 """
 
@@ -10,23 +10,22 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from triad_dataset.folder.audit import random_ap
+from triad_dataset.folder.audit import random_ap, random_map
 
 
 @lru_cache(maxsize=4096)
 def _random_ap(n_candidates: int, n_positives: int) -> float:
-    return random_ap(n_candidates, n_positives)  # pools repeat their shapes: a few distinct (size, positives) pairs
+    """One query's chance AP (`random_ap`), cached; `random_map` averages it over a config's queries."""
+    return random_ap(n_candidates, n_positives)
 
 
 def triad_chance(gold: Any) -> dict[str, float]:
     """config -> mean over its queries of the random-ranking AP (queries without a positive count as 0, as in AP)."""
-    out = {}
-    for config, rows in gold.rows.items():
-        if not rows:
-            continue
-        total = sum(_random_ap(len(r["candidate_ids"]), len(r["positive_ids"])) for r in rows if r["positive_ids"])
-        out[config] = total / len(rows)
-    return out
+    return {
+        config: random_map((len(r["candidate_ids"]), len(r["positive_ids"] or [])) for r in rows)
+        for config, rows in gold.rows.items()
+        if rows
+    }
 
 
 def ark_chance(gold: Any) -> dict[str, float]:

@@ -4,13 +4,31 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 from spaces_app import bundle
 from spaces_app.settings import DEFAULT_ARK, DEFAULT_DB, DEFAULT_TRIAD
 
+# `triad space --submit` exit codes (docs/space.md): a rejection is a refused input, 2, as everywhere in `triad`
+ACCEPTED, REJECTED, DUPLICATE = 0, 2, 3
+
+USAGE = """triad space [--data DIR] [--ark-data DIR] [--db FILE] [--port N] [--host H]   serve the leaderboard
+       triad space --submit RUN_DIR --model-name NAME [--model-link URL] [--family F] [--params N] [--db FILE]
+       triad space bundle --out DIR       a ready-to-push Space folder
+       triad space verify (--id N | --pending) ...   the reproduction check"""
+EPILOG = (
+    "--submit exits 0 when the run is accepted, 3 when it repeats a stored submission (nothing is stored), 2 when "
+    "it is rejected (one line on stderr says why; nothing is stored)."
+)
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("space", help="run the leaderboard Space locally (or submit a run to its database)")
+    p = subparsers.add_parser(
+        "space",
+        help="run the leaderboard Space locally (or submit a run to its database)",
+        usage=USAGE,
+        epilog=EPILOG,
+    )
     p.add_argument("--data", help=f"TRIAD gold folder (env TRIAD_SPACE_DATA, default {DEFAULT_TRIAD})")
     p.add_argument("--ark-data", help=f"ARK gold folder (env TRIAD_SPACE_ARK_DATA, default {DEFAULT_ARK})")
     p.add_argument("--db", help=f"SQLite database (env TRIAD_SPACE_DB, default {DEFAULT_DB})")
@@ -22,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--family", default="other", help="with --submit: model family")
     p.add_argument("--params", default="", help="with --submit: parameter count (e.g. 86M)")
     p.set_defaults(handler=_handle)
-    sub = p.add_subparsers(dest="space_command", metavar="bundle|verify")
+    sub = p.add_subparsers(dest="space_command", title="subcommands", metavar="{bundle,verify}")
     bundle.register(sub)  # `triad space bundle --out DIR`
     v = sub.add_parser("verify", help="re-encode submissions' reproduction samples with the model they name")
     which = v.add_mutually_exclusive_group(required=True)
@@ -72,7 +90,7 @@ def _handle(args: argparse.Namespace) -> int:
             params=args.params,
         )  # the local owner, as the demo and a local browser
         print(outcome.message)
-        return 0
+        return submit_exit_code(outcome)
     from spaces_app.gold import require_gold
 
     require_gold({"triad": settings.triad_dir, "ark": settings.ark_dir})  # before Gradio is even imported
@@ -80,6 +98,13 @@ def _handle(args: argparse.Namespace) -> int:
 
     launch(settings)
     return 0
+
+
+def submit_exit_code(outcome: Any) -> int:
+    """ACCEPTED (0), DUPLICATE (3: the same rankings are stored already) or REJECTED (2) for a submission outcome."""
+    if outcome.accepted:
+        return ACCEPTED
+    return DUPLICATE if outcome.existing_id is not None else REJECTED
 
 
 def _verify(args: argparse.Namespace) -> int:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,14 +43,10 @@ class Run:
 
 def read_run(path: str | Path) -> Run:
     """A run folder written by `triad run` (results.json + rankings/*.parquet); TriadError naming what is missing."""
+    from model_adapters.results.side_by_side import read_results
+
     path = Path(path)
-    results_file = path / "results.json"
-    if not results_file.is_file():
-        raise TriadError(f"{path}: no results.json; pass a folder written by `triad run --out`")
-    try:
-        results = json.loads(results_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise TriadError(f"{results_file}: not readable JSON ({exc})") from exc
+    results = read_results(path)
     files = sorted((path / "rankings").glob("*.parquet"))
     if not files:
         raise TriadError(f"{path}/rankings: no ranking files")

@@ -118,3 +118,82 @@ def test_on_a_terminal_the_stage_bar_is_redrawn_in_place(tmp_path: Path) -> None
     text = seen.decode()
     assert text.count("\rencode:") >= 2 and "inner" not in text and "table row" not in text  # redrawn, alone
     assert text.replace("\r\n", "\n").rstrip().endswith("      done")
+
+
+# --- the demo's own screens (scripts/demo.py) -----------------------------------------------------------------------
+class Said(demo_console.StageConsole):
+    """A console that keeps what the demo says (stages still log to their files)."""
+
+    def __init__(self) -> None:
+        super().__init__(1)
+        self.lines: list[str] = []
+
+    def say(self, text: str = "") -> None:
+        self.lines.extend(text.splitlines() or [""])
+
+
+def _demo_module():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    spec = importlib.util.spec_from_file_location("demo_script", ROOT / "scripts" / "demo.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_text_only_model_gets_no_ark_row_and_one_line_saying_why(tmp_path: Path) -> None:
+    demo = _demo_module()
+    text_only = demo.Demo(tmp_path, "minilm", False, Said())
+    assert list(text_only.runs) == ["triad"] and text_only.n_stages == 5  # 2 builds, the run, the report, the board
+    assert text_only.text_only_notice() == (
+        "ARK: minilm is text-only and ARK's galleries are images, so every score would tie: no raw ARK run and no "
+        "ARK row on the board for it (make demo-ocr ranks it over OCR captions)"
+    )
+    with_ocr = demo.Demo(tmp_path, "minilm", True, Said())
+    assert list(with_ocr.runs) == ["triad", "ark-ocr"] and with_ocr.n_stages == 7  # + OCR captions, + that run
+    assert with_ocr.text_only_notice().endswith("(ranked over OCR captions below)")
+    sees = demo.Demo(tmp_path, "clip-vit-b32", False, Said())
+    assert list(sees.runs) == ["triad", "ark"] and sees.n_stages == 6
+
+
+def test_the_demo_writes_a_report_and_its_summary_names_it(tmp_path: Path) -> None:
+    from model_adapters.testing import write_tiny_triad
+    from spaces_app import testing as T
+    from spaces_app.gold import load_gold
+
+    demo = _demo_module()
+    console = Said()
+    run = demo.Demo(tmp_path / "out", "minilm", False, console)
+    write_tiny_triad(run.triad_dir)
+    gold = load_gold(run.triad_dir)
+    T.write_run(run.runs["triad"], gold.rows, T.random_rankings(gold.rows, seed=1), fingerprint=gold.fingerprint)
+    run.write_report()
+    assert run.report == tmp_path / "out" / "report-minilm-triad.html" and run.report.is_file()
+    assert "<html" in run.report.read_text(encoding="utf-8")[:500].lower()
+    assert console.lines[0] == f"[1/5] report of minilm on TRIAD -> {run.report}"
+    assert console.lines[1].endswith(f"· log {tmp_path / 'out' / 'logs' / '1-report.log'}")
+    assert "opens offline in a browser" in console.lines[1]
+
+    console.lines.clear()
+    run.results["triad"] = {"configs": {c: {"metrics": {"map": 0.125}} for c in ("state_cars", "abstraction_i2c")}}
+    run.seeded = "1 runs accepted, 0 already there"
+    run.final_screen(12.0, tmp_path / "out" / "space.sqlite")
+    shown = "\n".join(console.lines)
+    assert any(line.split() == [str(run.report), "minilm", "on", "TRIAD", "as", "one", "HTML", "page:", "scores,",
+                                "diagnostics,", "worst", "queries", "with", "images"] for line in console.lines)  # fmt: skip
+    assert "minilm-ark" not in shown and "I2C 0.125   C-Cars 0.125" in shown
+    assert "examples/my_encoder.py:build" in shown  # the example file, as a path that works from here
+
+
+def test_with_ocr_a_text_only_models_captioned_ark_run_is_shown_beside_chance(tmp_path: Path) -> None:
+    demo = _demo_module()
+    console = Said()
+    run = demo.Demo(tmp_path, "minilm", True, console)
+    run.results["ark-ocr"] = {
+        "configs": {"calendar": {"metrics": {"recall@1": 0.25, "recall@10": 0.75}, "chance": 0.05}}
+    }
+    run.compare_ocr()
+    assert console.lines == [
+        "",
+        "ARK R@1 / R@10: chance -> over OCR captions",
+        "  calendar         0.050 / 0.500   ->   0.250 / 0.750",
+    ]

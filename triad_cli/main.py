@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "triad_dataset.commands",
     "ark_dataset.commands",
     "triad_cli.folders",
+    "triad_cli.listing",
     "model_adapters.commands",
     "model_adapters.captioners.commands",
     "spaces_app.commands",

@@ -24,7 +24,7 @@ from model_adapters.models import detect, recipes
 from model_adapters.models.identity import ModelIdentity, folder_signature, snapshot_of
 from model_adapters.models.registry import ModelEntry, entry_names, find_entry, load_encoder, load_reranker, text_limit
 from model_adapters.models.user_code import check_protocol, class_path, default_name, load_factory
-from triad_dataset.contract.errors import TriadError
+from triad_dataset.contract.errors import TriadError, did_you_mean
 
 HUB_ID: Final = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 DEFAULT_PYTHON_BATCH: Final = 32
@@ -498,7 +498,8 @@ def from_name(
         return _folder(spec, kind=kind, name=name, revision=revision, dtype=dtype, recipe=recipe)
     if HUB_ID.match(spec):
         return _hub(spec, kind=kind, name=name, revision=revision, dtype=dtype, recipe=recipe)
+    hint = did_you_mean(spec, entry_names(kind))
     raise TriadError(
-        f"unknown {kind} {spec!r}; valid: {', '.join(entry_names(kind))}, a Hub id ORG/NAME, a local "
+        f"unknown {kind} {spec!r}{hint}; valid: {', '.join(entry_names(kind))}, a Hub id ORG/NAME, a local "
         "folder, or your own encoder (--encoder module:factory)"
     )

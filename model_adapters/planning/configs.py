@@ -9,7 +9,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from triad_dataset.contract.errors import TriadError
+from triad_dataset.contract.errors import TriadError, did_you_mean
+
+BUILD_HINT = "build one with `triad build mini --out DIR` (TRIAD) or `triad build ark-mini --out DIR` (ARK)"
 
 
 def select_configs(data: str, benchmark: str, requested: str | Sequence[str]) -> list[str]:
@@ -17,7 +19,13 @@ def select_configs(data: str, benchmark: str, requested: str | Sequence[str]) ->
     from triad_dataset.folder.io import list_configs
 
     known = _known_configs(benchmark)
-    present = [c for c in known if c in set(list_configs(data))]
+    in_folder = list_configs(data)
+    if not in_folder:
+        raise TriadError(
+            f"{data}: not a benchmark dataset folder (no configs in a README.md card, no data/<config>/ "
+            f"folders); {BUILD_HINT}"
+        )
+    present = [c for c in known if c in set(in_folder)]
     names = [requested] if isinstance(requested, str) else list(requested)
     names = [n.strip() for part in names for n in part.split(",") if n.strip()]
     if not names or names == ["all"]:
@@ -26,9 +34,11 @@ def select_configs(data: str, benchmark: str, requested: str | Sequence[str]) ->
         return present
     for name in names:
         if name not in known:
-            raise TriadError(f"unknown {benchmark} config {name!r}; valid: all, {', '.join(present or known)}")
+            hint = did_you_mean(name, present or known)
+            raise TriadError(f"unknown {benchmark} config {name!r}{hint}; valid: all, {', '.join(present or known)}")
         if name not in present:
-            raise TriadError(f"{data}: config {name!r} is not in this folder; present: {', '.join(present)}")
+            hint = did_you_mean(name, present)
+            raise TriadError(f"{data}: config {name!r} is not in this folder{hint}; present: {', '.join(present)}")
     return list(dict.fromkeys(names))
 
 

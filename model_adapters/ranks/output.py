@@ -73,14 +73,15 @@ def _fmt(x: Any) -> str:
     return "—" if x is None else f"{x:.4f}"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Left-aligned columns under a header and a rule of dashes."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))  # noqa: E731
     return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 
 def triad_table(configs: Mapping[str, Any]) -> str:
-    """mAP [95% CI], top-1 hit and MRR per config (no aggregate over subsets, docs/protocol.md §4)."""
+    """mAP [95% CI], chance mAP, top-1 hit and MRR per config (no aggregate over subsets, docs/protocol.md §4)."""
     from triad_dataset.contract.names import DISPLAY_NAMES
 
     rows = []
@@ -93,15 +94,16 @@ def triad_table(configs: Mapping[str, Any]) -> str:
                 str(res["n_queries"]),
                 _fmt(m["map"]),
                 f"[{_fmt(lo)}, {_fmt(hi)}]",
+                _fmt(res.get("chance")),
                 _fmt(m.get("top1_hit")),
                 _fmt(m.get("mrr")),
             ]
         )
-    return _table(["config", "name", "queries", "mAP", "95% CI", "top1", "MRR"], rows)
+    return text_table(["config", "name", "queries", "mAP", "95% CI", "chance", "top1", "MRR"], rows)
 
 
 def ark_table(configs: Mapping[str, Any], macro: Mapping[str, Any] | None) -> str:
-    """Recall@1 (primary), R@5, R@10, nDCG@10 per subtype and the macro average (ARK)."""
+    """Recall@1 (primary) with its chance level, R@5, R@10, nDCG@10 per subtype and the macro average (ARK)."""
     rows = []
     for subtype, res in configs.items():
         m = res["metrics"]
@@ -110,6 +112,7 @@ def ark_table(configs: Mapping[str, Any], macro: Mapping[str, Any] | None) -> st
                 subtype,
                 str(res["n_queries"]),
                 _fmt(m["recall@1"]),
+                _fmt(res.get("chance")),
                 _fmt(m["recall@5"]),
                 _fmt(m["recall@10"]),
                 _fmt(m["ndcg@10"]),
@@ -117,15 +120,18 @@ def ark_table(configs: Mapping[str, Any], macro: Mapping[str, Any] | None) -> st
         )
     if macro:
         m = macro["metrics"]
-        rows.append(["macro", "", _fmt(m["recall@1"]), _fmt(m["recall@5"]), _fmt(m["recall@10"]), _fmt(m["ndcg@10"])])
-    return _table(["subtype", "queries", "R@1", "R@5", "R@10", "nDCG@10"], rows)
+        levels = [res["chance"] for res in configs.values() if res.get("chance") is not None]
+        level = sum(levels) / len(levels) if levels and len(levels) == len(configs) else None
+        cells = [_fmt(m["recall@1"]), _fmt(level), _fmt(m["recall@5"]), _fmt(m["recall@10"]), _fmt(m["ndcg@10"])]
+        rows.append(["macro", "", *cells])
+    return text_table(["subtype", "queries", "R@1", "chance", "R@5", "R@10", "nDCG@10"], rows)
 
 
 def summary_table(run: Mapping[str, Any]) -> str:
     rows = [
         [c, str(v["queries"]), str(v["pool_slots"]), str(v["distinct_items"])] for c, v in run["per_config"].items()
     ]
-    head = _table(["config", "queries", "pool slots", "distinct items"], rows)
+    head = text_table(["config", "queries", "pool slots", "distinct items"], rows)
     t = run["timings_s"]
     return (
         f"{head}\ndistinct items {run['distinct_items']} (pool slots {run['pool_slots']}) · cache hits "

@@ -220,6 +220,21 @@ def score(plan: Plan, rankings: Mapping[str, ConfigRanking], seed: int, data: st
     return scoring.score_triad_arrays(gold, {cp.config: rankings[cp.config].order for cp in plan.configs}, seed=seed)
 
 
+def chance(plan: Plan) -> dict[str, float]:
+    """Each config's primary metric under a uniformly random ranking of the queries ranked: TRIAD mAP
+    (`random_map`, as `triad audit` and the Space compute it), ARK Recall@1 = 1 / gallery size."""
+    from triad_dataset.folder.audit import random_map
+
+    if plan.benchmark == "ark":
+        return {cp.config: 1.0 / int(cp.pool_items.size) for cp in plan.configs if cp.pool_items.size}
+    out = {}
+    for cp in plan.configs:
+        gold = cp.triad_gold()
+        pools, positives = gold.mask.sum(axis=1), gold.labels.sum(axis=1)
+        out[cp.config] = random_map(zip(pools.tolist(), positives.tolist(), strict=True))
+    return out
+
+
 def two_stage(plan: Plan, first: Mapping[str, ConfigRanking], final_scores: dict, k: int, seed: int) -> dict[str, Any]:
     """First-stage metrics, coverage@k and oracle@k next to the reranked numbers (docs/protocol.md §4 two-stage)."""
     from metrics.core import two_stage as ts

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +76,19 @@ def random_ap(n_candidates: int, n_positives: int) -> float:
         return 1.0
     harmonic = float(sum(1.0 / j for j in range(1, n_c + 1)))
     return (harmonic + (m - 1) * (n_c - harmonic) / (n_c - 1)) / n_c
+
+
+def random_map(shapes: Iterable[tuple[int, int]]) -> float:
+    """Chance mAP: the mean `random_ap` over queries given as (pool size, positives); a query without a positive
+    counts 0, as in AP. Each distinct shape is computed once (pools repeat a few shapes).
+
+    >>> round(random_map([(3, 1), (3, 1), (4, 0)]), 4)
+    0.4074
+    """
+    counts = Counter((int(c), int(p)) for c, p in shapes)
+    total = sum(k * random_ap(c, p) for (c, p), k in counts.items() if p > 0)
+    n = sum(counts.values())
+    return total / n if n else 0.0
 
 
 def _mean(total: float, count: int) -> float:

@@ -1,0 +1,71 @@
+"""What `triad list models` shows: each registry model's name, type, status and what it needs to run.
+
+Type and status use the words of docs/models.md's systems table (`recipes.SYSTEM_TYPES`; verified / refused / API),
+so the listing and that table can be checked against each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from model_adapters.models import recipes
+from model_adapters.models.registry import ModelEntry
+
+UNVERIFIED: Final = "unverified"  # an entry (a plug-in's) whose recipe names no authors' code
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One line of `triad list models`."""
+
+    name: str
+    type: str  # one of recipes.SYSTEM_TYPES
+    status: str  # "verified", "refused", "API" or "unverified"
+    sees: str  # "text+image" or "text only"
+    needs: str  # what running it takes (or why it is refused)
+
+
+def system_type(entry: ModelEntry) -> str:
+    """The entry's type in the words of the leaderboard's family column and docs/models.md."""
+    if entry.kind == "reranker":
+        return "reranker"
+    by_family = {recipes.API: "API embedder", recipes.REASONING: "reasoning embedder", recipes.DUAL_TOWER: "dual-tower"}
+    if entry.family in by_family:
+        return by_family[entry.family]
+    return "VLM embedder" if entry.sees_images else "text-only"
+
+
+def status(entry: ModelEntry) -> str:
+    """refused (its recipe says why), API (needs the provider), verified (its recipe names the authors' code)."""
+    recipe = entry.recipe_row
+    if recipe is not None and recipe.refused:
+        return "refused"
+    if entry.family == recipes.API:
+        return "API"
+    return "verified" if recipe is not None and recipe.reference is not None else UNVERIFIED
+
+
+def needs(entry: ModelEntry) -> str:
+    """What running the entry takes: its weights (where from), an API key, or the reason it is refused."""
+    recipe = entry.recipe_row
+    if recipe is not None and recipe.refused:
+        return f"cannot be run as its authors run it (`triad run --model {entry.name}` says why; docs/models.md)"
+    if entry.family == recipes.API:
+        from model_adapters.families.api import provider
+
+        key = provider(str(entry.options.get("provider"))).key_env
+        return f"${key} (requests cached; --offline replays them)"
+    if entry.hub_id.startswith("package:"):
+        return f"the pip package {entry.revision} (installed with the project)"
+    return f"Hub weights {entry.hub_id} (downloaded once; or --model-path DIR)"
+
+
+def model_rows(entries: dict[str, ModelEntry]) -> list[ModelRow]:
+    """One row per real model (the tiny random test models left out), embedders first, in registry order."""
+    real = [e for e in entries.values() if not e.random_init]
+    ordered = [e for e in real if e.kind == "embedder"] + [e for e in real if e.kind != "embedder"]
+    return [
+        ModelRow(e.name, system_type(e), status(e), "text+image" if e.sees_images else "text only", needs(e))
+        for e in ordered
+    ]
