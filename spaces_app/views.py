@@ -197,7 +197,7 @@ def check_text(sub: Mapping[str, Any]) -> str:
     status = (sub.get("run") or {}).get("results_json")
     if status is None:  # stored before this was recorded: only a difference is known
         status = "differs" if sub.get("mismatches") else None
-    return CHECK_TEXT.get(status, "–")
+    return CHECK_TEXT.get(status, "–") if isinstance(status, str) else "–"
 
 
 RUN_FIELDS = (
@@ -421,7 +421,8 @@ def paired_comparison(
     """
     from metrics.core import stats
 
-    rows, pvals, raw = [], [], []
+    rows: list[dict[str, Any]] = []
+    pvals, raw = [], []
     for c in configs:
         qa, qb = per_query(a["id"], c), per_query(b["id"], c)
         shared = sorted(qa.keys() & qb.keys())
@@ -505,10 +506,7 @@ def ark_table(subs: Sequence[Mapping[str, Any]], axis: str = "domain") -> pd.Dat
     rows = []
     for s in subs:
         row = _ark_base(s)
-        if axis == "subtype":
-            values = {c: sc.value for c, sc in s["scores"].items()}
-        else:
-            values = _breakdown(s["summary"], axis)
+        values = {c: sc.value for c, sc in s["scores"].items()} if axis == "subtype" else _breakdown(s["summary"], axis)
         for key in order:
             if key in values:
                 row[_label(key)] = _round(values[key])
