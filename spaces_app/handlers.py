@@ -89,7 +89,7 @@ def diagnostics(lb: Leaderboard, sid: Any) -> tuple[Figure | pd.DataFrame | None
     chances = lb.chance("triad")
     fmt = views.for_display
     return (
-        views.entry_rate_figure(sub),
+        plots.entry_rate_figure(sub),
         fmt(views.trap_table(sub)),
         fmt(views.hop_table(sub)),
         plots.depth_plot(sub, chances.get(MAIN[1])),
@@ -112,7 +112,7 @@ def rank_range(
     """The rank-range figure, the rank per subset and the rank agreement between subsets."""
     subs = views.filter_subs(lb.subs("triad", verified_only=not every_row), family)
     ranks = views.subset_ranks(subs, MAIN).map(_rank_cell).reset_index(names="Model")
-    return views.rank_range_figure(subs), ranks, views.for_display(views.rank_agreement(subs))
+    return plots.rank_range_figure(subs), ranks, views.for_display(views.rank_agreement(subs))
 
 
 def compare(lb: Leaderboard, a: Any, b: Any) -> tuple[Figure | None, pd.DataFrame, str]:
