@@ -115,6 +115,13 @@ UPDATE meta SET value = '3' WHERE key = 'schema_version';
 )
 
 
+def _row_id(cur: sqlite3.Cursor) -> int:
+    """The row id an INSERT just made."""
+    if cur.lastrowid is None:
+        raise sqlite3.DatabaseError("the INSERT made no row")
+    return cur.lastrowid
+
+
 def _key_or_none(name: str) -> str | None:
     """``name_key(name)``, or None for a stored name today's rules refuse (it claims nothing)."""
     from spaces_app.names import name_key
@@ -386,7 +393,7 @@ class Database:
                     sub.score_digest,
                 ),
             )
-            sid = int(cur.lastrowid)
+            sid = _row_id(cur)
             conn.executemany(
                 "INSERT INTO scores (submission_id, config, metric, value, lo, hi, n_queries) VALUES (?,?,?,?,?,?,?)",
                 [(sid, s.config, s.metric, s.value, s.lo, s.hi, s.n_queries) for s in sub.scores],
@@ -425,7 +432,7 @@ class Database:
             cur = conn.execute(
                 "INSERT INTO attempts (submitter, at, accepted, action) VALUES (?, ?, 0, ?)", (submitter, now, action)
             )
-            return int(cur.lastrowid)
+            return _row_id(cur)
 
     def record_attempt(self, submitter: str, accepted: bool, at: float | None = None, *, action: str = "submit") -> int:
         """Log one attempt (``action``: submit, admin, ...); prunes attempts older than a week. Returns its row id."""
@@ -436,7 +443,7 @@ class Database:
                 "INSERT INTO attempts (submitter, at, accepted, action) VALUES (?, ?, ?, ?)",
                 (submitter, now, int(accepted), action),
             )
-            return int(cur.lastrowid)
+            return _row_id(cur)
 
     def find_digest(self, benchmark: str, digest: str, gold_content: str) -> tuple[int, str, bool] | None:
         """(id, model name, hidden) of a stored submission with these rankings on this gold content, else None."""
@@ -557,7 +564,8 @@ class Database:
             )
         out = []
         for r in subs:
-            d = {k: r[k] for k in r.keys() if k not in ("summary_json", "mismatches_json", "run_json", "verify_json")}
+            skip = ("summary_json", "mismatches_json", "run_json", "verify_json")
+            d = {k: r[k] for k in r.keys() if k not in skip}  # noqa: SIM118  # a sqlite3.Row iterates its values
             d["summary"] = json.loads(r["summary_json"])
             d["mismatches"] = json.loads(r["mismatches_json"])
             d["run"] = json.loads(r["run_json"])

@@ -17,7 +17,9 @@ import gradio as gr
 from ark_dataset import names as ark_names
 from spaces_app import explore_store
 from spaces_app import explorer as ex
+from spaces_app.board import Leaderboard
 from spaces_app.explorer_html import CSS, pair_html, view_html
+from spaces_app.gold import Gold
 from spaces_app.thumbs import Thumbnails
 from triad_dataset.contract import names as triad_names
 
@@ -41,12 +43,12 @@ def configs(benchmark: str) -> list[str]:
     return list(triad_names.TASK_CONFIGS) if benchmark == "triad" else list(ark_names.SUBTYPES)
 
 
-def choices(lb: Any, benchmark: str) -> list[tuple[str, int]]:
+def choices(lb: Leaderboard, benchmark: str) -> list[tuple[str, int]]:
     """(label, id) of every submission the board shows for this benchmark, newest first."""
     return [(f"{s['id']}: {s['model_name']}", int(s["id"])) for s in reversed(lb.all_subs(benchmark))]
 
 
-def _corpus(lb: Any, benchmark: str) -> tuple[Any, ex.Corpus, Thumbnails]:
+def _corpus(lb: Leaderboard, benchmark: str) -> tuple[Gold, ex.Corpus, Thumbnails]:
     gold = lb.golds.get(benchmark)
     key = (str(gold.path), gold.fingerprint)
     with _LOCK:
@@ -71,7 +73,14 @@ def _pick(mode: str, values: list[dict[str, float]], query_id: str) -> str | Non
 
 
 def render(
-    lb: Any, benchmark: str, first: Any, second: Any, config: str, mode: str, query_id: str = "", k: float = 10
+    lb: Leaderboard,
+    benchmark: str,
+    first: Any,
+    second: Any,
+    config: str,
+    mode: str,
+    query_id: str = "",
+    k: float = 10,
 ) -> str:
     """The HTML of the chosen query for one or two submissions; a one-line message when nothing can be shown."""
     if benchmark not in lb.golds.available():
@@ -112,9 +121,23 @@ def render(
     return f"<style>{CSS}</style>{body}"
 
 
-def build(lb: Any, demo: gr.Blocks) -> None:
+def explorer_choices(lb: Leaderboard, benchmark: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The submission and subset pickers for a benchmark: its visible submissions, its subsets, none chosen."""
+    options: list[tuple[str, int | str]] = [*choices(lb, benchmark)]
+    return (
+        gr.update(choices=options, value=None),
+        gr.update(choices=[("none", ""), *options], value=""),
+        gr.update(choices=configs(benchmark), value=None),
+    )
+
+
+def explorer_show(lb: Leaderboard, benchmark: str, a: Any, b: Any, cfg: str, how: str, qid: str, top: float) -> str:
+    """`render` with the Explorer tab's inputs (an empty query id box gives "")."""
+    return render(lb, benchmark, a, b, cfg, how, qid or "", top)
+
+
+def build(lb: Leaderboard, demo: gr.Blocks) -> None:
     """The Explorer tab (call inside `gr.Tabs`)."""
-    private = {"api_visibility": "private"}
     with gr.Tab("Explorer", id="explorer"):
         gr.Markdown(NOTE)
         with gr.Row():
@@ -128,18 +151,7 @@ def build(lb: Any, demo: gr.Blocks) -> None:
             k = gr.Slider(1, explore_store.TOP_STORED, value=ex.TOP_K, step=1, label="Top k", elem_id="explorer-k")
         show = gr.Button("Show", elem_id="explorer-show")
         out = gr.HTML(elem_id="explorer-view")
-
-    def explorer_choices(benchmark: str) -> tuple[Any, Any, Any]:
-        options = choices(lb, benchmark)
-        return (
-            gr.update(choices=options, value=None),
-            gr.update(choices=[("none", "")] + options, value=""),
-            gr.update(choices=configs(benchmark), value=None),
-        )
-
-    def explorer_show(benchmark: str, a: Any, b: Any, cfg: str, how: str, qid: str, top: float) -> str:
-        return render(lb, benchmark, a, b, cfg, how, qid or "", top)
-
-    bench.change(explorer_choices, bench, [first, second, config], **private)
-    demo.load(explorer_choices, bench, [first, second, config], **private)
-    show.click(explorer_show, [bench, first, second, config, mode, query, k], out, **private)
+    pickers = lb.bind(explorer_choices)
+    bench.change(pickers, bench, [first, second, config], api_visibility="private")
+    demo.load(pickers, bench, [first, second, config], api_visibility="private")
+    show.click(lb.bind(explorer_show), [bench, first, second, config, mode, query, k], out, api_visibility="private")

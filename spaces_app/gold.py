@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ class Gold:
     benchmark: str
     path: Path
     fingerprint: str  # sha256 of the folder's parquet bytes (`triad_dataset.folder.io.fingerprint`)
-    rows: dict[str, list[dict[str, Any]]]
+    rows: dict[str, list[Mapping[str, Any]]]
     galleries: dict[str, frozenset[str]] = field(default_factory=dict)  # ARK subtype -> gallery ids
     indexes: dict[str, PoolIndex] = field(default_factory=dict)  # TRIAD config -> pools as arrays
     _pools: dict[str, dict[str, list[str]]] = field(default_factory=dict)
@@ -120,23 +121,15 @@ def content_fingerprint(path: Path, tables: Sequence[str]) -> str:
     return digest.hexdigest()
 
 
-def detect_benchmark(path: Path) -> str:
-    """'triad' or 'ark' from the folder's audit.json."""
-    bench = folder.read_audit(path).get("benchmark")
-    if bench not in BENCHMARKS:
-        raise TriadError(f"{path}/audit.json: unknown benchmark {bench!r}")
-    return str(bench)
-
-
 def load_gold(path: str | Path) -> Gold:
     """Read a TRIAD or ARK dataset folder's task configs (CONTRACTS §1) without images."""
     path = Path(path)
-    bench = detect_benchmark(path)
+    bench = folder.benchmark_of(path)
     present = set(folder.list_configs(path))
     if bench == "triad":
-        configs = [c for c in triad_names.TASK_CONFIGS if c in present]
-        rows = {c: _share_strings(folder.read_rows(path, c, columns=_text_columns(path, c))) for c in configs}
-        rows = with_reference_categories(path, rows)  # paper C.3 strata (triad_dataset/folder/strata.py)
+        configs: list[str] = [c for c in triad_names.TASK_CONFIGS if c in present]
+        read = {c: _share_strings(folder.read_rows(path, c, columns=_text_columns(path, c))) for c in configs}
+        rows = with_reference_categories(path, read)  # paper C.3 strata (triad_dataset/folder/strata.py)
         indexes = {c: PoolIndex.build(c, rows[c]) for c in configs}
         gold = Gold(
             bench, path, folder.fingerprint(path), rows, indexes=indexes, content=content_fingerprint(path, configs)
@@ -146,7 +139,9 @@ def load_gold(path: str | Path) -> Gold:
         warm_scoring(gold)
         return gold
     subtypes = [s for s in ark_names.SUBTYPES if s in present and s + ark_names.GALLERY_SUFFIX in present]
-    rows = {s: folder.read_rows(path, s, columns=_text_columns(path, s)) for s in subtypes}
+    ark_rows: dict[str, list[Mapping[str, Any]]] = {
+        s: list(folder.read_rows(path, s, columns=_text_columns(path, s))) for s in subtypes
+    }
     galleries = {
         s: frozenset(
             folder.read_table(path, s + ark_names.GALLERY_SUFFIX, columns=[ITEM_ID]).column(ITEM_ID).to_pylist()
@@ -154,7 +149,7 @@ def load_gold(path: str | Path) -> Gold:
         for s in subtypes
     }
     content = content_fingerprint(path, [*subtypes, *(s + ark_names.GALLERY_SUFFIX for s in subtypes)])
-    return Gold(bench, path, folder.fingerprint(path), rows, galleries, content=content)
+    return Gold(bench, path, folder.fingerprint(path), ark_rows, galleries, content=content)
 
 
 def warm_scoring(gold: Gold) -> None:
@@ -168,10 +163,8 @@ def warm_scoring(gold: Gold) -> None:
     stats.RESAMPLES.max_bytes = max(stats.RESAMPLES.max_bytes, RESAMPLE_CACHE_BYTES)
     columnar = {c: gold.columnar(c) for c in gold.configs}
     orders = {c: np.tile(np.arange(g.mask.shape[1]), (g.mask.shape[0], 1)) for c, g in columnar.items()}
-    try:
+    with contextlib.suppress(ValueError):  # a gold scoring cannot read: every submission will say so (submit.py)
         scoring.score_triad_arrays(columnar, orders)
-    except ValueError:  # a gold scoring cannot read: every submission will say so (spaces_app.submit)
-        pass
 
 
 def _stat_key(path: Path) -> tuple:
@@ -195,7 +188,7 @@ class GoldStore:
             for p in data_dirs:
                 p = Path(p)
                 if (p / folder.AUDIT_NAME).is_file():
-                    self._dirs[detect_benchmark(p)] = p
+                    self._dirs[folder.benchmark_of(p)] = p
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[tuple, Gold]] = {}
 

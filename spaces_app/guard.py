@@ -62,6 +62,11 @@ def remove_upload(path: str | Path) -> None:
         pass
 
 
+def _remove_all(paths: list[str]) -> None:
+    for p in paths:
+        remove_upload(p)
+
+
 class UploadGone(Exception):
     """An uploaded file is no longer on the server (consumed by another submission of the same bytes, or swept)."""
 
@@ -261,7 +266,7 @@ class UploadGuard:
             return None
         for p in paths:
             remove_upload(p)
-        asyncio.get_running_loop().call_later(2.0, lambda: [remove_upload(p) for p in paths])  # a late copy
+        asyncio.get_running_loop().call_later(2.0, _remove_all, paths)  # a late copy
         return PlainTextResponse(
             f"{Path(bad[0]).name}: only {', '.join(UPLOAD_SUFFIXES)} files are accepted", status_code=415
         )

@@ -37,7 +37,7 @@ _ALNUM: Final = regex.compile(r"[\p{L}\p{N}]")
 _LRM: Final = "\u200e\u200f"  # the packaged data wraps right-to-left glyphs in direction marks for display
 
 
-class NameError_(TriadError):
+class BadName(TriadError):
     """A model name that cannot be shown (the message says why)."""
 
 
@@ -49,20 +49,20 @@ def clean_name(value: Any, field_name: str = "model name", max_len: int = MAX_NA
     >>> clean_name("\\u2800\\u3164")
     Traceback (most recent call last):
     ...
-    spaces_app.names.NameError_: model name is blank once invisible characters are removed
+    spaces_app.names.BadName: model name is blank once invisible characters are removed
     """
     raw = "" if value is None else str(value)
     text = " ".join(_INVISIBLE.sub("", unicodedata.normalize("NFKC", raw)).split())
     if not raw.strip():
-        raise NameError_(f"{field_name} is required")
+        raise BadName(f"{field_name} is required")
     if not text:
-        raise NameError_(f"{field_name} is blank once invisible characters are removed")
+        raise BadName(f"{field_name} is blank once invisible characters are removed")
     if not _VISIBLE.search(text):
-        raise NameError_(f"{field_name} has no visible letter, digit or symbol")
+        raise BadName(f"{field_name} has no visible letter, digit or symbol")
     if not _ALNUM.search(text):
-        raise NameError_(f"{field_name} has no letter or digit")
+        raise BadName(f"{field_name} has no letter or digit")
     if len(text) > max_len:
-        raise NameError_(f"{field_name} is {len(text)} characters long; the limit is {max_len}")
+        raise BadName(f"{field_name} is {len(text)} characters long; the limit is {max_len}")
     return text
 
 

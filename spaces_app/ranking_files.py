@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import io
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,19 +121,9 @@ def _is_list_of(t: pa.DataType, pred: Any) -> bool:
     return (pa.types.is_list(t) or pa.types.is_large_list(t)) and pred(t.value_type)
 
 
-def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool, bound: Bound | None = None) -> ParsedRanking:
-    """Parse one rankings parquet file into Arrow / numpy columns, checking columns, types, nulls, finite scores and
-    that nothing decodes to more than ``bound`` allows (checked on the footer before any column is read)."""
-    where = f"{up.name} (config {config})"
-    if up.data[:4] != PARQUET_MAGIC or up.data[-4:] != PARQUET_MAGIC:
-        raise SubmissionError(f"{where}: not a parquet file (missing PAR1 magic bytes)")
-    try:
-        pf = pq.ParquetFile(io.BytesIO(up.data))
-        schema = pf.schema_arrow
-        meta = pf.metadata
-    except Exception as exc:  # pyarrow raises several types for corrupt files
-        raise SubmissionError(f"{where}: unreadable parquet ({type(exc).__name__}: {exc})") from None
-    need = {
+def _columns(where: str, schema: pa.Schema, *, ark: bool) -> list[str]:
+    """The columns a ranking file must have (with the rerank column when it has one), checked for their types."""
+    need: dict[str, Callable[[pa.DataType], bool]] = {
         "query_id": _is_string,
         "candidate_ids": lambda t: _is_list_of(t, _is_string),
         "scores": lambda t: _is_list_of(t, pa.types.is_floating),
@@ -147,8 +137,24 @@ def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool, bound: B
             raise SubmissionError(f"{where}: missing column {col!r} (have: {', '.join(schema.names)})")
         if not ok(schema.field(col).type):
             raise SubmissionError(f"{where}: column {col!r} has type {schema.field(col).type}")
+    return list(need)
+
+
+def read_ranking(up: Upload, config: str, limits: Limits, *, ark: bool, bound: Bound | None = None) -> ParsedRanking:
+    """Parse one rankings parquet file into Arrow / numpy columns, checking columns, types, nulls, finite scores and
+    that nothing decodes to more than ``bound`` allows (checked on the footer before any column is read)."""
+    where = f"{up.name} (config {config})"
+    if up.data[:4] != PARQUET_MAGIC or up.data[-4:] != PARQUET_MAGIC:
+        raise SubmissionError(f"{where}: not a parquet file (missing PAR1 magic bytes)")
+    try:
+        pf = pq.ParquetFile(io.BytesIO(up.data))
+        schema = pf.schema_arrow
+        meta = pf.metadata
+    except Exception as exc:  # pyarrow raises several types for corrupt files
+        raise SubmissionError(f"{where}: unreadable parquet ({type(exc).__name__}: {exc})") from None
+    need = _columns(where, schema, ark=ark)
     bound = bound or Bound(limits.max_rows, limits.max_list_length, limits.max_rows * limits.max_list_length)
-    _check_footer(where, meta, list(need), limits, bound)
+    _check_footer(where, meta, need, limits, bound)
     try:
         table = pf.read(columns=[c for c in need if ark or c != "candidate_ids"])
         cand = table.column("candidate_ids").combine_chunks() if ark else _dictionary_ids(up.data, meta)

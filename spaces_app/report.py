@@ -137,7 +137,7 @@ def _png(fig: Any) -> str:
 
 def plots_html(benchmark: str, subs: Sequence[Mapping[str, Any]], gold: Gold) -> str:
     """The Space's diagnostics plots for the first run (TRIAD) or every run (ARK), as inline PNGs."""
-    from spaces_app import plots, views
+    from spaces_app import plots
 
     if benchmark == "ark":
         return "".join(
@@ -147,7 +147,7 @@ def plots_html(benchmark: str, subs: Sequence[Mapping[str, Any]], gold: Gold) ->
     sub = subs[0]
     chance = chance_mod.triad_chance(gold)
     figures = [
-        views.entry_rate_figure(sub),
+        plots.entry_rate_figure(sub),
         plots.depth_plot(sub, chance.get(triad_names.ABSTRACTION_CONFIGS[1])),
         plots.profile_plot(sub, chance),
         plots.dialogue_cost_plot(sub),

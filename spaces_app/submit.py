@@ -134,7 +134,7 @@ def check_meta(model_name: Any, model_link: Any, family: Any, params: Any, submi
     dropped); names are always displayed as text, never as markup."""
     try:
         name = names.clean_name(model_name, "model name", MAX_NAME)
-    except names.NameError_ as exc:
+    except names.BadName as exc:
         raise SubmissionError(str(exc)) from None
     link = _clean_text(model_link, "model link", MAX_LINK, required=False)
     if link and (not re.fullmatch(r"https?://[^\s<>\"'`]+", link)):
@@ -305,8 +305,9 @@ def run_info(results: Mapping[str, Any] | None, mismatches: Sequence[str]) -> di
     compared. results.json strings were cleaned and bounded when it was read (`uploads.clean_string`)."""
     if results is None:
         return {"results_json": "absent"}
-    model = results.get("model") if isinstance(results.get("model"), Mapping) else {}
-    theirs = results.get("configs") if isinstance(results.get("configs"), Mapping) else {}
+    said, configs = results.get("model"), results.get("configs")
+    model: Mapping[str, Any] = said if isinstance(said, Mapping) else {}
+    theirs: Mapping[str, Any] = configs if isinstance(configs, Mapping) else {}
     has_numbers = any(isinstance(c, Mapping) and c.get("metrics") for c in theirs.values())
     info: dict[str, Any] = {"results_json": "differs" if mismatches else "matches" if has_numbers else "no numbers"}
     for key in MODEL_KEYS:
@@ -315,7 +316,7 @@ def run_info(results: Mapping[str, Any] | None, mismatches: Sequence[str]) -> di
             info[f"model_{key}"] = uploads.clean_string(str(val))
     for key in ("variant", "complete"):
         val = results.get(key)
-        if isinstance(val, bool) or isinstance(val, str):
+        if isinstance(val, bool | str):
             info[key] = val if isinstance(val, bool) else uploads.clean_string(val, 80)
     return info
 

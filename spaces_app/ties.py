@@ -41,7 +41,7 @@ def tie_sensitivity(labels: np.ndarray, mask: np.ndarray, positions: np.ndarray,
     """
     ranked = np.take_along_axis(np.where(mask, labels, 0).astype(np.int8), positions, axis=1)
     tied = ties.any(axis=1)
-    out = {"tied_queries": int(tied.sum()), "queries": int(len(ranked))}
+    out: dict[str, float] = {"tied_queries": int(tied.sum()), "queries": int(len(ranked))}
     for key, first in (("positives_first", True), ("positives_last", False)):
         ap = average_precision(ranked)
         if tied.any():

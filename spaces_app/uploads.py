@@ -245,14 +245,14 @@ def _read_zip(data: bytes, where: str, limits: Limits, budget: list[int]) -> lis
 
 def read_uploads(paths: Iterable[str | Path], limits: Limits) -> list[Upload]:
     """Read uploaded files (a zip is expanded in memory) after the size and count checks."""
-    paths = [Path(p) for p in paths]
-    if not paths:
+    files = [Path(p) for p in paths]
+    if not files:
         raise SubmissionError("no files uploaded: give the rankings/*.parquet files and results.json, or a zip")
-    if len(paths) > limits.max_files:
-        raise SubmissionError(f"{len(paths)} files uploaded, more than the limit of {limits.max_files}")
+    if len(files) > limits.max_files:
+        raise SubmissionError(f"{len(files)} files uploaded, more than the limit of {limits.max_files}")
     budget = [limits.max_total_bytes]
     uploads: list[Upload] = []
-    for p in paths:
+    for p in files:
         check_file_name(p.name)
         if not p.is_file() or p.is_symlink():
             raise SubmissionError(f"{p.name}: not a regular file")

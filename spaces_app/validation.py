@@ -14,7 +14,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 import pyarrow as pa
@@ -162,7 +162,7 @@ def check_ark_rankings(
     return ranks
 
 
-def finite_number(x: Any) -> bool:
+def finite_number(x: Any) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
@@ -174,9 +174,9 @@ def check_subsets(benchmark: str, gold: Gold, parsed: ParsedSubmission) -> None:
             shown = ", ".join(f"{c} ({triad_names.DISPLAY_NAMES[c]})" for c in missing)
             raise SubmissionError(f"missing main subset(s): {shown}; all six are needed (paper Table 2)")
         return
-    missing = [s for s in gold.rows if s not in parsed.rankings]
-    if missing:
-        raise SubmissionError(f"missing ARK subtype(s): {', '.join(missing)}; every subtype of the gallery is needed")
+    absent = [s for s in gold.rows if s not in parsed.rankings]
+    if absent:
+        raise SubmissionError(f"missing ARK subtype(s): {', '.join(absent)}; every subtype of the gallery is needed")
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,54 @@ HUB_SPEC: Final = re.compile(r"[A-Za-z0-9][\w-]*(?:\.[\w-]+)*/[A-Za-z0-9_-][\w-]
 
 
 # --- what a submission names ----------------------------------------------------------------------------------
+def _not_reproducible(results: Mapping[str, Any], model: Mapping[str, Any]) -> str | None:
+    """Why re-encoding cannot reproduce the run whatever its model (where it comes from, what the run added)."""
+    kind = model.get("source_kind")
+    if kind == "python":
+        return "own encoder (Python code the server cannot run)"
+    if kind == "local":
+        return "a local model folder the server cannot see"
+    if kind not in VERIFIABLE_KINDS:
+        return "results.json does not say where the model comes from"
+    if results.get("reranker"):
+        return "reranked runs are not reproduced (only first-stage encoders are)"
+    if results.get("captioner") or results.get("rewrites"):
+        return "text-space / rewritten-query runs are not reproduced"
+    if results.get("reproducible") is False:
+        version = str((results.get("api") or {}).get("model_version") or model.get("revision") or "")[:60]
+        return f"API model {version}: not reproducible without provider access".replace("  ", " ")
+    if results.get("generation"):
+        return "reasoning embedder: its generations are sampled, so re-encoding cannot reproduce the run"
+    if model.get("input_pipeline") == "unverified":
+        return "--recipe generic runs are not reproduced"
+    return None
+
+
+def _hub_spec(model: Mapping[str, Any], revision: str | None) -> tuple[str | None, str | None, str]:
+    """`model_spec` for a Hub model: its id and pinned commit, or why it cannot be checked."""
+    source = model.get("source")
+    if not isinstance(source, str) or "/" not in source:
+        return None, None, "results.json gives no Hub id"
+    if not HUB_SPEC.fullmatch(source):
+        return None, None, f"not verifiable as {source[:60]!r}: not a Hub id (the server loads no local path)"
+    if not revision:
+        return None, None, "results.json gives no resolved Hub revision"
+    if not COMMIT.fullmatch(revision):
+        return (
+            None,
+            None,
+            (
+                f"not verifiable as {source}: revision {revision[:60]!r} is not a 40-hex commit "
+                "(a branch, tag or refs/pr/N can change under the check)"
+            ),
+        )
+    recipe = model.get("recipe")
+    problem = remote_code_problem(recipe) if isinstance(recipe, str) and recipe else None
+    if problem:
+        return None, None, f"not verifiable as {source}: {problem}"
+    return source, revision, ""
+
+
 def model_spec(results: Mapping[str, Any] | None) -> tuple[str | None, str | None, str]:
     """(what `from_name` takes, revision, why not) for the model a results.json names; spec None: not checkable."""
     if results is None:
@@ -97,48 +145,13 @@ def model_spec(results: Mapping[str, Any] | None) -> tuple[str | None, str | Non
     model = results.get("model")
     if not isinstance(model, Mapping):
         return None, None, "results.json names no model"
-    kind = model.get("source_kind")
-    if kind == "python":
-        return None, None, "own encoder (Python code the server cannot run)"
-    if kind == "local":
-        return None, None, "a local model folder the server cannot see"
-    if kind not in VERIFIABLE_KINDS:
-        return None, None, "results.json does not say where the model comes from"
-    if results.get("reranker"):
-        return None, None, "reranked runs are not reproduced (only first-stage encoders are)"
-    if results.get("captioner") or results.get("rewrites"):
-        return None, None, "text-space / rewritten-query runs are not reproduced"
-    if results.get("reproducible") is False:
-        version = str((results.get("api") or {}).get("model_version") or model.get("revision") or "")[:60]
-        return None, None, f"API model {version}: not reproducible without provider access".replace("  ", " ")
-    if results.get("generation"):
-        return None, None, "reasoning embedder: its generations are sampled, so re-encoding cannot reproduce the run"
-    if model.get("input_pipeline") == "unverified":
-        return None, None, "--recipe generic runs are not reproduced"
-    revision = model.get("revision")
-    revision = str(revision) if isinstance(revision, str | int) and not isinstance(revision, bool) else None
-    if kind == "hub":
-        source = model.get("source")
-        if not isinstance(source, str) or "/" not in source:
-            return None, None, "results.json gives no Hub id"
-        if not HUB_SPEC.fullmatch(source):
-            return None, None, f"not verifiable as {source[:60]!r}: not a Hub id (the server loads no local path)"
-        if not revision:
-            return None, None, "results.json gives no resolved Hub revision"
-        if not COMMIT.fullmatch(revision):
-            return (
-                None,
-                None,
-                (
-                    f"not verifiable as {source}: revision {revision[:60]!r} is not a 40-hex commit "
-                    "(a branch, tag or refs/pr/N can change under the check)"
-                ),
-            )
-        recipe = model.get("recipe")
-        problem = remote_code_problem(recipe) if isinstance(recipe, str) and recipe else None
-        if problem:
-            return None, None, f"not verifiable as {source}: {problem}"
-        return source, revision, ""
+    why_not = _not_reproducible(results, model)
+    if why_not:
+        return None, None, why_not
+    raw = model.get("revision")
+    revision = str(raw) if isinstance(raw, str | int) and not isinstance(raw, bool) else None
+    if model.get("source_kind") == "hub":
+        return _hub_spec(model, revision)
     entry = _entry(model)
     if entry is None:
         return None, None, f"registry model {str(model.get('name'))[:60]!r} is unknown to this server"
@@ -241,7 +254,7 @@ def _ranks(rng: np.random.Generator, length: int) -> list[int]:
     """1-based ranks kept for one query: the top, and `RANDOM_RANKS` uniformly drawn below it."""
     top = list(range(1, min(TOP, length) + 1))
     below = np.arange(TOP + 1, length + 1)
-    drawn = rng.choice(below, size=min(RANDOM_RANKS, below.size), replace=False) if below.size else []
+    drawn = rng.choice(below, size=min(RANDOM_RANKS, below.size), replace=False) if below.size else below
     return sorted(set(top) | {int(r) for r in drawn})
 
 
@@ -251,7 +264,7 @@ def _unlisted(
     """`RANDOM_RANKS` gallery items an ARK ranking does not list (it keeps only its top 100): they must not score
     above what it lists, or an oracle could list the positive first and leave out everything the model prefers."""
     rest = sorted(gallery - set(listed) - set(positives))
-    picks = rng.choice(len(rest), size=min(RANDOM_RANKS, len(rest)), replace=False) if rest else []
+    picks = rng.choice(len(rest), size=min(RANDOM_RANKS, len(rest)), replace=False) if rest else np.arange(0)
     return [rest[int(i)] for i in sorted(picks)]
 
 

@@ -1,4 +1,4 @@
-"""Tables and figures of the leaderboard, built from database rows (no Gradio here, so tests can call them).
+"""Tables of the leaderboard, built from database rows (no Gradio here, so tests can call them).
 
 Every user-supplied string goes into a plain-text table cell or a matplotlib text artist (with mathtext ``$``
 escaped); none is ever placed into Markdown or HTML.
@@ -16,9 +16,9 @@ import pandas as pd
 
 from ark_dataset import names as ark_names
 from spaces_app import captioner
+from spaces_app.cells import DECIMALS, ark_label, rounded
 from triad_dataset.contract import names as triad_names
 
-DECIMALS = 3  # paper Table 2 reports mAP to three decimals
 ID_COL, MODEL_COL, FAMILY_COL, PARAMS_COL, DATE_COL = "id", "Model", "Family", "Params", "Submitted"
 SUBMITTER_COL, CHECK_COL = "Submitter", "results.json"
 STATUS_COL, TIES_COL, RANK_COL = "Status", "Ties (mAP range)", "Rank"  # spaces_app/status.py
@@ -52,10 +52,6 @@ def fmt_params(n: int | None) -> str:
         if n >= scale:
             return f"{n / scale:.3g}{unit}"
     return str(n)
-
-
-def _round(x: float | None) -> float | None:
-    return None if x is None or not math.isfinite(x) else round(float(x), DECIMALS)
 
 
 def _date(ts: float, *, time_of_day: bool = False) -> str:
@@ -114,7 +110,7 @@ def score_table(
         }
         for c in configs:
             sc = s["scores"].get(c)
-            row[labels[c]] = _round(sc.value) if sc is not None else None
+            row[labels[c]] = rounded(sc.value) if sc is not None else None
         row[SUBMITTER_COL], row[CHECK_COL] = submitter_text(s), check_text(s)
         if status is not None:
             info = status[int(s["id"])]
@@ -159,7 +155,7 @@ def detail_table(sub: Mapping[str, Any], configs: Sequence[str]) -> pd.DataFrame
             continue
         metrics = (sub["summary"].get(c) or {}).get("metrics") or {}
         extra = {
-            k: _round(metrics[k])
+            k: rounded(metrics[k])
             for k in ("top1_hit", "mrr", "recall@5", "recall@10", "ndcg@10")
             if isinstance(metrics.get(k), int | float)
         }
@@ -167,17 +163,17 @@ def detail_table(sub: Mapping[str, Any], configs: Sequence[str]) -> pd.DataFrame
         if ties:
             extra.update(
                 {
-                    "mAP, tied positives first": _round(ties.get("positives_first")),
-                    "mAP, tied positives last": _round(ties.get("positives_last")),
+                    "mAP, tied positives first": rounded(ties.get("positives_first")),
+                    "mAP, tied positives last": rounded(ties.get("positives_last")),
                 }
             )
         rows.append(
             {
                 "Subset": display(c),
                 "Metric": sc.metric,
-                "Value": _round(sc.value),
-                "95% CI low": _round(sc.lo),
-                "95% CI high": _round(sc.hi),
+                "Value": rounded(sc.value),
+                "95% CI low": rounded(sc.lo),
+                "95% CI high": rounded(sc.hi),
                 "Queries": sc.n_queries,
                 **extra,
             }
@@ -197,7 +193,7 @@ def check_text(sub: Mapping[str, Any]) -> str:
     status = (sub.get("run") or {}).get("results_json")
     if status is None:  # stored before this was recorded: only a difference is known
         status = "differs" if sub.get("mismatches") else None
-    return CHECK_TEXT.get(status, "–")
+    return CHECK_TEXT.get(status, "–") if isinstance(status, str) else "–"
 
 
 RUN_FIELDS = (
@@ -268,14 +264,6 @@ def _verification(sub: Mapping[str, Any]) -> dict[str, Any]:
     return public(sub.get("verify") or {}, str(sub.get("status") or "unverified"))
 
 
-def _figure(width: float, height: float):
-    """A matplotlib Figure outside pyplot's global registry (nothing to close, safe in worker threads)."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height), dpi=100)
-    return fig, fig.subplots()
-
-
 # --- rank ranges (paper Figure 2) -------------------------------------------------------------------------
 def subset_ranks(subs: Sequence[Mapping[str, Any]], configs: Sequence[str]) -> pd.DataFrame:
     """Rank of each model on each subset (1 = best; average ranks for ties, on unrounded scores, as in Figure 2)."""
@@ -291,34 +279,6 @@ def subset_ranks(subs: Sequence[Mapping[str, Any]], configs: Sequence[str]) -> p
             ranks[ok] = rankdata(-vals[ok], method="average")
         out[display(c)] = ranks
     return out
-
-
-def rank_range_figure(subs: Sequence[Mapping[str, Any]], configs: Sequence[str] = triad_names.MAIN_CONFIGS):
-    """Vertical segments from each model's best to worst rank over the six subsets (lower is better)."""
-    ranks = subset_ranks(subs, configs)
-    fig, ax = _figure(max(6.0, 0.55 * len(ranks) + 2), 4.2)
-    if ranks.empty:
-        ax.text(0.5, 0.5, "no submissions yet", ha="center", va="center", transform=ax.transAxes)
-        ax.set_axis_off()
-        return fig
-    markers = "osD^vP"
-    x = np.arange(len(ranks))
-    lo, hi = ranks.min(axis=1).to_numpy(), ranks.max(axis=1).to_numpy()
-    ax.vlines(x, lo, hi, color="0.55", linewidth=2.5, zorder=1)
-    for j, col in enumerate(ranks.columns):
-        ax.scatter(x, ranks[col], marker=markers[j % len(markers)], s=36, zorder=2, label=col)
-    from matplotlib.ticker import MaxNLocator
-
-    ax.set_xticks(x, [plain(n) for n in ranks.index], rotation=35, ha="right", fontsize=8)
-    ax.set_xlim(-0.6, len(ranks) - 0.4)
-    ax.set_ylim(len(ranks) + 0.5, 0.5)  # rank 1 at the top
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_ylabel("rank on subset (1 = best)")
-    ax.set_title("Rank range across the six TRIAD subsets")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    return fig
 
 
 def rank_agreement(
@@ -351,60 +311,6 @@ def entry_rate_matrix(sub: Mapping[str, Any], configs: Sequence[str] = triad_nam
     return pd.DataFrame({c: [d.get(r, np.nan) for r in roles] for c, d in data.items()}, index=roles)
 
 
-def entry_rate_figure(sub: Mapping[str, Any]):
-    mat = entry_rate_matrix(sub)
-    fig, ax = _figure(6.5, 3.8)
-    if mat.empty:
-        ax.text(0.5, 0.5, "no entry-rate diagnostics", ha="center", va="center", transform=ax.transAxes)
-        ax.set_axis_off()
-        return fig
-    vals = mat.to_numpy(dtype=float)
-    im = ax.imshow(
-        np.ma.masked_invalid(vals), cmap="viridis", vmin=0.0, vmax=max(0.05, float(np.nanmax(vals))), aspect="auto"
-    )
-    ax.set_xticks(range(mat.shape[1]), mat.columns, fontsize=8)
-    ax.set_yticks(range(mat.shape[0]), mat.index, fontsize=8)
-    for i in range(mat.shape[0]):
-        for j in range(mat.shape[1]):
-            if np.isfinite(vals[i, j]):
-                ax.text(
-                    j,
-                    i,
-                    f"{vals[i, j]:.2f}",
-                    ha="center",
-                    va="center",
-                    fontsize=7,
-                    color="white" if vals[i, j] < 0.5 * np.nanmax(vals) else "black",
-                )
-    fig.colorbar(im, ax=ax, fraction=0.04)
-    ax.set_title(plain(f"Top-10 entry rate by candidate role — id {sub['id']}: {sub['model_name']}"), fontsize=9)
-    fig.tight_layout()
-    return fig
-
-
-def flat_table(obj: Any, key_names: Sequence[str] = ("Group",), value_name: str = "Value") -> pd.DataFrame:
-    """A nested dict of numbers as rows (path parts, value) — used for diagnostics whose shape varies by config."""
-    rows: list[dict[str, Any]] = []
-
-    def walk(node: Any, path: list[str]) -> None:
-        if isinstance(node, Mapping):
-            for k, val in node.items():
-                walk(val, [*path, str(k)])
-        elif isinstance(node, int | float) and not isinstance(node, bool):
-            rows.append({"Key": " / ".join(path), value_name: _round(float(node)) if isinstance(node, float) else node})
-        elif (
-            isinstance(node, Sequence)
-            and not isinstance(node, str)
-            and len(node) == 2
-            and all(isinstance(x, int | float) for x in node)
-        ):
-            rows.append({"Key": " / ".join(path), value_name: f"[{_round(node[0])}, {_round(node[1])}]"})
-
-    walk(obj, [])
-    return pd.DataFrame(rows, columns=["Key", value_name])
-
-
-# --- paired comparison ------------------------------------------------------------------------------------
 def paired_comparison(
     a: Mapping[str, Any],
     b: Mapping[str, Any],
@@ -421,7 +327,8 @@ def paired_comparison(
     """
     from metrics.core import stats
 
-    rows, pvals, raw = [], [], []
+    rows: list[dict[str, Any]] = []
+    pvals, raw = [], []
     for c in configs:
         qa, qb = per_query(a["id"], c), per_query(b["id"], c)
         shared = sorted(qa.keys() & qb.keys())
@@ -438,13 +345,13 @@ def paired_comparison(
             {
                 "Subset": display(c),
                 "Queries": len(shared),
-                "mAP A": _round(x.mean()),
-                "mAP B": _round(y.mean()),
-                "ΔmAP (A−B)": _round(float(x.mean() - y.mean())),
-                "95% CI low": _round(lo),
-                "95% CI high": _round(hi),
+                "mAP A": rounded(x.mean()),
+                "mAP B": rounded(y.mean()),
+                "ΔmAP (A−B)": rounded(float(x.mean() - y.mean())),
+                "95% CI low": rounded(lo),
+                "95% CI high": rounded(hi),
                 "Wilcoxon p": f"{p:.3g}",
-                "rank-biserial": _round(effect),
+                "rank-biserial": rounded(effect),
             }
         )
     if rows:
@@ -459,18 +366,6 @@ def paired_comparison(
 # --- ARK ----------------------------------------------------------------------------------------------------
 ARK_MACRO = "R@1 macro"
 CAPTIONER_COL = "Captioner"  # text-space runs (`triad run --captions`); empty when the model saw the images
-# Short column labels for the ARK tables (display only; the data keys come from ark_dataset/names.py).
-ARK_DOMAIN_LABELS = {
-    "visual_cognition": "Visual Cognition",
-    "natural_science": "Natural Science",
-    "formal_science": "Formal Science",
-    "humanities_social_science": "Humanities & Social",
-    "engineering_technology": "Engineering & Tech",
-}
-
-
-def _label(key: str) -> str:
-    return ARK_DOMAIN_LABELS.get(key, key.replace("_", " "))
 
 
 def _ark_base(s: Mapping[str, Any]) -> dict[str, Any]:
@@ -480,7 +375,7 @@ def _ark_base(s: Mapping[str, Any]) -> dict[str, Any]:
         CAPTIONER_COL: captioner.label(s),
         FAMILY_COL: str(s["family"]),
         PARAMS_COL: fmt_params(s["params"]),
-        ARK_MACRO: _round(ark_macro(s)),
+        ARK_MACRO: rounded(ark_macro(s)),
     }
 
 
@@ -505,13 +400,10 @@ def ark_table(subs: Sequence[Mapping[str, Any]], axis: str = "domain") -> pd.Dat
     rows = []
     for s in subs:
         row = _ark_base(s)
-        if axis == "subtype":
-            values = {c: sc.value for c, sc in s["scores"].items()}
-        else:
-            values = _breakdown(s["summary"], axis)
+        values = {c: sc.value for c, sc in s["scores"].items()} if axis == "subtype" else _breakdown(s["summary"], axis)
         for key in order:
             if key in values:
-                row[_label(key)] = _round(values[key])
+                row[ark_label(key)] = rounded(values[key])
         rows.append(row)
     return _ark_frame(rows)
 
@@ -541,7 +433,7 @@ def _breakdown(summary: Mapping[str, Any], axis: str) -> dict[str, float]:
 # --- diagnostic tables (paper §5, B.1) ---------------------------------------------------------------------
 def _interval_cells(node: Mapping[str, Any]) -> dict[str, Any]:
     iv = node.get("interval") or [None, None]
-    return {"95% CI low": _round(iv[0]), "95% CI high": _round(iv[1])}
+    return {"95% CI low": rounded(iv[0]), "95% CI high": rounded(iv[1])}
 
 
 def trap_table(sub: Mapping[str, Any]) -> pd.DataFrame:
@@ -553,8 +445,8 @@ def trap_table(sub: Mapping[str, Any]) -> pd.DataFrame:
             rows.append(
                 {
                     "Subset": display(c),
-                    "Trap top-10 rate": _round(m.get("trap_rate@10")),
-                    "Queries with a trap in top 10": _round(m.get("trap_query_share@10")),
+                    "Trap top-10 rate": rounded(m.get("trap_rate@10")),
+                    "Queries with a trap in top 10": rounded(m.get("trap_query_share@10")),
                     "Trap queries": m.get("n_trap_queries"),
                 }
             )
@@ -565,7 +457,7 @@ def hop_table(sub: Mapping[str, Any]) -> pd.DataFrame:
     """Per-hop I2C mAP: only that hop's positives count, other-hop positives stay in place (paper B.1)."""
     diag = (sub["summary"].get(triad_names.ABSTRACTION_CONFIGS[0]) or {}).get("diagnostics") or {}
     rows = [
-        {"Hop": hop, "mAP": _round(node.get("map")), **_interval_cells(node), "Queries": node.get("n_queries")}
+        {"Hop": hop, "mAP": rounded(node.get("map")), **_interval_cells(node), "Queries": node.get("n_queries")}
         for hop, node in (diag.get("per_hop") or {}).items()
         if isinstance(node, Mapping)
     ]
@@ -577,7 +469,7 @@ def depth_table(sub: Mapping[str, Any]) -> pd.DataFrame:
     diag = (sub["summary"].get(triad_names.ABSTRACTION_CONFIGS[1]) or {}).get("diagnostics") or {}
     by = diag.get("map_by_depth") or {}
     rows = [
-        {"Depth": depth, "mAP": _round(node.get("map")), **_interval_cells(node), "Queries": node.get("n_queries")}
+        {"Depth": depth, "mAP": rounded(node.get("map")), **_interval_cells(node), "Queries": node.get("n_queries")}
         for depth, node in sorted(by.items(), key=lambda kv: (len(kv[0]), kv[0]))
         if isinstance(node, Mapping)
     ]
@@ -589,7 +481,7 @@ def profile_table(sub: Mapping[str, Any]) -> pd.DataFrame:
     data = {}
     for c in triad_names.CONSTRAINTS_CONFIGS:
         by = ((sub["summary"].get(c) or {}).get("diagnostics") or {}).get("map_by_profile") or {}
-        data[display(c)] = {p: _round(node.get("map")) for p, node in by.items() if isinstance(node, Mapping)}
+        data[display(c)] = {p: rounded(node.get("map")) for p, node in by.items() if isinstance(node, Mapping)}
     profiles = [p for p in triad_names.PROFILES if any(p in d for d in data.values())]
     if not profiles:
         return pd.DataFrame()
@@ -612,7 +504,7 @@ def dialogue_cost_table(sub: Mapping[str, Any]) -> pd.DataFrame:
                 "Domain": domain,
                 "Session": "all",
                 "Turns": "all",
-                "Δ AP": _round(node["mean"]),
+                "Δ AP": rounded(node["mean"]),
                 **_interval_cells(node),
                 "Queries": node.get("n_pairs"),
             }
@@ -626,7 +518,7 @@ def dialogue_cost_table(sub: Mapping[str, Any]) -> pd.DataFrame:
                         "Domain": domain,
                         "Session": session,
                         "Turns": turns,
-                        "Δ AP": _round(cell.get("mean")),
+                        "Δ AP": rounded(cell.get("mean")),
                         **_interval_cells(cell),
                         "Queries": cell.get("n_queries"),
                     }
@@ -644,7 +536,7 @@ def paper_diagnostics_table(sub: Mapping[str, Any]) -> pd.DataFrame:
 
     def add(diagnostic: str, where: str, group: str, value: Any, queries: Any) -> None:
         rows.append(
-            {"Diagnostic": diagnostic, "Subset": where, "Group": group, "Value": _round(value), "Queries": queries}
+            {"Diagnostic": diagnostic, "Subset": where, "Group": group, "Value": rounded(value), "Queries": queries}
         )
 
     for config, pairs in (node.get("matched_comparisons") or {}).items():

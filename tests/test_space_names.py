@@ -46,7 +46,7 @@ def test_a_name_without_a_letter_or_digit_is_refused(db: Database, world: dict, 
     out = submit(db, world, world["runs"][0], name)
     assert out.message == "Rejected: model name has no letter or digit. Nothing was stored.", out.message
     assert db.counts()["submissions"] == 0
-    with pytest.raises(names.NameError_, match="^model name has no letter or digit$"):
+    with pytest.raises(names.BadName, match="^model name has no letter or digit$"):
         names.clean_name(name)
 
 

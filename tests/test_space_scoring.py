@@ -12,8 +12,8 @@ import pytest
 from ark_dataset import names as ark_names
 from metrics import scoring
 from metrics.core import stats
+from spaces_app import cells, plots, views
 from spaces_app import testing as T
-from spaces_app import views
 from spaces_app.db import Database, ScoreRow
 from spaces_app.gold import GoldStore
 from spaces_app.submit import RateLimit, submit_files
@@ -117,7 +117,7 @@ def test_ark_recall_equals_positive_ranks(world: dict) -> None:
     by_domain = views.ark_table([sub], "domain")
     domain = ark_names.SUBTYPE_DOMAIN[ark_names.SUBTYPES[4]]
     subs_in = [s for s in ark_names.DOMAIN_SUBTYPES[domain] if s in per_subtype]
-    assert by_domain.loc[0, views.ARK_DOMAIN_LABELS[domain]] == round(np.mean([per_subtype[s] for s in subs_in]), 3)
+    assert by_domain.loc[0, cells.ARK_DOMAIN_LABELS[domain]] == round(np.mean([per_subtype[s] for s in subs_in]), 3)
 
 
 def test_paired_comparison_matches_stats(world: dict) -> None:
@@ -157,7 +157,7 @@ def test_rank_ranges_use_average_ranks_for_ties() -> None:
     ranks = views.subset_ranks(subs, [c1, c2])
     assert ranks[n.DISPLAY_NAMES[c1]].tolist() == [1.5, 1.5, 3.0]
     assert ranks[n.DISPLAY_NAMES[c2]].tolist() == [3.0, 1.0, 2.0]
-    fig = views.rank_range_figure(subs, [c1, c2])
+    fig = plots.rank_range_figure(subs, [c1, c2])
     segments = fig.axes[0].collections[0].get_segments()
     assert [(s[0][1], s[1][1]) for s in segments] == [(1.5, 3.0), (1.0, 1.5), (2.0, 3.0)]
 
