@@ -332,8 +332,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         """The ARK table with each row's Status cell (spaces_app/status.py)."""
         if not len(df):
             return df
-        notes = lb.annotations("ark", list(lb.golds.get("ark").configs))
-        return df.assign(**{views.STATUS_COL: [notes[int(i)]["text"] for i in df[views.ID_COL]]})
+        return views.with_status(df, lb.annotations("ark", list(lb.golds.get("ark").configs)))
 
     def ark_tables() -> tuple[Any, ...]:
         """The ARK tab: the table by domain, the domain and skill bars each with its tables, subtypes, robustness."""
