@@ -98,6 +98,7 @@ class QueryView:
     positive_ranks: list[int]
     n_ranked: int
     facts: dict[str, str] = field(default_factory=dict)
+    reference: str = ""  # constraints / state: the reference product the requested changes apply to
 
 
 @dataclass(frozen=True)
@@ -217,6 +218,18 @@ def _checker(corpus: Corpus, config: str, row: Mapping[str, Any]) -> RuleChecker
     return RuleChecker(corpus.schema(DOMAIN_OF[config]), _attributes(corpus, config, reference), conditions)
 
 
+def _reference(corpus: Corpus, config: str, row: Mapping[str, Any]) -> str:
+    """The reference product of a constraints / state query: its id, text and attribute values ("" elsewhere)."""
+    if config not in triad_names.CONSTRAINTS_CONFIGS + triad_names.STATE_CONFIGS or not row.get("query_image_id"):
+        return ""
+    item = str(row["query_image_id"])
+    found = corpus.rows(triad_names.CANDIDATE_CORPUS[config]).get(item)
+    if found is None:
+        return item
+    values = ", ".join(f"{k} {v}" for k, v in _attributes(corpus, config, item).items() if v not in (None, ""))
+    return " · ".join(part for part in (item, str(found.get("text") or ""), values) if part)
+
+
 def _query_image(config: str, row: Mapping[str, Any], benchmark: str) -> ImageKey | None:
     if benchmark == "triad":
         corpus = triad_names.QUERY_IMAGE_CORPUS.get(config)
@@ -283,6 +296,7 @@ def triad_view(
         positive_ranks=ranks,
         n_ranked=len(ids) if positive_ranks is None else len(row["candidate_ids"]),
         facts=facts,
+        reference=_reference(corpus, config, row),
     )
 
 

@@ -68,6 +68,8 @@ def _query(view: QueryView, uri: ImageURI) -> str:
     src = uri(view.image)
     image = f'<img alt="query image" src="{src}">' if src else ""
     parts = [f"<div><b>Query text:</b> {_e(view.text) or '<i>none</i>'}</div>"]
+    if view.reference:
+        parts.insert(0, f'<div class="reference"><b>Reference product:</b> {_e(view.reference)}</div>')
     if view.instruction:
         parts.append(f"<div><b>Instruction:</b> {_e(view.instruction)}</div>")
     if view.turns:

@@ -136,8 +136,7 @@ def ark_status(lb: Leaderboard, df: pd.DataFrame) -> pd.DataFrame:
     """The ARK table with each row's Status cell (spaces_app/status.py)."""
     if not len(df):
         return df
-    notes = lb.annotations("ark", list(lb.golds.get("ark").configs))
-    return df.assign(**{views.STATUS_COL: [notes[int(i)]["text"] for i in df[views.ID_COL]]})
+    return views.with_status(df, lb.annotations("ark", list(lb.golds.get("ark").configs)))
 
 
 def ark_tables(lb: Leaderboard) -> tuple[Any, ...]:

@@ -79,15 +79,27 @@ def _chance_cell(value: float | None) -> str:
     return "–" if value is None else f"{value:.4f}"
 
 
+ROWS_NOTE: Final = (
+    "**Verified?** beside each name: *✓ verified* = the server re-encoded the named model on queries the submitter "
+    "could not predict and it agrees; *unverified* = self-reported; *pending* = that check is queued; *✗ failed* = "
+    "it disagrees (listed only with *Every row*); *older gold* = scored on an earlier gold. Only verified, unflagged "
+    "rows get a **Rank**; every other row says *unranked*, and **Status** gives the whole reason."
+)
+TIES_NOTE: Final = (
+    "**Ties (mAP range)**: where a model gives several candidates the same score their order is arbitrary; ± is half "
+    "the gap between the mAP with tied positives placed first and placed last (the widest subset), *none* = no ties."
+)
+
+
 def legend_markdown(configs: Sequence[str], chance: Mapping[str, float]) -> str:
-    """A table: column, track, what it measures, chance level (the exact mAP of a random ranking of the gold)."""
+    """A table (column, track, what it measures, chance mAP of a random ranking of the gold), then the row columns."""
     lines = ["| column | paper's name | what it measures | chance mAP |", "|---|---|---|---:|"]
     for c in configs:
         col = COLUMNS[c]
         lines.append(
             f"| **{col.header}** | {n.DISPLAY_NAMES.get(c, c)} | {col.tooltip} | {_chance_cell(chance.get(c))} |"
         )
-    return "\n".join(lines)
+    return "\n".join(lines) + f"\n\n{ROWS_NOTE}\n\n{TIES_NOTE}"
 
 
 CHANCE_NOTE: Final = (
@@ -100,7 +112,7 @@ ARK_COLUMNS: Final = (
     "**R@1 macro** is Recall@1 (is the one positive ranked first?) averaged over the subtypes, each retrieving from "
     "its own whole gallery (ARK §4); the other columns average it per knowledge domain, reasoning skill or subtype. "
     "*Captioner* is empty when the model saw the images, else the captioner of a text-space run "
-    "(`triad run --captions`)."
+    "(`triad run --captions`). **Verified?** is the row's status as on the TRIAD tab (**Status**: the whole reason)."
 )
 
 
@@ -157,5 +169,8 @@ ARK_TAB_NOTE: Final = (
     "ARK: Recall@1 macro-averaged over subtypes, then per knowledge domain and reasoning skill, rescored on this "
     "server from the submitted rankings. `triad run` writes each query's top {top} of its subtype's whole gallery "
     "and the positive's rank; the server needs at least the top {depth} ids (R@10, nDCG@20) and checks the rank "
-    "against the listed ids."
+    "against the listed ids.\n\n"
+    "A row marked *scores tied* gave every gallery item of those queries one score (a text-only model on image-only "
+    "galleries sees nothing to tell them apart): its order is the file's list order, so its R@1 there says nothing "
+    "about the model."
 )

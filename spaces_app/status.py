@@ -22,6 +22,16 @@ from triad_dataset.contract.errors import TriadError
 OLDER_GOLD: Final = "older gold"
 # pending rows are listed apart from, below, the self-reported ones until their check has run
 ORDER: Final = {verify.VERIFIED: 0, verify.UNVERIFIED: 1, verify.PENDING: 2, OLDER_GOLD: 3, verify.FAILED: 4}
+# the short marker beside the model name; the Status column holds the whole reason
+SHORT: Final = {
+    verify.VERIFIED: "✓ verified",
+    verify.UNVERIFIED: "unverified",
+    verify.PENDING: "pending",
+    OLDER_GOLD: "older gold",
+    verify.FAILED: "✗ failed",
+}
+ALL_TIED: Final = "scores all tied"
+UNRANKED: Final = "unranked"
 
 
 @dataclass(frozen=True)
@@ -119,7 +129,7 @@ def flags(
     if tied.get("queries"):
         counts, totals = tied["queries"], tied.get("of") or {}
         out.append(
-            f"scores all tied in {sum(counts.values())} of {sum(totals.values())} queries (their order is the list's)"
+            f"{ALL_TIED} in {sum(counts.values())} of {sum(totals.values())} queries (their order is the list's)"
         )
     return out
 
@@ -185,6 +195,14 @@ def text(sub: Mapping[str, Any], status: str, row_flags: Sequence[str]) -> str:
     return out
 
 
+def marker(status: str, row_flags: Sequence[str]) -> str:
+    """The short marker of a row: its status, then "scores tied" or "flagged" when a flag is raised."""
+    if not row_flags:
+        return SHORT[status]
+    tied_only = all(f.startswith(ALL_TIED) for f in row_flags)
+    return f"{SHORT[status]}, {'scores tied' if tied_only else 'flagged'}"
+
+
 def annotate(
     subs: Sequence[Mapping[str, Any]],
     configs: Sequence[str],
@@ -193,7 +211,8 @@ def annotate(
     rule: Plausibility | None = None,
     chance: Mapping[str, float] | None = None,
 ) -> dict[int, dict[str, Any]]:
-    """Per submission id: {"status", "order", "text", "flags", "ties"} for the tables (``chance``: per config)."""
+    """Per submission id: {"status", "order", "text", "marker", "flags", "ties"} for the tables (``chance``: per
+    config)."""
     rule = rule or Plausibility.from_env()
     live = [s for s in subs if current(s, gold_content, gold_bytes)]
     best = best_verified(live, configs)
@@ -206,6 +225,7 @@ def annotate(
             "order": ORDER[status] + (0.5 if found else 0),
             "flags": found,
             "text": text(s, status, found),
+            "marker": marker(status, found),
             "ties": tie_range(s, configs),
         }
     return out

@@ -22,6 +22,7 @@ from triad_dataset.contract import names as triad_names
 ID_COL, MODEL_COL, FAMILY_COL, PARAMS_COL, DATE_COL = "id", "Model", "Family", "Params", "Submitted"
 SUBMITTER_COL, CHECK_COL = "Submitter", "results.json"
 STATUS_COL, TIES_COL, RANK_COL = "Status", "Ties (mAP range)", "Rank"  # spaces_app/status.py
+MARKER_COL = "Verified?"  # the short status beside the model name (spaces_app/status.py `marker`)
 CHECK_TEXT = {
     "matches": "matches",
     "differs": "DIFFERS from server",
@@ -97,8 +98,9 @@ def score_table(
 ) -> pd.DataFrame:
     """One row per submission, one column per config (3 decimals); no aggregate column (paper: none over subsets).
 
-    With ``status`` (`spaces_app.status.annotate`): Status and Ties columns, verified rows listed first, and a Rank
-    (by ``sort_by``) among the verified rows only, or among every row with ``rank_all``."""
+    With ``status`` (`spaces_app.status.annotate`): a short status marker beside the model name ("· unranked"
+    where the row has no rank), Status and Ties columns, verified rows listed first, and a Rank (by ``sort_by``)
+    among the verified rows only, or among every row with ``rank_all``."""
     labels = labels or {c: display(c) for c in configs}
     rows = []
     for s in subs:
@@ -114,10 +116,11 @@ def score_table(
         row[SUBMITTER_COL], row[CHECK_COL] = submitter_text(s), check_text(s)
         if status is not None:
             info = status[int(s["id"])]
-            row[STATUS_COL], row["_order"] = info["text"], info["order"]
+            row[MARKER_COL], row[STATUS_COL], row["_order"] = info["marker"], info["text"], info["order"]
             row[TIES_COL] = "none" if info["ties"] is None else f"±{info['ties'] / 2:.{DECIMALS}f}"
         rows.append(row)
-    cols = [ID_COL, MODEL_COL, FAMILY_COL, PARAMS_COL, *(labels[c] for c in configs), SUBMITTER_COL, CHECK_COL]
+    marker = [MARKER_COL] if status is not None else []
+    cols = [ID_COL, MODEL_COL, *marker, FAMILY_COL, PARAMS_COL, *(labels[c] for c in configs), SUBMITTER_COL, CHECK_COL]
     if status is not None:
         cols += [STATUS_COL, TIES_COL, "_order"]
     df = pd.DataFrame(rows, columns=cols)
@@ -139,7 +142,19 @@ def _ranked(df: pd.DataFrame, sort_by: str | None, rank_all: bool) -> pd.DataFra
         ranks[eligible] = values.rank(ascending=False, method="min").map(lambda r: "" if r != r else f"{r:.0f}")
     df = df.drop(columns="_order")
     df.insert(0, RANK_COL, ranks)
+    unranked = ranks == ""
+    df.loc[unranked, MARKER_COL] = df.loc[unranked, MARKER_COL] + " · unranked"
     return df
+
+
+def with_status(df: pd.DataFrame, notes: Mapping[int, Mapping[str, Any]]) -> pd.DataFrame:
+    """A table without ranks (ARK) with each row's short marker beside the model name and its Status cell."""
+    if not len(df):
+        return df
+    ids = [int(i) for i in df[ID_COL]]
+    out = df.assign(**{STATUS_COL: [notes[i]["text"] for i in ids]})
+    out.insert(list(out.columns).index(MODEL_COL) + 1, MARKER_COL, [notes[i]["marker"] for i in ids])
+    return out
 
 
 def families(subs: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -160,7 +160,7 @@ def test_space_explorer_renders_a_stored_submission(mini_triad_dir: Path, triad_
     """Through the Space's own submit path: the stored top ids and positive ranks give the same view as the whole
     ranking; a hidden or unknown submission is not explorable; deleting the row removes its file."""
     from spaces_app import explore_store, explorer_tab, moderation
-    from spaces_app.app import Leaderboard
+    from spaces_app.board import Leaderboard
     from spaces_app.settings import Settings
     from spaces_app.submit import submit_run_dir
 
@@ -188,3 +188,20 @@ def test_space_explorer_renders_a_stored_submission(mini_triad_dir: Path, triad_
     moderation.apply(lb.db, "token", "token", sid, "delete")
     assert lb.db.submissions("triad") == []
     assert explore_store.load(db, sid, config) == ({}, {})
+
+
+def test_constraints_view_names_its_reference_product(mini_triad_dir: Path):
+    """The reference product shown is the query's `query_image_id` row: its id, text and the attribute values the
+    positive rule compares against (the same values `RuleChecker` is built from)."""
+    gold = load_gold(mini_triad_dir)
+    corpus = ex.Corpus(mini_triad_dir)
+    row = gold.rows["constraints_cars"][0]
+    view = ex.triad_view(corpus, "constraints_cars", row, ex.QueryRanking(row["candidate_ids"]))
+    item = folder.read_rows(mini_triad_dir, n.CANDIDATE_CORPUS["constraints_cars"], columns=["item_id", "text"])
+    text = next(r["text"] for r in item if r["item_id"] == row["query_image_id"])
+    parts = view.reference.split(" · ")
+    assert parts[:2] == [row["query_image_id"], text]
+    values = dict(pair.split(" ", 1) for pair in parts[2].split(", "))
+    assert set(values) <= set(corpus.schema("cars").names) and values.get("brand")
+    same = ex.triad_view(corpus, "same_cars", gold.rows["same_cars"][0], ex.QueryRanking([]))
+    assert same.reference == ""

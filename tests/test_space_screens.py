@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -57,6 +59,13 @@ def board(tmp_path_factory: pytest.TempPathFactory):
     for i, (name, skill) in enumerate(ARK_MODELS):
         run = T.write_run(root / f"ark{i}", ark, T.ark_skilled_rankings(ark, skill, seed=20 + i), benchmark="ark")
         submit_run_dir(db, gold, run, model_name=name, family="vlm")
+    with served(root / "triad", root / "ark", db) as url:
+        yield {"url": url, "chance": chance.triad_chance(load_gold(root / "triad"))}
+
+
+@contextmanager
+def served(triad: Path, ark: Path, db: Path) -> Iterator[str]:
+    """The Space on a free local port, offline, with no links or admin token configured; yields its address."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -67,11 +76,9 @@ def board(tmp_path_factory: pytest.TempPathFactory):
             mp.delenv(var, raising=False)
         from spaces_app.app import launch
 
-        demo = launch(
-            Settings(root / "triad", root / "ark", db, None, port, "127.0.0.1"), prevent_thread_lock=True, quiet=True
-        )
+        demo = launch(Settings(triad, ark, db, None, port, "127.0.0.1"), prevent_thread_lock=True, quiet=True)
         try:
-            yield {"url": f"http://127.0.0.1:{port}/", "chance": chance.triad_chance(load_gold(root / "triad"))}
+            yield f"http://127.0.0.1:{port}/"
         finally:
             demo.close()
 
