@@ -262,12 +262,14 @@ class RankingsWriter:
     as soon as it is ranked, so its scores and output table are freed before the next config."""
 
     def __init__(self, staged: Any, ark: bool, reranked: bool) -> None:
-        self.staged, self.ark, self.reranked, self.seconds = staged, ark, reranked, 0.0
+        self.staged, self.ark, self.reranked = staged, ark, reranked
+        self.seconds, self.cpu_seconds = 0.0, 0.0  # wall and CPU (this process) spent writing
 
     def __call__(self, cp: ConfigPlan, final: ConfigRanking, first: ConfigRanking | None) -> None:
-        """Write one config's rankings; the time it takes is added to `seconds`."""
-        tick = time.perf_counter()
+        """Write one config's rankings; the time it takes is added to `seconds` (CPU: `cpu_seconds`)."""
+        tick, cpu_tick = time.perf_counter(), time.process_time()
         self.staged.write_rankings(cp.config, rankings_table(cp, final, ark=self.ark, reranked=self.reranked))
         if first is not None:
             self.staged.write_rankings(cp.config, rankings_table(cp, first, ark=self.ark), first_stage=True)
         self.seconds += time.perf_counter() - tick
+        self.cpu_seconds += time.process_time() - cpu_tick
