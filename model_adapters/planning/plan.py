@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from metrics.ragged import from_numpy, list_parts, padded, to_numpy
 from model_adapters.planning import images, inputs
 from model_adapters.planning.textspace import apply_caption
 from model_adapters.protocol import ModelInput
@@ -307,7 +308,7 @@ def _referenced(plan: Plan, rows: _CorpusRows, used: np.ndarray) -> np.ndarray:
             [rows.keys[i] for i in picked],
             [rows.texts[i] for i in picked],
             [None] * len(picked),
-            rows.ids.take(new).to_pylist(),
+            rows.ids.take(from_numpy(new)).to_pylist(),
             [rows.has_image[i] for i in picked],
         )
     return rows.items
@@ -348,9 +349,7 @@ def _pool_rows(config: str, table: Any, corpus: str, corpus_ids: Any, rows: list
     """Corpus row of every pool slot, (n_queries, width) padded with -1; an id not in the corpus is an error."""
     import pyarrow.compute as pc
 
-    from metrics.columnar import _list_parts, _padded
-
-    offsets, flat = _list_parts(table.column("candidate_ids"))
+    offsets, flat = list_parts(table.column("candidate_ids"))
     at = pc.index_in(flat, value_set=corpus_ids)
     if at.null_count:
         i = int(np.flatnonzero(np.asarray(at.is_null()))[0])
@@ -359,7 +358,7 @@ def _pool_rows(config: str, table: Any, corpus: str, corpus_ids: Any, rows: list
             f"{config} query {rows[q]['query_id']}: candidate id {flat[i].as_py()!r} is not in corpus {corpus}"
         )
     width = int(np.diff(offsets).max(initial=0))
-    return _padded(offsets, np.asarray(at, dtype=np.int32), width, -1, np.int32)
+    return padded(offsets, to_numpy(at).astype(np.int32), width, -1, np.int32)
 
 
 def release_arrow_memory() -> None:

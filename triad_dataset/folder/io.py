@@ -39,7 +39,6 @@ from typing import Any, Literal, cast, overload
 import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
-from tqdm.auto import tqdm
 
 from triad_dataset.contract import names
 from triad_dataset.contract.errors import TriadError
@@ -237,6 +236,8 @@ def _write_files(
 ) -> None:
     shards: dict[str, str] = {}
     counts: dict[str, tuple[int, int]] = {}
+    from tqdm.auto import tqdm  # imports asyncio: only where a folder is written
+
     for config in tqdm(list(tables), desc="writing parquet", unit="config", leave=False):
         target = tmp / DATA_DIR / config
         target.mkdir(parents=True)
