@@ -31,8 +31,9 @@ FLOOR = "import datasets, numpy, pyarrow"
 
 
 def _env(code: Path) -> dict[str, str]:
+    """The children's environment: offline, and bytecode written (an installed package has its .pyc files)."""
     return {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
         "PYTHONPATH": str(code),
         "HF_HUB_OFFLINE": "1",
         "HF_DATASETS_OFFLINE": "1",
