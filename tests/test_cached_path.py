@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 from metrics.ragged import from_numpy, strings, to_numpy
+from model_adapters.planning.plan import ConfigPlan, sorted_distinct
 from model_adapters.ranks.ranking import unique_rows
 from model_adapters.testing import write_tiny_triad
 
@@ -85,3 +86,11 @@ def test_unique_rows_merges_exactly_the_bit_identical_rows(dim):
     first, inverse = unique_rows(matrix)
     assert (first.tolist(), inverse.tolist()) == _first_seen(matrix)
     assert len(first) == 50 - 4
+
+
+def test_distinct_items_of_a_config_plan():
+    pools = np.array([[4, 2, 4, -1], [7, 2, 0, 9], [9, -1, -1, -1]], dtype=np.int32)
+    cp = ConfigPlan("c", [], np.array([3, 2, 8]), pools, pools, None)
+    assert cp.candidate_items().tolist() == [4, 2, 7, 0, 9]  # first-seen pool order, read off by hand
+    assert cp.distinct_keys.tolist() == [0, 2, 3, 4, 7, 8, 9]
+    assert sorted_distinct(np.zeros(0, dtype=np.int32)).tolist() == []
