@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from metrics.ragged import list_parts, padded
+from metrics.ragged import list_parts, padded, strings, to_numpy
 from triad_dataset.contract import names
 
 POOL_COLUMNS: tuple[str, ...] = ("candidate_ids", "candidate_roles", "candidate_trap", "positive_ids", "positive_hops")
@@ -91,7 +91,7 @@ def _codes(*arrays: Any) -> list[Any]:
     import pyarrow as pa
 
     joined = pa.chunked_array([a.cast(pa.string()) for a in arrays]).combine_chunks().dictionary_encode()
-    codes = np.asarray(joined.indices, dtype=np.int64)
+    codes = to_numpy(joined.indices).astype(np.int64)
     out, start = [], 0
     for a in arrays:
         out.append(codes[start : start + len(a)])
@@ -160,12 +160,13 @@ def gold_from_table(config: str, table: Any, *, ids: bool = True) -> TriadGold:
     if "candidate_trap" in table.column_names:
         t_offsets, t_flat = list_parts(table.column("candidate_trap"))
         _same_lengths(config, rows, "candidate_trap", t_offsets, offsets, table.column("candidate_trap"))
-        trap = padded(t_offsets, np.asarray(t_flat.fill_null(False), dtype=bool), width, False, bool)
+        trap_flat = to_numpy(t_flat.fill_null(False) if t_flat.null_count else t_flat)
+        trap = padded(t_offsets, trap_flat, width, False, bool)
     hops = np.zeros((n, width), dtype=np.int16)
     has_hops = "positive_hops" in table.column_names and table.column("positive_hops").null_count < n
     if has_hops:
         h_offsets, h_flat = list_parts(table.column("positive_hops"))
-        given = ~np.asarray(table.column("positive_hops").is_null())
+        given = ~to_numpy(table.column("positive_hops").is_null())
         bad = np.flatnonzero(given & (np.diff(h_offsets) != np.diff(pos_offsets)))
         if bad.size:
             q = int(bad[0])
@@ -174,7 +175,7 @@ def gold_from_table(config: str, table: Any, *, ids: bool = True) -> TriadGold:
                 f"{int(np.diff(pos_offsets)[q])} positive_ids"
             )
         keep = np.repeat(given, np.diff(pos_offsets))
-        hops[pos_query[keep], pos_slot[keep]] = np.asarray(h_flat, dtype=np.int16)
+        hops[pos_query[keep], pos_slot[keep]] = to_numpy(h_flat).astype(np.int16)
     gold = TriadGold(config, rows, labels, mask, role_code, trap, hops, has_hops)
     if ids:
         gold.pool_offsets, gold.id_dictionary, gold.pool_codes = offsets, dictionary, pool_codes.astype(np.int32)
@@ -194,7 +195,7 @@ def _duplicates_in_pools(pool_query: np.ndarray, pool_codes: np.ndarray) -> int 
 def _same_lengths(
     config: str, rows: list[dict[str, Any]], column: str, offsets: np.ndarray, pool_offsets: np.ndarray, values: Any
 ) -> None:
-    given = ~np.asarray(values.is_null())
+    given = ~to_numpy(values.is_null())
     bad = np.flatnonzero(given & (np.diff(offsets) != np.diff(pool_offsets)))
     if bad.size:
         q = int(bad[0])
@@ -210,15 +211,15 @@ def _role_codes(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    codes = pc.index_in(flat.cast(pa.string()), value_set=pa.array(names.ROLES))
+    codes = pc.index_in(flat.cast(pa.string()), value_set=strings(names.ROLES))
     if codes.null_count:
-        i = int(np.flatnonzero(np.asarray(codes.is_null()))[0])
+        i = int(np.flatnonzero(to_numpy(codes.is_null()))[0])
         q = int(np.searchsorted(offsets, i, side="right") - 1)
         raise ValueError(
             f"{_where(config, rows, q)}: unknown role {flat[i].as_py()!r}; valid: {', '.join(names.ROLES)}"
         )
-    out = padded(offsets, np.asarray(codes, dtype=np.int16), width, -1, np.int16)
-    out[np.asarray(column.is_null())] = -1
+    out = padded(offsets, to_numpy(codes).astype(np.int16), width, -1, np.int16)
+    out[to_numpy(column.is_null())] = -1
     return out
 
 
@@ -274,7 +275,7 @@ def order_from_ids(gold: TriadGold, query_ids: Any, candidate_ids: Any) -> np.nd
     # the pools' id codes were computed with the gold: only the ranked ids are looked up (hash), -1 = no pool's id
     found = pc.index_in(r_flat.cast(pa.string()), value_set=gold.id_dictionary)
     pool_codes = gold.pool_codes
-    r_codes = np.asarray(found.fill_null(-1), dtype=np.int64)
+    r_codes = to_numpy(found.fill_null(-1)).astype(np.int64)
     r_query = np.repeat(where, r_len)
     slot = _positions(pool_offsets, pool_codes, r_query, r_codes)
     if (slot < 0).any():

@@ -21,8 +21,9 @@ def register(subparsers: Any) -> None:
         "run",
         help="encode, rank and score a model on a TRIAD or ARK folder",
         description="Encode each distinct input once, rank every pool (TRIAD) or gallery (ARK), write "
-        "OUTDIR/rankings/<config>.parquet and OUTDIR/results.json. Multi-GPU: "
-        "accelerate launch --multi_gpu --num_processes N $(which triad) run ...",
+        "OUTDIR/rankings/<config>.parquet and OUTDIR/results.json. Several processes (GPUs, or CPU with gloo): "
+        "accelerate launch --multi_gpu --num_processes N -m triad_cli run ... (not --cpu: one process) or "
+        "torchrun --standalone --nproc_per_node N -m triad_cli run ...",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(

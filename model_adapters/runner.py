@@ -81,18 +81,20 @@ class Run:
     rerank_plan: Plan | None = None
     top_k: int = TRIAD_RERANK_TOP
     timings: dict[str, float] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds of this process per phase, keys of `timings`
     tick: float = field(default_factory=time.perf_counter)
+    cpu_tick: float = field(default_factory=time.process_time)
 
     @classmethod
     def start(cls, cfg: RunConfig, ctx: distributed.Context) -> Run:
         """Check the variant and resolve the models; the plan phase's clock starts here."""
-        tick = time.perf_counter()
+        tick, cpu_tick = time.perf_counter(), time.process_time()
         if cfg.variant not in inputs.VARIANTS:
             raise TriadError(f"unknown input variant {cfg.variant!r}; valid: {', '.join(inputs.VARIANTS)}")
         models = Models(resolve_model(cfg), resolve_reranker(cfg))
         # records of finished runs beside the embedding cache; none for a model that is not cached (no revision)
         cached = models.model.identity.cacheable and not cfg.no_cache
-        return cls(cfg, ctx, models, RunMemo(cfg.cache_root if cached else None), tick=tick)
+        return cls(cfg, ctx, models, RunMemo(cfg.cache_root if cached else None), tick=tick, cpu_tick=cpu_tick)
 
     @property
     def model(self) -> ResolvedModel:
@@ -124,7 +126,7 @@ class Run:
         try:
             writer = RankingsWriter(staged, self.benchmark == "ark", self.models.reranker is not None)
             final, first = self.rank(vectors, writer)
-            results = self.write(staged, self.score(final), first, report, writer.seconds)
+            results = self.write(staged, self.score(final), first, report, writer)
         except BaseException:
             staged.discard()
             raise
@@ -252,7 +254,7 @@ class Run:
         final, first = rank_all(
             self.plan, vectors, reranker, self.top_k, batch, show, rerank_plan=self.rerank_plan, emit=written
         )
-        self._lap("rank" if reranker is None else "rank+rerank", minus=written.seconds)
+        self._lap("rank" if reranker is None else "rank+rerank", minus=written.seconds, cpu_minus=written.cpu_seconds)
         return final, first
 
     def score(self, final: Rankings) -> dict[str, Any]:
@@ -273,7 +275,7 @@ class Run:
         scored: dict[str, Any],
         first: Rankings,
         report: dict[str, Any],
-        seconds: float,
+        written: RankingsWriter,
     ) -> dict[str, Any]:
         """Assemble results.json (`results.build`), write it beside the rankings and commit the staged folder.
 
@@ -282,7 +284,7 @@ class Run:
             scored: the scores of the final rankings.
             first: the first-stage rankings of a reranked run.
             report: the encoding report of `encode`.
-            seconds: the time spent writing the rankings files.
+            written: the writer of the rankings files (the time it spent is the write phase).
         """
         counters = report.pop("counters")  # per process: API calls, fresh generations (not for results["run"])
         results = results_json(self.cfg, self.plan, self.models, scored, report, self.timings, self.ctx)
@@ -296,16 +298,19 @@ class Run:
         if self.models.reranker is not None:
             results["two_stage"] = two_stage(self.plan, first, scored, self.top_k, self.cfg.seed)
             results["rerank_top"] = self.top_k
-        results["run"]["timings_s"]["write"] = seconds  # the rankings files, written while ranking
+        results["run"]["timings_s"]["write"] = written.seconds  # the rankings files, written while ranking
+        results["run"]["cpu_s"] = {**self.cpu, "write": written.cpu_seconds}
         staged.write_results(results)
         staged.commit()
         return results
 
-    def _lap(self, phase: str, minus: float = 0.0) -> None:
-        """Record the seconds since the previous lap (less `minus`) as `phase`; restart the clock."""
-        now = time.perf_counter()
+    def _lap(self, phase: str, minus: float = 0.0, cpu_minus: float = 0.0) -> None:
+        """Record the wall and CPU seconds since the previous lap (less `minus`, `cpu_minus`) as `phase`; restart
+        the clocks."""
+        now, cpu_now = time.perf_counter(), time.process_time()
         self.timings[phase] = now - self.tick - minus
-        self.tick = now
+        self.cpu[phase] = cpu_now - self.cpu_tick - cpu_minus
+        self.tick, self.cpu_tick = now, cpu_now
 
 
 def _ark_rerank_top() -> int:

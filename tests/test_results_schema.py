@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import jsonschema
 import numpy as np
@@ -52,3 +53,25 @@ def test_the_schema_refuses_a_results_file_with_an_unknown_or_missing_field(vali
     assert not validator.is_valid({**results, "unknown": 1})
     assert not validator.is_valid({k: v for k, v in results.items() if k != "run"})
     assert not validator.is_valid({**results, "run": {**results["run"], "stray": 0}})
+
+
+class BusyEncoder(HashedEncoder):
+    """HashedEncoder that spends `seconds` of CPU time in its first call."""
+
+    def __init__(self, seconds: float) -> None:
+        self.left = seconds
+
+    def encode_queries(self, batch):
+        start = time.process_time()
+        while self.left > 0 and time.process_time() - start < self.left:
+            pass
+        self.left = 0.0
+        return super().encode_queries(batch)
+
+
+def test_cpu_seconds_per_phase_beside_the_wall_seconds(tmp_path):
+    results = _results(tmp_path, write_tiny_triad(tmp_path / "triad"), encoder=BusyEncoder(0.3), no_cache=True)
+    wall, cpu = results["run"]["timings_s"], results["run"]["cpu_s"]
+    assert list(cpu) == list(wall) == ["plan", "encode", "rank", "score", "write"]
+    assert min(cpu.values()) >= 0
+    assert cpu["encode"] >= 0.3  # the encoder's own CPU time is inside the encode phase

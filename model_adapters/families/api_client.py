@@ -20,7 +20,6 @@ import threading
 import time
 import urllib.error
 import urllib.parse
-import urllib.request
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -108,9 +107,11 @@ class JsonClient:
         self._key = key
         self.stats = CallStats()
         self._lock = threading.Lock()
+        from urllib.request import ProxyHandler, build_opener  # imports ssl: only once an API model runs
+
         host = urllib.parse.urlsplit(url).hostname or ""
-        handlers = [urllib.request.ProxyHandler({})] if host in LOOPBACK else []
-        self._opener = urllib.request.build_opener(*handlers)
+        handlers = [ProxyHandler({})] if host in LOOPBACK else []
+        self._opener = build_opener(*handlers)
 
     def redact(self, text: str) -> str:
         return text.replace(self._key, "***") if self._key else text
@@ -128,7 +129,9 @@ class JsonClient:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
-        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        from urllib.request import Request
+
+        request = Request(self.url, data=body, headers=headers, method="POST")
         limit = self.transport.max_response_bytes
         try:
             with self._opener.open(request, timeout=self.transport.timeout_s) as response:

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from metrics.ragged import to_numpy
 from model_adapters.planning.inputs import image_bytes
 
 READ_ROWS: Final = 16  # rows per record batch when streaming an image column
@@ -59,7 +60,7 @@ def _batch_hashes(values: Any) -> list[bytes]:
     import pyarrow as pa
 
     if pa.types.is_struct(values.type):  # a datasets Image() value: {"bytes", "path"}
-        present = np.asarray(values.is_valid())
+        present = to_numpy(values.is_valid())
         blobs, paths = values.field("bytes"), values.field("path")
     else:
         present, blobs, paths = np.ones(len(values), dtype=bool), values, None
@@ -71,7 +72,7 @@ def _batch_hashes(values: Any) -> list[bytes]:
         else np.zeros(1, dtype=offsets_type)
     )
     view = memoryview(buffers[2]) if buffers[2] is not None else memoryview(b"")
-    has_bytes = np.asarray(blobs.is_valid())
+    has_bytes = to_numpy(blobs.is_valid())
     out = []
     for i in range(len(values)):
         if present[i] and has_bytes[i]:

@@ -153,11 +153,15 @@ def input_key(role: str, item: ModelInput) -> str:
     return key_from_parts(role, item.text, image_hash, item.instruction)
 
 
+# json.dumps(..., ensure_ascii=False, separators=(",", ":")) without building an encoder per call
+_KEY_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def key_from_parts(role: str, text: str, image_hash: str | None, instruction: str | None) -> str:
     """`input_key` from the image's sha256 hex instead of its bytes (the plan hashes images while streaming them).
 
     >>> key_from_parts("query", "a", None, None) == input_key("query", ModelInput("a"))
     True
     """
-    payload = json.dumps([role, text, image_hash, instruction], ensure_ascii=False, separators=(",", ":"))
+    payload = _KEY_JSON.encode([role, text, image_hash, instruction])
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()

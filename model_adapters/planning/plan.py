@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from metrics.ragged import from_numpy, list_parts, padded, to_numpy
 from model_adapters.planning import images, inputs
 from model_adapters.planning.textspace import Captions, apply_caption
 from model_adapters.protocol import ModelInput
@@ -199,14 +200,32 @@ class ConfigPlan:
     @property
     def distinct_keys(self) -> np.ndarray:
         """Item indices of every distinct input of this config (queries and candidates)."""
-        pool = self.pool_items[self.pool_items >= 0]
-        return np.union1d(self.query_items, pool)
+        return sorted_distinct(self.query_items, self.pool_items[self.pool_items >= 0])
 
     def candidate_items(self) -> np.ndarray:
         """Distinct candidate item indices in first-seen pool order (the row order of the ranking's item matrix)."""
         flat = self.pool_items[self.pool_items >= 0]
-        _, first = np.unique(flat, return_index=True)
-        return flat[np.sort(first)]
+        if not flat.size:
+            return flat
+        positions = np.arange(flat.size)
+        first = np.full(int(flat.max()) + 1, flat.size, dtype=np.int64)
+        np.minimum.at(first, flat, positions)  # each item's first pool position (one pass, no sort)
+        return flat[first[flat] == positions]
+
+
+def sorted_distinct(*arrays: np.ndarray) -> np.ndarray:
+    """The distinct values of non-negative integer arrays, ascending (`np.union1d` / `np.unique`), through a mask
+    over their range instead of a sort.
+
+    >>> sorted_distinct(np.array([5, 1, 5], dtype=np.int32), np.array([0, 1])).tolist()
+    [0, 1, 5]
+    """
+    dtype = np.result_type(*arrays)
+    size = max((int(a.max()) + 1 for a in arrays if a.size), default=0)
+    seen = np.zeros(size, dtype=bool)
+    for a in arrays:
+        seen[a] = True
+    return np.flatnonzero(seen).astype(dtype)
 
 
 @dataclass
@@ -305,7 +324,7 @@ def _corpus(plan: Plan, corpus: str) -> _CorpusRows:
 
 def _referenced(plan: Plan, rows: _CorpusRows, used: np.ndarray) -> np.ndarray:
     """Add the corpus rows a pool references (first time only) to the item table; item index per corpus row."""
-    new = np.unique(used[used >= 0])
+    new = sorted_distinct(used[used >= 0])
     new = new[rows.items[new] < 0]
     if new.size:
         picked = new.tolist()
@@ -316,7 +335,7 @@ def _referenced(plan: Plan, rows: _CorpusRows, used: np.ndarray) -> np.ndarray:
             [rows.keys[i] for i in picked],
             [rows.texts[i] for i in picked],
             [None] * len(picked),
-            rows.ids.take(new).to_pylist(),
+            rows.ids.take(from_numpy(new)).to_pylist(),
             [rows.has_image[i] for i in picked],
         )
     return rows.items
@@ -357,8 +376,6 @@ def _pool_rows(config: str, table: Any, corpus: str, corpus_ids: Any, rows: list
     """Corpus row of every pool slot, (n_queries, width) padded with -1; an id not in the corpus is an error."""
     import pyarrow.compute as pc
 
-    from metrics.ragged import list_parts, padded
-
     offsets, flat = list_parts(table.column("candidate_ids"))
     at = pc.index_in(flat, value_set=corpus_ids)
     if at.null_count:
@@ -368,7 +385,7 @@ def _pool_rows(config: str, table: Any, corpus: str, corpus_ids: Any, rows: list
             f"{config} query {rows[q]['query_id']}: candidate id {flat[i].as_py()!r} is not in corpus {corpus}"
         )
     width = int(np.diff(offsets).max(initial=0))
-    return padded(offsets, np.asarray(at, dtype=np.int32), width, -1, np.int32)
+    return padded(offsets, to_numpy(at).astype(np.int32), width, -1, np.int32)
 
 
 def release_arrow_memory() -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from metrics.ragged import from_numpy, strings
 from model_adapters.planning.plan import ConfigPlan, Plan, release_arrow_memory
 from model_adapters.ranks import ranking
 from model_adapters.ranks.output import StagedOutput
@@ -79,6 +80,15 @@ def _matrix(plan: Plan, indices: np.ndarray, vectors: Mapping[str, np.ndarray]) 
     return ranking.normalize(np.stack([vectors[keys[i]] for i in np.asarray(indices).tolist()]))
 
 
+def _progress(pairs: list[Any], show: bool, unit: str) -> Any:
+    """`pairs` behind a progress bar when shown; as they are otherwise (tqdm's lock imports multiprocessing)."""
+    if not show:
+        return pairs
+    from tqdm.auto import tqdm
+
+    return tqdm(pairs, desc="rank", unit=unit)
+
+
 def rank_triad_config(plan: Plan, cp: ConfigPlan, vectors: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Pool positions best first and their scores for every query of one config."""
     candidates = cp.candidate_items()  # distinct item indices, first-seen order
@@ -130,15 +140,11 @@ def triad_rankings(
     """`rerank_plan` (same configs and pools as `plan`) supplies the reranker's inputs when they differ from the
     first stage's (a text-only first stage: the reranker still sees the images, paper D.2). With `emit`, each
     config's results go to it when ranked and only their `written()` part is returned."""
-    from tqdm.auto import tqdm
-
     final: dict[str, ConfigRanking] = {}
     first: dict[str, ConfigRanking] = {}
     rerank_plan = rerank_plan or plan
     items = rerank_plan.items
-    for cp, rcp in tqdm(
-        list(zip(plan.configs, rerank_plan.configs, strict=True)), desc="rank", unit="config", disable=not show
-    ):
+    for cp, rcp in _progress(list(zip(plan.configs, rerank_plan.configs, strict=True)), show, "config"):
         order, scores = rank_triad_config(plan, cp, vectors)
         result = first_stage = ConfigRanking(order, scores)
         if reranker is not None:
@@ -165,15 +171,11 @@ def ark_rankings(
     rerank_plan: Plan | None = None,
     emit: Emit | None = None,
 ) -> tuple[Rankings, Rankings]:
-    from tqdm.auto import tqdm
-
     final: dict[str, ConfigRanking] = {}
     first: dict[str, ConfigRanking] = {}
     rerank_plan = rerank_plan or plan
     items = rerank_plan.items
-    for cp, rcp in tqdm(
-        list(zip(plan.configs, rerank_plan.configs, strict=True)), desc="rank", unit="subtype", disable=not show
-    ):
+    for cp, rcp in _progress(list(zip(plan.configs, rerank_plan.configs, strict=True)), show, "subtype"):
         idx, scores, ranks = ranking.rank_gallery(
             _matrix(plan, cp.query_items, vectors), _matrix(plan, cp.pool_items, vectors), cp.positives, top=ARK_TOP
         )
@@ -272,16 +274,16 @@ def rankings_table(cp: ConfigPlan, result: ConfigRanking, *, ark: bool, reranked
         flat_rows = np.take_along_axis(cp.pool_rows, result.order, axis=1)[real]  # int32 corpus rows
         flat_scores = result.live_scores()[real]
         del real
-    offsets = pa.array(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32))
-    ids = cp.corpus_ids.take(pa.array(flat_rows))
+    offsets = from_numpy(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32))
+    ids = cp.corpus_ids.take(from_numpy(flat_rows))
     del flat_rows
     columns: dict[str, Any] = {
-        "query_id": pa.array(cp.query_ids, pa.string()),
+        "query_id": strings(cp.query_ids),
         "candidate_ids": pa.ListArray.from_arrays(offsets, ids.cast(pa.string())),
-        "scores": pa.ListArray.from_arrays(offsets, pa.array(flat_scores.astype(np.float64))),
+        "scores": pa.ListArray.from_arrays(offsets, from_numpy(flat_scores.astype(np.float64))),
     }
     if ark:
-        columns["positive_rank"] = pa.array(result.positive_ranks().astype(np.int64))
+        columns["positive_rank"] = from_numpy(result.positive_ranks().astype(np.int64))
     if reranked:
         columns["rerank_scores"] = pa.array(result.rerank_scores or [], pa.list_(pa.float64()))
     return pa.table(columns)
@@ -292,12 +294,14 @@ class RankingsWriter:
     as soon as it is ranked, so its scores and output table are freed before the next config."""
 
     def __init__(self, staged: StagedOutput, ark: bool, reranked: bool) -> None:
-        self.staged, self.ark, self.reranked, self.seconds = staged, ark, reranked, 0.0
+        self.staged, self.ark, self.reranked = staged, ark, reranked
+        self.seconds, self.cpu_seconds = 0.0, 0.0  # wall and CPU (this process) spent writing
 
     def __call__(self, cp: ConfigPlan, final: ConfigRanking, first: ConfigRanking | None) -> None:
-        """Write one config's rankings; the time it takes is added to `seconds`."""
-        tick = time.perf_counter()
+        """Write one config's rankings; the time it takes is added to `seconds` (CPU: `cpu_seconds`)."""
+        tick, cpu_tick = time.perf_counter(), time.process_time()
         self.staged.write_rankings(cp.config, rankings_table(cp, final, ark=self.ark, reranked=self.reranked))
         if first is not None:
             self.staged.write_rankings(cp.config, rankings_table(cp, first, ark=self.ark), first_stage=True)
         self.seconds += time.perf_counter() - tick
+        self.cpu_seconds += time.process_time() - cpu_tick

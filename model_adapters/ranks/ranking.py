@@ -28,12 +28,35 @@ def unique_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     matrix = np.ascontiguousarray(matrix)
     if matrix.shape[0] == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    rows = matrix.view(np.dtype((np.void, matrix.dtype.itemsize * matrix.shape[1]))).ravel()
-    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
+    found = _hashed_unique(matrix)
+    if found is None:  # rows not a whole number of 8-byte words, or two different rows share a hash
+        rows = matrix.view(np.dtype((np.void, matrix.dtype.itemsize * matrix.shape[1]))).ravel()
+        _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
+    else:
+        first, inverse = found
     order = np.argsort(first, kind="stable")  # distinct rows in first-seen order
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
     return first[order].astype(np.int64), rank[inverse.ravel()].astype(np.int64)
+
+
+def _hashed_unique(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """`np.unique(rows, return_index=True, return_inverse=True)`'s index and inverse, through a 64-bit hash of each
+    row (one integer product) instead of sorting the rows' bytes; every row merged with another is then compared
+    with it word for word. None when the rows are not whole 8-byte words or two different rows share a hash."""
+    n, width = matrix.shape[0], matrix.dtype.itemsize * matrix.shape[1]
+    if width % 8:
+        return None
+    words = matrix.view(np.uint8).reshape(n, width).view(np.uint64)
+    multipliers = np.random.default_rng(width).integers(0, 2**64, size=words.shape[1], dtype=np.uint64)
+    hashes = words @ (multipliers | np.uint64(1))  # wraps modulo 2**64
+    _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    same = first[inverse]
+    merged = np.flatnonzero(same != np.arange(n))
+    if not np.array_equal(words[merged], words[same[merged]]):
+        return None
+    return first, inverse
 
 
 def normalize(vectors: np.ndarray) -> np.ndarray:

@@ -1,8 +1,9 @@
-"""Multi-process runs through accelerate (`accelerate launch … $(which triad) run …` or `torchrun`).
+"""Multi-process runs through accelerate (`accelerate launch --multi_gpu … -m triad_cli run …`), torchrun, mpirun.
 
 Each process encodes a deterministic shard of the distinct items that are not cached (`shard`), the vectors are
 gathered on rank 0, and only rank 0 ranks, scores and writes. On machines without CUDA the process group uses
-gloo (`PartialState(cpu=True)`); the group is destroyed when the run ends.
+gloo (`PartialState(cpu=True)`); the group is destroyed when the run ends. A launch that asked for several
+processes but started only this one (`accelerate launch --cpu --num_processes 2`) is refused (`check_launch`).
 """
 
 from __future__ import annotations
@@ -12,14 +13,49 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from triad_dataset.contract.errors import TriadError
+
 T = TypeVar("T")
 
-_LAUNCH_VARS = ("WORLD_SIZE", "LOCAL_RANK", "RANK")
+# where launchers put the number of processes: torchrun / accelerate, then MPI (accelerate's own list)
+SIZE_VARS = ("WORLD_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE")
+
+WORKING_FORMS = (
+    "`accelerate launch --multi_gpu --num_processes N -m triad_cli run ...` (gloo on CPU without a GPU; "
+    "--device cpu on a GPU machine) or `torchrun --standalone --nproc_per_node N -m triad_cli run ...`"
+)
+
+
+def launched_world() -> int:
+    """The number of processes the launcher says it started (the first of `SIZE_VARS` set), 1 when none."""
+    for name in SIZE_VARS:
+        value = os.environ.get(name, "").strip()
+        if value:
+            if not value.isdigit():
+                raise TriadError(f"${name} must be a number of processes, got {value!r}")
+            return int(value)
+    return 1
 
 
 def launched_distributed() -> bool:
-    """True when started by torchrun / accelerate launch with more than one process."""
-    return int(os.environ.get("WORLD_SIZE", "1")) > 1
+    """True when started by torchrun / accelerate launch / mpirun with more than one process."""
+    return launched_world() > 1
+
+
+def check_launch() -> None:
+    """Refuse a run that a launcher asked to be several processes but started alone.
+
+    accelerate's single-process launcher (`accelerate launch --cpu`, or without `--multi_gpu` on fewer than two
+    GPUs) starts one process whatever `--num_processes` says; it sets MASTER_ADDR only when several were asked for.
+    """
+    if launched_distributed() or "ACCELERATE_USE_CPU" not in os.environ or "MASTER_ADDR" not in os.environ:
+        return
+    cpu = os.environ["ACCELERATE_USE_CPU"].strip().lower() in ("1", "true", "yes")
+    form = "accelerate launch --cpu" if cpu else "accelerate launch without --multi_gpu"
+    raise TriadError(
+        f"several processes were asked for but this is the only one ({form} starts one process whatever "
+        f"--num_processes says); for N processes use {WORKING_FORMS}"
+    )
 
 
 def shard(items: Sequence[T], rank: int, world: int) -> list[T]:
@@ -96,7 +132,12 @@ class Context:
 
 
 def init(device: str | None = None) -> Context:
-    """One process (plain run) or the launched group: CUDA + NCCL when available, else CPU + gloo."""
+    """One process (plain run) or the launched group: CUDA + NCCL when available, else CPU + gloo.
+
+    Raises:
+        TriadError: a launcher asked for several processes and started only this one (`check_launch`).
+    """
+    check_launch()
     if not launched_distributed():
         return Context(requested_device=device)
     import torch

@@ -39,7 +39,6 @@ from typing import Any, Literal, cast, overload
 import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
-from tqdm.auto import tqdm
 
 from triad_dataset.contract import names
 from triad_dataset.contract.errors import TriadError
@@ -237,6 +236,8 @@ def _write_files(
 ) -> None:
     shards: dict[str, str] = {}
     counts: dict[str, tuple[int, int]] = {}
+    from tqdm.auto import tqdm  # imports asyncio: only where a folder is written
+
     for config in tqdm(list(tables), desc="writing parquet", unit="config", leave=False):
         target = tmp / DATA_DIR / config
         target.mkdir(parents=True)
@@ -311,12 +312,17 @@ def _require_folder(path: Path) -> None:
 
 def read_card_meta(directory: str | os.PathLike) -> dict[str, Any]:
     """The YAML front matter of a folder's README.md ({} without one); parsed once per card version."""
+    return copy.deepcopy(_shared_card_meta(directory))
+
+
+def _shared_card_meta(directory: str | os.PathLike) -> dict[str, Any]:
+    """`read_card_meta` without the copy: the cached dict itself, for readers that never change it."""
     card = Path(directory) / CARD_NAME
     try:
         stat = card.stat()
     except FileNotFoundError:
         return {}
-    return copy.deepcopy(_card_meta(str(card.resolve()), stat.st_mtime_ns, stat.st_size))
+    return _card_meta(str(card.resolve()), stat.st_mtime_ns, stat.st_size)
 
 
 @functools.lru_cache(maxsize=32)
@@ -331,7 +337,7 @@ def list_configs(directory: str | os.PathLike) -> list[str]:
     """Config names in card order (`configs:` of README.md), else the sub-folders of data/ in sorted order."""
     path = Path(directory)
     _require_folder(path)
-    configs = read_card_meta(path).get("configs") or []
+    configs = _shared_card_meta(path).get("configs") or []
     if configs:
         return [entry["config_name"] for entry in configs]
     data = path / DATA_DIR
@@ -343,7 +349,7 @@ def shard_paths(directory: str | os.PathLike, config: str) -> list[Path]:
     path = Path(directory)
     _require_folder(path)
     patterns: list[str] = []
-    for entry in read_card_meta(path).get("configs") or []:
+    for entry in _shared_card_meta(path).get("configs") or []:
         if entry.get("config_name") == config:
             files = entry.get("data_files") or []
             if isinstance(files, str):
