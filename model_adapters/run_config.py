@@ -9,6 +9,7 @@ from typing import Any
 
 from model_adapters.planning import inputs
 from model_adapters.vectors import checks
+from triad_dataset.contract.errors import TriadError
 
 
 @dataclass
@@ -50,6 +51,16 @@ class RunConfig:
     cache_check: int = checks.SAMPLE_SIZE  # cached items re-encoded to detect a changed model (0: no check)
     offline: bool = False  # API models read only their response cache (a miss stops the run, naming how many)
     api_cache: str | None = None  # API response cache (default $TRIAD_API_CACHE or ~/.cache/triad/api)
+
+    def check_counts(self) -> None:
+        """Refuse --limit, --batch-size or --rerank-top below 1, naming the flag."""
+        for flag, value in (
+            ("--limit", self.limit),
+            ("--batch-size", self.batch_size),
+            ("--rerank-top", self.rerank_top),
+        ):
+            if value is not None and value < 1:
+                raise TriadError(f"{flag} must be at least 1, got {value}")
 
     @property
     def cache_root(self) -> str:

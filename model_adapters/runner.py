@@ -14,7 +14,6 @@ A `Run` goes through its phases in order:
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +23,7 @@ import numpy as np
 from model_adapters import console
 from model_adapters.models.resolve import ResolvedModel
 from model_adapters.planning import inputs, textspace, truncation
-from model_adapters.planning.configs import detect_benchmark, select_configs, validate_folder
+from model_adapters.planning.configs import detect_benchmark, failed_validation, select_configs, validate_folder
 from model_adapters.planning.plan import Plan, load_rewrites, plan_ark, plan_triad
 from model_adapters.ranks import output
 from model_adapters.ranks.rank_plan import (
@@ -32,11 +31,13 @@ from model_adapters.ranks.rank_plan import (
     RankingsWriter,
     ark_rankings,
     chance,
+    default_rerank_top,
     score,
     triad_rankings,
     two_stage,
 )
 from model_adapters.results.build import Models, results_json, stage_results
+from model_adapters.run_clock import PhaseClock
 from model_adapters.run_config import RunConfig, default_api_cache, default_cache_dir
 from model_adapters.run_encoder import RunEncoder, log, open_cache, resolve_model, resolve_reranker
 from model_adapters.run_memo import RunMemo, file_digest
@@ -45,8 +46,6 @@ from model_adapters.vectors.plan_vectors import EncodeSettings, encode_plan
 from triad_dataset.contract.errors import TriadError
 
 __all__ = ["Run", "RunConfig", "default_api_cache", "default_cache_dir", "resolve_model", "run", "select_configs"]
-
-TRIAD_RERANK_TOP = 30  # paper D.2: the reranker reorders the first-stage top 30
 
 
 def run(cfg: RunConfig, check: Callable[[Run], None] | None = None) -> dict[str, Any]:
@@ -79,22 +78,19 @@ class Run:
     encoder: RunEncoder | None = None  # set by encode
     images_read: list[int] | None = field(default_factory=list)  # per process, on rank 0
     rerank_plan: Plan | None = None
-    top_k: int = TRIAD_RERANK_TOP
-    timings: dict[str, float] = field(default_factory=dict)
-    cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds of this process per phase, keys of `timings`
-    tick: float = field(default_factory=time.perf_counter)
-    cpu_tick: float = field(default_factory=time.process_time)
+    top_k: int = 0  # set by rank: how many first-stage candidates the reranker reorders
+    clock: PhaseClock = field(default_factory=PhaseClock)
 
     @classmethod
     def start(cls, cfg: RunConfig, ctx: distributed.Context) -> Run:
         """Check the variant and resolve the models; the plan phase's clock starts here."""
-        tick, cpu_tick = time.perf_counter(), time.process_time()
+        clock = PhaseClock()
         if cfg.variant not in inputs.VARIANTS:
             raise TriadError(f"unknown input variant {cfg.variant!r}; valid: {', '.join(inputs.VARIANTS)}")
         models = Models(resolve_model(cfg), resolve_reranker(cfg))
         # records of finished runs beside the embedding cache; none for a model that is not cached (no revision)
         cached = models.model.identity.cacheable and not cfg.no_cache
-        return cls(cfg, ctx, models, RunMemo(cfg.cache_root if cached else None), tick=tick, cpu_tick=cpu_tick)
+        return cls(cfg, ctx, models, RunMemo(cfg.cache_root if cached else None), clock=clock)
 
     @property
     def model(self) -> ResolvedModel:
@@ -144,19 +140,13 @@ class Run:
         self.benchmark = cfg.benchmark or detect_benchmark(cfg.data)
         if self.benchmark not in ("triad", "ark"):
             raise TriadError(f"unknown benchmark {self.benchmark!r}; valid: triad, ark")
-        for flag, value in (("--limit", cfg.limit), ("--batch-size", cfg.batch_size), ("--rerank-top", cfg.rerank_top)):
-            if value is not None and value < 1:
-                raise TriadError(f"{flag} must be at least 1, got {value}")
+        cfg.check_counts()
         self.configs = select_configs(cfg.data, self.benchmark, cfg.configs)
         validate = cfg.validate and self.ctx.is_main
         problems = self.memo.validate(cfg.data, self.benchmark, validate_folder) if validate else []
         problems = self.ctx.broadcast(problems)
         if problems:
-            shown = "\n  - ".join(problems[:10])
-            more = f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
-            raise TriadError(
-                f"{cfg.data}: the folder fails `triad validate` ({len(problems)} problems):\n  - {shown}{more}"
-            )
+            raise TriadError(failed_validation(cfg.data, problems))
 
     def plan_inputs(self) -> None:
         """Plan the run: rank 0 plans and counts the truncated inputs; the others get only the distinct items."""
@@ -175,7 +165,7 @@ class Run:
                 raise TriadError(message)
             self.planned = plan if plan is not None else Plan(self.benchmark, [], items, sees_images=sees_images)
         self.truncated = self.count_truncation() if self.ctx.is_main else None
-        self._lap("plan")
+        self.clock.lap("plan")
 
     def _plan_for(self, sees_images: bool) -> Plan:
         """The plan of the selected configs for a model that does (or does not) see images."""
@@ -235,7 +225,7 @@ class Run:
         cache = open_cache(model, cfg, self.ctx)
         vectors, report = encode_plan(self.plan, self.run_encoder, self.ctx, cache, settings)
         self.images_read = self.ctx.gather(self.plan.items.images_read)
-        self._lap("encode")
+        self.clock.lap("encode")
         return vectors, report
 
     def rank(self, vectors: dict[str, np.ndarray], written: RankingsWriter) -> tuple[Rankings, Rankings]:
@@ -247,14 +237,14 @@ class Run:
         rerank_sees = reranker_model.identity.sees_images if reranker_model is not None else sees_images
         if reranker is not None and rerank_sees != sees_images:
             self.rerank_plan = self._plan_for(rerank_sees)
-        self.top_k = cfg.rerank_top or (_ark_rerank_top() if self.benchmark == "ark" else TRIAD_RERANK_TOP)
+        self.top_k = cfg.rerank_top or default_rerank_top(self.benchmark)
         batch = reranker_model.max_batch if reranker_model is not None else 8
         rank_all = ark_rankings if self.benchmark == "ark" else triad_rankings
         show = not cfg.quiet
         final, first = rank_all(
             self.plan, vectors, reranker, self.top_k, batch, show, rerank_plan=self.rerank_plan, emit=written
         )
-        self._lap("rank" if reranker is None else "rank+rerank", minus=written.seconds, cpu_minus=written.cpu_seconds)
+        self.clock.lap("rank" if reranker is None else "rank+rerank", written.seconds, written.cpu_seconds)
         return final, first
 
     def score(self, final: Rankings) -> dict[str, Any]:
@@ -266,7 +256,7 @@ class Run:
             )
         except ValueError as exc:
             raise TriadError(f"scoring failed: {exc}") from exc
-        self._lap("score")
+        self.clock.lap("score")
         return scored
 
     def write(
@@ -287,7 +277,7 @@ class Run:
             written: the writer of the rankings files (the time it spent is the write phase).
         """
         counters = report.pop("counters")  # per process: API calls, fresh generations (not for results["run"])
-        results = results_json(self.cfg, self.plan, self.models, scored, report, self.timings, self.ctx)
+        results = results_json(self.cfg, self.plan, self.models, scored, report, self.clock.wall, self.ctx)
         results.update(stage_results(self.plan, self.models, self.run_encoder, counters, self.cfg))
         if self.rerank_plan is not None and self.rerank_plan.captions is not None:  # read by a text-only reranker
             results["captioner"] = self.rerank_plan.captions.summary()
@@ -299,22 +289,7 @@ class Run:
             results["two_stage"] = two_stage(self.plan, first, scored, self.top_k, self.cfg.seed)
             results["rerank_top"] = self.top_k
         results["run"]["timings_s"]["write"] = written.seconds  # the rankings files, written while ranking
-        results["run"]["cpu_s"] = {**self.cpu, "write": written.cpu_seconds}
+        results["run"]["cpu_s"] = {**self.clock.cpu, "write": written.cpu_seconds}
         staged.write_results(results)
         staged.commit()
         return results
-
-    def _lap(self, phase: str, minus: float = 0.0, cpu_minus: float = 0.0) -> None:
-        """Record the wall and CPU seconds since the previous lap (less `minus`, `cpu_minus`) as `phase`; restart
-        the clocks."""
-        now, cpu_now = time.perf_counter(), time.process_time()
-        self.timings[phase] = now - self.tick - minus
-        self.cpu[phase] = cpu_now - self.cpu_tick - cpu_minus
-        self.tick, self.cpu_tick = now, cpu_now
-
-
-def _ark_rerank_top() -> int:
-    """ARK's rerank depth (`ark_dataset.names.RERANK_TOP_K`)."""
-    from ark_dataset.names import RERANK_TOP_K
-
-    return RERANK_TOP_K

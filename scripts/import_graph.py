@@ -54,6 +54,7 @@ DEFAULT_LAYERS: tuple[tuple[str, ...], ...] = (
     # what a run is made of: its settings, memo, models and encoder, results.json and console output
     (
         "model_adapters.run_config",
+        "model_adapters.run_clock",
         "model_adapters.run_memo",
         "model_adapters.run_encoder",
         "model_adapters.results",

@@ -72,6 +72,13 @@ def detect_benchmark(data: str) -> str:
     return "ark" if any(c in SUBTYPES for c in list_configs(data)) else "triad"
 
 
+def failed_validation(data: str, problems: list[str]) -> str:
+    """The one error a run gives for a folder that fails its validator: the count and the first ten problems."""
+    shown = "\n  - ".join(problems[:10])
+    more = f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
+    return f"{data}: the folder fails `triad validate` ({len(problems)} problems):\n  - {shown}{more}"
+
+
 def validate_folder(data: str, benchmark: str) -> list[str]:
     """Problems reported by the dataset's own validator (`triad validate`); [] when it finds none."""
     module_name = "ark_dataset.validate" if benchmark == "ark" else "triad_dataset.folder.validate"

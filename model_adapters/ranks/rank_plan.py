@@ -24,6 +24,7 @@ from model_adapters.ranks.output import StagedOutput
 from triad_dataset.contract.errors import TriadError
 
 ARK_TOP = 100  # ARK rankings keep the top 100 ids and scores (CONTRACTS §3)
+TRIAD_RERANK_TOP = 30  # paper D.2: the reranker reorders the first-stage top 30
 
 
 @dataclass
@@ -235,6 +236,13 @@ def chance(plan: Plan) -> dict[str, float]:
         pools, positives = gold.mask.sum(axis=1), gold.labels.sum(axis=1)
         out[cp.config] = random_map(zip(pools.tolist(), positives.tolist(), strict=True))
     return out
+
+
+def default_rerank_top(benchmark: str) -> int:
+    """How many first-stage candidates the reranker reorders unless --rerank-top says: TRIAD 30, ARK its own."""
+    from ark_dataset.names import RERANK_TOP_K  # ARK's two-stage depth, with its other names
+
+    return RERANK_TOP_K if benchmark == "ark" else TRIAD_RERANK_TOP
 
 
 def two_stage(plan: Plan, first: Mapping[str, ConfigRanking], final_scores: dict, k: int, seed: int) -> dict[str, Any]:
