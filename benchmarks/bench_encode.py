@@ -52,15 +52,20 @@ def _env(code: Path) -> dict[str, str]:
 
 # --- minilm: one side per process ---------------------------------------------------------------------------------
 def runner_side(
-    data: str, threads: int, device: str, dtype: str = "float32", graph: str | None = None
+    data: str,
+    threads: int,
+    device: str,
+    dtype: str = "float32",
+    graph: str | None = None,
+    configs: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The runner's encode phase (`graph`: the ONNX backend, its graph in that folder); the plan is built first (not
-    timed: it is the plan phase)."""
+    """The runner's encode phase of `configs` (default all; `graph`: the ONNX backend, its graph in that folder);
+    the plan is built first (not timed: it is the plan phase)."""
     sys.path.insert(0, os.getcwd())
     from model_adapters.planning.plan import plan_triad
     from triad_dataset.contract.names import TASK_CONFIGS
 
-    plan = plan_triad(data, list(TASK_CONFIGS), variant="full", limit=None, sees_images=False)
+    plan = plan_triad(data, configs or list(TASK_CONFIGS), variant="full", limit=None, sees_images=False)
     keys = list(plan.items)
     start, cpu = time.perf_counter(), time.process_time()
     import torch
@@ -99,13 +104,13 @@ def bare_side(texts_file: str, threads: int, device: str) -> dict[str, Any]:
     return {"items": len(texts), "seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu}
 
 
-def runner_texts(data: str) -> tuple[list[str], list[str]]:
+def runner_texts(data: str, configs: list[str] | None = None) -> tuple[list[str], list[str]]:
     """The texts the runner hands minilm (no prompts: `join_instruction` on both sides) and each item's role."""
     from model_adapters.planning.inputs import join_instruction
     from model_adapters.planning.plan import plan_triad
     from triad_dataset.contract.names import TASK_CONFIGS
 
-    plan = plan_triad(data, list(TASK_CONFIGS), variant="full", limit=None, sees_images=False)
+    plan = plan_triad(data, configs or list(TASK_CONFIGS), variant="full", limit=None, sees_images=False)
     texts, roles = [], []
     for key in plan.items:
         item = plan.items[key]
@@ -160,12 +165,13 @@ def _side(name: str, code: Path, extra: list[str], args: argparse.Namespace) -> 
 
 
 def minilm(args: argparse.Namespace) -> None:
-    texts, roles = runner_texts(args.data)
+    configs = args.configs.split(",") if args.configs else None
+    texts, roles = runner_texts(args.data, configs)
     with tempfile.TemporaryDirectory() as tmp:
         texts_file = os.path.join(tmp, "texts.json")
         with open(texts_file, "w", encoding="utf-8") as handle:
             json.dump(texts, handle)
-        runner = ["--side", "runner", "--data", args.data]
+        runner = ["--side", "runner", "--data", args.data, *(["--configs", args.configs] if args.configs else [])]
         sides = {
             "runner, torch float32 (default)": (ROOT, runner),
             BARE: (ROOT, ["--side", "bare", "--texts", texts_file]),
@@ -183,7 +189,7 @@ def minilm(args: argparse.Namespace) -> None:
                 runs[name].append(_side(name, code, extra, args))
     padding = runs["runner, torch float32 (default)"][-1]["padding"]
     print(
-        f"\nminilm, {len(texts)} distinct texts of the TRIAD mini edition, batch {BATCH}, {args.threads} threads, "
+        f"\nminilm, {len(texts)} distinct texts of the TRIAD mini edition ({args.configs or 'every config'}), batch {BATCH}, {args.threads} threads, "
         f"{args.device}, import + model load + encode, {args.repeats} interleaved runs, load {_load()}"
     )
     print(
@@ -324,6 +330,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", help="a TRIAD mini edition (triad build mini; make demo writes demo_output/triad)")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--configs", help="comma-separated TRIAD configs whose texts are encoded (default: all)")
     ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--images", type=int, default=128, help="inputs with images for the tiny models")
@@ -335,7 +342,8 @@ def main() -> None:
     ap.add_argument("--graph", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.side == "runner":
-        print(json.dumps(runner_side(args.data, args.threads, args.device, args.dtype, args.graph)))
+        configs = args.configs.split(",") if args.configs else None
+        print(json.dumps(runner_side(args.data, args.threads, args.device, args.dtype, args.graph, configs)))
         return
     if args.side == "bare":
         print(json.dumps(bare_side(args.texts, args.threads, args.device)))

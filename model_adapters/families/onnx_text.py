@@ -37,13 +37,13 @@ FILE: Final = "model.onnx"
 OUTPUT: Final = "sentence_embedding"
 MIN_COSINE: Final = 0.99999
 OPSET: Final = 17
-# Probe texts of the post-export check: one word to past any model's 512-token limit, so that padding, truncation
-# and batch sizes other than the traced one all run through the graph.
+# Probe texts of the post-export check: one word to past minilm's 256-token limit, so that padding, truncation and
+# batch sizes other than the traced one all run through the graph.
 PROBES: Final = (
     "a",
     "red leather jacket with a zip",
     "the same intent as a multi-turn dialogue about a small vintage sedan " * 3,
-    "long " * 600,
+    "long " * 300,
 )
 
 
