@@ -15,7 +15,7 @@ from typing import Any
 
 from model_adapters.generation.stage import GENERATION_DIR, GenerationStage, ReasoningAdapter, is_reasoning
 from model_adapters.models.identity import TORCH, library_versions, pillow_notice
-from model_adapters.models.recipes import API
+from model_adapters.models.recipes import API, DUAL_TOWER
 from model_adapters.models.resolve import ResolvedModel, from_name, from_python
 from model_adapters.planning import textspace
 from model_adapters.run_config import RunConfig, default_api_cache
@@ -151,7 +151,7 @@ class RunEncoder:
     def _onnx(self, base: Any) -> Any:
         """The torch encoder `base` with ONNX Runtime as its forward; the graph exported once per model identity
         into the cache folder's `onnx/<cache key>/` (with --no-cache: a temporary folder, removed at exit)."""
-        from model_adapters.families import onnx_text
+        from model_adapters.families import onnx_text, onnx_towers
 
         identity = self.model.identity
         if self.cfg.no_cache:
@@ -161,7 +161,8 @@ class RunEncoder:
             folder = self._tmp.name
         else:
             folder = os.path.join(self.cfg.cache_root, onnx_text.ONNX, identity.cache_key())
-        return onnx_text.wrap(base, folder, identity.label, log=self.ctx.is_main and not self.cfg.quiet)
+        wrap = onnx_towers.wrap if identity.family == DUAL_TOWER else onnx_text.wrap
+        return wrap(base, folder, identity.label, log=self.ctx.is_main and not self.cfg.quiet)
 
     def encoder(self) -> Any:
         """The `Encoder` the encode loop calls (a reasoning embedder behind its `ReasoningAdapter`)."""

@@ -67,6 +67,23 @@ def test_onnx_gives_the_tiny_bge_m3s_torch_vectors(bge_m3, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("name", ["tiny-random-clip", "tiny-random-siglip"])
+def test_onnx_gives_the_tiny_dual_towers_torch_vectors_and_exports_once(name, tmp_path):
+    from model_adapters.families import onnx_towers
+
+    torch_enc = load_encoder(get_entry(name), dtype="float32")
+    onnx_enc = onnx_towers.wrap(torch_enc, str(tmp_path), name, log=False)
+    assert onnx_enc.exported and sorted(p.name for p in tmp_path.iterdir()) == [onnx_towers.IMAGE, onnx_towers.TEXT]
+    texts = [t for t, _ in R.TEXT_QUERIES]
+    batch = [ModelInput(texts[i % len(texts)], R.image(k)) for i, k in enumerate(R.RESIZE_IMAGES)]
+    batch += [ModelInput(R.LONG_TEXT, None), ModelInput("", R.image("small"))]  # text alone, image alone
+    for encode in ("encode_queries", "encode_candidates"):
+        got, want = getattr(onnx_enc, encode)(batch), getattr(torch_enc, encode)(batch)
+        assert cosines(got, want).min() >= onnx_text.MIN_COSINE, (encode, cosines(got, want))
+    assert not onnx_towers.wrap(torch_enc, str(tmp_path), name, log=False).exported
+
+
+@pytest.mark.slow
 def test_a_graph_of_another_model_fails_the_equality_check(bge_m3, tmp_path):
     other = load_encoder(
         get_entry("bge-m3"), model_path=tiny_text.save_bge_m3(str(tmp_path / "other"), seed=7), dtype="float32"
@@ -130,14 +147,14 @@ def test_the_default_backend_keeps_the_cache_fields_byte_identical():
 
 NO_PATH = (
     "--backend onnx: model {label} is fed by {fed_by}, which has no ONNX path (the ONNX backend covers the recipes "
-    "sentence-transformers, bge-m3); run it with --backend torch"
+    "sentence-transformers, bge-m3, clip, siglip); run it with --backend torch"
 )
 
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"model": "tiny-random-clip"}, NO_PATH.replace("{fed_by}", "the clip recipe")),
+        ({"model": "tiny-random-vlm"}, NO_PATH.replace("{fed_by}", "the {recipe} recipe")),
         (
             {"model": None, "encoder": "own", "name": "mine", "revision": "v1"},
             NO_PATH.replace("{fed_by}", "its own code"),
@@ -152,10 +169,10 @@ NO_PATH = (
 def test_onnx_is_refused_in_one_line_where_it_does_not_apply(kwargs, message):
     if kwargs.get("encoder") == "own":
         kwargs = {**kwargs, "encoder": Own()}
-    label = _resolve(**kwargs).identity.label
+    identity = _resolve(**kwargs).identity
     with pytest.raises(TriadError) as caught:
         _resolve(backend="onnx", **kwargs)
-    assert str(caught.value) == message.format(label=label)
+    assert str(caught.value) == message.format(label=identity.label, recipe=identity.recipe)
 
 
 def test_onnx_runs_on_the_cpu_only():

@@ -9,8 +9,9 @@ sizes right after the export (cosine >= MIN_COSINE, else it is discarded and the
 later run: a re-run exports nothing.
 
 A checkpoint's own `onnx/` files are not used: they hold only the transformer (no pooling), were made by other code
-at other settings, and are not covered by the equality check. Recipes outside RECIPES (decoder-LLM embedders, image
-models, rerankers) are refused with `--backend onnx` in one line (`refusal`).
+at other settings, and are not covered by the equality check. The dual towers' graphs are `onnx_towers`'. Recipes
+outside RECIPES (decoder-LLM embedders, VLMs, MetaCLIP 2, SigLIP 2, rerankers) are refused with `--backend onnx` in
+one line (`refusal`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ from model_adapters.protocol import ModelInput
 from triad_dataset.contract.errors import TriadError
 
 ONNX: Final = "onnx"
-RECIPES: Final = ("sentence-transformers", "bge-m3")  # proven equal to torch (tests/test_onnx_backend.py)
+TEXT_RECIPES: Final = ("sentence-transformers", "bge-m3")  # this module
+TOWER_RECIPES: Final = ("clip", "siglip")  # `onnx_towers`
+RECIPES: Final = (*TEXT_RECIPES, *TOWER_RECIPES)  # each proven equal to torch (tests/test_onnx_backend.py)
 LIBRARIES: Final = ("onnxruntime",)  # added to an ONNX run's recorded versions (torch, which exports, already is)
 MODULES: Final = ("Transformer", "Pooling", "Dense", "Normalize")  # the sentence-transformers modules traced
 FILE: Final = "model.onnx"
@@ -146,27 +149,45 @@ def _traced(model: Any, names: list[str]) -> Any:
     return Traced().eval()
 
 
+def trace(module: Any, features: dict[str, Any], names: list[str], path: str) -> None:
+    """`torch.onnx.export` of `module` on `features[names]` into `path`, every axis but the last of a token input
+    and the first of every input dynamic; its one output is named OUTPUT."""
+    import torch
+
+    axes = {n: {0: "batch", 1: "tokens"} if features[n].dim() == 2 else {0: "batch"} for n in names}
+    with warnings.catch_warnings(), torch.inference_mode():
+        warnings.simplefilter("ignore")  # tracer warnings about Python conditions on shapes
+        torch.onnx.export(
+            module,
+            tuple(features[n] for n in names),
+            path,
+            input_names=names,
+            output_names=[OUTPUT],
+            dynamic_axes={**axes, OUTPUT: {0: "batch"}},
+            opset_version=OPSET,
+            dynamo=False,
+        )
+
+
+def check_cosines(got: np.ndarray, want: np.ndarray, label: str) -> None:
+    """Refuse vectors of an exported graph whose cosine to the torch forward's is below MIN_COSINE in any row."""
+    cos = (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
+    if not np.all(cos >= MIN_COSINE):
+        raise TriadError(
+            f"--backend onnx: model {label}'s exported graph gives other vectors than torch (cosine "
+            f"{float(cos.min()):.6f} < {MIN_COSINE}); run it with --backend torch"
+        )
+
+
 def export(model: Any, path: str, label: str) -> None:
     """Trace `model` into `path` (written under a temporary name, checked, then moved into place)."""
     import torch
 
     features = model.preprocess(list(PROBES[:3]), prompt="")
     names = [k for k, v in features.items() if isinstance(v, torch.Tensor)]
-    axes = {n: {0: "batch", 1: "tokens"} for n in names}
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        with warnings.catch_warnings(), torch.inference_mode():
-            warnings.simplefilter("ignore")  # tracer warnings about Python conditions on shapes
-            torch.onnx.export(
-                _traced(model, names),
-                tuple(features[n] for n in names),
-                tmp,
-                input_names=names,
-                output_names=[OUTPUT],
-                dynamic_axes={**axes, OUTPUT: {0: "batch"}},
-                opset_version=OPSET,
-                dynamo=False,
-            )
+        trace(_traced(model, names), features, names, tmp)
         check_equal(model, session(tmp), label)
         os.replace(tmp, path)
     finally:
@@ -183,13 +204,7 @@ def check_equal(model: Any, sess: Any, label: str) -> None:
         features = model.preprocess(texts, prompt="")
         with torch.inference_mode():
             want = model(features)[OUTPUT].float().numpy()
-        got = sess.run([OUTPUT], {n: features[n].numpy() for n in names})[0]
-        cos = (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
-        if not np.all(cos >= MIN_COSINE):
-            raise TriadError(
-                f"--backend onnx: model {label}'s exported graph gives other vectors than torch (cosine "
-                f"{float(cos.min()):.6f} < {MIN_COSINE}); run it with --backend torch"
-            )
+        check_cosines(sess.run([OUTPUT], {n: features[n].numpy() for n in names})[0], want, label)
 
 
 def wrap(base: SentenceTransformerEncoder, folder: str, label: str, *, log: bool = True) -> OnnxEncoder:
