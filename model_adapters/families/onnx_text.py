@@ -131,6 +131,7 @@ def session(path: str) -> Any:
     options.intra_op_num_threads = torch.get_num_threads()
     options.inter_op_num_threads = 1
     options.log_severity_level = 3  # errors only
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # idle threads sleep, not spin
     return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
 
