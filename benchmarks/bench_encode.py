@@ -1,11 +1,14 @@
 """The runner's encode phase against the bare model on the same inputs, same batch size and threads (issue 24).
 
 1. `minilm` (real weights) on every config of a TRIAD mini edition: the runner's `encode_items` (token-count order,
-   tokenization prepared ahead on a thread, cache writes off the main thread) against bare
-   `SentenceTransformer.encode` of the very texts the runner feeds (one call, its own length sort), each side a fresh
-   process that counts its imports and model load, the two interleaved, `--repeats` times; items/s min / median /
-   max, and the ratio of the medians. With `--baseline DIR` (a checkout of an older commit) its runner is a third
-   side. Padded tokens per item (what the batches computed, / the items) for the runner's order, the order before
+   tokenization prepared ahead on a thread, cache writes off the main thread) with torch float32, with ONNX Runtime
+   float32 (`--backend onnx`: its graph exported once before the timed runs, as a re-run finds it in the cache) and
+   with torch bfloat16 weights, against bare `SentenceTransformer.encode` of the very texts the runner feeds (one
+   call, its own length sort), each side a fresh process that counts its imports and model load, all sides
+   interleaved, `--repeats` times; items/s min / median / max and the ratio of the medians, and CPU seconds per item
+   (`time.process_time`, every thread of the side's process, over the same span as the wall time) with the ratio of
+   the medians: on a shared machine the CPU-second ratio is the one to trust. With `--baseline DIR` (a checkout of
+   an older commit) its runner is a further side. Padded tokens per item (what the batches computed, / the items) for the runner's order, the order before
    issue 24 (text length) and bare sentence-transformers' order, from minilm's tokenizer.
 2. Tiny CLIP and tiny Qwen3-VL (random weights, real architecture classes) on `--images` inputs with 800x600 JPEGs:
    the runner's `encode_items` against the pipeline limit, the slower of (a) the bare forward on ready tensors and
@@ -48,35 +51,47 @@ def _env(code: Path) -> dict[str, str]:
 
 
 # --- minilm: one side per process ---------------------------------------------------------------------------------
-def runner_side(data: str, threads: int, device: str) -> dict[str, Any]:
-    """The runner's encode phase; the plan is built first (not timed: it is the plan phase)."""
+def runner_side(
+    data: str,
+    threads: int,
+    device: str,
+    dtype: str = "float32",
+    graph: str | None = None,
+    configs: list[str] | None = None,
+) -> dict[str, Any]:
+    """The runner's encode phase of `configs` (default all; `graph`: the ONNX backend, its graph in that folder);
+    the plan is built first (not timed: it is the plan phase)."""
     sys.path.insert(0, os.getcwd())
     from model_adapters.planning.plan import plan_triad
     from triad_dataset.contract.names import TASK_CONFIGS
 
-    plan = plan_triad(data, list(TASK_CONFIGS), variant="full", limit=None, sees_images=False)
+    plan = plan_triad(data, configs or list(TASK_CONFIGS), variant="full", limit=None, sees_images=False)
     keys = list(plan.items)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     import torch
 
     torch.set_num_threads(threads)
     from model_adapters.models.registry import get_entry, load_encoder
     from model_adapters.vectors.encoding import encode_items
 
-    encoder = load_encoder(get_entry("minilm"), device=device)
+    encoder = load_encoder(get_entry("minilm"), device=device, dtype=dtype)
+    if graph is not None:
+        from model_adapters.families.onnx_text import wrap
+
+        encoder = wrap(encoder, graph, "minilm", log=False)
     kwargs = {"device": device} if "device" in encode_items.__code__.co_varnames else {}
     _, stats = encode_items(
         encoder, keys, plan.items, model="minilm", batch_size=BATCH, cache=None, show_progress=False, **kwargs
     )
-    seconds = time.perf_counter() - start
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
     figures = stats.figures() if hasattr(stats, "figures") else {}
-    return {"items": len(keys), "seconds": seconds, "padding": figures}
+    return {"items": len(keys), "seconds": seconds, "cpu_seconds": cpu_seconds, "padding": figures}
 
 
 def bare_side(texts_file: str, threads: int, device: str) -> dict[str, Any]:
     with open(texts_file, encoding="utf-8") as handle:
         texts = json.load(handle)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     import torch
 
     torch.set_num_threads(threads)
@@ -86,16 +101,16 @@ def bare_side(texts_file: str, threads: int, device: str) -> dict[str, Any]:
 
     model = SentenceTransformer(resolve_path(get_entry("minilm")), device=device)
     model.encode(texts, batch_size=BATCH, convert_to_numpy=True, show_progress_bar=False)
-    return {"items": len(texts), "seconds": time.perf_counter() - start}
+    return {"items": len(texts), "seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu}
 
 
-def runner_texts(data: str) -> tuple[list[str], list[str]]:
+def runner_texts(data: str, configs: list[str] | None = None) -> tuple[list[str], list[str]]:
     """The texts the runner hands minilm (no prompts: `join_instruction` on both sides) and each item's role."""
     from model_adapters.planning.inputs import join_instruction
     from model_adapters.planning.plan import plan_triad
     from triad_dataset.contract.names import TASK_CONFIGS
 
-    plan = plan_triad(data, list(TASK_CONFIGS), variant="full", limit=None, sees_images=False)
+    plan = plan_triad(data, configs or list(TASK_CONFIGS), variant="full", limit=None, sees_images=False)
     texts, roles = [], []
     for key in plan.items:
         item = plan.items[key]
@@ -132,51 +147,94 @@ def padding_table(texts: list[str], roles: list[str]) -> dict[str, float]:
     }
 
 
+BARE = "bare SentenceTransformer.encode"
+
+
+def _side(name: str, code: Path, extra: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    """Run one side in a fresh process; its JSON line."""
+    cmd = [
+        sys.executable,
+        str(ROOT / "benchmarks" / "bench_encode.py"),
+        *extra,
+        *("--threads", str(args.threads), "--device", args.device),
+    ]
+    out = subprocess.run(cmd, env=_env(code), cwd=code, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        sys.exit(f"{name} failed:\n{out.stderr[-3000:]}")
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
 def minilm(args: argparse.Namespace) -> None:
-    texts, roles = runner_texts(args.data)
+    configs = args.configs.split(",") if args.configs else None
+    texts, roles = runner_texts(args.data, configs)
     with tempfile.TemporaryDirectory() as tmp:
         texts_file = os.path.join(tmp, "texts.json")
         with open(texts_file, "w", encoding="utf-8") as handle:
             json.dump(texts, handle)
+        runner = ["--side", "runner", "--data", args.data, *(["--configs", args.configs] if args.configs else [])]
         sides = {
-            "runner": (ROOT, ["--side", "runner", "--data", args.data]),
-            "bare SentenceTransformer.encode": (ROOT, ["--side", "bare", "--texts", texts_file]),
+            "runner, torch float32 (default)": (ROOT, runner),
+            BARE: (ROOT, ["--side", "bare", "--texts", texts_file]),
         }
+        if args.device == "cpu":  # the ONNX backend runs on the CPU only
+            sides["runner, ONNX Runtime float32 (--backend onnx)"] = (ROOT, [*runner, "--graph", tmp])
+        sides["runner, torch bfloat16 (--dtype bfloat16)"] = (ROOT, [*runner, "--dtype", "bfloat16"])
         if args.baseline:
-            sides["runner before (--baseline)"] = (Path(args.baseline), ["--side", "runner", "--data", args.data])
-        runs: dict[str, list[float]] = {name: [] for name in sides}
-        padding = None
+            sides["runner before (--baseline)"] = (Path(args.baseline), runner)
+        if args.device == "cpu":  # export the graph once, untimed: a run finds it in its cache
+            _side("ONNX export", ROOT, [*runner, "--graph", tmp], args)
+        runs: dict[str, list[dict[str, Any]]] = {name: [] for name in sides}
         for _ in range(args.repeats):
             for name, (code, extra) in sides.items():
-                cmd = [
-                    sys.executable,
-                    str(ROOT / "benchmarks" / "bench_encode.py"),
-                    *extra,
-                    "--threads",
-                    str(args.threads),
-                    "--device",
-                    args.device,
-                ]
-                out = subprocess.run(cmd, env=_env(code), cwd=code, capture_output=True, text=True, check=False)
-                if out.returncode != 0:
-                    sys.exit(f"{name} failed:\n{out.stderr[-3000:]}")
-                got = json.loads(out.stdout.strip().splitlines()[-1])
-                runs[name].append(got["items"] / got["seconds"])
-                if name == "runner":
-                    padding = got["padding"]
+                runs[name].append(_side(name, code, extra, args))
+    padding = runs["runner, torch float32 (default)"][-1]["padding"]
     print(
-        f"\nminilm, {len(texts)} distinct texts of the TRIAD mini edition, batch {BATCH}, {args.threads} threads, "
+        f"\nminilm, {len(texts)} distinct texts of the TRIAD mini edition ({args.configs or 'every config'}), batch {BATCH}, {args.threads} threads, "
         f"{args.device}, import + model load + encode, {args.repeats} interleaved runs, load {_load()}"
     )
-    print("| side | items/s min | median | max | × bare (medians) |\n|---|---:|---:|---:|---:|")
-    bare = statistics.median(runs["bare SentenceTransformer.encode"])
-    for name, values in runs.items():
-        med = statistics.median(values)
-        print(f"| {name} | {min(values):.0f} | {med:.0f} | {max(values):.0f} | {med / bare:.2f}× |")
+    print(
+        "| side | items/s min | median | max | × bare (medians) | CPU ms/item min | median | max | CPU × bare "
+        "(medians) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    )
+    rate = {n: [r["items"] / r["seconds"] for r in rs] for n, rs in runs.items()}
+    cpu = {n: [1000 * r["cpu_seconds"] / r["items"] for r in rs if "cpu_seconds" in r] for n, rs in runs.items()}
+    bare, bare_cpu = statistics.median(rate[BARE]), statistics.median(cpu[BARE])
+    for name in runs:
+        med, c = statistics.median(rate[name]), cpu[name] or [float("nan")]
+        print(
+            f"| {name} | {min(rate[name]):.0f} | {med:.0f} | {max(rate[name]):.0f} | {med / bare:.2f}× | "
+            f"{min(c):.2f} | {statistics.median(c):.2f} | {max(c):.2f} | {statistics.median(c) / bare_cpu:.2f}× |"
+        )
+    if args.device == "cpu":
+        agreement(texts[:: max(1, len(texts) // 2000)], roles[:: max(1, len(texts) // 2000)])
     print("\npadded tokens per item (tokens the batches computed / items):")
     for name, value in padding_table(texts, roles).items():
         print(f"  {name}: {value}")
     print(f"  runner's own count (results.json encoding): {padding}")
+
+
+def agreement(texts: list[str], roles: list[str]) -> None:
+    """Cosine of the ONNX float32 and torch bfloat16 vectors to torch float32's, on these texts (in-process)."""
+    import numpy as np
+
+    from model_adapters.families.onnx_text import wrap
+    from model_adapters.models.registry import get_entry, load_encoder
+    from model_adapters.protocol import ModelInput
+
+    items = [ModelInput(t, None, None) for t in texts]
+
+    def encode(encoder: Any) -> Any:
+        return np.concatenate([encoder.encode_candidates(items[i : i + BATCH]) for i in range(0, len(items), BATCH)])
+
+    fp32 = load_encoder(get_entry("minilm"), dtype="float32")
+    want = encode(fp32)
+    with tempfile.TemporaryDirectory() as tmp:
+        others = {"ONNX float32": encode(wrap(fp32, tmp, "minilm", log=False))}
+    others["torch bfloat16"] = encode(load_encoder(get_entry("minilm"), dtype="bfloat16"))
+    print(f"\ncosine to torch float32, {len(texts)} of the texts ({sorted(set(roles))}):")
+    for name, got in others.items():
+        cos = (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
+        print(f"  {name}: min {cos.min():.8f}, median {np.median(cos):.8f}")
 
 
 # --- tiny image models: in-process --------------------------------------------------------------------------------
@@ -272,6 +330,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", help="a TRIAD mini edition (triad build mini; make demo writes demo_output/triad)")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--configs", help="comma-separated TRIAD configs whose texts are encoded (default: all)")
     ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--images", type=int, default=128, help="inputs with images for the tiny models")
@@ -279,9 +338,12 @@ def main() -> None:
     ap.add_argument("--only", choices=("minilm", "images"))
     ap.add_argument("--side", choices=("runner", "bare"), help=argparse.SUPPRESS)
     ap.add_argument("--texts", help=argparse.SUPPRESS)
+    ap.add_argument("--dtype", default="float32", help=argparse.SUPPRESS)
+    ap.add_argument("--graph", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.side == "runner":
-        print(json.dumps(runner_side(args.data, args.threads, args.device)))
+        configs = args.configs.split(",") if args.configs else None
+        print(json.dumps(runner_side(args.data, args.threads, args.device, args.dtype, args.graph, configs)))
         return
     if args.side == "bare":
         print(json.dumps(bare_side(args.texts, args.threads, args.device)))

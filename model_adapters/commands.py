@@ -103,6 +103,13 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--dtype", default=None, choices=("float32", "float16", "bfloat16"), help="override the registry dtype"
     )
+    p.add_argument(
+        "--backend",
+        default="torch",
+        choices=("torch", "onnx"),
+        help="what runs the embedder: torch (default) or onnx (ONNX Runtime on the CPU, sentence-transformers and "
+        "bge-m3 recipes; exported once into the cache; same vectors); a reranker always runs on torch",
+    )
     p.add_argument("--no-validate", action="store_true", help="skip `triad validate` of the folder")
     p.add_argument(
         "--skip-bad-images",

@@ -35,6 +35,9 @@ class RunConfig:
     rerank_model_path: str | None = None
     device: str | None = None
     dtype: str | None = None
+    backend: str = (
+        "torch"  # what runs the embedder's forward: "torch", or "onnx" (ONNX Runtime, CPU; families.onnx_text)
+    )
     validate: bool = True
     skip_bad_images: bool = False
     rewrites: str | None = None  # ARK: JSON Lines of rewritten queries

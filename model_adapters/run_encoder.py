@@ -14,8 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from model_adapters.generation.stage import GENERATION_DIR, GenerationStage, ReasoningAdapter, is_reasoning
-from model_adapters.models.identity import pillow_notice
-from model_adapters.models.recipes import API
+from model_adapters.models.identity import TORCH, library_versions, pillow_notice
+from model_adapters.models.recipes import API, DUAL_TOWER
 from model_adapters.models.resolve import ResolvedModel, from_name, from_python
 from model_adapters.planning import textspace
 from model_adapters.run_config import RunConfig, default_api_cache
@@ -59,16 +59,39 @@ def resolve_model(cfg: RunConfig) -> ResolvedModel:
                 f"give either a model (--model {cfg.model}) or your own encoder, not both: an encoder "
                 "never borrows another model's name, settings or cache"
             )
-        return from_python(cfg.encoder, name=cfg.name, revision=cfg.revision, sees_images=cfg.sees_images)
+        resolved = from_python(cfg.encoder, name=cfg.name, revision=cfg.revision, sees_images=cfg.sees_images)
+        return with_backend(resolved, cfg.backend)
     if not cfg.model:
         raise TriadError("no model: give --model NAME|ORG/NAME|FOLDER or --encoder module:factory")
     if cfg.sees_images is not None:
         raise TriadError(
             "--sees-images / --text-only apply to your own encoder (--encoder); a model's family decides what it sees"
         )
-    return from_name(
+    resolved = from_name(
         cfg.model, model_path=cfg.model_path, name=cfg.name, revision=cfg.revision, dtype=cfg.dtype, recipe=cfg.recipe
     )
+    return with_backend(resolved, cfg.backend)
+
+
+def with_backend(model: ResolvedModel, backend: str) -> ResolvedModel:
+    """The model with `backend` in its identity (and so in its cache key); a model the backend cannot run is refused
+    in one line (`families.onnx_text.refusal`). The default torch backend leaves the identity as it is."""
+    if backend == TORCH:
+        return model
+    from dataclasses import replace
+
+    from model_adapters.families import onnx_text
+
+    identity = model.identity
+    if backend != onnx_text.ONNX:
+        raise TriadError(f"--backend {backend}: unknown backend; valid: {TORCH}, {onnx_text.ONNX}")
+    why = onnx_text.refusal(identity.recipe, identity.dtype, identity.label)
+    if why is not None:
+        raise TriadError(why)
+    model.identity = replace(
+        identity, backend=backend, versions={**identity.versions, **library_versions(onnx_text.LIBRARIES)}
+    )
+    return model
 
 
 def resolve_reranker(cfg: RunConfig) -> ResolvedModel | None:
@@ -102,6 +125,7 @@ class RunEncoder:
         self.responses: EmbeddingCache | None = None
         self._raw: Any = None
         self._encoder: Any = None
+        self._tmp: Any = None  # --no-cache --backend onnx: the temporary folder of the exported graph
         if model.identity.generation is not None:
             self.stage = GenerationStage(_generation_spec(model), self.generation_root, label=model.identity.label)
 
@@ -122,8 +146,31 @@ class RunEncoder:
                 )
                 self.responses.load()
                 runtime = {"responses": self.responses, "offline": self.cfg.offline}
+            onnx = self.model.identity.backend != TORCH
+            if onnx:
+                from model_adapters.families.onnx_text import check_device
+
+                check_device(self.ctx.device, self.model.identity.label)
             self._raw = self.model.load(self.ctx.device, self.cfg.dtype or self.model.identity.dtype, **runtime)
+            if onnx:
+                self._raw = self._onnx(self._raw)
         return self._raw
+
+    def _onnx(self, base: Any) -> Any:
+        """The torch encoder `base` with ONNX Runtime as its forward; the graph exported once per model identity
+        into the cache folder's `onnx/<cache key>/` (with --no-cache: a temporary folder, removed at exit)."""
+        from model_adapters.families import onnx_text, onnx_towers
+
+        identity = self.model.identity
+        if self.cfg.no_cache:
+            import tempfile
+
+            self._tmp = tempfile.TemporaryDirectory(prefix="triad-onnx-")
+            folder = self._tmp.name
+        else:
+            folder = os.path.join(self.cfg.cache_root, onnx_text.ONNX, identity.cache_key())
+        wrap = onnx_towers.wrap if identity.family == DUAL_TOWER else onnx_text.wrap
+        return wrap(base, folder, identity.label, log=self.ctx.is_main and not self.cfg.quiet)
 
     def encoder(self) -> Any:
         """The `Encoder` the encode loop calls (a reasoning embedder behind its `ReasoningAdapter`)."""

@@ -17,6 +17,8 @@ from model_adapters.models.family_table import API
 from model_adapters.models.recipes import UNVERIFIED, UNVERIFIED_LABEL
 
 SOURCE_KINDS: Final = ("registry", "hub", "local", "python", "entry_point")
+TORCH: Final = "torch"  # the default backend: absent from `to_json` and the cache key (keys made before it stay valid)
+BACKENDS: Final = (TORCH, "onnx")  # what runs the model's forward (`model_adapters.families.onnx_text`)
 # Libraries whose versions can change the vectors; recorded in results.json and part of the cache key.
 LIBRARIES: Final = (
     "torch",
@@ -34,12 +36,12 @@ _RELEASE: Final = re.compile(r"[A-Za-z0-9_.-]+==[A-Za-z0-9_.+!-]+")  # "<distrib
 _SNAPSHOT: Final = re.compile(r"(?:^|/)models--(?P<repo>[^/]+)/snapshots/(?P<sha>[0-9a-f]{40})/?$")
 
 
-def library_versions() -> dict[str, str | None]:
-    """Installed versions of the libraries in LIBRARIES (None when one is not installed)."""
+def library_versions(names: tuple[str, ...] = LIBRARIES) -> dict[str, str | None]:
+    """Installed versions of the libraries `names` (None when one is not installed)."""
     from importlib import metadata
 
     out: dict[str, str | None] = {}
-    for name in LIBRARIES:
+    for name in names:
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -99,12 +101,15 @@ def describe(identity: Mapping[str, Any]) -> str:
     'my-model (local /m/my-model)'
     >>> describe({"name": "q", "source_kind": "local", "source": "/m/q", "input_pipeline": "unverified"})
     'q (local /m/q, unverified input pipeline)'
+    >>> describe({"name": "minilm", "source_kind": "registry", "source": "minilm", "backend": "onnx"})
+    'minilm (registry, onnx)'
     """
     source = identity.get("source") or ""
     where = "" if source == identity.get("name") else f" {source}"
     revision = f" @ {identity['revision']}" if identity.get("revision") else ""
     unverified = f", {UNVERIFIED_LABEL}" if identity.get("input_pipeline") == UNVERIFIED else ""
-    return f"{identity.get('name')} ({identity.get('source_kind')}{where}{revision}{unverified})"
+    backend = f", {identity['backend']}" if identity.get("backend", TORCH) != TORCH else ""
+    return f"{identity.get('name')} ({identity.get('source_kind')}{where}{revision}{unverified}{backend})"
 
 
 @dataclass(frozen=True)
@@ -119,7 +124,9 @@ class ModelIdentity:
     entry whose loading settings were used for a local copy (`--model NAME --model-path DIR`); encoder_class: the
     Python class that produced the vectors; generation: a reasoning embedder's generation stage
     (`model_adapters.generation.stage.summary_of`: key, generator, revision, prompt hashes, decoding, seed), so the
-    embedding cache key includes the generation key (absent for every other model, whose keys are unchanged).
+    embedding cache key includes the generation key (absent for every other model, whose keys are unchanged);
+    backend: what ran the forward, one of BACKENDS ("torch", the default, is left out of `to_json` and so of the
+    cache key; "onnx" is in both, so ONNX vectors are cached apart from torch's).
     """
 
     name: str
@@ -138,6 +145,7 @@ class ModelIdentity:
     versions: dict[str, str | None] = field(default_factory=library_versions)
     signature: str | None = None  # content digest of a local folder (`folder_signature`; cache key only)
     generation: dict[str, Any] | None = None
+    backend: str = TORCH
 
     @property
     def label(self) -> str:
@@ -188,5 +196,7 @@ class ModelIdentity:
         out.pop("signature")
         if out["generation"] is None:  # only reasoning embedders have one (other models' cache keys stay as they were)
             out.pop("generation")
+        if out["backend"] == TORCH:  # the default: torch runs' results.json and cache keys stay as they were
+            out.pop("backend")
         out["options"] = dict(sorted(self.options.items()))
         return out
