@@ -17,7 +17,7 @@ from typing import Any, Final
 import numpy as np
 
 from model_adapters.families import onnx_text
-from model_adapters.families._common import features, l2_normalize
+from model_adapters.families.common import features, l2_normalize
 from model_adapters.families.dual_tower import DualTowerEncoder
 from model_adapters.planning.truncation import TextLimit
 from model_adapters.protocol import ModelInput
