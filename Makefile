@@ -35,8 +35,8 @@ test: setup
 test-fast: setup
 	$(PY) -m pytest -m "not slow and not browser" -n auto
 
-# 44 s on 2 quiet cores with empty caches (README: Quick start); OCR=1 (or `make demo-ocr`) adds ARK over OCR captions (≈ 16 min of OCR on 2 quiet cores, up to ≈ 70 under load,
-# the first time, cached afterwards)
+# the mini editions, minilm on TRIAD, its report, the board seeded (times: README, Quick start); OCR=1 (or
+# `make demo-ocr`) adds ARK over OCR captions, slow the first time and cached afterwards
 demo: setup
 	$(PY) scripts/demo.py --out $(DEMO_DIR) $(if $(filter 1 yes true,$(OCR)),--ocr)
 
