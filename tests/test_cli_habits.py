@@ -250,16 +250,16 @@ def test_list_configs_names_a_folders_configs_and_refuses_a_non_dataset(triad_di
 
 
 def test_submit_exits_0_accepted_3_duplicate_2_rejected(tmp_path, capsys, monkeypatch):
-    from spaces_app import testing as T
+    from spaces_app import testing
     from triad_dataset.contract import names as n
 
     for var in ("TRIAD_SPACE_DATA", "TRIAD_SPACE_ARK_DATA", "TRIAD_SPACE_DB"):
         monkeypatch.delenv(var, raising=False)
-    tables = T.triad_tables(4, 8, seed=13, configs=n.MAIN_CONFIGS)
-    T.write_triad_gold(tmp_path / "triad", tables, 8)
-    rankings = T.random_rankings(tables, seed=14)
-    good = T.write_run(tmp_path / "run", tables, rankings)
-    partial = T.write_run(tmp_path / "partial", tables, {c: rankings[c] for c in n.MAIN_CONFIGS[:3]})
+    tables = testing.triad_tables(4, 8, seed=13, configs=n.MAIN_CONFIGS)
+    testing.write_triad_gold(tmp_path / "triad", tables, 8)
+    rankings = testing.random_rankings(tables, seed=14)
+    good = testing.write_run(tmp_path / "run", tables, rankings)
+    partial = testing.write_run(tmp_path / "partial", tables, {c: rankings[c] for c in n.MAIN_CONFIGS[:3]})
     where = ["--data", str(tmp_path / "triad"), "--db", str(tmp_path / "space.sqlite"), "--model-name", "m"]
     code, out, _ = _cli(capsys, "space", "--submit", str(good), *where)
     assert code == 0 and out.startswith("Accepted: submission id 1")

@@ -157,7 +157,7 @@ def test_a_text_only_model_gets_no_ark_row_and_one_line_saying_why(tmp_path: Pat
 
 def test_the_demo_writes_a_report_and_its_summary_names_it(tmp_path: Path) -> None:
     from model_adapters.testing import write_tiny_triad
-    from spaces_app import testing as T
+    from spaces_app import testing
     from spaces_app.gold import load_gold
 
     demo = _demo_module()
@@ -165,7 +165,9 @@ def test_the_demo_writes_a_report_and_its_summary_names_it(tmp_path: Path) -> No
     run = demo.Demo(tmp_path / "out", "minilm", False, console)
     write_tiny_triad(run.triad_dir)
     gold = load_gold(run.triad_dir)
-    T.write_run(run.runs["triad"], gold.rows, T.random_rankings(gold.rows, seed=1), fingerprint=gold.fingerprint)
+    testing.write_run(
+        run.runs["triad"], gold.rows, testing.random_rankings(gold.rows, seed=1), fingerprint=gold.fingerprint
+    )
     run.write_report()
     assert run.report == tmp_path / "out" / "report-minilm-triad.html" and run.report.is_file()
     assert "<html" in run.report.read_text(encoding="utf-8")[:500].lower()

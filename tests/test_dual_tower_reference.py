@@ -16,7 +16,7 @@ import pytest
 from model_adapters.mocks import tiny
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
-from tests import reference_inputs as R
+from tests import reference_inputs
 
 FIXTURE = Path(__file__).parent / "fixtures" / "dual_tower" / "reference.json"
 MIN_COSINE = 0.9999
@@ -58,8 +58,8 @@ def test_dual_tower_matches_the_documented_usage(reference, arch):
     enc.max_length = int(opts["max_length"])  # the public entry's truncation length
     enc.padding = opts.get("padding", True)
     enc.lowercase = bool(opts.get("lowercase", False))
-    items = R.EMBED_INPUTS + R.TRUNCATION_INPUTS
-    batch = [ModelInput(t, R.image(k) if k else None, i) for t, k, i in items]
+    items = reference_inputs.EMBED_INPUTS + reference_inputs.TRUNCATION_INPUTS
+    batch = [ModelInput(t, reference_inputs.image(k) if k else None, i) for t, k, i in items]
     ref = reference[arch]
     fed: list[list[int]] = []  # the token ids the adapter actually gives the text tower
     text_tower = enc.model.get_text_features
@@ -101,7 +101,10 @@ def test_metaclip_2_matches_the_documented_usage(tmp_path):
         ref["weights_sum"], rel=1e-9
     )
     fed = record_text_ids(enc)
-    batch = [ModelInput(t, R.image(k) if k else None, i) for t, k, i in R.EMBED_INPUTS + R.TRUNCATION_INPUTS]
+    batch = [
+        ModelInput(t, reference_inputs.image(k) if k else None, i)
+        for t, k, i in reference_inputs.EMBED_INPUTS + reference_inputs.TRUNCATION_INPUTS
+    ]
     out = np.concatenate([enc.encode_queries([item]) for item in batch])
     assert fed == [ids for ids in ref["input_ids"] if ids]
     for row, (vec, exp) in enumerate(zip(out, np.array(ref["vectors"]), strict=True)):
@@ -133,7 +136,10 @@ def test_bge_vl_clip_matches_its_remote_encode(tmp_path):
     enc.max_length = 256  # the tiny CLIP's positions: their encode() never cuts (TRUNCATION_INPUTS fail there)
     fed = record_text_ids(enc)
     out = np.concatenate(
-        [enc.encode_queries([ModelInput(t, R.image(k) if k else None, i)]) for t, k, i in R.EMBED_INPUTS]
+        [
+            enc.encode_queries([ModelInput(t, reference_inputs.image(k) if k else None, i)])
+            for t, k, i in reference_inputs.EMBED_INPUTS
+        ]
     )
     assert fed == [ids for ids in ref["input_ids"] if ids]
     for row, (vec, exp) in enumerate(zip(out, np.array(ref["vectors"]), strict=True)):

@@ -21,14 +21,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from model_adapters.families import embed_rl_tcot as E
-from model_adapters.families import qwen_chat, reasoning
+from model_adapters.families import embed_rl_tcot, qwen_chat, reasoning
 from model_adapters.mocks import tiny
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.models.resolve import _repo_files
 from model_adapters.protocol import Generation, ModelInput
-from tests import reasoning_inputs as T
-from tests import reference_inputs as R
+from tests import reasoning_inputs, reference_inputs
 
 FIXTURE = Path(__file__).parent / "fixtures" / "embed_rl_tcot" / "official.json"
 MIN_COSINE = 0.9999
@@ -40,7 +38,7 @@ def official() -> dict:
 
 
 @pytest.fixture(scope="module")
-def enc(tmp_path_factory) -> E.EmbedRLTCoT:
+def enc(tmp_path_factory) -> embed_rl_tcot.EmbedRLTCoT:
     """The registry's embed-rl-2b-tcot recipe on the tiny Embed-RL folder (the reasoner: the tiny one; not used)."""
     folder = tiny.save_tiny_chat_checkpoint("embed-rl", str(tmp_path_factory.mktemp("ckpt") / "tiny-embed-rl"))
     base = get_entry("embed-rl-2b-tcot")
@@ -48,18 +46,21 @@ def enc(tmp_path_factory) -> E.EmbedRLTCoT:
         base, options={**base.options, "generator": "tiny:qwen3-vl", "generator_revision": "seed1"}
     )
     out = load_encoder(reasoning.resolved(entry, folder, _repo_files), model_path=folder, dtype="float32")
-    assert isinstance(out, E.EmbedRLTCoT)
+    assert isinstance(out, embed_rl_tcot.EmbedRLTCoT)
     return out
 
 
 def item(text: str, kind: str | None, instruction: str | None) -> ModelInput:
-    return ModelInput(text, R.image(kind) if kind else None, instruction)
+    return ModelInput(text, reference_inputs.image(kind) if kind else None, instruction)
 
 
-def reasoned(cases) -> list[E.ReasonedInput]:
+def reasoned(cases) -> list[embed_rl_tcot.ReasonedInput]:
     return [
-        E.ReasonedInput(
-            text, R.image(kind) if kind else None, instruction, E.parse_tcot(tcot, R.image(kind) if kind else None)
+        embed_rl_tcot.ReasonedInput(
+            text,
+            reference_inputs.image(kind) if kind else None,
+            instruction,
+            embed_rl_tcot.parse_tcot(tcot, reference_inputs.image(kind) if kind else None),
         )
         for _, text, kind, instruction, tcot in cases
     ]
@@ -68,7 +69,7 @@ def reasoned(cases) -> list[E.ReasonedInput]:
 def images_of(case) -> int:
     """How many images a case's embedding input holds: its own and its crops."""
     _, _, kind, _, tcot = case
-    return 0 if not kind else 1 + len(E.parse_tcot(tcot, R.image(kind)).crops)
+    return 0 if not kind else 1 + len(embed_rl_tcot.parse_tcot(tcot, reference_inputs.image(kind)).crops)
 
 
 def attended(inputs: dict) -> list[list[int]]:
@@ -83,16 +84,21 @@ def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def test_the_prompts_are_the_authors_verbatim(official):
-    assert {n: hashlib.sha256(E.prompts()[n].encode()).hexdigest() for n in E.PROMPT_NAMES} == official["prompt_sha256"]
+    assert {
+        n: hashlib.sha256(embed_rl_tcot.prompts()[n].encode()).hexdigest() for n in embed_rl_tcot.PROMPT_NAMES
+    } == official["prompt_sha256"]
 
 
 def test_requests_are_the_authors(official):
-    for (role, text, kind, instruction), ref in zip(T.REQUEST_CASES, official["requests"], strict=True):
-        ours = E.request(item(text, kind, instruction), role)
+    for (role, text, kind, instruction), ref in zip(reasoning_inputs.REQUEST_CASES, official["requests"], strict=True):
+        ours = embed_rl_tcot.request(item(text, kind, instruction), role)
         if ref["prompt"] is None:
             assert ours is None, (role, text)
             continue
-        assert ours is not None and ours.prompt == ref["prompt"].replace("{IMAGE_PATH}", E.IMAGE_PATH), (role, text)
+        assert ours is not None and ours.prompt == ref["prompt"].replace("{IMAGE_PATH}", embed_rl_tcot.IMAGE_PATH), (
+            role,
+            text,
+        )
         assert ours.with_image == ref["with_image"] and ref["image_is_the_input"] in (None, True)
 
 
@@ -104,9 +110,9 @@ def test_tiny_checkpoint_is_the_fixtures(enc, official):
 @pytest.mark.slow
 def test_tcot_input_ids_crops_and_vectors_match_the_authors_code(enc, official):
     ref = official["main"]
-    batch = [item(text, kind, instruction) for _, text, kind, instruction, _ in T.TCOT_CASES]
-    gens = [Generation(tcot or "") for *_, tcot in T.TCOT_CASES]
-    inputs = enc.embedder.tokenize(reasoned(T.TCOT_CASES), qwen_chat.QUERY)
+    batch = [item(text, kind, instruction) for _, text, kind, instruction, _ in reasoning_inputs.TCOT_CASES]
+    gens = [Generation(tcot or "") for *_, tcot in reasoning_inputs.TCOT_CASES]
+    inputs = enc.embedder.tokenize(reasoned(reasoning_inputs.TCOT_CASES), qwen_chat.QUERY)
     assert attended(inputs) == ref["input_ids"]
     assert inputs["image_grid_thw"].tolist() == ref["image_grid_thw"]  # the crops' grids included, in order
     cos = cosines(enc.encode(batch, gens, "query"), np.array(ref["vectors"]))
@@ -120,20 +126,20 @@ def test_a_flat_box_is_cropped_as_its_nested_form(enc, official):
     assert official["flat_box_error"].startswith("TypeError")
     ref = official["main"]
     k = ref["names"].index("nested_single")
-    nested, flat = reasoned([T.TCOT_CASES[k], T.FLAT_CASE])
+    nested, flat = reasoned([reasoning_inputs.TCOT_CASES[k], reasoning_inputs.FLAT_CASE])
     assert flat.tcot.crops == nested.tcot.crops and len(flat.tcot.crops) == 1
     grids = enc.embedder.tokenize([flat])["image_grid_thw"].tolist()
-    first = sum(images_of(case) for case in T.TCOT_CASES[:k])  # the grids of the cases before it
+    first = sum(images_of(case) for case in reasoning_inputs.TCOT_CASES[:k])  # the grids of the cases before it
     assert grids == ref["image_grid_thw"][first : first + 2]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mutation", ["no_crops", "after_summarize"])
 def test_a_mutated_tcot_input_is_caught(enc, official, monkeypatch, mutation):
-    parse = E.parse_tcot
+    parse = embed_rl_tcot.parse_tcot
     if mutation == "no_crops":
         monkeypatch.setattr(
-            E,
+            embed_rl_tcot,
             "parse_tcot",
             lambda text, image: dataclasses.replace(
                 parse(text, image), parts=tuple(p for p in parse(text, image).parts if p["type"] == "text"), crops=()
@@ -154,22 +160,22 @@ def test_a_mutated_tcot_input_is_caught(enc, official, monkeypatch, mutation):
                 else []
             ),
         )
-    inputs = enc.embedder.tokenize(reasoned(T.TCOT_CASES), qwen_chat.QUERY)
+    inputs = enc.embedder.tokenize(reasoned(reasoning_inputs.TCOT_CASES), qwen_chat.QUERY)
     assert attended(inputs) != official["main"]["input_ids"]
 
 
 def test_parse_notes_and_limits():
-    wide = R.image("wide")  # 200 x 90
-    names = {c[0]: c for c in T.TCOT_CASES}
-    boxes = E.parse_tcot(names["boxes"][4], wide)
+    wide = reference_inputs.image("wide")  # 200 x 90
+    names = {c[0]: c for c in reasoning_inputs.TCOT_CASES}
+    boxes = embed_rl_tcot.parse_tcot(names["boxes"][4], wide)
     assert boxes.note is None and len(boxes.crops) == 2  # [0,0,30,50] is 6x4 px; [10,20,30] is not a box
     assert boxes.parts[0]["text"].startswith("<thinking>The car") and boxes.parts[-1]["text"].startswith("<rethink>")
-    assert E.parse_tcot(names["malformed"][4], wide).note == E.BAD_JSON
-    assert E.parse_tcot(names["no_thinking"][4], wide).note == E.NO_THINKING
-    assert E.parse_tcot(names["thinking_no_json"][4], wide).note == E.NO_JSON
-    assert E.parse_tcot("", wide) == E.TCoT(note=E.EMPTY)
-    assert E.parse_tcot(names["text_with_box"][4], None).crops == ()  # no image: nothing to crop
-    large = E.parse_tcot(names["large_aspect"][4], R.image("large"))
+    assert embed_rl_tcot.parse_tcot(names["malformed"][4], wide).note == embed_rl_tcot.BAD_JSON
+    assert embed_rl_tcot.parse_tcot(names["no_thinking"][4], wide).note == embed_rl_tcot.NO_THINKING
+    assert embed_rl_tcot.parse_tcot(names["thinking_no_json"][4], wide).note == embed_rl_tcot.NO_JSON
+    assert embed_rl_tcot.parse_tcot("", wide) == embed_rl_tcot.TCoT(note=embed_rl_tcot.EMPTY)
+    assert embed_rl_tcot.parse_tcot(names["text_with_box"][4], None).crops == ()  # no image: nothing to crop
+    large = embed_rl_tcot.parse_tcot(names["large_aspect"][4], reference_inputs.image("large"))
     assert len(large.crops) == 1  # 1500 x 10 px: aspect 150 > 50
     import io
 
@@ -177,5 +183,5 @@ def test_parse_notes_and_limits():
 
     buf = io.BytesIO()
     Image.new("CMYK", (40, 40), (0, 255, 0, 0)).save(buf, format="JPEG")  # a mode PNG cannot hold
-    (crop,) = E.parse_tcot('<thinking>{"bbox_2d": [[0, 0, 500, 500]]}</thinking>', buf.getvalue()).crops
+    (crop,) = embed_rl_tcot.parse_tcot('<thinking>{"bbox_2d": [[0, 0, 500, 500]]}</thinking>', buf.getvalue()).crops
     assert Image.open(io.BytesIO(crop)).size == (20, 20) and Image.open(io.BytesIO(crop)).mode == "RGB"

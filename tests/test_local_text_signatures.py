@@ -16,7 +16,7 @@ from model_adapters.mocks import tiny_text
 from model_adapters.models.registry import get_entry, load_encoder, load_reranker
 from model_adapters.models.resolve import from_name
 from model_adapters.protocol import ModelInput
-from tests import reference_inputs as R
+from tests import reference_inputs
 from triad_dataset.contract.errors import TriadError
 
 
@@ -27,8 +27,8 @@ def test_a_local_reasonir_folder_gets_the_reasonir_recipe_and_feeds_queries_as_t
     assert resolved.identity.recipe == "reasonir" and resolved.identity.input_pipeline == "verified"
     detected = resolved.load("cpu", "float32")
     entry = load_encoder(get_entry("reasonir-8b"), model_path=folder, dtype="float32")
-    queries = [ModelInput("sparrow", None, R.C2I), ModelInput(R.CANDIDATE, None, None)]
-    docs = [ModelInput(R.CANDIDATE, None, None)]
+    queries = [ModelInput("sparrow", None, reference_inputs.C2I), ModelInput(reference_inputs.CANDIDATE, None, None)]
+    docs = [ModelInput(reference_inputs.CANDIDATE, None, None)]
     assert [detected.instructions.of_query(q) for q in queries] == [entry.instructions.of_query(q) for q in queries]
     assert np.array_equal(detected.encode_queries(queries), entry.encode_queries(queries))
     assert np.array_equal(detected.encode_candidates(docs), entry.encode_candidates(docs))
@@ -43,9 +43,13 @@ def test_a_local_bge_reranker_folder_is_refused_then_runs_as_the_entry_by_recipe
     assert resolved.identity.recipe == "bge-reranker-v2-m3"
     chosen = resolved.load("cpu", "float32")
     entry = load_reranker(get_entry("bge-reranker-v2-m3", kind="reranker"), model_path=folder, dtype="float32")
-    queries = [ModelInput("sparrow", None, R.C2I)] * 2
-    docs = [ModelInput(R.CANDIDATE, None, None), ModelInput("a small perching bird", None, None)]
-    assert [chosen.pair_ids(R.joined(q.text, q.instruction), d.text) for q, d in zip(queries, docs, strict=True)] == [
-        entry.pair_ids(R.joined(q.text, q.instruction), d.text) for q, d in zip(queries, docs, strict=True)
+    queries = [ModelInput("sparrow", None, reference_inputs.C2I)] * 2
+    docs = [ModelInput(reference_inputs.CANDIDATE, None, None), ModelInput("a small perching bird", None, None)]
+    assert [
+        chosen.pair_ids(reference_inputs.joined(q.text, q.instruction), d.text)
+        for q, d in zip(queries, docs, strict=True)
+    ] == [
+        entry.pair_ids(reference_inputs.joined(q.text, q.instruction), d.text)
+        for q, d in zip(queries, docs, strict=True)
     ]
     assert np.array_equal(chosen.score_pairs(queries, docs), entry.score_pairs(queries, docs))

@@ -14,12 +14,16 @@ from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
 from model_adapters.run_config import RunConfig
 from model_adapters.run_encoder import resolve_model
-from tests import reference_inputs as R
+from tests import reference_inputs
 from triad_dataset.contract.errors import TriadError
 
-QUERIES = [ModelInput(t, None, i) for t, i in R.TEXT_QUERIES] + [ModelInput(R.LONG_TEXT * 8, None, None)]
+QUERIES = [ModelInput(t, None, i) for t, i in reference_inputs.TEXT_QUERIES] + [
+    ModelInput(reference_inputs.LONG_TEXT * 8, None, None)
+]
 TIE = 1e-6  # scores this close may trade places between backends (measured: 3e-7 at most, docs/benchmarks.md)
-DOCS = [ModelInput(t, None, None) for t in R.TEXT_DOCS] + [ModelInput(R.CANDIDATE, None, None)]
+DOCS = [ModelInput(t, None, None) for t in reference_inputs.TEXT_DOCS] + [
+    ModelInput(reference_inputs.CANDIDATE, None, None)
+]
 
 
 def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -46,7 +50,9 @@ def minilm():
 def bge_m3(tmp_path_factory):
     folder = tiny_text.save_bge_m3(str(tmp_path_factory.mktemp("bge-m3")))
     encoder = load_encoder(get_entry("bge-m3"), model_path=folder, dtype="float32")
-    encoder.model.max_seq_length = R.TEXT_TRUNCATION_MAX_LENGTH  # its tokenizer is per character: cut the long query
+    encoder.model.max_seq_length = (
+        reference_inputs.TEXT_TRUNCATION_MAX_LENGTH
+    )  # its tokenizer is per character: cut the long query
     return encoder
 
 
@@ -74,9 +80,15 @@ def test_onnx_gives_the_tiny_dual_towers_torch_vectors_and_exports_once(name, tm
     torch_enc = load_encoder(get_entry(name), dtype="float32")
     onnx_enc = onnx_towers.wrap(torch_enc, str(tmp_path), name, log=False)
     assert onnx_enc.exported and sorted(p.name for p in tmp_path.iterdir()) == [onnx_towers.IMAGE, onnx_towers.TEXT]
-    texts = [t for t, _ in R.TEXT_QUERIES]
-    batch = [ModelInput(texts[i % len(texts)], R.image(k)) for i, k in enumerate(R.RESIZE_IMAGES)]
-    batch += [ModelInput(R.LONG_TEXT, None), ModelInput("", R.image("small"))]  # text alone, image alone
+    texts = [t for t, _ in reference_inputs.TEXT_QUERIES]
+    batch = [
+        ModelInput(texts[i % len(texts)], reference_inputs.image(k))
+        for i, k in enumerate(reference_inputs.RESIZE_IMAGES)
+    ]
+    batch += [
+        ModelInput(reference_inputs.LONG_TEXT, None),
+        ModelInput("", reference_inputs.image("small")),
+    ]  # text alone, image alone
     for encode in ("encode_queries", "encode_candidates"):
         got, want = getattr(onnx_enc, encode)(batch), getattr(torch_enc, encode)(batch)
         assert cosines(got, want).min() >= onnx_text.MIN_COSINE, (encode, cosines(got, want))
@@ -88,7 +100,7 @@ def test_a_graph_of_another_model_fails_the_equality_check(bge_m3, tmp_path):
     other = load_encoder(
         get_entry("bge-m3"), model_path=tiny_text.save_bge_m3(str(tmp_path / "other"), seed=7), dtype="float32"
     )
-    other.model.max_seq_length = R.TEXT_TRUNCATION_MAX_LENGTH
+    other.model.max_seq_length = reference_inputs.TEXT_TRUNCATION_MAX_LENGTH
     graph = onnx_text.wrap(other, str(tmp_path / "graph"), "other", log=False)
     with pytest.raises(TriadError, match=r"^--backend onnx: model bge-m3's exported graph gives other vectors"):
         onnx_text.check_equal(bge_m3.model, graph.session, "bge-m3")

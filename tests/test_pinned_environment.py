@@ -6,7 +6,7 @@ import re
 from importlib import metadata
 from pathlib import Path
 
-from model_adapters.models import identity as I
+from model_adapters.models import identity
 from model_adapters.models.identity import ModelIdentity
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,16 +19,16 @@ def _pins() -> dict[str, str]:
 
 def test_constraints_pin_pillow_and_tokenizers_as_the_code_says():
     pins = _pins()
-    assert pins["pillow"] == I.PINNED_PILLOW
+    assert pins["pillow"] == identity.PINNED_PILLOW
     assert "tokenizers" in pins
-    assert {"pillow", "tokenizers"} <= set(I.LIBRARIES)
+    assert {"pillow", "tokenizers"} <= set(identity.LIBRARIES)
 
 
 def test_another_pillow_changes_the_cache_key_and_says_so_in_one_line(monkeypatch):
     real = metadata.version
 
     def pinned(name: str) -> str:
-        return I.PINNED_PILLOW if name == "pillow" else real(name)
+        return identity.PINNED_PILLOW if name == "pillow" else real(name)
 
     def other(name: str) -> str:
         return "13.0.0" if name == "pillow" else real(name)
@@ -37,9 +37,9 @@ def test_another_pillow_changes_the_cache_key_and_says_so_in_one_line(monkeypatc
     at_pin = ModelIdentity("m", "registry", "org/m", revision="a" * 40)
     monkeypatch.setattr(metadata, "version", other)
     moved = ModelIdentity("m", "registry", "org/m", revision="a" * 40)
-    assert at_pin.versions["pillow"] == I.PINNED_PILLOW and moved.versions["pillow"] == "13.0.0"
+    assert at_pin.versions["pillow"] == identity.PINNED_PILLOW and moved.versions["pillow"] == "13.0.0"
     assert at_pin.cache_key() != moved.cache_key()
-    assert I.pillow_notice(at_pin.versions) is None
-    notice = I.pillow_notice(moved.versions)
+    assert identity.pillow_notice(at_pin.versions) is None
+    notice = identity.pillow_notice(moved.versions)
     assert notice is not None and "\n" not in notice
-    assert "Pillow 13.0.0" in notice and I.PINNED_PILLOW in notice
+    assert "Pillow 13.0.0" in notice and identity.PINNED_PILLOW in notice

@@ -19,7 +19,7 @@ from model_adapters.families import qwen_vl_inputs as qvi
 from model_adapters.mocks import tiny
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
-from tests import reference_inputs as R
+from tests import reference_inputs
 
 FIXTURE = Path(__file__).parent / "fixtures" / "qwen3_vl_embedding" / "official.json"
 MIN_COSINE = 0.9999
@@ -31,7 +31,10 @@ def official() -> dict:
 
 
 def model_inputs(items: list) -> list[ModelInput]:
-    return [ModelInput(text, R.image(kind) if kind else None, instruction) for text, kind, instruction in items]
+    return [
+        ModelInput(text, reference_inputs.image(kind) if kind else None, instruction)
+        for text, kind, instruction in items
+    ]
 
 
 def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -54,9 +57,9 @@ def test_tiny_model_is_the_one_the_fixture_was_made_with(official):
     assert total == pytest.approx(official["weights_sum"], rel=1e-9, abs=1e-9)
 
 
-@pytest.mark.parametrize("kind", R.RESIZE_IMAGES)
+@pytest.mark.parametrize("kind", reference_inputs.RESIZE_IMAGES)
 def test_images_are_resized_as_qwen_vl_utils_does(official, kind):
-    img = qvi.fetch_image(R.image(kind))
+    img = qvi.fetch_image(reference_inputs.image(kind))
     expected = official["fetch_image"][kind]
     assert list(img.size) == expected["size"] and img.mode == expected["mode"]
     assert hashlib.sha256(np.asarray(img).tobytes()).hexdigest() == expected["sha256"]
@@ -66,8 +69,8 @@ def test_images_are_resized_as_qwen_vl_utils_does(official, kind):
 @pytest.mark.parametrize(
     ("case", "items", "max_length"),
     [
-        ("main", R.EMBED_INPUTS, None),
-        ("truncation", R.TRUNCATION_INPUTS, R.TRUNCATION_MAX_LENGTH),
+        ("main", reference_inputs.EMBED_INPUTS, None),
+        ("truncation", reference_inputs.TRUNCATION_INPUTS, reference_inputs.TRUNCATION_MAX_LENGTH),
     ],
 )
 def test_token_ids_and_vectors_match_the_official_embedder(official, case, items, max_length):
@@ -92,7 +95,9 @@ def test_paper_protocol_instruction_field_and_outer_wrapper(official):
     enc = embedder()
     tok = enc.processor.tokenizer
     with_instruction = tok.decode(official["main"]["input_ids"][0])
-    assert with_instruction.startswith(f"<|im_start|>system\n{R.C2I}<|im_end|>\n<|im_start|>user\nleaf 17")
+    assert with_instruction.startswith(
+        f"<|im_start|>system\n{reference_inputs.C2I}<|im_end|>\n<|im_start|>user\nleaf 17"
+    )
     candidate = tok.decode(official["main"]["input_ids"][6])
     assert candidate.startswith("<|im_start|>system\nRepresent the user's input.<|im_end|>\n")
     assert enc.conversation(ModelInput("x", None, "Find it"))[0]["content"][0]["text"] == "Find it."
@@ -118,8 +123,8 @@ def reranker(max_length: int | None = None):
 
 
 def pairs(queries: list, docs: list) -> tuple[list[ModelInput], list[ModelInput]]:
-    qs = [ModelInput(t, R.image(k) if k else None, i) for t, k, i in queries for _ in docs]
-    cs = [ModelInput(t, R.image(k) if k else None) for _ in queries for t, k in docs]
+    qs = [ModelInput(t, reference_inputs.image(k) if k else None, i) for t, k, i in queries for _ in docs]
+    cs = [ModelInput(t, reference_inputs.image(k) if k else None) for _ in queries for t, k in docs]
     return qs, cs
 
 
@@ -127,8 +132,13 @@ def pairs(queries: list, docs: list) -> tuple[list[ModelInput], list[ModelInput]
 @pytest.mark.parametrize(
     ("case", "queries", "docs", "max_length"),
     [
-        ("main", R.RERANK_QUERY, R.RERANK_DOCS, None),
-        ("truncation", [R.RERANK_TRUNCATION_PAIR[0]], [R.RERANK_TRUNCATION_PAIR[1]], R.RERANK_TRUNCATION_MAX_LENGTH),
+        ("main", reference_inputs.RERANK_QUERY, reference_inputs.RERANK_DOCS, None),
+        (
+            "truncation",
+            [reference_inputs.RERANK_TRUNCATION_PAIR[0]],
+            [reference_inputs.RERANK_TRUNCATION_PAIR[1]],
+            reference_inputs.RERANK_TRUNCATION_MAX_LENGTH,
+        ),
     ],
 )
 def test_reranker_ids_and_scores_match_the_official_reranker(official_rerank, case, queries, docs, max_length):
@@ -153,4 +163,4 @@ def test_reranker_generic_wrapper_is_the_official_one(official_rerank):
     constraint = tok.decode(official_rerank["main"][0]["input_ids"][0])
     assert "<Instruct>: Given a search query, retrieve relevant candidates that answer the query.<Query>:" in constraint
     abstraction = tok.decode(official_rerank["main"][1]["input_ids"][0])
-    assert f"<Instruct>: {R.C2I}<Query>:leaf 17" in abstraction
+    assert f"<Instruct>: {reference_inputs.C2I}<Query>:leaf 17" in abstraction

@@ -21,7 +21,7 @@ from model_adapters.families import qwen_chat
 from model_adapters.mocks import tiny
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
-from tests import reference_inputs as R
+from tests import reference_inputs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MIN_COSINE = 0.9999
@@ -38,7 +38,7 @@ class Check:
     overrides: tuple[tuple[str, Any], ...] = ()
 
 
-MAIN = Check("main", tuple(R.EMBED_INPUTS))
+MAIN = Check("main", tuple(reference_inputs.EMBED_INPUTS))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +63,11 @@ CASES = {
         {"positions": "rope"},
         (
             MAIN,
-            Check("truncation", tuple(R.TRUNCATION_INPUTS[:1]), overrides=(("max_length", R.TRUNCATION_MAX_LENGTH),)),
+            Check(
+                "truncation",
+                tuple(reference_inputs.TRUNCATION_INPUTS[:1]),
+                overrides=(("max_length", reference_inputs.TRUNCATION_MAX_LENGTH),),
+            ),
         ),
     ),
     "ops-mm-embedding-v1": Case("ops-mm-embedding-v1-7b", "ops-mm", "ops_mm_embedding_v1", {"positions": "sequential"}),
@@ -72,7 +76,7 @@ CASES = {
         "lamra",
         "lamra_ret",
         {"pooling": "last_token"},
-        (MAIN, Check("candidates", tuple(R.EMBED_INPUTS), side=qwen_chat.CANDIDATE)),
+        (MAIN, Check("candidates", tuple(reference_inputs.EMBED_INPUTS), side=qwen_chat.CANDIDATE)),
     ),
 }
 
@@ -95,7 +99,10 @@ def encoder(case: Case, folders: dict[str, str]) -> qwen_chat.QwenChatEmbedder:
 
 
 def batch_of(check: Check) -> list[ModelInput]:
-    return [ModelInput(text, R.image(kind) if kind else None, instruction) for text, kind, instruction in check.inputs]
+    return [
+        ModelInput(text, reference_inputs.image(kind) if kind else None, instruction)
+        for text, kind, instruction in check.inputs
+    ]
 
 
 def attended_ids(inputs: dict) -> list[list[int]]:
@@ -152,9 +159,9 @@ def test_a_mutated_recipe_is_caught(name, folders):
 # --- the pieces each recipe is built from ------------------------------------------------------------------------
 def test_embed_rl_prompt_is_the_authors(folders):
     enc = encoder(CASES["embed-rl"], folders)
-    texts, _ = enc.prompts([ModelInput("sparrow", b"png", R.I2C), ModelInput("", None, None)])
+    texts, _ = enc.prompts([ModelInput("sparrow", b"png", reference_inputs.I2C), ModelInput("", None, None)])
     assert texts[0] == (
-        f"<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>{R.I2C} sparrow"
+        f"<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>{reference_inputs.I2C} sparrow"
         "Summarize the above content in one word:<|im_end|>\n<|im_start|>assistant\n<emb><|im_end|>\n"
     )
     assert (
@@ -205,7 +212,11 @@ def test_ume_r1_checkpoint_is_detected_by_its_tokens_and_a_plain_qwen2_vl_is_not
 def test_ume_r1_placeholder_only_on_pure_text_inputs(folders):
     enc = encoder(CASES["ume-r1-disc"], folders)
     texts, images = enc.prompts(
-        [ModelInput("a concept", None, None), ModelInput("", None, None), ModelInput("x", R.image("small"), None)]
+        [
+            ModelInput("a concept", None, None),
+            ModelInput("", None, None),
+            ModelInput("x", reference_inputs.image("small"), None),
+        ]
     )
     assert [t.count("<|image_pad|>") for t in texts] == [1, 0, 1] and len(images) == 2
     assert images[0] == qwen_chat.placeholder_png((28, 28))

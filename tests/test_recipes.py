@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from model_adapters.mocks import tiny
-from model_adapters.models import detect
-from model_adapters.models import recipes as R
+from model_adapters.models import detect, recipes
 from model_adapters.models.registry import ENTRIES, TINY
 from model_adapters.models.resolve import from_name
 from model_adapters.testing import write_tiny_triad
@@ -48,21 +47,21 @@ def _one_line(err: str) -> str:
 
 # --- the table ------------------------------------------------------------------------------------------------
 def test_every_recipe_is_verified_refused_or_generic_and_its_reference_test_exists():
-    for recipe in R.RECIPES:
-        assert recipe.family in R.FAMILIES and recipe.kind in R.KINDS, recipe.name
-        if recipe.name == R.GENERIC:
-            assert recipe.reference is None and recipe.input_pipeline == R.UNVERIFIED
+    for recipe in recipes.RECIPES:
+        assert recipe.family in recipes.FAMILIES and recipe.kind in recipes.KINDS, recipe.name
+        if recipe.name == recipes.GENERIC:
+            assert recipe.reference is None and recipe.input_pipeline == recipes.UNVERIFIED
         elif recipe.refused:
             assert recipe.reference is None, f"{recipe.name}: refused recipes are not verified"
         else:
             assert recipe.reference is not None, f"{recipe.name}: a runnable recipe needs its authors' reference"
             assert (ROOT / recipe.reference.test).is_file(), recipe.reference.test
-    assert len(R.RECIPES_BY_NAME) == len(R.RECIPES)  # names are unique
+    assert len(recipes.RECIPES_BY_NAME) == len(recipes.RECIPES)  # names are unique
 
 
 def test_every_registry_entry_is_fed_by_a_recipe_of_its_family():
     for entry in ENTRIES:
-        recipe = R.get_recipe(entry.recipe, kind=entry.kind)
+        recipe = recipes.get_recipe(entry.recipe, kind=entry.kind)
         assert entry.family in (recipe.family, TINY), entry.name
         if entry.family != TINY:
             assert {k: v for k, v in recipe.options.items()} == {k: entry.options[k] for k in recipe.options}
@@ -73,7 +72,7 @@ def test_every_recipe_and_entry_loads_through_its_family_row():
     from model_adapters.models.family_table import FAMILY_TABLE
     from model_adapters.models.registry import ModelEntry, get_entry
 
-    for recipe in R.RECIPES:
+    for recipe in recipes.RECIPES:
         row = recipe.family_row
         assert row.name == recipe.family and callable(row.load), recipe.name
         assert recipe.kind == "embedder" or callable(row.load_reranker), recipe.name
@@ -89,7 +88,7 @@ def test_every_recipe_and_entry_loads_through_its_family_row():
 
 
 def test_no_two_recipes_claim_one_hub_id_and_signatures_do_not_overlap():
-    ids = [(r.kind, h) for r in R.RECIPES for h in r.match.hub_ids]
+    ids = [(r.kind, h) for r in recipes.RECIPES for h in r.match.hub_ids]
     assert len(ids) == len(set(ids))
 
 
@@ -158,7 +157,7 @@ def test_a_hub_snapshot_is_matched_by_its_hub_id(tmp_path):
     assert (ident.name, ident.recipe, ident.input_pipeline, ident.revision) == (
         "Qwen/Qwen3-VL-Embedding-2B",
         "qwen3-vl-embedding",
-        R.VERIFIED,
+        recipes.VERIFIED,
         SHA,
     )
     assert resolved.entry.options["pipeline"] == "qwen3_vl" and resolved.entry.has_instruction_field
@@ -232,11 +231,11 @@ def test_generic_recipe_runs_and_every_output_says_unverified(triad_dir, qwen3_v
     )
     assert code == 0
     saved = json.loads((tmp_path / "o" / "results.json").read_text())
-    assert (saved["model"]["recipe"], saved["model"]["input_pipeline"]) == ("generic", R.UNVERIFIED)
+    assert (saved["model"]["recipe"], saved["model"]["input_pipeline"]) == ("generic", recipes.UNVERIFIED)
     assert saved["model"]["options"]["pipeline"] == "generic"
-    assert R.UNVERIFIED_LABEL in saved["warning"]
+    assert recipes.UNVERIFIED_LABEL in saved["warning"]
     header = next(line for line in out.splitlines() if line.startswith("TRIAD · model "))
-    assert R.UNVERIFIED_LABEL in header and f"WARNING: {saved['warning']}" in out
+    assert recipes.UNVERIFIED_LABEL in header and f"WARNING: {saved['warning']}" in out
     # the verified recipe chosen by hand feeds the same folder as Qwen3-VL-Embedding's authors do
     code, out, _ = _run(
         capsys,
@@ -256,5 +255,5 @@ def test_generic_recipe_runs_and_every_output_says_unverified(triad_dir, qwen3_v
         "--quiet",
     )
     verified = json.loads((tmp_path / "v" / "results.json").read_text())
-    assert code == 0 and verified["model"]["input_pipeline"] == R.VERIFIED and "warning" not in verified
+    assert code == 0 and verified["model"]["input_pipeline"] == recipes.VERIFIED and "warning" not in verified
     assert verified["model"]["options"] == {"pipeline": "qwen3_vl"}

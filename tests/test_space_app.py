@@ -21,7 +21,7 @@ from types import SimpleNamespace
 import pytest
 
 from ark_dataset import names as ark_names
-from spaces_app import testing as T
+from spaces_app import testing
 from spaces_app.settings import Settings
 from triad_dataset.contract import names as n
 
@@ -69,10 +69,10 @@ def space(tmp_path_factory: pytest.TempPathFactory):
 
 def _space(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("space_app")
-    tables = T.triad_tables(3, 10, seed=2, configs=n.MAIN_CONFIGS)
-    T.write_triad_gold(root / "triad", tables, 10, with_corpora=True)
-    ark = T.ark_tables(4, 30, seed=9, subtypes=ark_names.SUBTYPES[:2])
-    T.write_ark_gold(root / "ark", ark)
+    tables = testing.triad_tables(3, 10, seed=2, configs=n.MAIN_CONFIGS)
+    testing.write_triad_gold(root / "triad", tables, 10, with_corpora=True)
+    ark = testing.ark_tables(4, 30, seed=9, subtypes=ark_names.SUBTYPES[:2])
+    testing.write_ark_gold(root / "ark", ark)
     # the run a user makes: `triad run` with the tiny random model (randomly initialised; a test, not a result)
     cmd = [
         sys.executable,
@@ -187,7 +187,7 @@ def test_rejection_message_through_the_api(space: dict) -> None:
 
 def test_ark_submission_and_table(space: dict) -> None:
     ark = space["ark"]
-    run = T.write_run(space["root"] / "ark_run", ark, T.ark_random_rankings(ark, seed=1), benchmark="ark")
+    run = testing.write_run(space["root"] / "ark_run", ark, testing.ark_random_rankings(ark, seed=1), benchmark="ark")
     msg = submit(space["client"], run_files(run), "ark model")
     assert msg.startswith("Accepted: submission id ") and "(ARK, 2 configs)" in msg, msg
     rows = space["client"].predict("ark", api_name="/leaderboard")
@@ -197,7 +197,10 @@ def test_ark_submission_and_table(space: dict) -> None:
 
 def test_parallel_api_submissions(space: dict) -> None:
     tables, root, client = space["tables"], space["root"], space["client"]
-    runs = [T.write_run(root / f"p{i}", tables, T.random_rankings(tables, seed=500 + i)) for i in range(N_PARALLEL)]
+    runs = [
+        testing.write_run(root / f"p{i}", tables, testing.random_rankings(tables, seed=500 + i))
+        for i in range(N_PARALLEL)
+    ]
     before = {r["id"] for r in client.predict(api_name="/leaderboard")}
     with ThreadPoolExecutor(N_PARALLEL) as pool:
         messages = list(pool.map(lambda i: submit(client, run_files(runs[i]), f"parallel {i}"), range(N_PARALLEL)))
@@ -231,10 +234,10 @@ def test_browser_shows_user_strings_as_text(space: dict) -> None:
     from playwright.sync_api import sync_playwright
 
     tables, root = space["tables"], space["root"]
-    run = T.write_run(root / "xss_run", tables, T.random_rankings(tables, seed=77))
+    run = testing.write_run(root / "xss_run", tables, testing.random_rankings(tables, seed=77))
     assert submit(space["client"], run_files(run), XSS, family=XSS_FAMILY).startswith("Accepted")
-    ark_run = T.write_run(
-        root / "ark_browser", space["ark"], T.ark_random_rankings(space["ark"], seed=55), benchmark="ark"
+    ark_run = testing.write_run(
+        root / "ark_browser", space["ark"], testing.ark_random_rankings(space["ark"], seed=55), benchmark="ark"
     )
     assert submit(space["client"], run_files(ark_run), "ark in the browser").startswith("Accepted")
     url = f"http://127.0.0.1:{space['settings'].port}/"
@@ -263,7 +266,7 @@ def test_browser_shows_user_strings_as_text(space: dict) -> None:
             page.get_by_role("tab", name="TRIAD").click()
             page.wait_for_timeout(500)
             # a submission through the UI form appears in the table with the server's numbers
-            ui_run = T.write_run(root / "ui_run", tables, T.random_rankings(tables, seed=78))
+            ui_run = testing.write_run(root / "ui_run", tables, testing.random_rankings(tables, seed=78))
             page.get_by_role("tab", name="Submit").click()
             page.locator("#upload input[type=file]").set_input_files([str(f) for f in run_files(ui_run)])
             page.get_by_role("textbox", name="Model name", exact=True).fill(MARKDOWN_NAME)
@@ -341,7 +344,7 @@ def test_forged_forwarded_for_is_ignored(space: dict) -> None:
     from spaces_app.identity import address_key
 
     tables = space["tables"]
-    run = T.write_run(space["root"] / "forged", tables, T.random_rankings(tables, seed=4242))
+    run = testing.write_run(space["root"] / "forged", tables, testing.random_rankings(tables, seed=4242))
     client = Client(f"http://127.0.0.1:{space['settings'].port}/", verbose=False, headers={"X-Forwarded-For": FORGED})
     msg = submit(client, run_files(run), "forged header")
     assert msg.startswith("Accepted"), msg

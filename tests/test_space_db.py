@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from spaces_app import testing as T
+from spaces_app import testing
 from spaces_app.db import Database, DuplicateSubmission, NewSubmission, ScoreRow
 from spaces_app.gold import GoldStore
 from spaces_app.submit import RateLimit, submit_files
@@ -21,9 +21,12 @@ N_PARALLEL = 20
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("space_db")
-    tables = T.triad_tables(3, 8, seed=7, configs=n.MAIN_CONFIGS)
-    T.write_triad_gold(root / "triad", tables, 8)
-    dirs = [T.write_run(root / f"run{i}", tables, T.random_rankings(tables, seed=1000 + i)) for i in range(N_PARALLEL)]
+    tables = testing.triad_tables(3, 8, seed=7, configs=n.MAIN_CONFIGS)
+    testing.write_triad_gold(root / "triad", tables, 8)
+    dirs = [
+        testing.write_run(root / f"run{i}", tables, testing.random_rankings(tables, seed=1000 + i))
+        for i in range(N_PARALLEL)
+    ]
     return {"root": root, "dirs": dirs}
 
 

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from ark_dataset import names as ark_names
-from spaces_app import chance, legend, plots, significance, views
-from spaces_app import testing as T
+from spaces_app import chance, legend, plots, significance, testing, views
 from spaces_app.db import Database
 from spaces_app.gold import GoldStore, load_gold
 from spaces_app.submit import RateLimit, submit_files
@@ -25,13 +24,13 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("space_explained")
-    tables = T.triad_tables(24, 40, seed=5)
-    T.write_triad_gold(root / "triad", tables, 40)
-    ark = T.ark_tables(12, 25, seed=6, subtypes=ark_names.SUBTYPES[:4])
-    T.write_ark_gold(root / "ark", ark)
+    tables = testing.triad_tables(24, 40, seed=5)
+    testing.write_triad_gold(root / "triad", tables, 40)
+    ark = testing.ark_tables(12, 25, seed=6, subtypes=ark_names.SUBTYPES[:4])
+    testing.write_ark_gold(root / "ark", ark)
     db, golds = Database(root / "db.sqlite"), GoldStore({"triad": root / "triad", "ark": root / "ark"})
     for i, skill in enumerate((0.0, 0.3, 2.0)):
-        run = T.write_run(root / f"run{i}", tables, T.skilled_rankings(tables, skill, seed=30 + i))
+        run = testing.write_run(root / f"run{i}", tables, testing.skilled_rankings(tables, skill, seed=30 + i))
         out = submit_files(
             db,
             golds,
@@ -42,7 +41,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
         )
         assert out.accepted, out.message
     for i in range(2):
-        run = T.write_run(root / f"ark{i}", ark, T.ark_random_rankings(ark, seed=40 + i), benchmark="ark")
+        run = testing.write_run(root / f"ark{i}", ark, testing.ark_random_rankings(ark, seed=40 + i), benchmark="ark")
         out = submit_files(
             db,
             golds,

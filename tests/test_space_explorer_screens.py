@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 
 from ark_dataset import names as ark_names
-from spaces_app import testing as T
-from spaces_app import verify
+from spaces_app import testing, verify
 from spaces_app.db import Database
 from spaces_app.gold import load_gold
 from spaces_app.submit import submit_run_dir
@@ -47,15 +46,15 @@ def board(mini_triad_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Ite
     root = tmp_path_factory.mktemp("explorer_screens")
     gold = load_gold(mini_triad_dir)
     db, golds = root / "space.sqlite", {"triad": mini_triad_dir, "ark": root / "ark"}
-    ark = T.ark_tables(6, 40, seed=9, subtypes=ark_names.SUBTYPES[:2])
-    T.write_ark_gold(root / "ark", ark)
+    ark = testing.ark_tables(6, 40, seed=9, subtypes=ark_names.SUBTYPES[:2])
+    testing.write_ark_gold(root / "ark", ark)
     runs, ids = {}, {}
     fooled = {c: [_fooled(r) for r in rows] for c, rows in gold.rows.items()}  # near misses score as positives
     for name, skill, seed in (("nearmiss-model", 2.5, 5), ("random-model", 0.0, 6)):
-        rankings = T.skilled_rankings(fooled, skill, seed=seed)
-        runs[name] = T.write_run(root / name, gold.rows, rankings, fingerprint=gold.fingerprint)
+        rankings = testing.skilled_rankings(fooled, skill, seed=seed)
+        runs[name] = testing.write_run(root / name, gold.rows, rankings, fingerprint=gold.fingerprint)
         ids[name] = _stored(submit_run_dir(db, golds, runs[name], model_name=name, family="dual-tower"))
-    ark_run = T.write_run(root / "ark-run", ark, T.ark_skilled_rankings(ark, 1.5, seed=7), benchmark="ark")
+    ark_run = testing.write_run(root / "ark-run", ark, testing.ark_skilled_rankings(ark, 1.5, seed=7), benchmark="ark")
     ids["ark model"] = _stored(submit_run_dir(db, golds, ark_run, model_name="ark model", family="vlm"))
     Database(db).set_verification(
         ids["nearmiss-model"], verify.VERIFIED, {"result": {"queries": 18, "pairs": 900, "disagreeing": 0}}

@@ -10,8 +10,7 @@ from types import SimpleNamespace
 import gradio as gr
 import pytest
 
-from spaces_app import endpoints, handlers
-from spaces_app import testing as T
+from spaces_app import endpoints, handlers, testing
 from spaces_app.board import Leaderboard
 from spaces_app.settings import Settings
 from triad_dataset.contract import names as n
@@ -24,9 +23,9 @@ REQUEST = SimpleNamespace(client=SimpleNamespace(host="127.0.0.1"), headers={})
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("space_handlers")
-    tables = T.triad_tables(4, POOL, seed=21, configs=list(n.MAIN_CONFIGS))
-    T.write_triad_gold(root / "triad", tables, POOL)
-    run = T.write_run(root / "run", tables, T.random_rankings(tables, seed=22))
+    tables = testing.triad_tables(4, POOL, seed=21, configs=list(n.MAIN_CONFIGS))
+    testing.write_triad_gold(root / "triad", tables, POOL)
+    run = testing.write_run(root / "run", tables, testing.random_rankings(tables, seed=22))
     return {"root": root, "run": run}
 
 

@@ -23,8 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spaces_app import testing as T
-from spaces_app import views
+from spaces_app import testing, views
 from spaces_app.db import Database
 from spaces_app.gold import GoldStore
 from spaces_app.identity import Window, address_key, client_address, shown
@@ -46,16 +45,16 @@ ROOT = Path(__file__).resolve().parents[1]
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("space_hostile")
     configs = [*n.MAIN_CONFIGS, SELF]
-    tables = T.triad_tables(4, POOL, seed=13, configs=configs)
-    T.write_triad_gold(root / "triad", tables, POOL)
-    rankings = T.random_rankings(tables, seed=14)
+    tables = testing.triad_tables(4, POOL, seed=13, configs=configs)
+    testing.write_triad_gold(root / "triad", tables, POOL)
+    rankings = testing.random_rankings(tables, seed=14)
     main_only = {c: rankings[c] for c in n.MAIN_CONFIGS}
     return {
         "root": root,
         "tables": tables,
         "rankings": rankings,
-        "run": T.write_run(root / "run", tables, main_only),
-        "run_with_self": T.write_run(root / "run_self", tables, rankings),
+        "run": testing.write_run(root / "run", tables, main_only),
+        "run_with_self": testing.write_run(root / "run_self", tables, rankings),
         "golds": GoldStore({"triad": root / "triad"}),
     }
 
@@ -130,8 +129,8 @@ def test_a_ranking_longer_than_its_pool_is_refused(db: Database, world: dict, tm
     r = {q: list(ids) for q, ids in world["rankings"][I2C].items()}
     first = next(iter(r))
     r[first] = r[first] + ["extra"]
-    table = T.ranking_table(r)
-    files = replaced(tmp_path, world["run"], f"{I2C}.parquet", T.parquet_bytes(table))
+    table = testing.ranking_table(r)
+    files = replaced(tmp_path, world["run"], f"{I2C}.parquet", testing.parquet_bytes(table))
     rejected(db, submit(db, world, files), f"row 0 lists {POOL + 1} ids; a ranking holds at most {POOL}")
 
 
@@ -329,7 +328,9 @@ def test_model_names_belong_to_their_first_submitter(db: Database, world: dict) 
         "submitter; choose a distinct name. Nothing was stored."
     )
     tables = world["tables"]
-    other = T.write_run(world["root"] / "alice2", tables, T.random_rankings(tables, seed=99, configs=n.MAIN_CONFIGS))
+    other = testing.write_run(
+        world["root"] / "alice2", tables, testing.random_rankings(tables, seed=99, configs=n.MAIN_CONFIGS)
+    )
     assert submit(db, world, run_files(other), name="Shared Name", submitter="hf:alice").accepted  # the owner may
 
 
@@ -348,8 +349,8 @@ def test_main_table_marks_a_results_json_that_disagreed(db: Database, world: dic
     results["configs"][I2C]["metrics"]["map"] = 0.999
     files = replaced(tmp_path, world["run"], "results.json", json.dumps(results).encode())
     assert submit(db, world, files, name="tampered").accepted
-    honest = T.write_run(
-        tmp_path / "honest", world["tables"], T.random_rankings(world["tables"], seed=7, configs=n.MAIN_CONFIGS)
+    honest = testing.write_run(
+        tmp_path / "honest", world["tables"], testing.random_rankings(world["tables"], seed=7, configs=n.MAIN_CONFIGS)
     )
     assert submit(db, world, run_files(honest), name="honest").accepted
     table = views.score_table(db.submissions(), n.MAIN_CONFIGS)
@@ -434,7 +435,9 @@ for run in sys.argv[3:]:
 def test_kill_during_a_burst_loses_nothing(world: dict, tmp_path: Path) -> None:
     tables = world["tables"]
     runs = [
-        T.write_run(tmp_path / f"b{i}", tables, T.random_rankings(tables, seed=300 + i, configs=n.MAIN_CONFIGS))
+        testing.write_run(
+            tmp_path / f"b{i}", tables, testing.random_rankings(tables, seed=300 + i, configs=n.MAIN_CONFIGS)
+        )
         for i in range(40)
     ]
     db_path = tmp_path / "burst.sqlite"
@@ -480,7 +483,7 @@ def test_cli_without_gold_and_rejected_submit(world: dict, tmp_path: Path) -> No
     out = _cli(["--port", "0"], tmp_path)
     assert out.returncode == 2 and "--data" in out.stderr and "Traceback" not in out.stderr, out.stderr
     partial = tmp_path / "partial"
-    T.write_run(partial, world["tables"], {c: world["rankings"][c] for c in n.MAIN_CONFIGS[:3]})
+    testing.write_run(partial, world["tables"], {c: world["rankings"][c] for c in n.MAIN_CONFIGS[:3]})
     out = _cli(["--submit", str(partial), "--model-name", "m", "--data", str(world["root"] / "triad")], tmp_path)
     assert out.returncode == 2 and "missing main subset(s)" in out.stderr, out.stderr
     assert not (tmp_path / "demo_output").exists()  # no database left behind by a refused run

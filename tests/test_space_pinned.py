@@ -188,30 +188,31 @@ def test_fifty_concurrent_submissions_sharing_nine_files_are_all_stored(
     together: nine ranking files byte-identical (one shared upload path each), the tenth each submission's own."""
     import threading
 
-    from spaces_app import guard
-    from spaces_app import testing as T
+    from spaces_app import guard, testing
     from spaces_app.db import Database
     from spaces_app.gold import GoldStore
     from spaces_app.submit import RateLimit, submit_files
     from triad_dataset.contract import names as n
 
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
-    tables = T.triad_tables(3, 8, seed=5)
-    T.write_triad_gold(tmp_path / "triad", tables, 8)
+    tables = testing.triad_tables(3, 8, seed=5)
+    testing.write_triad_gold(tmp_path / "triad", tables, 8)
     golds, db = GoldStore({"triad": tmp_path / "triad"}), Database(tmp_path / "space.sqlite")
     golds.get("triad")  # the gold is read once per server, before submissions arrive
     root = guard.upload_dir()
-    base = T.random_rankings(tables, seed=1)
+    base = testing.random_rankings(tables, seed=1)
     own_config, shared = n.TASK_CONFIGS[0], []
     for k, config in enumerate(n.TASK_CONFIGS[1:]):
         shared.append(root / f"s{k}" / f"{config}.parquet")
         shared[-1].parent.mkdir(parents=True)
-        shared[-1].write_bytes(T.parquet_bytes(T.ranking_table(base[config])))
+        shared[-1].write_bytes(testing.parquet_bytes(testing.ranking_table(base[config])))
     own = []
     for i in range(50):
         own.append(root / f"d{i}" / f"{own_config}.parquet")
         own[-1].parent.mkdir(parents=True)
-        own[-1].write_bytes(T.parquet_bytes(T.ranking_table(T.random_rankings(tables, seed=100 + i)[own_config])))
+        own[-1].write_bytes(
+            testing.parquet_bytes(testing.ranking_table(testing.random_rankings(tables, seed=100 + i)[own_config]))
+        )
     barrier, messages = threading.Barrier(50), [""] * 50
 
     def submission(i: int) -> None:

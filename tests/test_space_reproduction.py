@@ -9,8 +9,7 @@ import itertools
 import numpy as np
 import pytest
 
-from spaces_app import reproduction as R
-from spaces_app import status, verify
+from spaces_app import reproduction, status, verify
 
 
 def _brute_range(scores: np.ndarray, positive: np.ndarray, tol: float) -> tuple[float, float]:
@@ -32,10 +31,10 @@ def test_tie_range_is_the_brute_force_range(seed: int) -> None:
     scores = np.round(rng.uniform(0, 0.05, n), 3)  # a tolerance of 0.01 ties some pairs, not others
     positive = rng.random(n) < 0.4
     positive[rng.integers(n)] = True
-    low, high = R.tie_range(scores, positive, 0.01)
+    low, high = reproduction.tie_range(scores, positive, 0.01)
     blow, bhigh = _brute_range(scores, positive, 0.01)
     assert low == pytest.approx(blow, abs=1e-12) and high == pytest.approx(bhigh, abs=1e-12)
-    own = R.average_precision(R.own_ranks(scores, positive), int(positive.sum()))
+    own = reproduction.average_precision(reproduction.own_ranks(scores, positive), int(positive.sum()))
     assert low - 1e-12 <= own <= high + 1e-12  # the model's own order is one of them
 
 
@@ -43,10 +42,10 @@ def test_tie_range_is_the_brute_force_range(seed: int) -> None:
 def test_favourable_p_is_the_share_of_sign_flips(seed: int) -> None:
     rng = np.random.default_rng(seed)
     d = np.round(rng.normal(0.02, 0.05, 10), 3)
-    steps = np.rint(np.abs(d) / R.GRID)
+    steps = np.rint(np.abs(d) / reproduction.GRID)
     observed = float(np.sum(np.sign(d) * steps))
     flips = [float(np.sum(np.array(s) * steps)) for s in itertools.product((-1, 1), repeat=len(d))]
-    assert R.favourable_p(d) == pytest.approx(np.mean([f >= observed - 1e-9 for f in flips]), abs=1e-12)
+    assert reproduction.favourable_p(d) == pytest.approx(np.mean([f >= observed - 1e-9 for f in flips]), abs=1e-12)
 
 
 def _pool(scores: list[float], positive: list[bool]) -> verify.Pool:

@@ -12,8 +12,7 @@ import pytest
 from ark_dataset import names as ark_names
 from metrics import scoring
 from metrics.core import stats
-from spaces_app import cells, plots, views
-from spaces_app import testing as T
+from spaces_app import cells, plots, testing, views
 from spaces_app.db import Database, ScoreRow
 from spaces_app.gold import GoldStore
 from spaces_app.submit import RateLimit, submit_files
@@ -33,30 +32,30 @@ def independent_ap(ranked: list[str], positives: set[str]) -> float:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("space_scoring")
-    tables = T.triad_tables(7, 15, seed=11)
-    T.write_triad_gold(root / "triad", tables, 15)
-    ark = T.ark_tables(6, 40, seed=12, subtypes=ark_names.SUBTYPES[4:7])
-    T.write_ark_gold(root / "ark", ark)
+    tables = testing.triad_tables(7, 15, seed=11)
+    testing.write_triad_gold(root / "triad", tables, 15)
+    ark = testing.ark_tables(6, 40, seed=12, subtypes=ark_names.SUBTYPES[4:7])
+    testing.write_ark_gold(root / "ark", ark)
     db = Database(root / "db.sqlite")
     golds = GoldStore({"triad": root / "triad", "ark": root / "ark"})
     runs = {}
     for i in range(3):
-        rankings = T.random_rankings(tables, seed=20 + i)
-        run = T.write_run(root / f"run{i}", tables, rankings)
+        rankings = testing.random_rankings(tables, seed=20 + i)
+        run = testing.write_run(root / f"run{i}", tables, rankings)
         files = sorted((run / "rankings").glob("*.parquet")) + [run / "results.json"]
         out = submit_files(
             db, golds, files, model_name=f"m{i}", family=["a", "b", "a"][i], submitter="t", rate_limit=RateLimit(99, 60)
         )
         assert out.accepted, out.message
         runs[out.submission_id] = rankings
-    ark_rankings = T.ark_random_rankings(ark, seed=3)
+    ark_rankings = testing.ark_random_rankings(ark, seed=3)
     # put a few positives first so R@1 is not all zero
     for s, per_q in ark_rankings.items():
         for r in ark[s][::2]:
             ids = per_q[r["query_id"]]
             ids.remove(r["positive_id"])
             ids.insert(0, r["positive_id"])
-    ark_run = T.write_run(root / "ark_run", ark, ark_rankings, benchmark="ark")
+    ark_run = testing.write_run(root / "ark_run", ark, ark_rankings, benchmark="ark")
     out = submit_files(
         db,
         golds,
@@ -190,10 +189,10 @@ def test_table_has_no_aggregate_and_sorts_and_filters() -> None:
 def test_reranked_run_is_accepted(tmp_path: Path) -> None:
     """A reranked run orders the head by rerank_scores, the tail by first-stage scores (runner's format)."""
     root = tmp_path
-    tables = T.triad_tables(3, 10, seed=5, configs=n.MAIN_CONFIGS)
-    T.write_triad_gold(root / "triad", tables, 10)
-    rankings = T.random_rankings(tables, seed=1)
-    run = T.write_run(root / "run", tables, rankings)
+    tables = testing.triad_tables(3, 10, seed=5, configs=n.MAIN_CONFIGS)
+    testing.write_triad_gold(root / "triad", tables, 10)
+    rankings = testing.random_rankings(tables, seed=1)
+    run = testing.write_run(root / "run", tables, rankings)
     for f in (run / "rankings").glob("*.parquet"):
         import pyarrow.parquet as pq
 

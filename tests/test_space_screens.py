@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from ark_dataset import names as ark_names
-from spaces_app import chance, legend
-from spaces_app import testing as T
+from spaces_app import chance, legend, testing
 from spaces_app.gold import load_gold
 from spaces_app.settings import Settings
 from spaces_app.submit import submit_run_dir
@@ -48,16 +47,18 @@ def board(tmp_path_factory: pytest.TempPathFactory):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing (install Debian's chromium: apt-get install -y chromium)")
     root = tmp_path_factory.mktemp("space_screens")
-    tables = T.triad_tables(40, 120, seed=3)
-    T.write_triad_gold(root / "triad", tables, 120)
-    ark = T.ark_tables(20, 50, seed=9, subtypes=ark_names.SUBTYPES[:6])
-    T.write_ark_gold(root / "ark", ark)
+    tables = testing.triad_tables(40, 120, seed=3)
+    testing.write_triad_gold(root / "triad", tables, 120)
+    ark = testing.ark_tables(20, 50, seed=9, subtypes=ark_names.SUBTYPES[:6])
+    testing.write_ark_gold(root / "ark", ark)
     db, gold = root / "space.sqlite", {"triad": root / "triad", "ark": root / "ark"}
     for i, (name, skill) in enumerate(TRIAD_MODELS):
-        run = T.write_run(root / f"run{i}", tables, T.skilled_rankings(tables, skill, seed=10 + i))
+        run = testing.write_run(root / f"run{i}", tables, testing.skilled_rankings(tables, skill, seed=10 + i))
         submit_run_dir(db, gold, run, model_name=name, family="dual-tower", params="86M")
     for i, (name, skill) in enumerate(ARK_MODELS):
-        run = T.write_run(root / f"ark{i}", ark, T.ark_skilled_rankings(ark, skill, seed=20 + i), benchmark="ark")
+        run = testing.write_run(
+            root / f"ark{i}", ark, testing.ark_skilled_rankings(ark, skill, seed=20 + i), benchmark="ark"
+        )
         submit_run_dir(db, gold, run, model_name=name, family="vlm")
     with served(root / "triad", root / "ark", db) as url:
         yield {"url": url, "chance": chance.triad_chance(load_gold(root / "triad"))}

@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from spaces_app import submit as S
-from spaces_app import testing as T
-from spaces_app import verify
+from spaces_app import submit, testing, verify
 from spaces_app.db import Database
 from spaces_app.gold import GoldStore
 from triad_dataset.contract import names as n
@@ -21,17 +19,17 @@ POOL = 10
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("space_storage")
-    tables = T.triad_tables(4, POOL, seed=33, configs=n.MAIN_CONFIGS)
-    T.write_triad_gold(root / "triad", tables, POOL)
-    run = T.write_run(root / "run", tables, T.random_rankings(tables, seed=44))
+    tables = testing.triad_tables(4, POOL, seed=33, configs=n.MAIN_CONFIGS)
+    testing.write_triad_gold(root / "triad", tables, POOL)
+    run = testing.write_run(root / "run", tables, testing.random_rankings(tables, seed=44))
     return {"golds": GoldStore({"triad": root / "triad"}), "run": run}
 
 
-def send(db: Database, world: dict, name: str) -> S.Outcome:
+def send(db: Database, world: dict, name: str) -> submit.Outcome:
     run = world["run"]
     paths = sorted((run / "rankings").glob("*.parquet")) + [run / "results.json"]
-    return S.submit_files(
-        db, world["golds"], paths, model_name=name, submitter="hf:alice", rate_limit=S.RateLimit(1000, 3600)
+    return submit.submit_files(
+        db, world["golds"], paths, model_name=name, submitter="hf:alice", rate_limit=submit.RateLimit(1000, 3600)
     )
 
 
@@ -46,10 +44,10 @@ def send(db: Database, world: dict, name: str) -> S.Outcome:
 def test_storage_failures_are_reported_as_such(
     world: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: Exception
 ) -> None:
-    def failing(*args: object) -> S.Outcome:
+    def failing(*args: object) -> submit.Outcome:
         raise error
 
-    monkeypatch.setattr(S, "_submit", failing)
+    monkeypatch.setattr(submit, "_submit", failing)
     out = send(Database(tmp_path / "db.sqlite"), world, "model")
     assert (out.accepted, out.message) == (
         False,

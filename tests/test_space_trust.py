@@ -23,8 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ark_dataset import names as ark_names
-from spaces_app import guard, identity, names, status, verify, views
-from spaces_app import testing as T
+from spaces_app import guard, identity, names, status, testing, verify, views
 from spaces_app.db import Database
 from spaces_app.gold import GoldStore
 from spaces_app.settings import Settings
@@ -39,11 +38,13 @@ I2C = n.ABSTRACTION_CONFIGS[0]
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("space_trust")
-    tables = T.triad_tables(4, POOL, seed=31, configs=n.MAIN_CONFIGS)
-    T.write_triad_gold(root / "triad", tables, POOL)
-    ark = T.ark_tables(3, 25, seed=32, subtypes=ark_names.SUBTYPES[:2])
-    T.write_ark_gold(root / "ark", ark)
-    runs = [T.write_run(root / f"run{i}", tables, T.random_rankings(tables, seed=40 + i)) for i in range(12)]
+    tables = testing.triad_tables(4, POOL, seed=31, configs=n.MAIN_CONFIGS)
+    testing.write_triad_gold(root / "triad", tables, POOL)
+    ark = testing.ark_tables(3, 25, seed=32, subtypes=ark_names.SUBTYPES[:2])
+    testing.write_ark_gold(root / "ark", ark)
+    runs = [
+        testing.write_run(root / f"run{i}", tables, testing.random_rankings(tables, seed=40 + i)) for i in range(12)
+    ]
     return {
         "root": root,
         "tables": tables,
@@ -114,7 +115,7 @@ def test_f01_an_ark_oracle_is_flagged_not_trusted(db: Database, world: dict) -> 
         for s in ark
         if s in ark_names.SUBTYPES
     }
-    run = T.write_run(world["root"] / "ark_oracle", ark, perfect, benchmark="ark")
+    run = testing.write_run(world["root"] / "ark_oracle", ark, perfect, benchmark="ark")
     out = submit(db, world, run, "ark oracle")
     assert out.accepted and "R@1: " in out.message and "1.000" in out.message, out.message
     note = notes_of(db, world, "ark")[out.submission_id]

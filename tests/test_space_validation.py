@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ark_dataset import names as ark_names
-from spaces_app import testing as T
+from spaces_app import testing
 from spaces_app.db import Database
 from spaces_app.gold import GoldStore
 from spaces_app.ranking_files import ParsedRanking
@@ -42,13 +42,13 @@ def check_triad_rankings(config: str, ranking: ParsedRanking, pools: Mapping[str
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("space_validation")
-    tables = T.triad_tables(4, POOL, seed=3, configs=n.MAIN_CONFIGS)
-    T.write_triad_gold(root / "triad", tables, POOL)
-    ark = T.ark_tables(3, 25, seed=4, subtypes=ark_names.SUBTYPES[:2])
-    T.write_ark_gold(root / "ark", ark)
-    rankings = T.random_rankings(tables, seed=5)
-    run = T.write_run(root / "run", tables, rankings)
-    ark_run = T.write_run(root / "ark_run", ark, T.ark_random_rankings(ark, seed=6), benchmark="ark")
+    tables = testing.triad_tables(4, POOL, seed=3, configs=n.MAIN_CONFIGS)
+    testing.write_triad_gold(root / "triad", tables, POOL)
+    ark = testing.ark_tables(3, 25, seed=4, subtypes=ark_names.SUBTYPES[:2])
+    testing.write_ark_gold(root / "ark", ark)
+    rankings = testing.random_rankings(tables, seed=5)
+    run = testing.write_run(root / "run", tables, rankings)
+    ark_run = testing.write_run(root / "ark_run", ark, testing.ark_random_rankings(ark, seed=6), benchmark="ark")
     return {
         "root": root,
         "tables": tables,
@@ -77,7 +77,7 @@ def with_replaced(tmp: Path, run: Path, config: str, table: pa.Table | bytes) ->
     for f in run_files(run):
         if f.stem == config and f.suffix == ".parquet":
             target = out / f.name
-            target.write_bytes(table if isinstance(table, bytes) else T.parquet_bytes(table))
+            target.write_bytes(table if isinstance(table, bytes) else testing.parquet_bytes(table))
             files.append(target)
         else:
             files.append(f)
@@ -121,7 +121,7 @@ def test_valid_run_is_accepted(db: Database, world: dict) -> None:
 def test_unknown_config(db: Database, world: dict, tmp_path: Path) -> None:
     bad = tmp_path / "rankings" / "state_trains.parquet"
     bad.parent.mkdir()
-    bad.write_bytes(T.parquet_bytes(T.ranking_table(ranking(world, I2C))))
+    bad.write_bytes(testing.parquet_bytes(testing.ranking_table(ranking(world, I2C))))
     rejected(db, submit(db, world, [*run_files(world["run"]), bad]), "unknown config 'state_trains'")
 
 
@@ -129,13 +129,13 @@ def test_missing_query(db: Database, world: dict, tmp_path: Path) -> None:
     r = ranking(world, I2C)
     dropped = sorted(r)[0]
     del r[dropped]
-    msg = submit(db, world, with_replaced(tmp_path, world["run"], I2C, T.ranking_table(r)))
+    msg = submit(db, world, with_replaced(tmp_path, world["run"], I2C, testing.ranking_table(r)))
     rejected(db, msg, f"config {I2C}: 1 of 4 queries missing", repr(dropped))
 
 
 def test_duplicate_query(db: Database, world: dict, tmp_path: Path) -> None:
     r = ranking(world, I2C)
-    table = T.ranking_table(r)
+    table = testing.ranking_table(r)
     table = pa.concat_tables([table, table.slice(0, 1)])
     qid = table.column("query_id")[0].as_py()
     rejected(
@@ -157,7 +157,7 @@ def test_unknown_query(db: Database, world: dict, tmp_path: Path) -> None:
     r["zzz-not-a-query"] = r.pop(first)
     rejected(
         db,
-        submit(db, world, with_replaced(tmp_path, world["run"], C2I, T.ranking_table(r))),
+        submit(db, world, with_replaced(tmp_path, world["run"], C2I, testing.ranking_table(r))),
         f"config {C2I}: unknown query id 'zzz-not-a-query'",
     )
 
@@ -168,7 +168,7 @@ def test_candidate_not_in_pool(db: Database, world: dict, tmp_path: Path) -> Non
     r[qid][3] = "fashion_items-999999"
     rejected(
         db,
-        submit(db, world, with_replaced(tmp_path, world["run"], n.STATE_CONFIGS[0], T.ranking_table(r))),
+        submit(db, world, with_replaced(tmp_path, world["run"], n.STATE_CONFIGS[0], testing.ranking_table(r))),
         f"config {n.STATE_CONFIGS[0]}, query {qid!r}: candidate 'fashion_items-999999' is not in this query's pool",
     )
 
@@ -180,7 +180,7 @@ def test_duplicate_candidate(db: Database, world: dict, tmp_path: Path) -> None:
     r[qid][5] = dup
     rejected(
         db,
-        submit(db, world, with_replaced(tmp_path, world["run"], n.CONSTRAINTS_CONFIGS[1], T.ranking_table(r))),
+        submit(db, world, with_replaced(tmp_path, world["run"], n.CONSTRAINTS_CONFIGS[1], testing.ranking_table(r))),
         f"config {n.CONSTRAINTS_CONFIGS[1]}, query {qid!r}: candidate {dup!r} ranked twice",
     )
 
@@ -191,7 +191,7 @@ def test_missing_candidate(db: Database, world: dict, tmp_path: Path) -> None:
     gone = r[qid].pop()
     rejected(
         db,
-        submit(db, world, with_replaced(tmp_path, world["run"], I2C, T.ranking_table(r))),
+        submit(db, world, with_replaced(tmp_path, world["run"], I2C, testing.ranking_table(r))),
         f"config {I2C}, query {qid!r}: 1 of the {POOL} pool candidates missing",
         repr(gone),
     )
@@ -200,7 +200,7 @@ def test_missing_candidate(db: Database, world: dict, tmp_path: Path) -> None:
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
 def test_non_finite_score(db: Database, world: dict, tmp_path: Path, value: float) -> None:
     r = ranking(world, I2C)
-    table = T.ranking_table(r)
+    table = testing.ranking_table(r)
     scores = table.column("scores").to_pylist()
     scores[1][4] = value
     table = table.set_column(2, "scores", pa.array(scores, pa.list_(pa.float64())))
@@ -213,7 +213,7 @@ def test_non_finite_score(db: Database, world: dict, tmp_path: Path, value: floa
 
 
 def test_scores_not_aligned(db: Database, world: dict, tmp_path: Path) -> None:
-    table = T.ranking_table(ranking(world, I2C))
+    table = testing.ranking_table(ranking(world, I2C))
     scores = table.column("scores").to_pylist()
     scores[0] = scores[0][:-1]
     table = table.set_column(2, "scores", pa.array(scores, pa.list_(pa.float64())))
@@ -226,7 +226,7 @@ def test_scores_not_aligned(db: Database, world: dict, tmp_path: Path) -> None:
 
 
 def test_scores_not_best_first(db: Database, world: dict, tmp_path: Path) -> None:
-    table = T.ranking_table(ranking(world, I2C))
+    table = testing.ranking_table(ranking(world, I2C))
     scores = table.column("scores").to_pylist()
     scores[0][2] = 5.0
     table = table.set_column(2, "scores", pa.array(scores, pa.list_(pa.float64())))
@@ -238,9 +238,9 @@ def test_scores_not_best_first(db: Database, world: dict, tmp_path: Path) -> Non
 
 
 def test_missing_column_and_wrong_type(db: Database, world: dict, tmp_path: Path) -> None:
-    table = T.ranking_table(ranking(world, I2C)).drop_columns(["scores"])
+    table = testing.ranking_table(ranking(world, I2C)).drop_columns(["scores"])
     rejected(db, submit(db, world, with_replaced(tmp_path, world["run"], I2C, table)), "missing column 'scores'")
-    table = T.ranking_table(ranking(world, I2C))
+    table = testing.ranking_table(ranking(world, I2C))
     table = table.set_column(0, "query_id", pa.array(range(table.num_rows), pa.int64()))
     rejected(
         db,
@@ -250,7 +250,7 @@ def test_missing_column_and_wrong_type(db: Database, world: dict, tmp_path: Path
 
 
 def test_null_values(db: Database, world: dict, tmp_path: Path) -> None:
-    table = T.ranking_table(ranking(world, I2C))
+    table = testing.ranking_table(ranking(world, I2C))
     ids = table.column("candidate_ids").to_pylist()
     ids[0][0] = None
     table = table.set_column(1, "candidate_ids", pa.array(ids, pa.list_(pa.string())))
@@ -281,7 +281,7 @@ def test_pickle_is_never_loaded(db: Database, world: dict, tmp_path: Path) -> No
 
 
 def test_corrupt_parquet(db: Database, world: dict, tmp_path: Path) -> None:
-    good = T.parquet_bytes(T.ranking_table(ranking(world, I2C)))
+    good = testing.parquet_bytes(testing.ranking_table(ranking(world, I2C)))
     bad = good[:4] + b"\x00" * (len(good) - 8) + good[-4:]
     rejected(db, submit(db, world, with_replaced(tmp_path, world["run"], I2C, bad)), "unreadable parquet")
 
@@ -413,8 +413,8 @@ def test_ark_run_accepted(db: Database, world: dict) -> None:
 
 def _ark_table(world: dict, subtype: str, edit) -> pa.Table:
     rows = world["ark"][subtype]
-    order = T.ark_random_rankings(world["ark"], seed=6)[subtype]
-    table = T.ranking_table(order, top=T.ARK_TOP, positives={r["query_id"]: r["positive_id"] for r in rows})
+    order = testing.ark_random_rankings(world["ark"], seed=6)[subtype]
+    table = testing.ranking_table(order, top=testing.ARK_TOP, positives={r["query_id"]: r["positive_id"] for r in rows})
     return edit(table)
 
 
@@ -490,7 +490,7 @@ def test_digest_ignores_row_order_scores_and_encoding(world: dict) -> None:
     from spaces_app.ranking_files import read_ranking
     from spaces_app.uploads import Upload
 
-    table = T.ranking_table(ranking(world, I2C))
+    table = testing.ranking_table(ranking(world, I2C))
     shuffled = table.take([3, 1, 0, 2]).set_column(
         2, "scores", pa.array([np.linspace(0.9, 0.2, POOL).tolist()] * 4, pa.list_(pa.float64()))
     )
@@ -505,13 +505,13 @@ def test_digest_ignores_row_order_scores_and_encoding(world: dict) -> None:
     )
     sink = pa.BufferOutputStream()
     pq.write_table(shuffled, sink, compression="zstd", row_group_size=2)
-    a = read_ranking(Upload("a.parquet", T.parquet_bytes(table)), I2C, Limits(), ark=False)
+    a = read_ranking(Upload("a.parquet", testing.parquet_bytes(table)), I2C, Limits(), ark=False)
     b = read_ranking(Upload("b.parquet", sink.getvalue().to_pybytes()), I2C, Limits(), ark=False)
     assert a.digest == b.digest
     r = ranking(world, I2C)
     q = sorted(r)[0]
     r[q][0], r[q][1] = r[q][1], r[q][0]  # one swapped pair is a different submission
-    c = read_ranking(Upload("c.parquet", T.parquet_bytes(T.ranking_table(r))), I2C, Limits(), ark=False)
+    c = read_ranking(Upload("c.parquet", testing.parquet_bytes(testing.ranking_table(r))), I2C, Limits(), ark=False)
     assert c.digest != a.digest
 
 

@@ -13,8 +13,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from spaces_app import status, verify, views
-from spaces_app import testing as T
+from spaces_app import status, testing, verify, views
 from spaces_app.db import Database
 from spaces_app.gold import GoldStore
 from spaces_app.submit import RateLimit, submit_files
@@ -29,8 +28,8 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict:
     from model_adapters.runner import RunConfig, run
 
     root = tmp_path_factory.mktemp("space_verify")
-    tables = T.triad_tables(10, POOL, seed=21, configs=n.MAIN_CONFIGS)
-    T.write_triad_gold(root / "triad", tables, POOL, with_corpora=True)
+    tables = testing.triad_tables(10, POOL, seed=21, configs=n.MAIN_CONFIGS)
+    testing.write_triad_gold(root / "triad", tables, POOL, with_corpora=True)
     run(
         RunConfig(
             model="tiny-random-clip",
@@ -187,8 +186,8 @@ def test_ark_runs_are_checked_against_items_they_leave_out(tmp_path: Path) -> No
     from model_adapters.runner import RunConfig, run
 
     subtypes = ark_names.SUBTYPES[:1]
-    ark = T.ark_tables(6, 300, seed=23, subtypes=subtypes)
-    T.write_ark_gold(tmp_path / "ark", ark)
+    ark = testing.ark_tables(6, 300, seed=23, subtypes=subtypes)
+    testing.write_ark_gold(tmp_path / "ark", ark)
     run(
         RunConfig(
             model="tiny-random-clip",

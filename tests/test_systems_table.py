@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from model_adapters.models import recipes as R
+from model_adapters.models import recipes
 from model_adapters.models.registry import REGISTRY
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "models.md"
@@ -44,7 +44,7 @@ def test_every_row_has_a_known_status_and_type(rows):
     assert len(rows) == 49 and len({r["id"] for r in rows}) == 49
     for r in rows:
         assert r["status"] in STATUSES, r
-        assert r["type"] in R.SYSTEM_TYPES, r
+        assert r["type"] in recipes.SYSTEM_TYPES, r
 
 
 def test_verified_rows_name_verified_recipes_and_their_commits(rows):
@@ -53,17 +53,17 @@ def test_verified_rows_name_verified_recipes_and_their_commits(rows):
         assert names, r["id"]
         for name in names:
             entry = REGISTRY[name]
-            recipe = R.RECIPES_BY_NAME[entry.recipe]
+            recipe = recipes.RECIPES_BY_NAME[entry.recipe]
             assert recipe.reference is not None and recipe.refused is None, (r["id"], name)
             assert f"@ {recipe.reference.commit}" in r["reference"], (r["id"], name, recipe.reference.commit)
 
 
 def test_refused_rows_are_refused_by_the_recipe_table(rows):
-    refused = [x for x in R.RECIPES if x.refused]
+    refused = [x for x in recipes.RECIPES if x.refused]
     for r in (r for r in rows if r["status"] == "refused"):
         for name in _ticked(r["entries"]):
             if name in REGISTRY:
-                assert R.RECIPES_BY_NAME[REGISTRY[name].recipe].refused, (r["id"], name)
+                assert recipes.RECIPES_BY_NAME[REGISTRY[name].recipe].refused, (r["id"], name)
             else:  # a Hub id or a model type that detection refuses
                 assert any(name in x.match.hub_ids or name in x.match.model_types for x in refused), (r["id"], name)
 
@@ -80,4 +80,4 @@ def test_the_counts_at_the_top_are_the_rows(rows, section):
 def test_the_leaderboard_offers_every_first_stage_type():
     from spaces_app.submit import FAMILIES
 
-    assert set(R.SYSTEM_TYPES) - {"reranker", "captioner"} <= set(FAMILIES)
+    assert set(recipes.SYSTEM_TYPES) - {"reranker", "captioner"} <= set(FAMILIES)

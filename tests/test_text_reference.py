@@ -19,7 +19,7 @@ import pytest
 from model_adapters.mocks import tiny_text
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
-from tests import reference_inputs as R
+from tests import reference_inputs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MIN_COSINE = 0.9999
@@ -83,18 +83,20 @@ def test_text_embedder_matches_its_authors_code(recipe, folders):
     assert entry.recipe == recipe and not entry.sees_images
     enc = load_encoder(entry, model_path=folders(builder), dtype="float32")
     assert tiny_text.weights_sum(enc.model[0].model) == pytest.approx(ref["weights_sum"], rel=1e-9)
-    queries = [ModelInput(t, None, i) for t, i in R.TEXT_QUERIES]
+    queries = [ModelInput(t, None, i) for t, i in reference_inputs.TEXT_QUERIES]
     with fed_ids(enc) as fed:
         got = enc.encode_queries(queries)
     assert sorted(fed) == sorted(ref["query_ids"])  # two calls (with / without instruction), each longest first
     assert_close(got, ref["query_vectors"], "queries")
     with fed_ids(enc) as fed:
-        got = enc.encode_candidates([ModelInput(t, None, None) for t in R.TEXT_DOCS])
+        got = enc.encode_candidates([ModelInput(t, None, None) for t in reference_inputs.TEXT_DOCS])
     assert sorted(fed) == sorted(ref["doc_ids"])  # sentence-transformers encodes longest first
     assert_close(got, ref["doc_vectors"], "documents")
-    enc.model.max_seq_length = R.TEXT_TRUNCATION_MAX_LENGTH
+    enc.model.max_seq_length = reference_inputs.TEXT_TRUNCATION_MAX_LENGTH
     with fed_ids(enc) as fed:
-        got = np.concatenate([enc.encode_queries([ModelInput(t, None, i)]) for t, i in R.TEXT_TRUNCATION_INPUTS])
+        got = np.concatenate(
+            [enc.encode_queries([ModelInput(t, None, i)]) for t, i in reference_inputs.TEXT_TRUNCATION_INPUTS]
+        )
     assert fed == ref["truncated_ids"]
     assert_close(got, ref["truncated_vectors"], "truncated")
 
@@ -121,10 +123,10 @@ def test_generic_recipe_uses_the_models_own_query_and_document_prompts(folders, 
     assert resolved.identity.recipe == "sentence-transformers" and not resolved.identity.sees_images
     enc = resolved.load("cpu", "float32")
     with fed_ids(enc) as fed:
-        enc.encode_queries([ModelInput("sparrow", None, R.C2I)])
+        enc.encode_queries([ModelInput("sparrow", None, reference_inputs.C2I)])
         enc.encode_candidates([ModelInput("sparrow", None, None)])
     tok = enc.model.tokenizer
-    assert fed == [tok(f"query: {R.C2I} sparrow")["input_ids"], tok("passage: sparrow")["input_ids"]]
+    assert fed == [tok(f"query: {reference_inputs.C2I} sparrow")["input_ids"], tok("passage: sparrow")["input_ids"]]
 
 
 def test_generic_recipe_refuses_prompts_that_name_no_retrieval_side(folders, tmp_path):
@@ -156,13 +158,13 @@ def test_a_qwen3_embedding_folder_chosen_by_recipe_feeds_instructed_queries_as_t
     folder = folders(tiny_text.save_qwen3_embedding)
     resolved = from_name(folder, recipe=recipe)
     assert resolved.identity.recipe == recipe and resolved.identity.input_pipeline == "verified"
-    query = [ModelInput("sparrow", None, R.C2I)]
+    query = [ModelInput("sparrow", None, reference_inputs.C2I)]
     with fed_ids(detected := resolved.load("cpu", "float32")) as got:
         detected.encode_queries(query)
     with fed_ids(entry := load_encoder(get_entry(name), model_path=folder, dtype="float32")) as expected:
         entry.encode_queries(query)
     assert got == expected
-    assert entry.model.tokenizer.decode(got[0]).startswith(f"Instruct: {R.C2I}\nQuery:")
+    assert entry.model.tokenizer.decode(got[0]).startswith(f"Instruct: {reference_inputs.C2I}\nQuery:")
 
 
 def test_a_local_bge_m3_folder_is_detected_as_bge_m3(folders):
@@ -194,14 +196,26 @@ def test_text_cross_encoder_matches_flag_reranker(folders):
     assert entry.recipe == "bge-reranker-v2-m3" and not entry.sees_images
     reranker = load_reranker(entry, model_path=folders(tiny_text.save_bge_reranker), dtype="float32")
     assert tiny_text.weights_sum(reranker.model) == pytest.approx(ref["weights_sum"], rel=1e-9)
-    queries = [ModelInput(q, None, i) for q, i in R.TEXT_RERANK_QUERIES for _ in R.TEXT_RERANK_DOCS]
-    docs = [ModelInput(d, None, None) for _ in R.TEXT_RERANK_QUERIES for d in R.TEXT_RERANK_DOCS]
-    assert [[R.joined(q.text, q.instruction), d.text] for q, d in zip(queries, docs, strict=True)] == ref["pairs"]
+    queries = [
+        ModelInput(q, None, i)
+        for q, i in reference_inputs.TEXT_RERANK_QUERIES
+        for _ in reference_inputs.TEXT_RERANK_DOCS
+    ]
+    docs = [
+        ModelInput(d, None, None)
+        for _ in reference_inputs.TEXT_RERANK_QUERIES
+        for d in reference_inputs.TEXT_RERANK_DOCS
+    ]
+    assert [
+        [reference_inputs.joined(q.text, q.instruction), d.text] for q, d in zip(queries, docs, strict=True)
+    ] == ref["pairs"]
     assert [reranker.pair_ids(a, b) for a, b in ref["pairs"]] == ref["pair_ids"]
     scores = reranker.score_pairs(queries, docs)  # one padded batch
     assert np.abs(scores - np.array(ref["scores"])).max() <= 1e-4
-    (q, i), d = R.TEXT_RERANK_TRUNCATION_PAIR
-    reranker.max_length = R.TEXT_RERANK_TRUNCATION_MAX_LENGTH  # as compute_score(max_length=...) in the driver
+    (q, i), d = reference_inputs.TEXT_RERANK_TRUNCATION_PAIR
+    reranker.max_length = (
+        reference_inputs.TEXT_RERANK_TRUNCATION_MAX_LENGTH
+    )  # as compute_score(max_length=...) in the driver
     reranker.query_max_length = reranker.max_length * 3 // 4
     assert reranker.pair_ids(*ref["truncated_pair"]) == ref["truncated_ids"]
     score = reranker.score_pairs([ModelInput(q, None, i)], [ModelInput(d, None, None)])[0]
@@ -242,13 +256,13 @@ def test_reasonir_matches_its_authors_encode(folders):
     _reasonir_side(enc, ref, "query")
     _reasonir_side(enc, ref, "doc")
     assert_close(np.asarray(ref["doc_batch_vectors"]), ref["doc_vectors"], "their padded batch")
-    enc.max_length = R.TEXT_TRUNCATION_MAX_LENGTH
+    enc.max_length = reference_inputs.TEXT_TRUNCATION_MAX_LENGTH
     _reasonir_side(enc, ref, "truncated")
     # Their mean over zero tokens is NaN; ours is a one-line refusal naming the input.
     assert ref["empty_query_vector_is_nan"] and ref["empty_query_with_instruction_is_nan"]
     for encode, item in (
         (enc.encode_candidates, ModelInput("", None, None)),
-        (enc.encode_queries, ModelInput("", None, R.C2I)),
+        (enc.encode_queries, ModelInput("", None, reference_inputs.C2I)),
     ):
         with pytest.raises(TriadError, match=r"^input '' \(instruction .*\): no token is left for ReasonIR's mean"):
             encode([ModelInput("sparrow", None, None), item])

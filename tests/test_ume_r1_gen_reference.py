@@ -27,7 +27,7 @@ from model_adapters.mocks import tiny_reasoning
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.models.resolve import _repo_files
 from model_adapters.protocol import Generation, ModelInput
-from tests import reference_inputs as R
+from tests import reference_inputs
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ume_r1_gen" / "official.json"
 DISC_FIXTURE = Path(__file__).parent / "fixtures" / "ume_r1_disc" / "official.json"
@@ -58,7 +58,8 @@ def encoder(folder: str, seed: int, max_new_tokens: int) -> ume_r1_gen.UmeR1Gen:
 
 def inputs() -> list[ModelInput]:
     return [
-        ModelInput(text, R.image(kind) if kind else None, instruction) for text, kind, instruction in R.EMBED_INPUTS
+        ModelInput(text, reference_inputs.image(kind) if kind else None, instruction)
+        for text, kind, instruction in reference_inputs.EMBED_INPUTS
     ]
 
 

@@ -20,7 +20,7 @@ import pytest
 from model_adapters.families import qwen_chat
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
-from tests import reference_inputs as R
+from tests import reference_inputs
 from tests.ume_r1_tail import TAIL_TEMPLATES, save_tail_checkpoint
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ume_r1_tail" / "official.json"
@@ -29,8 +29,10 @@ MAX_ONE_MINUS_COS = 1e-6
 POOLED_ROWS = {
     "last": (),
     "second_to_last": (),
-    "third_to_last": tuple(range(len(R.EMBED_INPUTS))),
-    "mixed": (len(R.EMBED_INPUTS) - 1,),  # the input with neither text nor image: no image, so "<|im_end|>" follows
+    "third_to_last": tuple(range(len(reference_inputs.EMBED_INPUTS))),
+    "mixed": (
+        len(reference_inputs.EMBED_INPUTS) - 1,
+    ),  # the input with neither text nor image: no image, so "<|im_end|>" follows
 }
 
 
@@ -52,7 +54,10 @@ def encoder(folder: str) -> qwen_chat.QwenChatEmbedder:
 
 
 def batch() -> list[ModelInput]:
-    return [ModelInput(text, R.image(kind) if kind else None, instr) for text, kind, instr in R.EMBED_INPUTS]
+    return [
+        ModelInput(text, reference_inputs.image(kind) if kind else None, instr)
+        for text, kind, instr in reference_inputs.EMBED_INPUTS
+    ]
 
 
 def attended_ids(inputs: dict) -> list[list[int]]:

@@ -17,7 +17,7 @@ from model_adapters.families.vlm import VLM2VecEncoder, vlm2vec_text
 from model_adapters.mocks import tiny
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
-from tests import reference_inputs as R
+from tests import reference_inputs
 
 FIXTURE = Path(__file__).parent / "fixtures" / "vlm2vec" / "official.json"
 
@@ -35,14 +35,14 @@ def encoder() -> VLM2VecEncoder:
 
 
 def test_prompt_text_is_the_authors(official):
-    batch = [ModelInput(t, R.image(k) if k else None, i) for t, k, i in R.VLM2VEC_INPUTS]
+    batch = [ModelInput(t, reference_inputs.image(k) if k else None, i) for t, k, i in reference_inputs.VLM2VEC_INPUTS]
     assert [vlm2vec_text(item) for item in batch] == official["texts"]
 
 
 @pytest.mark.slow
 def test_token_ids_and_vectors_match_vlm2vec(official):
     enc = encoder()
-    batch = [ModelInput(t, R.image(k) if k else None, i) for t, k, i in R.VLM2VEC_INPUTS]
+    batch = [ModelInput(t, reference_inputs.image(k) if k else None, i) for t, k, i in reference_inputs.VLM2VEC_INPUTS]
     inputs = enc.tokenize(batch)
     ids = [
         [int(t) for t, m in zip(row, mask, strict=True) if m]
@@ -84,9 +84,9 @@ def v1_encoder(tmp_path_factory) -> VLM2VecEncoder:
 
 
 def v1_batches(v1_official: dict) -> list[list[ModelInput]]:
-    assert v1_official["batches"] == R.VLM2VEC_V1_BATCHES
-    items = [ModelInput(t, R.image(k) if k else None, i) for t, k, i in R.VLM2VEC_INPUTS]
-    return [[items[n] for n in batch] for batch in R.VLM2VEC_V1_BATCHES]
+    assert v1_official["batches"] == reference_inputs.VLM2VEC_V1_BATCHES
+    items = [ModelInput(t, reference_inputs.image(k) if k else None, i) for t, k, i in reference_inputs.VLM2VEC_INPUTS]
+    return [[items[n] for n in batch] for batch in reference_inputs.VLM2VEC_V1_BATCHES]
 
 
 @pytest.mark.slow
