@@ -129,6 +129,7 @@ class FakeApi:
                 "usage": {"prompt_tokens": 20, "total_tokens": 20},
             },
         )
+        return None
 
     def _chat(self, handler: BaseHTTPRequestHandler, body: dict[str, Any], mode: str) -> None:
         prompt = body["messages"][-1]["content"]

@@ -198,7 +198,7 @@ def test_rate_limiting_and_a_transient_500_are_retried(server, ark_dir, tmp_path
 
 
 @pytest.mark.parametrize(
-    "mode, expected",
+    ("mode", "expected"),
     [
         ("429", r"HTTP 429: too many requests on all 6 attempts; lower the request rate or try later \(input"),
         ("500", r"HTTP 500: server busy on all 6 attempts \(input"),
@@ -305,7 +305,7 @@ def test_api_rewriter_caches_responses_and_runs_offline(server, ark_dir, tmp_pat
 
 
 @pytest.mark.parametrize(
-    "mode, expected",
+    ("mode", "expected"),
     [
         ("429-once", None),
         (

@@ -18,7 +18,21 @@ from model_adapters.vectors.cache import EmbeddingCache
 from model_adapters.vectors.encoding import encode_items
 from triad_dataset.contract.errors import TriadError
 
-WORDS = "red blue leather cotton sleeve collar wheel sedan coupe vintage modern small large".split()
+WORDS = (
+    "red",
+    "blue",
+    "leather",
+    "cotton",
+    "sleeve",
+    "collar",
+    "wheel",
+    "sedan",
+    "coupe",
+    "vintage",
+    "modern",
+    "small",
+    "large",
+)
 
 
 def _inputs(n: int, images: bool) -> dict[str, Item]:
@@ -34,7 +48,7 @@ def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
 
 
-@pytest.mark.parametrize("name,images", [("minilm", False), ("tiny-random-clip", True), ("tiny-random-vlm", True)])
+@pytest.mark.parametrize(("name", "images"), [("minilm", False), ("tiny-random-clip", True), ("tiny-random-vlm", True)])
 def test_bucketed_batches_give_the_vectors_of_each_input_alone_and_of_another_order(name, images):
     encoder = load_encoder(get_entry(name))
     assert isinstance(encoder, StagedEncoder)

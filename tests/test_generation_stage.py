@@ -292,7 +292,7 @@ class _Bad(SamplingReasoner):
 
 
 @pytest.mark.parametrize(
-    "encoder, expected",
+    ("encoder", "expected"),
     [
         (_Bad(), r"generate returned 1 generations for \d+ inputs"),
         (

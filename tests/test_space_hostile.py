@@ -59,7 +59,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     }
 
 
-@pytest.fixture()
+@pytest.fixture
 def db(tmp_path: Path) -> Database:
     return Database(tmp_path / "space.sqlite")
 
@@ -220,7 +220,7 @@ def test_zip_member_with_another_compression_method(db: Database, world: dict, t
 
 
 @pytest.mark.parametrize(
-    "params, fragment",
+    ("params", "fragment"),
     [
         ("9" * 400, "use a number such as 86000000, 86M or 1.5B"),
         ("99999999999999999999", "more than 1e+15"),
@@ -244,7 +244,7 @@ def test_unexpected_failure_is_a_named_rejection(db: Database, world: dict, monk
 
 
 @pytest.mark.parametrize(
-    "name, fragment",
+    ("name", "fragment"),
     [
         ("..%2fx.parquet", "a path separator once URL-decoded"),
         ("..%252frankings%252fabstraction_i2c.parquet", "a path separator once URL-decoded"),
@@ -268,7 +268,7 @@ def test_unsafe_file_names_are_one_named_refusal(
 
 
 @pytest.mark.parametrize(
-    "member, fragment",
+    ("member", "fragment"),
     [
         ("run/..%2f..%2fetc%2fresults.json", "a path outside the folder once URL-decoded"),
         ("%2fetc/results.json", "a path outside the folder once URL-decoded"),
@@ -284,7 +284,7 @@ def test_unsafe_zip_member_names(db: Database, world: dict, tmp_path: Path, memb
 
 # --- issue 9: only complete runs; the run's model identity is shown ------------------------------------------
 @pytest.mark.parametrize(
-    "change, fragment",
+    ("change", "fragment"),
     [
         ({"complete": False}, 'partial run ("complete": false'),
         ({"run": {"limit": 5}}, "partial run (run.limit = 5)"),

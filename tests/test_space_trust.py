@@ -54,7 +54,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     }
 
 
-@pytest.fixture()
+@pytest.fixture
 def db(tmp_path: Path) -> Database:
     return Database(tmp_path / "space.sqlite")
 

@@ -60,7 +60,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     }
 
 
-@pytest.fixture()
+@pytest.fixture
 def db(tmp_path: Path) -> Database:
     return Database(tmp_path / "space.sqlite")
 
@@ -359,7 +359,7 @@ def test_zip_of_run_folder_is_accepted_and_duplicate_detected(db: Database, worl
 
 
 @pytest.mark.parametrize(
-    "name, fragment",
+    ("name", "fragment"),
     [
         ("../rankings/x.parquet", "path traversal with '..'"),
         ("run/../../etc/results.json", "path traversal with '..'"),
@@ -444,7 +444,7 @@ def test_ark_rejections(db: Database, world: dict, tmp_path: Path) -> None:
 
 # --- metadata and rate limit ----------------------------------------------------------------------------------
 @pytest.mark.parametrize(
-    "kwargs, fragment",
+    ("kwargs", "fragment"),
     [
         ({"model_name": "  "}, "model name is required"),
         ({"model_name": "x" * 81}, "model name is 81 characters long; the limit is 80"),

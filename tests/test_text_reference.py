@@ -150,7 +150,7 @@ def test_a_local_qwen3_embedding_folder_is_refused_naming_both_lookalikes(folder
 
 
 @pytest.mark.parametrize(
-    "recipe, name", [("qwen3-embedding", "qwen3-embedding-4b"), ("diver-retriever", "diver-retriever-4b")]
+    ("recipe", "name"), [("qwen3-embedding", "qwen3-embedding-4b"), ("diver-retriever", "diver-retriever-4b")]
 )
 def test_a_qwen3_embedding_folder_chosen_by_recipe_feeds_instructed_queries_as_the_entry(folders, recipe, name):
     from model_adapters.models.resolve import from_name
