@@ -26,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,11 @@ PAPER_CORPUS = {
 
 
 # --- synthetic folder ---------------------------------------------------------------------------------------
-def build_folder(out: Path, n_queries: int, image_kb: float, seed: int = 0) -> int:
-    """A TRIAD folder readable by the runner (card + parquet shards; not a valid benchmark). Returns pool slots."""
+def build_folder(out: Path, n_queries: int, image_kb: float, seed: int = 0, image_pool: Sequence[bytes] = ()) -> int:
+    """A TRIAD folder readable by the runner (card + parquet shards; not a valid benchmark). Returns pool slots.
+
+    Images are random bytes of `image_kb` KB, or, with `image_pool`, encoded images drawn from it at random.
+    """
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -57,6 +61,10 @@ def build_folder(out: Path, n_queries: int, image_kb: float, seed: int = 0) -> i
     card = ["---", "configs:"]
 
     def images(count: int) -> pa.Array:
+        if image_pool:
+            picks = rng.integers(0, len(image_pool), size=count)
+            values = pa.array([image_pool[i] for i in picks], pa.binary())
+            return pa.StructArray.from_arrays([values, pa.nulls(count, pa.string())], fields=list(image_type))
         size = max(1, int(image_kb * 1024))
         blob = rng.integers(0, 256, size=count * size, dtype=np.uint8).tobytes()
         values = pa.array([blob[i * size : (i + 1) * size] for i in range(count)], pa.binary())

@@ -24,6 +24,7 @@ from triad_dataset.contract import names as triad_names
 from triad_dataset.contract.errors import TriadError
 
 WORST: Final = 10  # worst queries shown per subset (and most-moved queries with two runs)
+MAX_WORST: Final = 100  # the most a report shows per subset, so its size has a bound whatever the run's size
 MATCH_TOL: Final = 1e-9
 
 
@@ -179,6 +180,8 @@ def build_report(
     """The report's HTML for one run, or two runs compared (paired statistics, the queries that moved most)."""
     if not 1 <= len(run_dirs) <= 2:
         raise TriadError("triad report takes one run folder or two")
+    if worst_n > MAX_WORST:
+        raise TriadError(f"--worst {worst_n}: a report shows at most {MAX_WORST} queries per subset")
     runs = [read_run(p) for p in run_dirs]
     benchmarks = {r.results.get("benchmark") for r in runs}
     if len(benchmarks) != 1:

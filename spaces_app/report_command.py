@@ -14,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("runs", nargs="+", metavar="RUN", help="one `triad run` folder, or two to compare")
     p.add_argument("--out", required=True, help="the HTML file to write")
     p.add_argument("--data", help="the dataset folder the runs used (default: the path in results.json)")
-    p.add_argument("--worst", type=int, default=10, help="queries shown per subset (default 10)")
+    p.add_argument("--worst", type=int, default=10, help="queries shown per subset (default 10, at most 100)")
     p.set_defaults(handler=_report)
 
 

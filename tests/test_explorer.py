@@ -10,7 +10,7 @@ import pytest
 
 from spaces_app import explorer as ex
 from spaces_app.gold import load_gold
-from spaces_app.report import build_report, read_run, score, write_report
+from spaces_app.report import MAX_WORST, build_report, read_run, score, write_report
 from spaces_app.testing import ark_random_rankings, random_rankings, write_run
 from triad_dataset.contract import names as n
 from triad_dataset.contract.errors import TriadError
@@ -130,6 +130,19 @@ def test_report_refuses_another_folders_run(mini_triad_dir: Path, triad_run: Pat
         build_report([other], data=mini_triad_dir)
     with pytest.raises(TriadError, match="no results.json"):
         build_report([tmp_path], data=mini_triad_dir)
+
+
+def test_report_refuses_more_than_its_bound_before_reading(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    from triad_cli.main import main
+
+    out = tmp_path / "r.html"
+    assert main(["report", str(tmp_path / "absent"), "--out", str(out), "--worst", str(MAX_WORST + 1)]) == 2
+    assert capsys.readouterr().err == (
+        f"triad report: error: --worst {MAX_WORST + 1}: a report shows at most {MAX_WORST} queries per subset\n"
+    )
+    assert not out.exists()
+    with pytest.raises(TriadError, match="no results.json"):  # the bound itself is allowed
+        build_report([tmp_path / "absent"], worst_n=MAX_WORST)
 
 
 @pytest.mark.slow
