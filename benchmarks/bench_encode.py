@@ -84,8 +84,8 @@ def runner_side(
         encoder, keys, plan.items, model="minilm", batch_size=BATCH, cache=None, show_progress=False, **kwargs
     )
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
-    figures = stats.figures() if hasattr(stats, "figures") else {}
-    return {"items": len(keys), "seconds": seconds, "cpu_seconds": cpu_seconds, "padding": figures}
+    summary = getattr(stats, "summary", None) or getattr(stats, "figures", None)  # an older checkpoint: `figures`
+    return {"items": len(keys), "seconds": seconds, "cpu_seconds": cpu_seconds, "padding": summary() if summary else {}}
 
 
 def bare_side(texts_file: str, threads: int, device: str) -> dict[str, Any]:

@@ -146,7 +146,7 @@ def test_batches_are_cut_by_token_count_and_the_padding_is_counted():
     )
     assert len(got) == 4 and stats.order == "token count"
     # by tokens: [bb(1), dddd(2)] [ccc(8), a(9)]: 2*2 + 2*9 = 22 padded tokens for 20 own ones
-    assert stats.figures()["tokens"] == 20 and stats.figures()["padded_tokens"] == 22
+    assert stats.summary()["tokens"] == 20 and stats.summary()["padded_tokens"] == 22
     assert schedule.padded_tokens([9, 1, 8, 2], 2) == 34  # the character order's batches
     assert got["k00"][0] == 1.0 and got["k03"][0] == 4.0  # each vector under its own key
 

@@ -37,8 +37,8 @@ class EncodeStats:
     order: str = "text length"
     prepared_ahead: int = 0  # preparer threads (0: the encoder is called as one step)
 
-    def figures(self) -> dict[str, Any]:
-        """The encoding figures results.json records ("encoding")."""
+    def summary(self) -> dict[str, Any]:
+        """What results.json records of the encoding ("encoding"): order, batches, sizes, padding."""
         return {
             "order": self.order,
             "batches": self.batches,
@@ -117,7 +117,8 @@ class _Sizes:
     def halve(self) -> None:
         self.now, self.grow, self._ran = max(1, self.now // 2), False, 0
 
-    def figures(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, Any]:
+        """The batch sizes results.json records: start, final, largest, and whether it grew."""
         return {"start": self.start, "final": self.now, "largest": self.largest, "grew": self.grew}
 
 
@@ -186,7 +187,7 @@ def encode_items(
         bar.close()
         if writer is not None:
             writer.close()  # every batch encoded so far is on disk (an interrupted run resumes after it)
-    stats.batch_size = sizes.figures()
+    stats.batch_size = sizes.summary()
     if batches.offline_missing:
         raise TriadError(
             f"model {model}: --offline, and {batches.offline_missing} of the {len(ordered)} inputs to encode are "

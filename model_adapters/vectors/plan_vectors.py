@@ -123,7 +123,7 @@ def encode_plan(
             vectors,
             stats.images_skipped if stats else [],
             stats.batch_halvings if stats else 0,
-            {**source.process_counters(), "encoding": stats.figures() if stats else None},
+            {**source.process_counters(), "encoding": stats.summary() if stats else None},
         )
     )
     report: dict[str, Any] = {
