@@ -89,17 +89,22 @@ class OnnxTowers:
         return self.forward(self.prepare(batch, "candidate"), "candidate")
 
 
-def _tower(fn: Any, names: list[str]) -> Any:
-    """A torch module mapping its tensors (positionally, `names`) to one tower's projection."""
+def _tower(model: Any, method: str, names: list[str]) -> Any:
+    """A torch module mapping its tensors (positionally, `names`) to one tower's projection, `model.method`.
+
+    The method is taken from the model's class, so what is traced is the tower itself even where the instance's
+    attribute has been wrapped (e.g. by code recording what the tower receives)."""
     import torch
+
+    tower = getattr(type(model), method)
 
     class Tower(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.model = fn.__self__
+            self.model = model
 
         def forward(self, *tensors: Any) -> Any:
-            return features(fn(**dict(zip(names, tensors, strict=True))))
+            return features(tower(self.model, **dict(zip(names, tensors, strict=True))))
 
     return Tower().eval()
 
@@ -110,9 +115,9 @@ def export(base: DualTowerEncoder, folder: str, label: str) -> None:
     names = list(prepared["text"])
     text_tmp, image_tmp = (os.path.join(folder, f"{f}.{os.getpid()}.tmp") for f in (TEXT, IMAGE))
     try:
-        onnx_text.trace(_tower(base.model.get_text_features, names), prepared["text"], names, text_tmp)
+        onnx_text.trace(_tower(base.model, "get_text_features", names), prepared["text"], names, text_tmp)
         onnx_text.trace(
-            _tower(base.model.get_image_features, [PIXELS]), {PIXELS: prepared[PIXELS]}, [PIXELS], image_tmp
+            _tower(base.model, "get_image_features", [PIXELS]), {PIXELS: prepared[PIXELS]}, [PIXELS], image_tmp
         )
         candidate = OnnxTowers(base, onnx_text.session(text_tmp), onnx_text.session(image_tmp), exported=True)
         for batch in probes():
