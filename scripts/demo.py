@@ -1,6 +1,6 @@
 """`make demo`: the TRIAD and ARK mini editions, the default model (minilm) run on TRIAD and written up by `triad
-report`, the leaderboard seeded with the runs, then one screen saying where everything is and what to try next (44 s on 2 quiet CPU cores with empty
-caches, 4 min 16 s at load ≈ 4; README "Quick start").
+report`, the leaderboard seeded with the runs, then one screen saying where everything is and what to try next (its time: README,
+"Quick start").
 
 `make demo OCR=1` / `make demo-ocr` (`--ocr`) adds ARK's text-space track: OCR captions of every ARK mini gallery
 image, the model run over them, and its R@1 / R@10 beside chance. A text-only model (minilm) is not run on ARK's
