@@ -107,8 +107,9 @@ def register(subparsers: Any) -> None:
         "--backend",
         default="torch",
         choices=("torch", "onnx"),
-        help="what runs the embedder: torch (default) or onnx (ONNX Runtime on the CPU, sentence-transformers and "
-        "bge-m3 recipes; exported once into the cache; same vectors); a reranker always runs on torch",
+        help="what runs the embedder: torch (default) or onnx (ONNX Runtime on the CPU: sentence-transformers, "
+        "bge-m3 and the CLIP / SigLIP / SigLIP 2 / MetaCLIP 2 / BGE-VL dual towers; exported once into the cache; "
+        "same vectors); a reranker always runs on torch",
     )
     p.add_argument("--no-validate", action="store_true", help="skip `triad validate` of the folder")
     p.add_argument(

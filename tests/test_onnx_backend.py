@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from model_adapters.families import onnx_text
-from model_adapters.mocks import tiny_text
+from model_adapters.mocks import tiny, tiny_text
 from model_adapters.models.identity import ModelIdentity
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
@@ -72,14 +72,36 @@ def test_onnx_gives_the_tiny_bge_m3s_torch_vectors(bge_m3, tmp_path):
     assert_same_vectors(bge_m3, onnx_text.wrap(bge_m3, str(tmp_path), "bge-m3", log=False))
 
 
+def _saved(builder, folder) -> str:
+    """A tiny dual tower (`mocks.tiny`) saved as a checkpoint folder: model, tokenizer, image processor."""
+    for part in builder(0):
+        part.save_pretrained(folder)
+    return str(folder)
+
+
+# Each dual-tower recipe with an ONNX path, on a tiny model of the class its public checkpoints load: the registry's
+# tiny models, and the public entries (their recipe's text settings) loaded from a tiny checkpoint folder.
+TOWERS = {
+    "tiny-random-clip": None,
+    "tiny-random-siglip": None,
+    "siglip2": lambda folder: _saved(tiny.tiny_siglip, folder),  # SiglipModel, lower-cased max-length text
+    "metaclip-2-worldwide-huge": lambda folder: tiny_text.save_metaclip_2(str(folder)),
+    "bge-vl-base": lambda folder: _saved(tiny.tiny_clip, folder),
+}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["tiny-random-clip", "tiny-random-siglip"])
+@pytest.mark.parametrize("name", sorted(TOWERS))
 def test_onnx_gives_the_tiny_dual_towers_torch_vectors_and_exports_once(name, tmp_path):
     from model_adapters.families import onnx_towers
 
-    torch_enc = load_encoder(get_entry(name), dtype="float32")
-    onnx_enc = onnx_towers.wrap(torch_enc, str(tmp_path), name, log=False)
-    assert onnx_enc.exported and sorted(p.name for p in tmp_path.iterdir()) == [onnx_towers.IMAGE, onnx_towers.TEXT]
+    save = TOWERS[name]
+    model_path = save(tmp_path / "checkpoint") if save else None
+    torch_enc = load_encoder(get_entry(name), model_path=model_path, dtype="float32")
+    assert type(torch_enc.model).__name__ in onnx_towers.CLASSES
+    graphs = tmp_path / "graphs"
+    onnx_enc = onnx_towers.wrap(torch_enc, str(graphs), name, log=False)
+    assert onnx_enc.exported and sorted(p.name for p in graphs.iterdir()) == [onnx_towers.IMAGE, onnx_towers.TEXT]
     texts = [t for t, _ in reference_inputs.TEXT_QUERIES]
     batch = [
         ModelInput(texts[i % len(texts)], reference_inputs.image(k))
@@ -92,7 +114,25 @@ def test_onnx_gives_the_tiny_dual_towers_torch_vectors_and_exports_once(name, tm
     for encode in ("encode_queries", "encode_candidates"):
         got, want = getattr(onnx_enc, encode)(batch), getattr(torch_enc, encode)(batch)
         assert cosines(got, want).min() >= onnx_text.MIN_COSINE, (encode, cosines(got, want))
-    assert not onnx_towers.wrap(torch_enc, str(tmp_path), name, log=False).exported
+    assert not onnx_towers.wrap(torch_enc, str(graphs), name, log=False).exported
+
+
+def test_a_dual_tower_class_without_an_onnx_path_is_refused_in_one_line(tmp_path):
+    """SigLIP 2's NaFlex class: its image tower also takes patch masks and spatial shapes, which no graph here takes."""
+    from transformers import Siglip2Config, Siglip2Model
+
+    from model_adapters.families import onnx_towers
+
+    small = {"hidden_size": 8, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2}
+    model = Siglip2Model(Siglip2Config(text_config={**small, "vocab_size": 16}, vision_config=small))
+    base = type("Base", (), {"model": model})()
+    with pytest.raises(TriadError) as caught:
+        onnx_towers.wrap(base, str(tmp_path), "siglip2-naflex", log=False)
+    assert str(caught.value) == (
+        "--backend onnx: model siglip2-naflex loads Siglip2Model, whose towers have no ONNX path (the tower export "
+        "covers CLIPModel, SiglipModel, MetaClip2Model); run it with --backend torch"
+    )
+    assert not any(tmp_path.iterdir())  # refused before anything is exported
 
 
 @pytest.mark.slow
@@ -159,7 +199,7 @@ def test_the_default_backend_keeps_the_cache_fields_byte_identical():
 
 NO_PATH = (
     "--backend onnx: model {label} is fed by {fed_by}, which has no ONNX path (the ONNX backend covers the recipes "
-    "sentence-transformers, bge-m3, clip, siglip); run it with --backend torch"
+    "sentence-transformers, bge-m3, clip, siglip, siglip2, metaclip-2, bge-vl-clip); run it with --backend torch"
 )
 
 

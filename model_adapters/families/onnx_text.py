@@ -10,8 +10,7 @@ later run: a re-run exports nothing.
 
 A checkpoint's own `onnx/` files are not used: they hold only the transformer (no pooling), were made by other code
 at other settings, and are not covered by the equality check. The dual towers' graphs are `onnx_towers`'. Recipes
-outside RECIPES (decoder-LLM embedders, VLMs, MetaCLIP 2, SigLIP 2, rerankers) are refused with `--backend onnx` in
-one line (`refusal`).
+outside RECIPES (decoder-LLM embedders, VLMs, rerankers) are refused with `--backend onnx` in one line (`refusal`).
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ from triad_dataset.contract.errors import TriadError
 
 ONNX: Final = "onnx"
 TEXT_RECIPES: Final = ("sentence-transformers", "bge-m3")  # this module
-TOWER_RECIPES: Final = ("clip", "siglip")  # `onnx_towers`
+TOWER_RECIPES: Final = ("clip", "siglip", "siglip2", "metaclip-2", "bge-vl-clip")  # `onnx_towers` (its CLASSES)
 RECIPES: Final = (*TEXT_RECIPES, *TOWER_RECIPES)  # each proven equal to torch (tests/test_onnx_backend.py)
 LIBRARIES: Final = ("onnxruntime",)  # added to an ONNX run's recorded versions (torch, which exports, already is)
 MODULES: Final = ("Transformer", "Pooling", "Dense", "Normalize")  # the sentence-transformers modules traced

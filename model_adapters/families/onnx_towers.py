@@ -1,9 +1,12 @@
-"""The ONNX Runtime backend (CPU) for the dual towers (`--backend onnx`, CLIP and SigLIP recipes).
+"""The ONNX Runtime backend (CPU) for the dual towers (`--backend onnx`: the CLIP, SigLIP, SigLIP 2, MetaCLIP 2 and
+BGE-VL-CLIP recipes, on the model classes in CLASSES).
 
 Each tower's projection (`get_text_features`, `get_image_features`) is traced once per model identity into its own
 graph (`text.onnx`, `image.onnx`); tokenization, image decoding and resizing stay the torch encoder's own `prepare`,
 and the 1:1 sum then L2 (paper B.2.1) is done here as `DualTowerEncoder.forward` does it. Both graphs are checked
-against the torch forward on probe inputs right after the export (`onnx_text.check_cosines`).
+against the torch forward on probe inputs right after the export (`onnx_text.check_cosines`). A tower class outside
+CLASSES (e.g. SigLIP 2's NaFlex `Siglip2Model`, whose image tower also takes patch masks and spatial shapes) is
+refused in one line (`check_class`).
 """
 
 from __future__ import annotations
@@ -21,10 +24,24 @@ from model_adapters.families.common import features, l2_normalize
 from model_adapters.families.dual_tower import DualTowerEncoder
 from model_adapters.planning.truncation import TextLimit
 from model_adapters.protocol import ModelInput
+from triad_dataset.contract.errors import TriadError
 
 TEXT: Final = "text.onnx"
 IMAGE: Final = "image.onnx"
 PIXELS: Final = "pixel_values"
+# The transformers classes whose towers take only token ids (+ mask) and pixel values, each proven equal to torch on
+# a tiny model of the class (tests/test_onnx_backend.py).
+CLASSES: Final = ("CLIPModel", "SiglipModel", "MetaClip2Model")
+
+
+def check_class(model: Any, label: str) -> None:
+    """Refuse a dual tower whose model class has no proven ONNX path."""
+    name = type(model).__name__
+    if name not in CLASSES:
+        raise TriadError(
+            f"--backend onnx: model {label} loads {name}, whose towers have no ONNX path (the tower export covers "
+            f"{', '.join(CLASSES)}); run it with --backend torch"
+        )
 
 
 def probe_image(width: int, height: int, seed: int) -> bytes:
@@ -133,6 +150,7 @@ def export(base: DualTowerEncoder, folder: str, label: str) -> None:
 
 def wrap(base: DualTowerEncoder, folder: str, label: str, *, log: bool = True) -> OnnxTowers:
     """The ONNX encoder of a loaded dual tower: its graphs read from `folder`, exported there first if absent."""
+    check_class(base.model, label)
     exported = not (os.path.isfile(os.path.join(folder, TEXT)) and os.path.isfile(os.path.join(folder, IMAGE)))
     if exported:
         os.makedirs(folder, exist_ok=True)
