@@ -109,7 +109,14 @@ def register(subparsers: Any) -> None:
         choices=("torch", "onnx"),
         help="what runs the embedder: torch (default) or onnx (ONNX Runtime on the CPU: sentence-transformers, "
         "bge-m3 and the CLIP / SigLIP / SigLIP 2 / MetaCLIP 2 / BGE-VL dual towers; exported once into the cache; "
-        "same vectors); a reranker always runs on torch",
+        "same vectors); the reranker's: --rerank-backend",
+    )
+    p.add_argument(
+        "--rerank-backend",
+        default="torch",
+        choices=("torch", "onnx"),
+        help="what runs the reranker: torch (default) or onnx (ONNX Runtime on the CPU, bge-reranker-v2-m3; "
+        "exported once into the cache; same scores)",
     )
     p.add_argument("--no-validate", action="store_true", help="skip `triad validate` of the folder")
     p.add_argument(

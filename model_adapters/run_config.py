@@ -38,6 +38,7 @@ class RunConfig:
     backend: str = (
         "torch"  # what runs the embedder's forward: "torch", or "onnx" (ONNX Runtime, CPU; families.onnx_text)
     )
+    rerank_backend: str = "torch"  # the same for the reranker ("onnx": families.onnx_rerank)
     validate: bool = True
     skip_bad_images: bool = False
     rewrites: str | None = None  # ARK: JSON Lines of rewritten queries

@@ -75,17 +75,23 @@ def resolve_model(cfg: RunConfig) -> ResolvedModel:
 
 def with_backend(model: ResolvedModel, backend: str) -> ResolvedModel:
     """The model with `backend` in its identity (and so in its cache key); a model the backend cannot run is refused
-    in one line (`families.onnx_text.refusal`). The default torch backend leaves the identity as it is."""
+    in one line (`families.onnx_text.refusal`, for a reranker `families.onnx_rerank.refusal`). The default torch
+    backend leaves the identity as it is."""
     if backend == TORCH:
         return model
     from dataclasses import replace
 
-    from model_adapters.families import onnx_text
+    from model_adapters.families import onnx_rerank, onnx_text
 
     identity = model.identity
+    reranker = identity.kind == "reranker"
     if backend != onnx_text.ONNX:
-        raise TriadError(f"--backend {backend}: unknown backend; valid: {TORCH}, {onnx_text.ONNX}")
-    why = onnx_text.refusal(identity.recipe, identity.dtype, identity.label)
+        flag = "--rerank-backend" if reranker else "--backend"
+        raise TriadError(f"{flag} {backend}: unknown backend; valid: {TORCH}, {onnx_text.ONNX}")
+    if reranker:
+        why = onnx_rerank.refusal(identity.recipe, identity.dtype, identity.label)
+    else:
+        why = onnx_text.refusal(identity.recipe, identity.dtype, identity.label)
     if why is not None:
         raise TriadError(why)
     model.identity = replace(
@@ -99,12 +105,35 @@ def resolve_reranker(cfg: RunConfig) -> ResolvedModel | None:
     if cfg.reranker is not None:
         if cfg.rerank:
             raise TriadError(f"give either --rerank {cfg.rerank} or your own reranker, not both")
-        return from_python(cfg.reranker, kind="reranker")
+        return with_backend(from_python(cfg.reranker, kind="reranker"), cfg.rerank_backend)
     if not cfg.rerank:
+        if cfg.rerank_backend != TORCH:
+            raise TriadError(f"--rerank-backend {cfg.rerank_backend}: the run has no reranker (--rerank NAME)")
         return None
-    return from_name(
+    resolved = from_name(
         cfg.rerank, kind="reranker", model_path=cfg.rerank_model_path, dtype=cfg.dtype, recipe=cfg.rerank_recipe
     )
+    return with_backend(resolved, cfg.rerank_backend)
+
+
+def load_reranker(model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context) -> Any:
+    """The loaded reranker; on `--rerank-backend onnx` behind ONNX Runtime, its graph exported once per identity
+    into the cache folder's `onnx/<cache key>/` (with --no-cache: a temporary folder, removed at exit)."""
+    if model.identity.backend == TORCH:
+        return model.load(ctx.device, cfg.dtype)
+    import tempfile
+
+    from model_adapters.families import onnx_rerank, onnx_text
+
+    onnx_text.check_device(ctx.device, model.identity.label, "--rerank-backend")
+    base = model.load(ctx.device, cfg.dtype)
+    if cfg.no_cache:
+        tmp = tempfile.TemporaryDirectory(prefix="triad-onnx-")
+        wrapped = onnx_rerank.wrap(base, tmp.name, model.identity.label, log=ctx.is_main and not cfg.quiet)
+        wrapped.folder = tmp  # removed with the reranker
+        return wrapped
+    folder = os.path.join(cfg.cache_root, onnx_text.ONNX, model.identity.cache_key())
+    return onnx_rerank.wrap(base, folder, model.identity.label, log=ctx.is_main and not cfg.quiet)
 
 
 def _generation_spec(model: ResolvedModel) -> Any:

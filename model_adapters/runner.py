@@ -39,7 +39,7 @@ from model_adapters.ranks.rank_plan import (
 from model_adapters.results.build import Models, results_json, stage_results
 from model_adapters.run_clock import PhaseClock
 from model_adapters.run_config import RunConfig, default_api_cache, default_cache_dir
-from model_adapters.run_encoder import RunEncoder, log, open_cache, resolve_model, resolve_reranker
+from model_adapters.run_encoder import RunEncoder, load_reranker, log, open_cache, resolve_model, resolve_reranker
 from model_adapters.run_memo import RunMemo, file_digest
 from model_adapters.vectors import distributed
 from model_adapters.vectors.plan_vectors import EncodeSettings, encode_plan
@@ -231,7 +231,7 @@ class Run:
     def rank(self, vectors: dict[str, np.ndarray], written: RankingsWriter) -> tuple[Rankings, Rankings]:
         """Rank every config (and rerank its head), each written once ranked; (final, first-stage rankings)."""
         cfg, reranker_model, sees_images = self.cfg, self.models.reranker, self.model.identity.sees_images
-        reranker = reranker_model.load(self.ctx.device, cfg.dtype) if reranker_model is not None else None
+        reranker = load_reranker(reranker_model, cfg, self.ctx) if reranker_model is not None else None
         # A text-only first stage drops images from its plan; an image-seeing reranker still gets the full inputs
         # (paper D.2), a text-only one the text-space inputs (captions, ARK §4.1) whatever the first stage.
         rerank_sees = reranker_model.identity.sees_images if reranker_model is not None else sees_images

@@ -146,6 +146,40 @@ def test_a_graph_of_another_model_fails_the_equality_check(bge_m3, tmp_path):
         onnx_text.check_equal(bge_m3.model, graph.session, "bge-m3")
 
 
+@pytest.fixture(scope="module")
+def bge_reranker(tmp_path_factory):
+    from model_adapters.models.registry import load_reranker
+
+    folder = tiny_text.save_bge_reranker(str(tmp_path_factory.mktemp("bge-reranker")))
+    reranker = load_reranker(get_entry("bge-reranker-v2-m3", kind="reranker"), model_path=folder, dtype="float32")
+    reranker.max_length = reference_inputs.TEXT_RERANK_TRUNCATION_MAX_LENGTH  # the tiny model's positions
+    reranker.query_max_length = reranker.max_length * 3 // 4
+    return reranker
+
+
+@pytest.mark.slow
+def test_onnx_gives_the_tiny_bge_rerankers_torch_scores_and_exports_once(bge_reranker, tmp_path):
+    from model_adapters.families import onnx_rerank
+
+    onnx = onnx_rerank.wrap(bge_reranker, str(tmp_path), "bge-reranker-v2-m3", log=False)
+    assert onnx.exported and [p.name for p in tmp_path.iterdir()] == [onnx_rerank.FILE]
+    pairs = [(q, d) for q in reference_inputs.TEXT_RERANK_QUERIES for d in reference_inputs.TEXT_RERANK_DOCS]
+    pairs.append(reference_inputs.TEXT_RERANK_TRUNCATION_PAIR)  # past the query and the pair limits
+    queries = [ModelInput(q, None, i) for (q, i), _ in pairs]
+    docs = [ModelInput(d, None, None) for _, d in pairs]
+    want = bge_reranker.score_pairs(queries, docs)
+    one_by_one = np.concatenate([onnx.score_pairs([q], [d]) for q, d in zip(queries, docs, strict=True)])
+    for got in (onnx.score_pairs(queries, docs), one_by_one):  # one padded batch, and no padding
+        assert got.shape == want.shape and got.dtype == np.float64
+        assert np.abs(got - want).max() <= 1e-6, np.abs(got - want).max()
+    bge_reranker.normalize = False  # raw logits: the check the export makes
+    try:
+        assert np.abs(onnx.score_pairs(queries, docs) - bge_reranker.score_pairs(queries, docs)).max() <= 1e-5
+    finally:
+        bge_reranker.normalize = True
+    assert not onnx_rerank.wrap(bge_reranker, str(tmp_path), "bge-reranker-v2-m3", log=False).exported
+
+
 class Own:
     """Your own encoder (the Encoder protocol)."""
 
@@ -227,6 +261,31 @@ def test_onnx_is_refused_in_one_line_where_it_does_not_apply(kwargs, message):
     assert str(caught.value) == message.format(label=identity.label, recipe=identity.recipe)
 
 
+RERANK_NO_PATH = (
+    "--rerank-backend onnx: reranker {label} is fed by the {recipe} recipe, which has no ONNX path (the ONNX "
+    "reranker covers the recipes bge-reranker-v2-m3); run it with --rerank-backend torch"
+)
+
+
+def test_onnx_reranking_is_refused_in_one_line_where_it_does_not_apply():
+    from model_adapters.run_encoder import resolve_reranker
+
+    def reranker(**kwargs):
+        return resolve_reranker(RunConfig(data="D", out="O", model="minilm", **kwargs))
+
+    identity = reranker(rerank="tiny-random-reranker").identity
+    with pytest.raises(TriadError) as caught:
+        reranker(rerank="tiny-random-reranker", rerank_backend="onnx")
+    assert str(caught.value) == RERANK_NO_PATH.format(label=identity.label, recipe=identity.recipe)
+    with pytest.raises(TriadError) as caught:
+        reranker(rerank_backend="onnx")
+    assert str(caught.value) == "--rerank-backend onnx: the run has no reranker (--rerank NAME)"
+    onnx = reranker(rerank="bge-reranker-v2-m3", rerank_backend="onnx").identity
+    torch_identity = reranker(rerank="bge-reranker-v2-m3").identity
+    assert onnx.to_json()["backend"] == "onnx" and "backend" not in torch_identity.to_json()
+    assert onnx.cache_key() != torch_identity.cache_key()
+
+
 def test_onnx_runs_on_the_cpu_only():
     with pytest.raises(TriadError, match=r"^--backend onnx: model m would run on cuda:0, .* add --device cpu"):
         onnx_text.check_device("cuda:0", "m")
@@ -298,3 +357,55 @@ def test_a_minilm_run_on_onnx_ranks_as_torch_and_a_rerun_exports_nothing(mini_tr
     assert "exporting" not in capsys.readouterr().err and graphs[0].stat().st_mtime_ns == stamp
     assert again["run"]["cache_hits"] == again["run"]["distinct_items"] and again["run"]["encoded"] == 0
     assert order("again") == order("onnx")
+
+
+@pytest.mark.slow
+def test_a_reranked_run_on_onnx_scores_as_torch_and_a_rerun_exports_nothing(mini_triad_dir, tmp_path, capsys):
+    """minilm then the tiny bge-reranker-v2-m3 over each query's head: the reranked heads hold the same candidates,
+    in torch's order but for near-ties within TIE; results.json names the reranker's backend; a re-run finds the
+    graph in the cache."""
+    import pyarrow.parquet as pq
+
+    from model_adapters.families import onnx_rerank
+    from model_adapters.runner import run
+
+    folder = tiny_text.save_bge_reranker(str(tmp_path / "reranker"))
+
+    def reranked(backend: str, out: str, quiet: bool = True) -> dict:
+        cfg = RunConfig(
+            model="minilm",
+            data=str(mini_triad_dir),
+            out=str(tmp_path / out),
+            configs="state_cars",
+            limit=4,
+            rerank="bge-reranker-v2-m3",
+            rerank_model_path=folder,
+            rerank_top=6,
+            rerank_backend=backend,
+            cache_dir=str(tmp_path / "cache"),
+            quiet=quiet,
+            validate=False,
+        )
+        return run(cfg)
+
+    def ranked(out: str) -> list[dict]:
+        return pq.read_table(tmp_path / out / "rankings" / "state_cars.parquet").to_pylist()
+
+    torch_run, onnx_run = reranked("torch", "torch"), reranked("onnx", "onnx")
+    assert "backend" not in torch_run["reranker"] and onnx_run["reranker"]["backend"] == "onnx"
+    assert "backend" not in onnx_run["model"]  # the first stage still ran on torch
+    for want, got in zip(ranked("torch"), ranked("onnx"), strict=True):
+        score = dict(zip(want["candidate_ids"], want["scores"], strict=True))
+        head = got["candidate_ids"][:6]
+        assert sorted(head) == sorted(want["candidate_ids"][:6])
+        assert got["candidate_ids"][6:] == want["candidate_ids"][6:]  # the first stage: torch in both runs
+        along = np.array([score[c] for c in head])  # torch's reranker scores in ONNX's order
+        assert np.all(along[1:] <= along[:-1] + TIE), want["query_id"]
+        assert np.abs(np.array(got["scores"][:6]) - along).max() <= 1e-6
+    graphs = list((tmp_path / "cache" / "onnx").glob(f"*/{onnx_rerank.FILE}"))
+    assert len(graphs) == 1
+    stamp = graphs[0].stat().st_mtime_ns
+    capsys.readouterr()
+    reranked("onnx", "again", quiet=False)
+    assert "exporting" not in capsys.readouterr().err and graphs[0].stat().st_mtime_ns == stamp
+    assert ranked("again") == ranked("onnx")

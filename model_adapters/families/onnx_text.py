@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -49,28 +49,38 @@ PROBES: Final = (
 )
 
 
-def refusal(recipe: str | None, dtype: str | None, label: str) -> str | None:
-    """The one-line reason `--backend onnx` cannot run this model, or None when it can."""
-    if recipe not in RECIPES:
+def refusal(
+    recipe: str | None,
+    dtype: str | None,
+    label: str,
+    *,
+    recipes: Sequence[str] = RECIPES,
+    flag: str = "--backend",
+    role: str = "model",
+    covered_by: str = "the ONNX backend",
+) -> str | None:
+    """The one-line reason `{flag} onnx` cannot run this model (a recipe outside `recipes`, weights other than
+    float32), or None when it can."""
+    if recipe not in recipes:
         fed_by = f"the {recipe} recipe" if recipe else "its own code"
         return (
-            f"--backend onnx: model {label} is fed by {fed_by}, which has no ONNX path (the ONNX backend covers the "
-            f"recipes {', '.join(RECIPES)}); run it with --backend torch"
+            f"{flag} onnx: {role} {label} is fed by {fed_by}, which has no ONNX path ({covered_by} covers the "
+            f"recipes {', '.join(recipes)}); run it with {flag} torch"
         )
     if (dtype or "float32") != "float32":
         return (
-            f"--backend onnx: runs float32 weights, and model {label} is set to {dtype}; give --dtype float32, or "
-            f"--backend torch for {dtype}"
+            f"{flag} onnx: runs float32 weights, and {role} {label} is set to {dtype}; give --dtype float32, or "
+            f"{flag} torch for {dtype}"
         )
     return None
 
 
-def check_device(device: str, label: str) -> None:
+def check_device(device: str, label: str, flag: str = "--backend") -> None:
     """Refuse a device other than the CPU (the backend runs ONNX Runtime's CPUExecutionProvider)."""
     if not str(device).startswith("cpu"):
         raise TriadError(
-            f"--backend onnx: model {label} would run on {device}, but the ONNX backend runs on the CPU; add "
-            "--device cpu, or use --backend torch"
+            f"{flag} onnx: model {label} would run on {device}, but the ONNX backend runs on the CPU; add "
+            f"--device cpu, or use {flag} torch"
         )
 
 
@@ -149,9 +159,9 @@ def _traced(model: Any, names: list[str]) -> Any:
     return Traced().eval()
 
 
-def trace(module: Any, features: dict[str, Any], names: list[str], path: str) -> None:
+def trace(module: Any, features: dict[str, Any], names: list[str], path: str, output: str = OUTPUT) -> None:
     """`torch.onnx.export` of `module` on `features[names]` into `path`, every axis but the last of a token input
-    and the first of every input dynamic; its one output is named OUTPUT."""
+    and the first of every input dynamic; its one output is named `output`."""
     import torch
 
     axes = {n: {0: "batch", 1: "tokens"} if features[n].dim() == 2 else {0: "batch"} for n in names}
@@ -162,8 +172,8 @@ def trace(module: Any, features: dict[str, Any], names: list[str], path: str) ->
             tuple(features[n] for n in names),
             path,
             input_names=names,
-            output_names=[OUTPUT],
-            dynamic_axes={**axes, OUTPUT: {0: "batch"}},
+            output_names=[output],
+            dynamic_axes={**axes, output: {0: "batch"}},
             opset_version=OPSET,
             dynamo=False,
         )
@@ -207,14 +217,20 @@ def check_equal(model: Any, sess: Any, label: str) -> None:
         check_cosines(sess.run([OUTPUT], {n: features[n].numpy() for n in names})[0], want, label)
 
 
-def wrap(base: SentenceTransformerEncoder, folder: str, label: str, *, log: bool = True) -> OnnxEncoder:
-    """The ONNX encoder of a loaded torch encoder: its graph read from `folder`, exported there first if absent."""
-    check_modules(base.model, label)
-    path = os.path.join(folder, FILE)
+def cached_graph(folder: str, file: str, label: str, make: Callable[[str], None], *, log: bool) -> tuple[str, bool]:
+    """The path of the graph `folder/file` and whether this call exported it (`make(path)`, when it was absent)."""
+    path = os.path.join(folder, file)
     exported = not os.path.isfile(path)
     if exported:
         os.makedirs(folder, exist_ok=True)
         if log:
             print(f"exporting {label} to ONNX: {path}", file=sys.stderr)
-        export(base.model, path, label)
+        make(path)
+    return path, exported
+
+
+def wrap(base: SentenceTransformerEncoder, folder: str, label: str, *, log: bool = True) -> OnnxEncoder:
+    """The ONNX encoder of a loaded torch encoder: its graph read from `folder`, exported there first if absent."""
+    check_modules(base.model, label)
+    path, exported = cached_graph(folder, FILE, label, lambda p: export(base.model, p, label), log=log)
     return OnnxEncoder(base, session(path), exported=exported)
