@@ -32,8 +32,9 @@ def reference() -> dict:
     return json.loads(FIXTURE.read_text())
 
 
-def record_text_ids(enc) -> list[list[int]]:
-    """The token ids the encoder's text tower receives, appended to the returned list as it runs."""
+def record_text_ids(enc, monkeypatch) -> list[list[int]]:
+    """The token ids the encoder's text tower receives, appended to the returned list as it runs (the tower is
+    restored when the test ends: the tiny models are shared)."""
     fed: list[list[int]] = []
     text_tower = enc.model.get_text_features
 
@@ -41,13 +42,13 @@ def record_text_ids(enc) -> list[list[int]]:
         fed.extend(kwargs["input_ids"].tolist())
         return text_tower(**kwargs)
 
-    enc.model.get_text_features = recording
+    monkeypatch.setattr(enc.model, "get_text_features", recording)
     return fed
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", sorted(CASES))
-def test_dual_tower_matches_the_documented_usage(reference, arch):
+def test_dual_tower_matches_the_documented_usage(reference, arch, monkeypatch):
     public, tiny_name, builder = CASES[arch]
     model = builder(0)[0]
     assert float(sum(p.detach().double().sum() for p in model.parameters())) == pytest.approx(
@@ -69,7 +70,7 @@ def test_dual_tower_matches_the_documented_usage(reference, arch):
         assert arch != "siglip" or "attention_mask" not in kwargs  # SigLIP: no mask, as trained
         return text_tower(**kwargs)
 
-    enc.model.get_text_features = recording
+    monkeypatch.setattr(enc.model, "get_text_features", recording)  # restored at the end: the tiny model is shared
     out = np.concatenate([enc.encode_queries([item]) for item in batch])  # one at a time: no batch padding
     assert fed == [ids for ids in ref["input_ids"] if ids]
     expected = np.array(ref["vectors"])
@@ -82,7 +83,7 @@ def test_dual_tower_matches_the_documented_usage(reference, arch):
 
 
 @pytest.mark.slow
-def test_metaclip_2_matches_the_documented_usage(tmp_path):
+def test_metaclip_2_matches_the_documented_usage(tmp_path, monkeypatch):
     """MetaCLIP 2 through the recipe's own loader (AutoModel / AutoTokenizer / AutoImageProcessor of the folder)
     against tests/fixtures/metaclip-2/reference.json (run_dual_tower_reference.py --metaclip-2, NOTE.md there)."""
     from model_adapters.mocks import tiny_text
@@ -100,7 +101,7 @@ def test_metaclip_2_matches_the_documented_usage(tmp_path):
     assert float(sum(p.detach().double().sum() for p in enc.model.parameters())) == pytest.approx(
         ref["weights_sum"], rel=1e-9
     )
-    fed = record_text_ids(enc)
+    fed = record_text_ids(enc, monkeypatch)
     batch = [
         ModelInput(t, reference_inputs.image(k) if k else None, i)
         for t, k, i in reference_inputs.EMBED_INPUTS + reference_inputs.TRUNCATION_INPUTS
@@ -115,7 +116,7 @@ def test_metaclip_2_matches_the_documented_usage(tmp_path):
 
 
 @pytest.mark.slow
-def test_bge_vl_clip_matches_its_remote_encode(tmp_path):
+def test_bge_vl_clip_matches_its_remote_encode(tmp_path, monkeypatch):
     """BGE-VL-CLIP's remote `encode` (tests/fixtures/bge-vl/reference.json, NOTE.md there) equals the clip dual tower
     on the same CLIPModel weights; its config (model_type clip + auto_map) is chosen by Hub id, not taken for EVA-CLIP."""
     from model_adapters.models import detect
@@ -134,7 +135,7 @@ def test_bge_vl_clip_matches_its_remote_encode(tmp_path):
         ref["weights_sum"], rel=1e-9
     )
     enc.max_length = 256  # the tiny CLIP's positions: their encode() never cuts (TRUNCATION_INPUTS fail there)
-    fed = record_text_ids(enc)
+    fed = record_text_ids(enc, monkeypatch)
     out = np.concatenate(
         [
             enc.encode_queries([ModelInput(t, reference_inputs.image(k) if k else None, i)])
