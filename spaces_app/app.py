@@ -8,6 +8,7 @@ rankings (spaces_app/submit.py); every user string is shown in plain-text compon
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import sys
@@ -300,8 +301,9 @@ def stop_threads(threads: tuple[Sweeper, VerifyQueue]) -> None:
 def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
     """Build and serve the app; refuses to start without any gold folder. ``kwargs`` go to ``Blocks.launch``.
 
-    Also started: the upload sweeper, the reproduction-check queue (spaces_app/worker.py) and, in the main thread,
-    a SIGTERM handler that refuses new submissions, lets those in flight finish (up to `DRAIN_S`) and then stops."""
+    The objects alive once the gold is read are frozen (`gc.freeze`) until the server closes. Also started: the
+    upload sweeper, the reproduction-check queue (spaces_app/worker.py) and, in the main thread, a SIGTERM handler
+    that refuses new submissions, lets those in flight finish (up to `DRAIN_S`) and then stops."""
     settings = settings or Settings.from_env()
     require_gold({"triad": settings.triad_dir, "ark": settings.ark_dir})
     # the client address is the TCP peer unless TRIAD_SPACE_TRUSTED_PROXIES says otherwise (spaces_app/identity.py):
@@ -309,6 +311,9 @@ def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
     os.environ["FORWARDED_ALLOW_IPS"] = ""
     lb = Leaderboard(settings)
     demo = layout(lb)
+    # the gold read at start-up lives as long as the server: full garbage collections skip its objects from now on
+    gc.collect()
+    gc.freeze()
     limits = Limits.from_env()
     guard = Middleware(
         UploadGuard,
@@ -345,12 +350,14 @@ def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
         )
     if not kwargs.get("prevent_thread_lock"):  # the server has stopped
         stop_threads(threads)
+        gc.unfreeze()
         return demo
     close = demo.close
 
     def closing(*args: Any, **kw: Any) -> None:
         stop_threads(threads)
         close(*args, **kw)
+        gc.unfreeze()  # a process that goes on (a test) collects what the server held again
 
     demo.close = closing  # type: ignore[method-assign]  # Blocks has no on-close hook: wrap this instance's close
     return demo
