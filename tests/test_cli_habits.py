@@ -209,12 +209,12 @@ def _docs_rows() -> list[dict[str, str]]:
 def test_list_models_agrees_with_the_systems_table(capsys):
     code, stdout, _ = _cli(capsys, "list", "models")
     lines = stdout.splitlines()
-    assert code == 0 and lines[0].split() == ["model", "type", "status", "input", "needs"]
-    listed = {}
+    assert code == 0 and lines[0].split() == ["model", "type", "status", "input", "backends", "needs"]
+    listed, backends = {}, {}
     for line in lines[2:]:
-        name, kind, status, sees, needs = re.split(r"\s{2,}", line.strip())
+        name, kind, status, sees, backend, needs = re.split(r"\s{2,}", line.strip())
         assert name not in listed
-        listed[name] = (kind, status, sees, needs)
+        listed[name], backends[name] = (kind, status, sees, needs), backend
     documented = set()
     for row in _docs_rows():
         if row["status"] not in ("verified", "refused", "API"):
@@ -230,6 +230,13 @@ def test_list_models_agrees_with_the_systems_table(capsys):
     assert listed["seed1.6-embedding"][3] == "$ARK_API_KEY (requests cached; --offline replays them)"
     assert listed["twn"][3].startswith("cannot be run as its authors run it (`triad run --model twn` says why")
     assert not any(name.startswith("tiny-random") for name in listed)  # test models are never offered
+    # --backend onnx / --rerank-backend onnx where the recipe has a proven ONNX path (docs/runner.md)
+    onnx = {"minilm", "bge-m3", "clip-vit-b32", "clip-vit-l14", "siglip2", "metaclip-2-worldwide-huge"}
+    assert {n for n, b in backends.items() if b == "torch, onnx"} == onnx | {"bge-vl-base", "bge-vl-large"} | {
+        "bge-reranker-v2-m3"
+    }
+    assert backends["qwen3-embedding-4b"] == "torch" and backends["seed1.6-embedding"] == "API"
+    assert backends["twn"] == "-"
 
 
 def test_list_configs_names_a_folders_configs_and_refuses_a_non_dataset(triad_dir, tmp_path, capsys):

@@ -33,8 +33,8 @@ def models_table() -> str:
     from model_adapters.ranks.output import text_table
 
     entries = {**REGISTRY, **{name: entry for name, (entry, _) in plugin_entries().items()}}
-    rows = [[r.name, r.type, r.status, r.sees, r.needs] for r in model_rows(entries)]
-    return _strip(text_table(["model", "type", "status", "input", "needs"], rows))
+    rows = [[r.name, r.type, r.status, r.sees, r.backends, r.needs] for r in model_rows(entries)]
+    return _strip(text_table(["model", "type", "status", "input", "backends", "needs"], rows))
 
 
 def configs_table(folder: str) -> str:

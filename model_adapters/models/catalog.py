@@ -1,4 +1,4 @@
-"""What `triad list models` shows: each registry model's name, type, status and what it needs to run.
+"""What `triad list models` shows: each registry model's name, type, status, backends and what it needs to run.
 
 Type and status use the words of docs/models.md's systems table (`recipes.SYSTEM_TYPES`; verified / refused / API),
 so the listing and that table can be checked against each other.
@@ -23,6 +23,7 @@ class ModelRow:
     type: str  # one of recipes.SYSTEM_TYPES
     status: str  # "verified", "refused", "API" or "unverified"
     sees: str  # "text+image" or "text only"
+    backends: str  # what can run its forward: "torch", "torch, onnx" (`--backend onnx`), "API" or "-" (refused)
     needs: str  # what running it takes (or why it is refused)
 
 
@@ -46,6 +47,19 @@ def status(entry: ModelEntry) -> str:
     return "verified" if recipe is not None and recipe.reference is not None else UNVERIFIED
 
 
+def backends(entry: ModelEntry) -> str:
+    """What can run the entry's forward: torch, and ONNX Runtime where its recipe has an ONNX path (`--backend onnx`,
+    for a reranker `--rerank-backend onnx`); an API model runs at its provider; a refused one nowhere."""
+    from model_adapters.families import onnx_rerank, onnx_text
+
+    if status(entry) == "refused":
+        return "-"
+    if entry.family == recipes.API:
+        return "API"
+    onnx = onnx_rerank.RECIPES if entry.kind == "reranker" else onnx_text.RECIPES
+    return "torch, onnx" if entry.recipe in onnx else "torch"
+
+
 def needs(entry: ModelEntry) -> str:
     """What running the entry takes: its weights (where from), an API key, or the reason it is refused."""
     recipe = entry.recipe_row
@@ -66,6 +80,8 @@ def model_rows(entries: dict[str, ModelEntry]) -> list[ModelRow]:
     real = [e for e in entries.values() if not e.random_init]
     ordered = [e for e in real if e.kind == "embedder"] + [e for e in real if e.kind != "embedder"]
     return [
-        ModelRow(e.name, system_type(e), status(e), "text+image" if e.sees_images else "text only", needs(e))
+        ModelRow(
+            e.name, system_type(e), status(e), "text+image" if e.sees_images else "text only", backends(e), needs(e)
+        )
         for e in ordered
     ]
