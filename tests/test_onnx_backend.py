@@ -364,8 +364,13 @@ def test_a_reranked_run_on_onnx_scores_as_torch_and_a_rerun_exports_nothing(mini
     """minilm then the tiny bge-reranker-v2-m3 over each query's head: the reranked heads hold the same candidates,
     in torch's order but for near-ties within TIE; results.json names the reranker's backend; a re-run finds the
     graph in the cache."""
+    import json
+    from pathlib import Path
+
+    import jsonschema
     import pyarrow.parquet as pq
 
+    from model_adapters import results
     from model_adapters.families import onnx_rerank
     from model_adapters.runner import run
 
@@ -393,6 +398,9 @@ def test_a_reranked_run_on_onnx_scores_as_torch_and_a_rerun_exports_nothing(mini
 
     torch_run, onnx_run = reranked("torch", "torch"), reranked("onnx", "onnx")
     assert "backend" not in torch_run["reranker"] and onnx_run["reranker"]["backend"] == "onnx"
+    assert onnx_run["reranker"]["versions"]["onnxruntime"] is not None
+    schema = json.loads((Path(results.__file__).parent / "results.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(json.loads((tmp_path / "onnx" / "results.json").read_text()))
     assert "backend" not in onnx_run["model"]  # the first stage still ran on torch
     for want, got in zip(ranked("torch"), ranked("onnx"), strict=True):
         score = dict(zip(want["candidate_ids"], want["scores"], strict=True))
