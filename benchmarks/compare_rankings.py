@@ -2,9 +2,11 @@
 (float noise of another batching reorders near-ties), or different (issue 24's check that bucketing changes nothing).
 
 A query's rankings agree up to near-ties when, walking run B's order, no candidate is followed by one that run A
-scores more than `tol` higher. Also printed: the largest score difference of one candidate between the two runs.
+scores more than `tol` higher. Also printed: the largest score difference of one candidate between the two runs,
+and how many of run A's rankings hold adjacent candidates whose scores differ by more than 0 and at most `--gap`
+(the near-ties whose order the last bits of the arithmetic decide; pairs in parentheses).
 
-    python benchmarks/compare_rankings.py RUN_A RUN_B [--tol 1e-6]
+    python benchmarks/compare_rankings.py RUN_A RUN_B [--tol 1e-6] [--gap 3e-7]
 """
 
 from __future__ import annotations
@@ -33,19 +35,28 @@ def compare(a: dict, b: dict, tol: float) -> tuple[str, int, float]:
     return ("near-ties" if worst < tol else "different"), moved, drift
 
 
+def near_ties(row: dict, gap: float) -> int:
+    """Adjacent candidates of one ranking whose scores differ by more than 0 and at most `gap`."""
+    scores = np.asarray(row["scores"], dtype=np.float64)
+    steps = np.abs(np.diff(scores))
+    return int(((steps > 0) & (steps <= gap)).sum())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("run_a")
     ap.add_argument("run_b")
     ap.add_argument("--tol", type=float, default=1e-6)
+    ap.add_argument("--gap", type=float, default=3e-7, help="a near-tie of run A: adjacent scores this close or closer")
     args = ap.parse_args()
     files = sorted(p.name for p in (Path(args.run_a) / "rankings").glob("*.parquet"))
     if not files:
         sys.exit(f"{args.run_a}/rankings: no ranking files")
     totals = {"identical": 0, "near-ties": 0, "different": 0}
+    totals_tied = [0, 0]
     print(
-        "| config | queries | identical | near-tie swaps (positions) | different | largest score drift |\n"
-        "|---|---:|---:|---:|---:|---:|"
+        "| config | queries | identical | near-tie swaps (positions) | different | largest score drift | "
+        "A's rankings with a near-tie (pairs) |\n|---|---:|---:|---:|---:|---:|---:|"
     )
     for name in files:
         rows_a = {r["query_id"]: r for r in pq.read_table(Path(args.run_a) / "rankings" / name).to_pylist()}
@@ -53,19 +64,26 @@ def main() -> None:
         if set(rows_a) != set(rows_b):
             sys.exit(f"{name}: the two runs rank different queries")
         counts = {"identical": 0, "near-ties": 0, "different": 0}
-        moved, drift = 0, 0.0
+        moved, drift, tied, pairs = 0, 0.0, 0, 0
         for qid, row in rows_a.items():
             verdict, n, d = compare(row, rows_b[qid], args.tol)
             counts[verdict] += 1
             moved += n if verdict == "near-ties" else 0
             drift = max(drift, d)
+            close = near_ties(row, args.gap)
+            tied, pairs = tied + bool(close), pairs + close
         for k, v in counts.items():
             totals[k] += v
         print(
             f"| {name[:-8]} | {len(rows_a)} | {counts['identical']} | {counts['near-ties']} ({moved}) | "
-            f"{counts['different']} | {drift:.1e} |"
+            f"{counts['different']} | {drift:.1e} | {tied} ({pairs}) |"
         )
-    print(f"\ntotal: {totals} (tolerance {args.tol:g})")
+        totals_tied[0] += tied
+        totals_tied[1] += pairs
+    print(
+        f"\ntotal: {totals} (tolerance {args.tol:g}); run A's rankings with a near-tie within {args.gap:g}: "
+        f"{totals_tied[0]} ({totals_tied[1]} pairs)"
+    )
     sys.exit(1 if totals["different"] else 0)
 
 
