@@ -16,7 +16,7 @@
    CPU both use the same cores, so the limit is reachable only where one of them is negligible; the table also
    shows 1/(1/a + 1/b), the rate when the two take turns on the cores (on CUDA the forward leaves them).
 
-    python benchmarks/bench_encode.py --data demo_output/triad [--repeats 3] [--device cuda] [--baseline DIR]
+    python benchmarks/bench_encode.py --data demo_output/triad [--repeats 3] [--device cuda] [--baseline DIR] [--onnx-spin]
 
 On CUDA (`--device cuda`, or benchmarks/gpu_check.sh) the same sides run on the GPU.
 """
@@ -58,9 +58,10 @@ def runner_side(
     dtype: str = "float32",
     graph: str | None = None,
     configs: list[str] | None = None,
+    spin: bool = False,
 ) -> dict[str, Any]:
-    """The runner's encode phase of `configs` (default all; `graph`: the ONNX backend, its graph in that folder);
-    the plan is built first (not timed: it is the plan phase)."""
+    """The runner's encode phase of `configs` (default all; `graph`: the ONNX backend, its graph in that folder;
+    `spin`: its idle threads spinning); the plan is built first (not timed: it is the plan phase)."""
     sys.path.insert(0, os.getcwd())
     from model_adapters.planning.plan import plan_triad
     from triad_dataset.contract.names import TASK_CONFIGS
@@ -76,9 +77,11 @@ def runner_side(
 
     encoder = load_encoder(get_entry("minilm"), device=device, dtype=dtype)
     if graph is not None:
-        from model_adapters.families.onnx_text import wrap
+        from model_adapters.families import onnx_text
 
-        encoder = wrap(encoder, graph, "minilm", log=False)
+        if spin:  # the shipped session, but its idle threads spin (ONNX Runtime's own default)
+            onnx_text.session = spinning_session
+        encoder = onnx_text.wrap(encoder, graph, "minilm", log=False)
     kwargs = {"device": device} if "device" in encode_items.__code__.co_varnames else {}
     _, stats = encode_items(
         encoder, keys, plan.items, model="minilm", batch_size=BATCH, cache=None, show_progress=False, **kwargs
@@ -86,6 +89,17 @@ def runner_side(
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
     summary = getattr(stats, "summary", None) or getattr(stats, "figures", None)  # an older checkpoint: `figures`
     return {"items": len(keys), "seconds": seconds, "cpu_seconds": cpu_seconds, "padding": summary() if summary else {}}
+
+
+def spinning_session(path: str) -> Any:
+    """`onnx_text.session` with ONNX Runtime's idle threads spinning instead of sleeping (its own default)."""
+    import onnxruntime as ort
+    import torch
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads, options.inter_op_num_threads = torch.get_num_threads(), 1
+    options.log_severity_level = 3
+    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
 
 def bare_side(texts_file: str, threads: int, device: str) -> dict[str, Any]:
@@ -178,6 +192,8 @@ def minilm(args: argparse.Namespace) -> None:
         }
         if args.device == "cpu":  # the ONNX backend runs on the CPU only
             sides["runner, ONNX Runtime float32 (--backend onnx)"] = (ROOT, [*runner, "--graph", tmp])
+            if args.onnx_spin:
+                sides["runner, ONNX Runtime, idle threads spinning"] = (ROOT, [*runner, "--graph", tmp, "--spin"])
         sides["runner, torch bfloat16 (--dtype bfloat16)"] = (ROOT, [*runner, "--dtype", "bfloat16"])
         if args.baseline:
             sides["runner before (--baseline)"] = (Path(args.baseline), runner)
@@ -340,10 +356,14 @@ def main() -> None:
     ap.add_argument("--texts", help=argparse.SUPPRESS)
     ap.add_argument("--dtype", default="float32", help=argparse.SUPPRESS)
     ap.add_argument("--graph", help=argparse.SUPPRESS)
+    ap.add_argument("--spin", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--onnx-spin", action="store_true", help="a further side: the ONNX session with its idle threads spinning"
+    )
     args = ap.parse_args()
     if args.side == "runner":
         configs = args.configs.split(",") if args.configs else None
-        print(json.dumps(runner_side(args.data, args.threads, args.device, args.dtype, args.graph, configs)))
+        print(json.dumps(runner_side(args.data, args.threads, args.device, args.dtype, args.graph, configs, args.spin)))
         return
     if args.side == "bare":
         print(json.dumps(bare_side(args.texts, args.threads, args.device)))
