@@ -24,6 +24,7 @@ On CUDA (`--device cuda`, or benchmarks/gpu_check.sh) the same sides run on the 
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import json
 import os
@@ -80,7 +81,7 @@ def runner_side(
         from model_adapters.families import onnx_text
 
         if spin:  # the shipped session, but its idle threads spin (ONNX Runtime's own default)
-            onnx_text.session = spinning_session
+            onnx_text.session = functools.partial(onnx_text.session, spin=True)
         encoder = onnx_text.wrap(encoder, graph, "minilm", log=False)
     kwargs = {"device": device} if "device" in encode_items.__code__.co_varnames else {}
     _, stats = encode_items(
@@ -89,17 +90,6 @@ def runner_side(
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
     summary = getattr(stats, "summary", None) or getattr(stats, "figures", None)  # an older checkpoint: `figures`
     return {"items": len(keys), "seconds": seconds, "cpu_seconds": cpu_seconds, "padding": summary() if summary else {}}
-
-
-def spinning_session(path: str) -> Any:
-    """`onnx_text.session` with ONNX Runtime's idle threads spinning instead of sleeping (its own default)."""
-    import onnxruntime as ort
-    import torch
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads, options.inter_op_num_threads = torch.get_num_threads(), 1
-    options.log_severity_level = 3
-    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
 
 def bare_side(texts_file: str, threads: int, device: str) -> dict[str, Any]:

@@ -116,24 +116,32 @@ def resolve_reranker(cfg: RunConfig) -> ResolvedModel | None:
     return with_backend(resolved, cfg.rerank_backend)
 
 
+def graph_folder(model: ResolvedModel, cfg: RunConfig) -> tuple[str, Any]:
+    """Where the model's ONNX graph lives: the cache folder's `onnx/<cache key>/`, or with --no-cache a temporary
+    folder (its handle is returned too: the folder is removed when the handle goes)."""
+    from model_adapters.families import onnx_text
+
+    if cfg.no_cache:
+        import tempfile
+
+        tmp = tempfile.TemporaryDirectory(prefix="triad-onnx-")
+        return tmp.name, tmp
+    return os.path.join(cfg.cache_root, onnx_text.ONNX, model.identity.cache_key()), None
+
+
 def load_reranker(model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context) -> Any:
     """The loaded reranker; on `--rerank-backend onnx` behind ONNX Runtime, its graph exported once per identity
-    into the cache folder's `onnx/<cache key>/` (with --no-cache: a temporary folder, removed at exit)."""
+    (`graph_folder`)."""
     if model.identity.backend == TORCH:
         return model.load(ctx.device, cfg.dtype)
-    import tempfile
-
     from model_adapters.families import onnx_rerank, onnx_text
 
     onnx_text.check_device(ctx.device, model.identity.label, "--rerank-backend")
     base = model.load(ctx.device, cfg.dtype)
-    if cfg.no_cache:
-        tmp = tempfile.TemporaryDirectory(prefix="triad-onnx-")
-        wrapped = onnx_rerank.wrap(base, tmp.name, model.identity.label, log=ctx.is_main and not cfg.quiet)
-        wrapped.folder = tmp  # removed with the reranker
-        return wrapped
-    folder = os.path.join(cfg.cache_root, onnx_text.ONNX, model.identity.cache_key())
-    return onnx_rerank.wrap(base, folder, model.identity.label, log=ctx.is_main and not cfg.quiet)
+    folder, tmp = graph_folder(model, cfg)
+    wrapped = onnx_rerank.wrap(base, folder, model.identity.label, log=ctx.is_main and not cfg.quiet)
+    wrapped.folder = tmp  # a temporary folder lives as long as the reranker
+    return wrapped
 
 
 def _generation_spec(model: ResolvedModel) -> Any:
@@ -187,17 +195,11 @@ class RunEncoder:
 
     def _onnx(self, base: Any) -> Any:
         """The torch encoder `base` with ONNX Runtime as its forward; the graph exported once per model identity
-        into the cache folder's `onnx/<cache key>/` (with --no-cache: a temporary folder, removed at exit)."""
+        (`graph_folder`)."""
         from model_adapters.families import onnx_text, onnx_towers
 
         identity = self.model.identity
-        if self.cfg.no_cache:
-            import tempfile
-
-            self._tmp = tempfile.TemporaryDirectory(prefix="triad-onnx-")
-            folder = self._tmp.name
-        else:
-            folder = os.path.join(self.cfg.cache_root, onnx_text.ONNX, identity.cache_key())
+        folder, self._tmp = graph_folder(self.model, self.cfg)
         wrap = onnx_towers.wrap if identity.family == DUAL_TOWER else onnx_text.wrap
         return wrap(base, folder, identity.label, log=self.ctx.is_main and not self.cfg.quiet)
 

@@ -305,43 +305,60 @@ def test_bfloat16_on_the_cpu_stays_close_to_float32(minilm):
     assert got.dtype == np.float32 and cosines(got, want).min() >= 0.999
 
 
+def mini_run(data, tmp_path, out: str, **fields) -> dict:
+    """`triad run --model minilm` on the mini edition's state_cars into `tmp_path/out`, its cache in
+    `tmp_path/cache`; `fields` are further RunConfig fields."""
+    from model_adapters.runner import run
+
+    cfg = RunConfig(
+        model="minilm",
+        data=str(data),
+        out=str(tmp_path / out),
+        configs="state_cars",
+        cache_dir=str(tmp_path / "cache"),
+        validate=False,
+        **fields,
+    )
+    return run(cfg)
+
+
+def state_cars_rankings(run_dir) -> list[dict]:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(run_dir / "rankings" / "state_cars.parquet").to_pylist()
+
+
+def check_schema(results_file) -> None:
+    """A results.json against model_adapters/results/results.schema.json."""
+    import json
+    from pathlib import Path
+
+    import jsonschema
+
+    from model_adapters import results
+
+    schema = json.loads((Path(results.__file__).parent / "results.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(json.loads(results_file.read_text()))
+
+
 @pytest.mark.slow
 def test_a_minilm_run_on_onnx_ranks_as_torch_and_a_rerun_exports_nothing(mini_triad_dir, tmp_path, capsys):
     """One mini config (all of them: docs/benchmarks.md): the same candidates in the same order, except that
     candidates whose torch scores are within TIE of each other may trade places (float32 noise: different kernels
     sum in another order); mAP within 1e-6."""
-    import json
-    from pathlib import Path
-
-    import jsonschema
-    import pyarrow.parquet as pq
-
-    from model_adapters import results
-    from model_adapters.runner import run
 
     def triad_run(backend: str, out: str, quiet: bool = True) -> dict:
-        cfg = RunConfig(
-            model="minilm",
-            data=str(mini_triad_dir),
-            out=str(tmp_path / out),
-            configs="state_cars",
-            cache_dir=str(tmp_path / "cache"),
-            backend=backend,
-            quiet=quiet,
-            validate=False,
-        )
-        return run(cfg)
+        return mini_run(mini_triad_dir, tmp_path, out, backend=backend, quiet=quiet)
 
     def ranked(out: str) -> list[dict]:
-        return pq.read_table(tmp_path / out / "rankings" / "state_cars.parquet").to_pylist()
+        return state_cars_rankings(tmp_path / out)
 
     def order(out: str) -> list[list[str]]:
         return [row["candidate_ids"] for row in ranked(out)]
 
     torch_run, onnx_run = triad_run("torch", "torch"), triad_run("onnx", "onnx")
     assert "backend" not in torch_run["model"] and onnx_run["model"]["backend"] == "onnx"
-    schema = json.loads((Path(results.__file__).parent / "results.schema.json").read_text(encoding="utf-8"))
-    jsonschema.Draft202012Validator(schema).validate(json.loads((tmp_path / "onnx" / "results.json").read_text()))
+    check_schema(tmp_path / "onnx" / "results.json")
     for want, got in zip(ranked("torch"), ranked("onnx"), strict=True):
         score = dict(zip(want["candidate_ids"], want["scores"], strict=True))
         assert sorted(got["candidate_ids"]) == sorted(want["candidate_ids"])
@@ -364,43 +381,30 @@ def test_a_reranked_run_on_onnx_scores_as_torch_and_a_rerun_exports_nothing(mini
     """minilm then the tiny bge-reranker-v2-m3 over each query's head: the reranked heads hold the same candidates,
     in torch's order but for near-ties within TIE; results.json names the reranker's backend; a re-run finds the
     graph in the cache."""
-    import json
-    from pathlib import Path
-
-    import jsonschema
-    import pyarrow.parquet as pq
-
-    from model_adapters import results
     from model_adapters.families import onnx_rerank
-    from model_adapters.runner import run
 
     folder = tiny_text.save_bge_reranker(str(tmp_path / "reranker"))
 
     def reranked(backend: str, out: str, quiet: bool = True) -> dict:
-        cfg = RunConfig(
-            model="minilm",
-            data=str(mini_triad_dir),
-            out=str(tmp_path / out),
-            configs="state_cars",
+        return mini_run(
+            mini_triad_dir,
+            tmp_path,
+            out,
             limit=4,
             rerank="bge-reranker-v2-m3",
             rerank_model_path=folder,
             rerank_top=6,
             rerank_backend=backend,
-            cache_dir=str(tmp_path / "cache"),
             quiet=quiet,
-            validate=False,
         )
-        return run(cfg)
 
     def ranked(out: str) -> list[dict]:
-        return pq.read_table(tmp_path / out / "rankings" / "state_cars.parquet").to_pylist()
+        return state_cars_rankings(tmp_path / out)
 
     torch_run, onnx_run = reranked("torch", "torch"), reranked("onnx", "onnx")
     assert "backend" not in torch_run["reranker"] and onnx_run["reranker"]["backend"] == "onnx"
     assert onnx_run["reranker"]["versions"]["onnxruntime"] is not None
-    schema = json.loads((Path(results.__file__).parent / "results.schema.json").read_text(encoding="utf-8"))
-    jsonschema.Draft202012Validator(schema).validate(json.loads((tmp_path / "onnx" / "results.json").read_text()))
+    check_schema(tmp_path / "onnx" / "results.json")
     assert "backend" not in onnx_run["model"]  # the first stage still ran on torch
     for want, got in zip(ranked("torch"), ranked("onnx"), strict=True):
         score = dict(zip(want["candidate_ids"], want["scores"], strict=True))

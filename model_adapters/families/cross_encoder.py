@@ -62,14 +62,20 @@ class TextCrossEncoder:
         ]
         return dict(self.tokenizer.pad({"input_ids": ids}, padding=True, return_tensors="pt"))
 
+    def logits(self, queries: Sequence[ModelInput], candidates: Sequence[ModelInput]) -> Any:
+        """The model's float32 logit per (query, candidate) pair, a tensor on the model's device."""
+        import torch
+
+        inputs = {k: v.to(self.device) for k, v in self.tokenize(queries, candidates).items()}
+        with torch.inference_mode():
+            return self.model(**inputs, return_dict=True).logits.view(-1).float()
+
     def score_pairs(self, queries: Sequence[ModelInput], candidates: Sequence[ModelInput]) -> np.ndarray:
         import torch
 
         if len(queries) != len(candidates):
             raise ValueError(f"score_pairs: {len(queries)} queries but {len(candidates)} candidates")
-        inputs = {k: v.to(self.device) for k, v in self.tokenize(queries, candidates).items()}
-        with torch.inference_mode():
-            logits = self.model(**inputs, return_dict=True).logits.view(-1).float()
+        logits = self.logits(queries, candidates)
         scores = torch.sigmoid(logits) if self.normalize else logits
         return scores.cpu().numpy().astype(np.float64)
 

@@ -65,19 +65,11 @@ def refusal(recipe: str | None, dtype: str | None, label: str) -> str | None:
     )
 
 
-def torch_logits(base: TextCrossEncoder, queries: Sequence[ModelInput], candidates: Sequence[ModelInput]) -> Any:
-    """The torch model's float32 logits of the pairs (what `score_pairs` passes to its sigmoid)."""
-    import torch
-
-    inputs = base.tokenize(queries, candidates)
-    with torch.inference_mode():
-        return base.model(**inputs, return_dict=True).logits.view(-1).float().numpy()
-
-
 def check_equal(base: TextCrossEncoder, candidate: OnnxCrossEncoder, label: str) -> None:
     """Refuse a graph whose logits differ from the torch forward's by more than MAX_LOGIT_DIFF on the probes."""
     for queries, candidates in probes():
-        diff = float(np.abs(candidate.logits(queries, candidates) - torch_logits(base, queries, candidates)).max())
+        want = base.logits(queries, candidates).cpu().numpy()
+        diff = float(np.abs(candidate.logits(queries, candidates) - want).max())
         if not diff <= MAX_LOGIT_DIFF:
             raise TriadError(
                 f"--rerank-backend onnx: reranker {label}'s exported graph gives other scores than torch (logits "
@@ -121,5 +113,6 @@ def wrap(base: Any, folder: str, label: str, *, log: bool = True) -> OnnxCrossEn
             f"--rerank-backend onnx: reranker {label} loads {type(base).__name__}, not the text cross-encoder the "
             "ONNX reranker covers; run it with --rerank-backend torch"
         )
-    path, exported = onnx_text.cached_graph(folder, FILE, label, lambda p: export(base, p, label), log=log)
+    path = os.path.join(folder, FILE)
+    exported = onnx_text.cached_graph(folder, [FILE], label, lambda: export(base, path, label), log=log)
     return OnnxCrossEncoder(base, onnx_text.session(path), exported=exported)

@@ -131,8 +131,9 @@ class OnnxEncoder:
         return self.forward(self.prepare(batch, CANDIDATE), CANDIDATE)
 
 
-def session(path: str) -> Any:
-    """An ONNX Runtime CPU session on `path`, with as many threads as torch uses (so both backends share a budget)."""
+def session(path: str, *, spin: bool = False) -> Any:
+    """An ONNX Runtime CPU session on `path`, with as many threads as torch uses (so both backends share a budget);
+    its idle threads sleep unless `spin` (ONNX Runtime's own default, which benchmarks/bench_encode.py compares)."""
     import onnxruntime as ort
     import torch
 
@@ -140,7 +141,7 @@ def session(path: str) -> Any:
     options.intra_op_num_threads = torch.get_num_threads()
     options.inter_op_num_threads = 1
     options.log_severity_level = 3  # errors only
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # idle threads sleep, not spin
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
     return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
 
@@ -217,20 +218,21 @@ def check_equal(model: Any, sess: Any, label: str) -> None:
         check_cosines(sess.run([OUTPUT], {n: features[n].numpy() for n in names})[0], want, label)
 
 
-def cached_graph(folder: str, file: str, label: str, make: Callable[[str], None], *, log: bool) -> tuple[str, bool]:
-    """The path of the graph `folder/file` and whether this call exported it (`make(path)`, when it was absent)."""
-    path = os.path.join(folder, file)
-    exported = not os.path.isfile(path)
+def cached_graph(folder: str, files: Sequence[str], label: str, make: Callable[[], None], *, log: bool) -> bool:
+    """Whether this call exported the graph files `files` into `folder` (`make()`, when any of them was absent)."""
+    exported = not all(os.path.isfile(os.path.join(folder, f)) for f in files)
     if exported:
         os.makedirs(folder, exist_ok=True)
         if log:
-            print(f"exporting {label} to ONNX: {path}", file=sys.stderr)
-        make(path)
-    return path, exported
+            where = os.path.join(folder, files[0]) if len(files) == 1 else folder
+            print(f"exporting {label} to ONNX: {where}", file=sys.stderr)
+        make()
+    return exported
 
 
 def wrap(base: SentenceTransformerEncoder, folder: str, label: str, *, log: bool = True) -> OnnxEncoder:
     """The ONNX encoder of a loaded torch encoder: its graph read from `folder`, exported there first if absent."""
     check_modules(base.model, label)
-    path, exported = cached_graph(folder, FILE, label, lambda p: export(base.model, p, label), log=log)
+    path = os.path.join(folder, FILE)
+    exported = cached_graph(folder, [FILE], label, lambda: export(base.model, path, label), log=log)
     return OnnxEncoder(base, session(path), exported=exported)

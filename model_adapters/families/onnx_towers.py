@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import io
 import os
-import sys
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -151,11 +150,6 @@ def export(base: DualTowerEncoder, folder: str, label: str) -> None:
 def wrap(base: DualTowerEncoder, folder: str, label: str, *, log: bool = True) -> OnnxTowers:
     """The ONNX encoder of a loaded dual tower: its graphs read from `folder`, exported there first if absent."""
     check_class(base.model, label)
-    exported = not (os.path.isfile(os.path.join(folder, TEXT)) and os.path.isfile(os.path.join(folder, IMAGE)))
-    if exported:
-        os.makedirs(folder, exist_ok=True)
-        if log:
-            print(f"exporting {label} to ONNX: {folder}", file=sys.stderr)
-        export(base, folder, label)
+    exported = onnx_text.cached_graph(folder, [TEXT, IMAGE], label, lambda: export(base, folder, label), log=log)
     text, image = (onnx_text.session(os.path.join(folder, f)) for f in (TEXT, IMAGE))
     return OnnxTowers(base, text, image, exported=exported)
