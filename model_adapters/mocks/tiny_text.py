@@ -23,7 +23,7 @@ import json
 import os
 from typing import Any, Final
 
-from model_adapters.mocks.tiny import seeded
+from model_adapters.mocks.tiny import CHAT_INIT_RANGE, redrawn, seeded
 
 HIDDEN: Final = 32
 SEED: Final = 0
@@ -106,6 +106,7 @@ def tiny_qwen3(seed: int = SEED) -> tuple[Any, Any]:
         eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"),
         sliding_window=None,  # the real Qwen3-Embedding config.json: no window, use_sliding_window false
         use_sliding_window=False,
+        initializer_range=CHAT_INIT_RANGE,
     )
     return seeded(seed, lambda: Qwen3Model(config)), tok
 
@@ -268,6 +269,7 @@ def tiny_llama(seed: int = SEED) -> tuple[Any, Any]:
         rope_parameters=_llama3_1_rope(),
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
+        initializer_range=CHAT_INIT_RANGE,
     )
     return seeded(seed, lambda: LlamaModel(config)), tok
 
@@ -321,6 +323,7 @@ def _xlmr_config(tok: Any, max_positions: int, **extra: Any) -> Any:
         pad_token_id=tok.pad_token_id,
         bos_token_id=0,
         eos_token_id=2,
+        initializer_range=CHAT_INIT_RANGE,
         **extra,
     )
 
@@ -394,7 +397,7 @@ def tiny_metaclip_2(seed: int = SEED) -> tuple[Any, Any, Any]:
         projection_dim=16,
     )
     processor = CLIPImageProcessorPil(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
-    return seeded(seed, lambda: MetaClip2Model(config)), tok, processor
+    return seeded(seed, lambda: redrawn(MetaClip2Model(config))), tok, processor
 
 
 def save_metaclip_2(folder: str, seed: int = SEED) -> str:
