@@ -138,6 +138,21 @@ def test_metaclip_2_fixture_fails_when_a_rule_changes(tmp_path, rule):
 
 
 @pytest.mark.slow
+def test_metaclip_2_mask_is_unobservable(tmp_path):
+    """All inputs in one right-padded batch with the text mask dropped still give the fixture's vectors: causal
+    attention and pooling at the first `</s>` keep every padded position out of the embedding."""
+    from model_adapters.mocks import tiny_text
+    from tests.fixture_mutations import dropped_mask
+
+    folder = tiny_text.save_metaclip_2(str(tmp_path / "metaclip2"))
+    enc = load_encoder(get_entry("metaclip-2-worldwide-huge"), model_path=folder, dtype="float32")
+    with dropped_mask(enc.model.text_model):
+        out = enc.encode_queries(metaclip_2_inputs())
+    gap = one_minus_cos(out, json.loads(METACLIP_2.read_text())["vectors"])
+    assert gap.max() <= MAX_ONE_MINUS_COS, gap
+
+
+@pytest.mark.slow
 def test_bge_vl_clip_matches_its_remote_encode(tmp_path, monkeypatch):
     """BGE-VL-CLIP's remote `encode` (tests/fixtures/bge-vl/reference.json, NOTE.md there) equals the clip dual tower
     on the same CLIPModel weights; its config (model_type clip + auto_map) is chosen by Hub id, not taken for EVA-CLIP."""
