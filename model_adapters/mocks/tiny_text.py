@@ -3,7 +3,8 @@
 Each has the architecture class of a real checkpoint (Qwen3-Embedding, BGE-M3, ReasonIR's Llama-3.1, the BGE
 reranker's XLM-R cross-encoder, a MetaCLIP 2 dual tower) and the files its authors' loaders read
 (sentence-transformers modules.json and prompts, FlagEmbedding's M3 heads). The authors' code and our adapter load
-the same folder, which proves a recipe equal to that code (tests/fixtures/<recipe>/NOTE.md). Their numbers are noise.
+the same folder, which proves a recipe equal to that code (tests/fixtures/<recipe>/NOTE.md). Their numbers are noise;
+their weights have std 0.2 (`tiny.CHAT_INIT_RANGE`), so that a wrong position or mask rule shows in the vectors.
 
 Tokenizers are built locally with the real tokenizer family's class and specials:
 
