@@ -17,6 +17,7 @@ from model_adapters.mocks import tiny
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
 from tests import reference_inputs
+from tests.fixture_mutations import MAX_ONE_MINUS_COS, one_minus_cos
 
 FIXTURE = Path(__file__).parent / "fixtures" / "dual_tower" / "reference.json"
 MIN_COSINE = 0.9999
@@ -82,15 +83,26 @@ def test_dual_tower_matches_the_documented_usage(reference, arch, monkeypatch):
         assert cos >= MIN_COSINE, (row, cos)
 
 
+METACLIP_2 = Path(__file__).parent / "fixtures" / "metaclip-2" / "reference.json"
+
+
+def metaclip_2_inputs() -> list[ModelInput]:
+    return [
+        ModelInput(t, reference_inputs.image(k) if k else None, i)
+        for t, k, i in reference_inputs.EMBED_INPUTS + reference_inputs.TRUNCATION_INPUTS
+    ]
+
+
 @pytest.mark.slow
 def test_metaclip_2_matches_the_documented_usage(tmp_path, monkeypatch):
     """MetaCLIP 2 through the recipe's own loader (AutoModel / AutoTokenizer / AutoImageProcessor of the folder)
-    against tests/fixtures/metaclip-2/reference.json (run_dual_tower_reference.py --metaclip-2, NOTE.md there)."""
+    against tests/fixtures/metaclip-2/reference.json (run_dual_tower_reference.py --metaclip-2, NOTE.md there):
+    identical ids, 1 - cos <= 1e-6 per fused vector."""
     from model_adapters.mocks import tiny_text
     from model_adapters.models import detect
     from model_adapters.models.resolve import from_name
 
-    ref = json.loads((Path(__file__).parent / "fixtures" / "metaclip-2" / "reference.json").read_text())
+    ref = json.loads(METACLIP_2.read_text())
     folder = tiny_text.save_metaclip_2(str(tmp_path / "metaclip2"))
     reader = lambda name: str(Path(folder) / name) if (Path(folder) / name).is_file() else None  # noqa: E731
     recipe, options, _ = detect.detect(reader, where=folder)
@@ -102,17 +114,42 @@ def test_metaclip_2_matches_the_documented_usage(tmp_path, monkeypatch):
         ref["weights_sum"], rel=1e-9
     )
     fed = record_text_ids(enc, monkeypatch)
-    batch = [
-        ModelInput(t, reference_inputs.image(k) if k else None, i)
-        for t, k, i in reference_inputs.EMBED_INPUTS + reference_inputs.TRUNCATION_INPUTS
-    ]
-    out = np.concatenate([enc.encode_queries([item]) for item in batch])
+    out = np.concatenate([enc.encode_queries([item]) for item in metaclip_2_inputs()])
     assert fed == [ids for ids in ref["input_ids"] if ids]
-    for row, (vec, exp) in enumerate(zip(out, np.array(ref["vectors"]), strict=True)):
-        if not np.linalg.norm(exp):
-            assert not np.linalg.norm(vec), row
-            continue
-        assert float(vec @ exp / np.linalg.norm(vec) / np.linalg.norm(exp)) >= MIN_COSINE, row
+    gap = one_minus_cos(out, ref["vectors"])  # an input with neither text nor image: zero on both sides
+    assert gap.max() <= MAX_ONE_MINUS_COS, gap
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", ["positions", "pooling"])
+def test_metaclip_2_fixture_fails_when_a_rule_changes(tmp_path, rule):
+    """Text positions one off after the first token, or the mean of the text states instead of the first `</s>`.
+    No mask rule applies: the text tower is causal and pools at its first `</s>`, which no padding precedes."""
+    from model_adapters.mocks import tiny_text
+    from tests.fixture_mutations import mutation, sequential
+
+    folder = tiny_text.save_metaclip_2(str(tmp_path / "metaclip2"))
+    enc = load_encoder(get_entry("metaclip-2-worldwide-huge"), model_path=folder, dtype="float32")
+    text = enc.model.text_model
+    with mutation(rule, decoder=text, states=text, default=sequential, field="pooler_output"):
+        out = np.concatenate([enc.encode_queries([item]) for item in metaclip_2_inputs()])
+    gap = one_minus_cos(out, json.loads(METACLIP_2.read_text())["vectors"])
+    assert gap.max() > MAX_ONE_MINUS_COS, gap
+
+
+@pytest.mark.slow
+def test_metaclip_2_mask_is_unobservable(tmp_path):
+    """All inputs in one right-padded batch with the text mask dropped still give the fixture's vectors: causal
+    attention and pooling at the first `</s>` keep every padded position out of the embedding."""
+    from model_adapters.mocks import tiny_text
+    from tests.fixture_mutations import dropped_mask
+
+    folder = tiny_text.save_metaclip_2(str(tmp_path / "metaclip2"))
+    enc = load_encoder(get_entry("metaclip-2-worldwide-huge"), model_path=folder, dtype="float32")
+    with dropped_mask(enc.model.text_model):
+        out = enc.encode_queries(metaclip_2_inputs())
+    gap = one_minus_cos(out, json.loads(METACLIP_2.read_text())["vectors"])
+    assert gap.max() <= MAX_ONE_MINUS_COS, gap
 
 
 @pytest.mark.slow

@@ -83,8 +83,14 @@ def metaclip_2(folder: str) -> dict:
                 total += features(model.get_image_features(pixel_values=pixels["pixel_values"]))[0]
         rows.append((total / total.norm()).tolist() if total.norm() > 0 else total.tolist())
         ids.append(row_ids)
+    import PIL
+    import tokenizers
+    import transformers
+
     weights = float(sum(p.detach().double().sum() for p in model.parameters()))
-    return {"input_ids": ids, "vectors": rows, "weights_sum": weights, "max_length": max_length}
+    versions = {"transformers": transformers.__version__, "torch": torch.__version__}
+    versions.update(tokenizers=tokenizers.__version__, pillow=PIL.__version__)
+    return {"input_ids": ids, "vectors": rows, "weights_sum": weights, "max_length": max_length, "versions": versions}
 
 
 if __name__ == "__main__" and sys.argv[1] == "--metaclip-2":

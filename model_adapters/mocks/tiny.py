@@ -235,7 +235,7 @@ def tiny_qwen3_vl(seed: int = 0) -> tuple[Any, Any, Any]:
     from transformers import Qwen3VLForConditionalGeneration
 
     tok = qwen_tokenizer()
-    config = _qwen3_vl_config(tok)
+    config = _sharpened(_qwen3_vl_config(tok))
     return seeded(seed, lambda: Qwen3VLForConditionalGeneration(config)), tok, qwen3_vl_image_processor()
 
 
@@ -351,6 +351,22 @@ def _sharpened(config: Any) -> Any:
     for part in (config, config.text_config, config.vision_config):
         part.initializer_range = CHAT_INIT_RANGE
     return config
+
+
+def redrawn(model: Any, std: float = CHAT_INIT_RANGE) -> Any:
+    """`model` with every linear, convolution and embedding weight drawn again from N(0, std), in place.
+
+    For architectures whose own initialisation ignores `initializer_range` (CLIP-style towers scale each matrix by
+    its width); biases, norms and other parameters keep the model's own initialisation.
+    """
+    import torch
+
+    kinds = (torch.nn.Linear, torch.nn.Conv2d, torch.nn.Conv3d, torch.nn.Embedding)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, kinds):
+                module.weight.normal_(0.0, std)
+    return model
 
 
 def _qwen_tokenizer_with(tokens: tuple[str, ...], chat_template: str) -> Any:
