@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from model_adapters.results.formats import FORMATS
 from triad_dataset.contract.errors import TriadError
 
 
@@ -19,10 +20,24 @@ def register(subparsers: Any) -> None:
     c.set_defaults(handler=_configs)
     r = subparsers.add_parser(
         "results",
-        help="print runs side by side: per subset the score, its 95%% interval and chance",
-        description="One table per benchmark: a row per subset (ARK: + macro), a column per run folder.",
+        help="print runs side by side (per subset: score, 95%% interval, chance), or compare two (--compare)",
+        description="One table per benchmark: a row per subset (ARK: + macro), a column per run folder. With "
+        "--compare, two TRIAD runs per main subset: paired ΔmAP, its 95%% interval, Wilcoxon and Holm p and the "
+        "verdict, as the leaderboard's Compare tab shows them.",
     )
-    r.add_argument("runs", nargs="+", metavar="RUN", help="`triad run --out` folders")
+    r.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="`triad run --out` folders, folders of them (demo_output/runs) or quoted globs ('runs/*-triad')",
+    )
+    r.add_argument("--compare", action="store_true", help="compare two TRIAD runs (A = the first) per subset")
+    r.add_argument(
+        "--format",
+        default="table",
+        choices=FORMATS,
+        help="table (default), markdown, latex (booktabs), csv or json (csv and json: unrounded records)",
+    )
     r.set_defaults(handler=_results)
 
 
@@ -78,7 +93,14 @@ def _configs(args: argparse.Namespace) -> int:
 
 
 def _results(args: argparse.Namespace) -> int:
-    from model_adapters.results.side_by_side import side_by_side
+    from model_adapters.results.formats import render
+    from model_adapters.results.side_by_side import expand_runs, side_by_side_tables
 
-    print(side_by_side(args.runs))
+    runs = expand_runs(args.runs)
+    if args.compare:
+        from model_adapters.results.paired_runs import compare_table
+
+        print(render([compare_table(runs)], args.format))
+    else:
+        print(render(side_by_side_tables(runs), args.format))
     return 0
