@@ -187,3 +187,59 @@ def test_compare_refuses_what_it_cannot_pair_in_one_line(board, two_runs, tmp_pa
     assert _one_line_error(capsys, "results", a, str(ark), "--compare") == (
         f"{ark}: an ARK run; --compare pairs the per-query APs of two TRIAD runs"
     )
+
+
+NOISE_ENCODER = """
+import hashlib
+
+import numpy as np
+
+
+class Noise:
+    dim, revision, name = 16, "v1", "noise"
+
+    def _vectors(self, batch):
+        seeds = [int(hashlib.sha256(repr((i.text, i.image)).encode()).hexdigest()[:8], 16) for i in batch]
+        return np.stack([np.random.default_rng(s).normal(size=self.dim) for s in seeds])
+
+    encode_queries = encode_candidates = _vectors
+
+
+def build():
+    return Noise()
+"""
+
+
+@pytest.mark.slow
+def test_compare_of_two_real_runs_prints_what_the_compare_tab_shows(mini_triad_dir, tmp_path, capsys) -> None:
+    """The README's encoder and a random one run through `triad run`, both stored through the Space's own submission
+    path: `--compare --format markdown` prints the Compare tab's rows and verdicts."""
+    from spaces_app.submit import submit_run_dir
+
+    (tmp_path / "noise.py").write_text(NOISE_ENCODER, encoding="utf-8")
+    readme_encoder = str(Path(__file__).resolve().parents[1] / "examples" / "my_encoder.py")
+    runs = []
+    for name, encoder in (("bag-of-words", readme_encoder), ("noise", str(tmp_path / "noise.py"))):
+        out = tmp_path / name
+        args = [
+            "run",
+            "--encoder",
+            f"{encoder}:build",
+            "--name",
+            name,
+            "--data",
+            str(mini_triad_dir),
+            "--out",
+            str(out),
+        ]
+        assert main([*args, "--config", ",".join(n.MAIN_CONFIGS), "--quiet", "--cache-dir", str(tmp_path / "c")]) == 0
+        outcome = submit_run_dir(tmp_path / "db.sqlite", {"triad": mini_triad_dir}, out, model_name=name)
+        assert outcome.submission_id is not None, outcome.message
+        runs.append(str(out))
+    capsys.readouterr()
+    _, tab = _compare_tab(Database(tmp_path / "db.sqlite"))
+    assert len(tab) == 6 and any(row["Significant?"] == "yes: A better" for row in tab)
+    code, out, _ = _cli(capsys, "results", *runs, "--compare", "--format", "markdown")
+    body = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| Subset")]
+    assert code == 0 and body == ["| " + " | ".join(str(v) for v in row.values()) + " |" for row in tab]
+    assert out.splitlines()[0] == "**TRIAD · paired comparison, A − B per subset: bag-of-words vs noise**"
