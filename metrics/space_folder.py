@@ -93,19 +93,22 @@ def _relative(node: ast.ImportFrom, prefix: str) -> str:
 
 
 def rewrite(text: str, prefix: str = ".") -> str:
-    """`text` with every import of a project module pointing at the flat files.
+    r"""`text` with every import of a project module pointing at the flat files.
 
     Args:
         text: a Python file's source.
         prefix: "." for a module loaded inside a package (the script and its files), "" for a script run directly.
 
-    >>> rewrite("from metrics.core import kernels\nfrom metrics.core.ranking import Ranked\n")
-    'from . import metrics_core_kernels as kernels\nfrom .metrics_core_ranking import Ranked\n'
+    >>> print(rewrite("from metrics.core import kernels\nfrom metrics.core.ranking import Ranked"))
+    from . import metrics_core_kernels as kernels
+    from .metrics_core_ranking import Ranked
     """
     lines = text.splitlines(keepends=True)
     for node in sorted(_imports(ast.parse(text)), key=lambda n: n.lineno, reverse=True):
         first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
         indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
+        if node.col_offset != len(indent) or lines[last][node.end_col_offset or 0 :].split("#")[0].strip():
+            raise ValueError(f"line {node.lineno}: an import shares its line with other code; give it its own")
         lines[first : last + 1] = [indent + _relative(node, prefix) + "\n"]
     return "".join(lines)
 

@@ -19,7 +19,7 @@ from spaces_app import chance as chance_mod
 from spaces_app import explorer as ex
 from spaces_app.explorer_html import page, pair_html, view_html
 from spaces_app.gold import Gold, load_gold
-from spaces_app.thumbs import Thumbnails
+from spaces_app.thumbs import SIZE, Thumbnails
 from triad_dataset.contract import names as triad_names
 from triad_dataset.contract.errors import TriadError
 
@@ -259,8 +259,6 @@ def _contents(sections: Sequence[tuple[str, str, str]]) -> str:
 
 def _size_line(worst_n: int, images: ImageBudget) -> str:
     """The report's stated size bound, and how many thumbnails it left out to keep it."""
-    from spaces_app.thumbs import SIZE
-
     left_out = f" {images.omitted} thumbnails were left out to keep that bound." if images.omitted else ""
     return (
         f'<p class="bound">Size bound: {worst_n} queries per subset (at most {MAX_WORST}: --worst), each with its '

@@ -70,7 +70,7 @@ def test_latex_is_a_booktabs_tabular_with_escaped_cells(two_runs, capsys) -> Non
         r"% TRIAD $\cdot$ mAP [95\% CI] per subset",
         r"\begin{tabular}{llrrr}",
         r"\toprule",
-        r"config & name & chance & alpha & be|ta (partial) \\",
+        r"config & name & chance & alpha & be\textbar{}ta (partial) \\",
         r"\midrule",
         r"state\_cars & C-Cars & 0.0625 & 0.5000 [0.3750, 0.6250] & 0.7500 [0.6250, 0.8750] \\",
         r"abstraction\_i2c & I2C & 0.0625 & 0.2500 [0.1250, 0.3750] & --- \\",
