@@ -22,50 +22,53 @@ RELEASE_QUERIES: Final = 1750  # ARK §3.1: 1,750 queries and 36,858 gallery can
 RELEASE_GALLERY: Final = 36858
 _T, _I, _IT = (TEXT,), (IMAGE,), (IMAGE, TEXT)
 
-# subtype -> (paper name, description, query modalities or None where the paper does not say); ARK App. B. Every
-# gallery holds images (the pictures, maps, charts, figures and renderings App. B describes).
-_SUBTYPES: Final[dict[str, tuple[str, str, tuple[str, ...] | None]]] = {
-    "daily_life": ("Daily-Life", "Everyday scenes and apparel (COCO, Fashion200K) described by observable attributes; "
-                   "a perceptual baseline.", _T),
-    "fine_grained": ("Fine-Grained", "Ultra-high-resolution images (DIV8K) found by small or easily overlooked "
-                     "objects and details, often with spatial constraints.", _T),
-    "spatial_cogmap": ("Spatial-Cogmap", "A few perspective views of a scene retrieve its bird's-eye cognitive map; "
-                       "hard negatives swap adjacent objects.", _I),
-    "spatial_3d": ("Spatial-3D", "Synthetic 3D geometry (Spatial-DISE): rotation, folding, projection; the "
-                   "multiple-choice distractors are the hard negatives.", None),
-    "biology": ("Biology", "A species description or common name retrieves the organism's photograph (INQUIRE); "
-                "look-alike taxa are hard negatives.", _T),
-    "physics": ("Physics", "A description of a mechanism, condition or outcome retrieves its schematic or "
-                "phenomenon illustration.", _T),
-    "chemistry": ("Chemistry", "A reaction setup in structure diagrams and symbols retrieves its product (EMMA); "
-                  "plausible alternative outcomes are hard negatives.", _IT),
-    "mathematics": ("Mathematics", "Theorems and relations as geometric constructions and symbolic diagrams "
-                    "(MR2-Bench); look-alikes break a key constraint.", None),
-    "code_drawing": ("Code-Drawing", "A TikZ snippet retrieves its rendered figure (ReMI); one-line code "
-                     "perturbations give the hard negatives.", _T),
-    "economics": ("Economics", "A statement about economic concepts and trends retrieves the chart that supports it "
-                  "(World Bank data).", _T),
-    "comic": ("Comic", "A historical event and a viewpoint retrieve the editorial cartoon that conveys them "
-              "(The Bulletin, 1886-1952).", _T),
-    "art": ("Art", "Indirect art-historical cues retrieve the painting (SemArt); stylistic neighbours that break "
-            "a cue are hard negatives.", _T),
-    "calendar": ("Calendar", "Reasoning over traditional Chinese calendar pages: solar terms, lunar and Gregorian "
-                 "dates, zodiac.", _T),
-    "metro": ("Metro", "Route connectivity, transfers and relative station positions retrieve the metro map.", _T),
-    "computer_science": ("Computer-Science", "A methodological claim or conclusion retrieves the paper figure that "
-                         "supports it.", _T),
-    "mechanical": ("Mechanical", "A part's name or function retrieves its image; category-consistent look-alikes "
-                   "are hard negatives.", _T),
-    "electronics": ("Electronics", "Circuit diagrams, truth tables and Karnaugh maps (ElectroVizQA); hard negatives "
-                    "perturb the logic, not the layout.", None),
-}  # fmt: skip
-# ARK B.4: "We select 3,468 cartoons to form the gallery and manually annotate 87 instances to create the query set."
-_COUNTS: Final = {"comic": (87, 3468)}
+# (paper name, description, query modalities or None where the paper does not say) per subtype, in the order of
+# `names.SUBTYPES`; ARK App. B. Every gallery holds images (the pictures, maps, charts, figures and renderings App. B
+# describes).
+_DESCRIBED: Final[tuple[tuple[str, str, tuple[str, ...] | None], ...]] = (
+    ("Daily-Life", "Everyday scenes and apparel (COCO, Fashion200K) described by observable attributes; "
+     "a perceptual baseline.", _T),
+    ("Fine-Grained", "Ultra-high-resolution images (DIV8K) found by small or easily overlooked "
+     "objects and details, often with spatial constraints.", _T),
+    ("Spatial-Cogmap", "A few perspective views of a scene retrieve its bird's-eye cognitive map; "
+     "hard negatives swap adjacent objects.", _I),
+    ("Spatial-3D", "Synthetic 3D geometry (Spatial-DISE): rotation, folding, projection; the "
+     "multiple-choice distractors are the hard negatives.", None),
+    ("Biology", "A species description or common name retrieves the organism's photograph (INQUIRE); "
+     "look-alike taxa are hard negatives.", _T),
+    ("Physics", "A description of a mechanism, condition or outcome retrieves its schematic or "
+     "phenomenon illustration.", _T),
+    ("Chemistry", "A reaction setup in structure diagrams and symbols retrieves its product (EMMA); "
+     "plausible alternative outcomes are hard negatives.", _IT),
+    ("Mathematics", "Theorems and relations as geometric constructions and symbolic diagrams "
+     "(MR2-Bench); look-alikes break a key constraint.", None),
+    ("Code-Drawing", "A TikZ snippet retrieves its rendered figure (ReMI); one-line code "
+     "perturbations give the hard negatives.", _T),
+    ("Economics", "A statement about economic concepts and trends retrieves the chart that supports it "
+     "(World Bank data).", _T),
+    ("Comic", "A historical event and a viewpoint retrieve the editorial cartoon that conveys them "
+     "(The Bulletin, 1886-1952).", _T),
+    ("Art", "Indirect art-historical cues retrieve the painting (SemArt); stylistic neighbours that break "
+     "a cue are hard negatives.", _T),
+    ("Calendar", "Reasoning over traditional Chinese calendar pages: solar terms, lunar and Gregorian "
+     "dates, zodiac.", _T),
+    ("Metro", "Route connectivity, transfers and relative station positions retrieve the metro map.", _T),
+    ("Computer-Science", "A methodological claim or conclusion retrieves the paper figure that "
+     "supports it.", _T),
+    ("Mechanical", "A part's name or function retrieves its image; category-consistent look-alikes "
+     "are hard negatives.", _T),
+    ("Electronics", "Circuit diagrams, truth tables and Karnaugh maps (ElectroVizQA); hard negatives "
+     "perturb the logic, not the layout.", None),
+)  # fmt: skip
+_SUBTYPES: Final = dict(zip(SUBTYPES, _DESCRIBED, strict=True))
+# (queries, gallery) by paper name; ARK B.4: "We select 3,468 cartoons to form the gallery and manually annotate 87
+# instances to create the query set."
+_COUNTS: Final = {"Comic": (87, 3468)}
 
 
 def _task(subtype: str) -> TaskMetadata:
     paper_name, description, query = _SUBTYPES[subtype]
-    queries, gallery = _COUNTS.get(subtype, (None, None))
+    queries, gallery = _COUNTS.get(paper_name, (None, None))
     return TaskMetadata(
         name=subtype,
         benchmark="ark",
@@ -78,7 +81,7 @@ def _task(subtype: str) -> TaskMetadata:
         queries=queries,
         pool_size=gallery,
         positive_total=queries,  # one positive per query (ARK §3.1)
-        source="ARK App. B" if subtype in _COUNTS else "ARK App. B (counts: Table 1, not in the text)",
+        source="ARK App. B" if paper_name in _COUNTS else "ARK App. B (counts: Table 1, not in the text)",
         reference=ARK_PAPER,
     )
 
