@@ -1,13 +1,14 @@
-"""Make `evaluate.load("triad_map")` / `evaluate.load("ark_retrieval")` (bare names) work offline.
+"""Make `evaluate.load("triad-benchmark/triad_map")` / `evaluate.load("triad-benchmark/ark_retrieval")` work offline.
 
-`evaluate.load(name)` with a bare name looks for `./<name>/<name>.py` in the working directory, then asks the Hub
-for `evaluate-metric/<name>`, and when that fails (offline) falls back to the newest cached copy in its modules
-cache: `$HF_MODULES_CACHE/evaluate_modules/metrics/evaluate-metric--<name>/<hash>/<name>.py`. This installer writes
-our module scripts into exactly that place with evaluate's own cache writer (the function a Hub download uses), so
-the documented offline fallback finds them. Run it again after changing a module: the newest copy wins.
+`evaluate.load("NS/name")` is a community module: evaluate asks the Hub for the Space `NS/name`, and when that fails
+(offline) falls back to the newest cached copy in its modules cache:
+`$HF_MODULES_CACHE/evaluate_modules/metrics/NS--<name>/<hash>/<name>.py`. This installer writes our module scripts
+into exactly that place, under the namespace `NAMESPACE` (never `evaluate-metric`, the namespace of Hugging Face's
+own metrics), with evaluate's own cache writer (the function a Hub download uses). Run it again after changing a
+module: the newest copy wins.
 
     python -m metrics.install_evaluate              # then, offline:
-    HF_EVALUATE_OFFLINE=1 python -c 'import evaluate; print(evaluate.load("triad_map").name)'
+    HF_EVALUATE_OFFLINE=1 python -c 'import evaluate; print(evaluate.load("triad-benchmark/triad_map").name)'
 
 A path needs no install: `evaluate.load(module_path("triad_map"))` works from any working directory.
 
@@ -21,7 +22,7 @@ import argparse
 from pathlib import Path
 
 MODULES: tuple[str, ...] = ("triad_map", "ark_retrieval")
-CANONICAL_NAMESPACE = "evaluate-metric"  # evaluate.load("x") resolves the canonical Hub repo evaluate-metric/x
+NAMESPACE = "triad-benchmark"  # evaluate.load("triad-benchmark/x"): a community namespace, the project's name
 _HERE = Path(__file__).resolve().parent
 
 
@@ -49,7 +50,7 @@ def install(modules_cache: str | None = None) -> list[str]:
             additional_files=[("README.md", str(folder / "README.md"))],
             dynamic_modules_path=dynamic_modules_path,
             module_namespace="metrics",
-            name=f"{CANONICAL_NAMESPACE}/{name}",
+            name=f"{NAMESPACE}/{name}",
             download_mode=DownloadMode.REUSE_DATASET_IF_EXISTS,
         )
         installed.append(str(Path(dynamic_modules_path).parent / Path(*module.split("."))) + ".py")

@@ -348,7 +348,7 @@ def test_readme_python_blocks_run_one_after_another_in_one_namespace(tmp_path, m
     import evaluate
 
     try:
-        evaluate.load("triad_map")
+        evaluate.load("triad-benchmark/triad_map")
     except Exception as exc:  # `make` installs the module (python -m metrics.install_evaluate)
         pytest.skip(f"the triad_map evaluate module is not installed here ({exc})")
     write_tiny_triad(tmp_path / "demo_output" / "triad")
