@@ -66,6 +66,19 @@ def seeded(seed: int, make: Any) -> Any:
         return make().eval()
 
 
+def redrawn(model: Any, std: float) -> Any:
+    """The model with every weight matrix (embeddings, projections, convolutions) drawn again from N(0, std²);
+    norms keep weight 1 and bias 0. CLIP and SigLIP scale their init per module, so the chat recipes'
+    `initializer_range` would not reach every matrix."""
+    import torch
+
+    with torch.no_grad():
+        for param in model.parameters():
+            if param.dim() >= 2:
+                param.normal_(0.0, std)
+    return model
+
+
 @functools.cache
 def tiny_clip(seed: int = 0) -> tuple[Any, Any, Any]:
     from transformers import CLIPConfig, CLIPModel
@@ -298,12 +311,12 @@ def _qwen2_vl_config(tok: Any) -> Any:
 @functools.cache
 def tiny_qwen2_vl(seed: int = 0) -> tuple[Any, Any, Any]:
     """(Qwen2VLForConditionalGeneration, tokenizer, image processor): VLM2Vec-V2's backbone class, tiny and random
-    (image processor patch 14, merge 2, VLM2Vec's default 28²·4 … 28²·1280 pixels)."""
+    with weights of std 0.2 (image processor patch 14, merge 2, VLM2Vec's default 28²·4 … 28²·1280 pixels)."""
     from transformers import Qwen2VLForConditionalGeneration
     from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
 
     tok = qwen_tokenizer()
-    config = _qwen2_vl_config(tok)
+    config = _sharpened(_qwen2_vl_config(tok))
     proc = Qwen2VLImageProcessorPil(
         patch_size=14,
         merge_size=2,
