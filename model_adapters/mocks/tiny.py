@@ -79,6 +79,11 @@ def redrawn(model: Any, std: float) -> Any:
     return model
 
 
+def tower(**fields: Any) -> dict[str, Any]:
+    """A tiny transformer tower's config fields (2 layers of width 32, 4 heads) with `fields` added."""
+    return dict(hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, **fields)
+
+
 @functools.cache
 def tiny_clip(seed: int = 0) -> tuple[Any, Any, Any]:
     from transformers import CLIPConfig, CLIPModel
@@ -86,31 +91,20 @@ def tiny_clip(seed: int = 0) -> tuple[Any, Any, Any]:
 
     tok = build_tokenizer(add_bos_eos=True)
     config = CLIPConfig(
-        text_config=dict(
+        text_config=tower(
             vocab_size=len(tok),
-            hidden_size=HIDDEN,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=4,
             max_position_embeddings=256,
             eos_token_id=tok.eos_token_id,
             bos_token_id=tok.bos_token_id,
             pad_token_id=tok.pad_token_id,
         ),
-        vision_config=dict(
-            hidden_size=HIDDEN,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            image_size=IMAGE_SIZE,
-            patch_size=8,
-        ),
+        vision_config=tower(image_size=IMAGE_SIZE, patch_size=8),
         projection_dim=PROJECTION,
     )
     processor = CLIPImageProcessor(
         size={"shortest_edge": IMAGE_SIZE}, crop_size={"height": IMAGE_SIZE, "width": IMAGE_SIZE}
     )
-    return seeded(seed, lambda: CLIPModel(config)), tok, processor
+    return seeded(seed, lambda: redrawn(CLIPModel(config), CHAT_INIT_RANGE)), tok, processor
 
 
 @functools.cache
@@ -140,6 +134,59 @@ def tiny_siglip(seed: int = 0) -> tuple[Any, Any, Any]:
     )
     processor = SiglipImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
     return seeded(seed, lambda: SiglipModel(config)), tok, processor
+
+
+GEMMA_SPECIALS: Final = ("<pad>", "<eos>", "<bos>", "<unk>", "<mask>")  # ids 0-4, as in Gemma's vocabulary
+
+
+def gemma_vocab() -> dict[str, int]:
+    """A tiny Gemma-style vocabulary: the specials at Gemma's ids, "▁", the printable ASCII characters and the 256
+    byte-fallback tokens."""
+    import string
+
+    chars = ["▁"] + [c for c in string.printable if not c.isspace()]
+    return {t: i for i, t in enumerate([*GEMMA_SPECIALS, *chars, *(f"<0x{b:02X}>" for b in range(256))])}
+
+
+def _siglip2_configs(tok: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    ids = {f"{t}_token_id": getattr(tok, f"{t}_token_id") for t in ("pad", "eos", "bos")}
+    return tower(vocab_size=len(tok), max_position_embeddings=64, **ids), tower(patch_size=8)
+
+
+@functools.cache
+def tiny_siglip2(seed: int = 0) -> tuple[Any, Any, Any]:
+    """(SiglipModel, GemmaTokenizer, SiglipImageProcessor): a SigLIP 2 FixRes checkpoint's classes (model_type
+    siglip, Gemma's tokenizer without BOS and with EOS, as transformers' SigLIP 2 conversion sets it), tiny, with
+    weights of std 0.2."""
+    from transformers import GemmaTokenizer, SiglipConfig, SiglipModel
+    from transformers.models.siglip import SiglipImageProcessorPil
+
+    tok = GemmaTokenizer(vocab=gemma_vocab(), merges=[], add_bos_token=False, add_eos_token=True)
+    text, vision = _siglip2_configs(tok)
+    config = SiglipConfig(text_config=text, vision_config=dict(vision, image_size=IMAGE_SIZE))
+    processor = SiglipImageProcessorPil(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
+    return seeded(seed, lambda: redrawn(SiglipModel(config), CHAT_INIT_RANGE)), tok, processor
+
+
+@functools.cache
+def tiny_siglip2_naflex(seed: int = 0) -> tuple[Any, Any, Any]:
+    """(Siglip2Model, Siglip2Tokenizer, Siglip2ImageProcessor): a SigLIP 2 NaFlex checkpoint's classes (model_type
+    siglip2, images as up to 16 patches of 8 px at their own aspect ratio), tiny, with weights of std 0.2."""
+    from transformers import Siglip2Config, Siglip2Model
+    from transformers.models.siglip2 import Siglip2ImageProcessorPil, Siglip2Tokenizer
+
+    tok = Siglip2Tokenizer(vocab=gemma_vocab(), merges=[], add_bos_token=False, add_eos_token=True)
+    text, vision = _siglip2_configs(tok)
+    config = Siglip2Config(text_config=text, vision_config=dict(vision, num_patches=16))
+    processor = Siglip2ImageProcessorPil(patch_size=8, max_num_patches=16)
+    return seeded(seed, lambda: redrawn(Siglip2Model(config), CHAT_INIT_RANGE)), tok, processor
+
+
+def save_tiny_siglip2(folder: str, *, naflex: bool = False, seed: int = 0) -> str:
+    """Write the tiny SigLIP 2 (FixRes, or NaFlex) as a model folder (weights, tokenizer, image processor)."""
+    for part in (tiny_siglip2_naflex if naflex else tiny_siglip2)(seed):
+        part.save_pretrained(folder)
+    return folder
 
 
 QWEN_SPECIALS: Final = (
