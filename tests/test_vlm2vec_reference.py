@@ -94,6 +94,31 @@ def test_a_mutated_rule_fails_the_fixture(official, mutation):
     assert dev.max() > 100 * MAX_DEVIATION, dev
 
 
+@pytest.mark.slow
+def test_a_lora_adapter_folder_loads_as_the_authors_merge_it(tmp_path, official):
+    """A VLM2Vec checkpoint is a LoRA adapter on Qwen2-VL: the entry's loader (transformers' PEFT integration, peft
+    from the models extra) gives the vectors of the authors' `MMEBModel.load` (`PeftModel.from_pretrained`, then
+    `merge_and_unload`) on the same adapter."""
+    import torch
+    from peft import LoraConfig, PeftModel, get_peft_model
+    from transformers import AutoModelForImageTextToText
+
+    base = tiny.save_tiny_qwen2_vl(str(tmp_path / "base"))
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(1)
+        lora = LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+        get_peft_model(AutoModelForImageTextToText.from_pretrained(base), lora).save_pretrained(tmp_path / "adapter")
+    config = json.loads((tmp_path / "adapter" / "adapter_config.json").read_text())
+    (tmp_path / "adapter" / "adapter_config.json").write_text(json.dumps({**config, "base_model_name_or_path": base}))
+    ours = load_encoder(get_entry("vlm2vec-v2"), model_path=str(tmp_path / "adapter"), dtype="float32")
+    merged = PeftModel.from_pretrained(AutoModelForImageTextToText.from_pretrained(base), str(tmp_path / "adapter"))
+    theirs = VLM2VecEncoder(merged.merge_and_unload().model, ours.processor)
+    batch = [ModelInput(t, reference_inputs.image(k) if k else None, i) for t, k, i in reference_inputs.VLM2VEC_INPUTS]
+    assert deviation(ours.encode_queries(batch), theirs.encode_queries(batch)).max() <= MAX_DEVIATION
+    plain = deviation(ours.encode_queries(batch), np.array(official["vectors"]))  # the adapter moves the vectors
+    assert plain.max() > 100 * MAX_DEVIATION
+
+
 def test_empty_input_is_refused():
     with pytest.raises(ValueError, match="neither text nor image"):
         encoder().encode_queries([ModelInput("", None, None)])
@@ -110,14 +135,9 @@ def v1_official() -> dict:
 
 @pytest.fixture(scope="module")
 def v1_encoder(tmp_path_factory) -> VLM2VecEncoder:
-    """The vlm2vec-v1-2b entry's own loader on the tiny Qwen2-VL folder. Its option requires=["peft"] is dropped:
-    the tiny folder has no LoRA adapter, and peft is not installed on the build machine."""
-    from dataclasses import replace
-
+    """The vlm2vec-v1-2b entry's own loader on the tiny Qwen2-VL folder (no LoRA adapter: the weights themselves)."""
     folder = tiny.save_tiny_qwen2_vl(str(tmp_path_factory.mktemp("v1") / "tiny-qwen2-vl"))
-    entry = get_entry("vlm2vec-v1-2b")
-    entry = replace(entry, options={k: v for k, v in entry.options.items() if k != "requires"})
-    enc = load_encoder(entry, model_path=folder, dtype="float32")
+    enc = load_encoder(get_entry("vlm2vec-v1-2b"), model_path=folder, dtype="float32")
     assert isinstance(enc, VLM2VecEncoder) and enc.image_resolution == (1344, 1344)
     return enc
 

@@ -37,7 +37,6 @@ from model_adapters.families.common import (
     l2_normalize_rows,
     last_attended_positions,
     pinned,
-    require_modules,
     to_device,
     torch_dtype,
 )
@@ -402,7 +401,6 @@ def load_vlm2vec(entry: Any, path: str, *, device: str = "cpu", dtype: str = "fl
     (the authors merge it; the outputs are the same up to rounding)."""
     from transformers import AutoImageProcessor, AutoModelForImageTextToText, AutoTokenizer
 
-    require_modules(entry)
     kwargs = hub_kwargs(path, entry.revision)
     lm = AutoModelForImageTextToText.from_pretrained(path, dtype=torch_dtype(dtype), **kwargs)
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)

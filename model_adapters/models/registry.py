@@ -14,6 +14,7 @@ import importlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final, cast
 
+from model_adapters.models.dependencies import require_loadable
 from model_adapters.models.family_table import FAMILIES as FAMILIES
 from model_adapters.models.family_table import SENTENCE_TRANSFORMER, Family, Loader, check_options, family_of
 from model_adapters.models.family_table import TINY as TINY
@@ -488,6 +489,7 @@ def load_encoder(
     """Instantiate the entry's encoder (an `Encoder`) on `device`. `runtime`: what the run gives an API family
     (`responses`: its response store, `offline`), never part of the identity."""
     load = _loader(entry)
+    require_loadable(entry)
     return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype, **runtime)
 
 
@@ -496,6 +498,7 @@ def load_reranker(
 ) -> Any:
     """Instantiate the entry's pairwise scorer (a `Reranker`)."""
     load = _loader(entry, reranker=True)
+    require_loadable(entry)
     return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype)
 
 
