@@ -29,7 +29,12 @@ from triad_dataset.contract.errors import TriadError
 FIXTURE = Path(__file__).parent / "fixtures" / "dual_tower" / "reference.json"
 MIN_COSINE = 0.9999  # the metaclip-2 fixture (tests/fixtures/metaclip-2/NOTE.md)
 MAX_DEVIATION = 1e-6  # 1 - cos per vector, CLIP and SigLIP 2: float32 on one CPU
-BUILDERS = {"clip": tiny.tiny_clip, "siglip2": tiny.tiny_siglip2, "siglip2-naflex": tiny.tiny_siglip2_naflex}
+BUILDERS = {
+    "clip": tiny.tiny_clip,
+    "siglip": tiny.tiny_siglip,
+    "siglip2": tiny.tiny_siglip2,
+    "siglip2-naflex": tiny.tiny_siglip2_naflex,
+}
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +49,8 @@ def encoders(tmp_path_factory) -> dict[str, DualTowerEncoder]:
     clip = load_encoder(get_entry("tiny-random-clip"))
     opts = get_entry("clip-vit-b32").options
     clip.max_length, clip.padding = int(opts["max_length"]), opts.get("padding", True)
-    out = {"clip": clip}
+    siglip = load_encoder(get_entry("tiny-random-siglip"))  # SigLIP 1: the siglip recipe's options (its entry's)
+    out = {"clip": clip, "siglip": siglip}
     for name in ("siglip2", "siglip2-naflex"):
         folder = tiny.save_tiny_siglip2(str(tmp_path_factory.mktemp(name) / name), naflex=name.endswith("naflex"))
         reader = lambda f, d=folder: str(Path(d) / f) if (Path(d) / f).is_file() else None  # noqa: E731
@@ -106,7 +112,7 @@ def test_dual_tower_matches_the_reference(reference, encoders, arch, monkeypatch
     monkeypatch.setattr(enc.model, "get_text_features", with_mask_check)
     out = encode_each(enc, reference_inputs.EMBED_INPUTS + reference_inputs.TRUNCATION_INPUTS)
     assert fed == [ids for ids in ref["input_ids"] if ids]
-    assert set(masks) == {arch == "clip"}  # SigLIP 2: the ids alone, as big_vision's text tower takes them
+    assert set(masks) == {arch == "clip"}  # SigLIP: the ids alone, as big_vision's text tower takes them
     devs = deviations(out, np.array(ref["vectors"]))
     assert max(devs) <= MAX_DEVIATION, devs
 
@@ -134,6 +140,7 @@ def shifted_positions(tower: Any) -> Any:
 
 MUTATIONS = {
     "clip": ("per-tower L2 before the sum", "positions shifted by one"),
+    "siglip": ("attention mask added", "lower-cased", "padded at the start"),
     "siglip2": ("per-tower L2 before the sum", "attention mask added", "not lower-cased", "padded at the start"),
     "siglip2-naflex": ("attention mask added", "padded at the start"),
 }
@@ -148,8 +155,8 @@ def mutate(enc: DualTowerEncoder, mutation: str, monkeypatch) -> None:
         monkeypatch.setattr(enc.model, "get_text_features", shifted_positions(enc.model.get_text_features))
     if mutation == "attention mask added":
         monkeypatch.setattr(enc, "text_inputs", lambda: ("input_ids", "attention_mask"))
-    if mutation == "not lower-cased":
-        monkeypatch.setattr(enc, "lowercase", False)
+    if mutation in ("not lower-cased", "lower-cased"):
+        monkeypatch.setattr(enc, "lowercase", mutation == "lower-cased")
     if mutation == "padded at the start":
         monkeypatch.setattr(enc, "padding_side", "left")
 

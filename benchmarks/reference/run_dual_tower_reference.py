@@ -1,6 +1,6 @@
 # ruff: noqa: E402  (imports follow the path setup)
-"""CLIP / SigLIP 2 reference vectors: transformers' documented usage and, for SigLIP 2's text, big_vision's own
-preprocessing written out; independent of our adapter.
+"""CLIP / SigLIP / SigLIP 2 reference vectors: transformers' documented usage and, for SigLIP's text, big_vision's
+own preprocessing written out; independent of our adapter.
 
 CLIP (CLIPModel docs): `tokenizer(texts, padding=True, truncation=True, max_length=77)`, `get_text_features(**enc)`
 (ids and mask); `image_processor(images=...)`, `get_image_features(**pixels)`.
@@ -12,6 +12,9 @@ longer, padded with the pad id at the end (`get_tolen`) — then the text tower 
 checkpoint's own tokenizer gives the tokens (`add_special_tokens=False`) and the rest is done by hand. SigLIP 2
 images: the checkpoint's image processor (FixRes `SiglipImageProcessor`; NaFlex `Siglip2ImageProcessor`, whose
 patch mask and grid shapes go to the image tower), as transformers' SigLIP 2 docs use it.
+SigLIP 1 text, as big_vision's `SigLIP_demo.ipynb` feeds it: `tokenize(max_len=64, eos="sticky", pad_value=1,
+inkey="text")` (`pp/ops_text.py` `get_pp_tokenize`): no lower-casing, padded with T5's EOS (id 1; the tiny
+tokenizer's EOS here).
 Paper rules on top: instruction prepended as "{instruction} {text}" (B.3); the unnormalized projected text and
 image features added 1:1, then L2 (B.2.1); a missing side contributes nothing.
 Usage (from the repository root): python run_dual_tower_reference.py OUT.json
@@ -44,12 +47,13 @@ def bv_lower(text: str) -> str:
     return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in text)
 
 
-def bv_tokens(tok, text: str) -> list[int]:
-    """big_vision's `tok(length=64, bos="no", eos="sticky")`: tokens + EOS, cut to 63 + EOS, padded at the end."""
+def bv_tokens(tok, text: str, pad: int) -> list[int]:
+    """big_vision's `tok(length=64, bos="no", eos="sticky")` / `tokenize(max_len=64, eos="sticky", pad_value=...)`:
+    tokens + EOS, cut to 63 + EOS, padded with `pad` at the end."""
     ids = tok(text, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
     if len(ids) > SIGLIP2_LENGTH:
         return ids[: SIGLIP2_LENGTH - 1] + [ids[-1]]
-    return ids + [tok.pad_token_id] * (SIGLIP2_LENGTH - len(ids))
+    return ids + [pad] * (SIGLIP2_LENGTH - len(ids))
 
 
 def text_features(arch: str, model, tok, text: str):
@@ -57,7 +61,10 @@ def text_features(arch: str, model, tok, text: str):
     if arch == "clip":
         enc = tok([text], padding=True, truncation=True, max_length=77, return_tensors="pt")
         return enc["input_ids"][0].tolist(), features(model.get_text_features(**enc))[0]
-    ids = bv_tokens(tok, bv_lower(text))
+    if arch == "siglip":  # SigLIP_demo.ipynb: no lower-casing, padded with T5's EOS (pad_value=1)
+        ids = bv_tokens(tok, text, tok.eos_token_id)
+    else:  # SigLIP2_demo.ipynb: lower, Gemma's pad
+        ids = bv_tokens(tok, bv_lower(text), tok.pad_token_id)
     return ids, features(model.get_text_features(input_ids=torch.tensor([ids])))[0]
 
 
@@ -81,7 +88,12 @@ def reference(arch: str) -> dict:
     return {"input_ids": ids, "vectors": rows, "weights_sum": weights, "class": type(model).__name__}
 
 
-BUILDERS = {"clip": tiny.tiny_clip, "siglip2": tiny.tiny_siglip2, "siglip2-naflex": tiny.tiny_siglip2_naflex}
+BUILDERS = {
+    "clip": tiny.tiny_clip,
+    "siglip": tiny.tiny_siglip,
+    "siglip2": tiny.tiny_siglip2,
+    "siglip2-naflex": tiny.tiny_siglip2_naflex,
+}
 
 
 def metaclip_2(folder: str) -> dict:

@@ -107,33 +107,37 @@ def tiny_clip(seed: int = 0) -> tuple[Any, Any, Any]:
     return seeded(seed, lambda: redrawn(CLIPModel(config), CHAT_INIT_RANGE)), tok, processor
 
 
+def eos_appended(tok: Any) -> Any:
+    """The byte-level tokenizer made T5-like, as SigLIP 1's: EOS after every text, EOS also the padding."""
+    from tokenizers import processors
+
+    eos = tok.eos_token_id
+    tok.backend_tokenizer.post_processor = processors.TemplateProcessing(
+        single=f"$A {EOS}", special_tokens=[(EOS, eos)]
+    )
+    tok.pad_token = EOS
+    return tok
+
+
 @functools.cache
 def tiny_siglip(seed: int = 0) -> tuple[Any, Any, Any]:
+    """(SiglipModel, tokenizer, SiglipImageProcessor): SigLIP 1's classes, tiny, with weights of std 0.2; the
+    tokenizer ends every text with EOS and pads with it, as SigLIP 1's T5 tokenizer."""
     from transformers import SiglipConfig, SiglipModel
     from transformers.models.siglip import SiglipImageProcessorPil as SiglipImageProcessor
 
-    tok = build_tokenizer(add_bos_eos=False)
+    tok = eos_appended(build_tokenizer(add_bos_eos=False))
     config = SiglipConfig(
-        text_config=dict(
+        text_config=tower(
             vocab_size=len(tok),
-            hidden_size=HIDDEN,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=4,
             max_position_embeddings=64,
             pad_token_id=tok.pad_token_id,
+            eos_token_id=tok.eos_token_id,
         ),
-        vision_config=dict(
-            hidden_size=HIDDEN,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            image_size=IMAGE_SIZE,
-            patch_size=8,
-        ),
+        vision_config=tower(image_size=IMAGE_SIZE, patch_size=8),
     )
     processor = SiglipImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
-    return seeded(seed, lambda: SiglipModel(config)), tok, processor
+    return seeded(seed, lambda: redrawn(SiglipModel(config), CHAT_INIT_RANGE)), tok, processor
 
 
 GEMMA_SPECIALS: Final = ("<pad>", "<eos>", "<bos>", "<unk>", "<mask>")  # ids 0-4, as in Gemma's vocabulary
@@ -509,7 +513,10 @@ def text_limit(entry: Any, path: str) -> TextLimit | None:
     arch = entry.options.get("arch")
     if arch not in DEFAULT_MAX_LENGTH:
         return None  # the tiny VLM and reranker do not truncate
-    return TextLimit(_max_length(entry, arch), build_tokenizer(add_bos_eos=arch == "clip"))
+    tokenizer = (
+        build_tokenizer(add_bos_eos=True) if arch == "clip" else eos_appended(build_tokenizer(add_bos_eos=False))
+    )
+    return TextLimit(_max_length(entry, arch), tokenizer)
 
 
 def _placed(model: Any, device: str, dtype: str) -> Any:
@@ -538,6 +545,7 @@ def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") 
             proc,
             device=device,
             padding="max_length",
+            padding_side="right",
             max_length=_max_length(entry, arch),
         )
     if arch == "vlm":

@@ -168,8 +168,15 @@ QWEN3_VL_RERANKER_REF: Final = Reference(
     "QwenLM/Qwen3-VL-Embedding src/models/qwen3_vl_reranker.py", "8ce3aab1fbcc", "tests/test_qwen3_vl_reference.py"
 )
 DUAL_TOWER_REF: Final = Reference(
-    "transformers 5.24.0 get_text_features / get_image_features (documented usage) + paper B.2.1 fusion",
-    "v5.24.0",
+    "transformers 5.25.0 get_text_features / get_image_features (documented usage) + paper B.2.1 fusion",
+    "v5.25.0",
+    "tests/test_dual_tower_reference.py",
+)
+SIGLIP_REF: Final = Reference(
+    "google-research/big_vision configs/proj/image_text/SigLIP_demo.ipynb (tokenize max_len 64, sticky EOS, padded "
+    "with EOS, no lower-casing), models/proj/image_text/text_transformer.py (no attention mask, last position) + "
+    "transformers 5.25.0 SiglipModel get_text_features / get_image_features + paper B.2.1 fusion",
+    "0127fb6b337e",
     "tests/test_dual_tower_reference.py",
 )
 SIGLIP2_REF: Final = Reference(
@@ -507,7 +514,7 @@ RECIPES: Final[tuple[Recipe, ...]] = (
         options={"padding": "max_length", "padding_side": "right"},
         config_options={"max_length": ("text_config.max_position_embeddings", 64)},
         match=Match(model_types=("siglip",), tokenizer_classes=SIGLIP_TOKENIZERS, remote_code=False),
-        reference=DUAL_TOWER_REF,
+        reference=SIGLIP_REF,
         description="SigLIP (its T5 tokenizer; max-length padded text at the end, no attention mask, as trained)",
     ),
     Recipe(
