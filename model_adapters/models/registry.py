@@ -22,8 +22,9 @@ from model_adapters.models.recipes import RECIPES_BY_NAME, Recipe, get_recipe
 from triad_dataset.contract.errors import TriadError
 
 # Bump when an adapter changes what it feeds a model or how it pools: cached vectors of older versions are ignored.
-ADAPTER_VERSION: Final = "3"  # 2: Qwen3-VL embedder/reranker follow the official pipelines (docs/models.md);
-# 3: sentence-transformers models get their own query/document prompts (encode_query / encode_document)
+ADAPTER_VERSION: Final = "4"  # 2: Qwen3-VL embedder/reranker follow the official pipelines (docs/models.md);
+# 3: sentence-transformers models get their own query/document prompts (encode_query / encode_document);
+# 4: VLM2Vec gets its authors' sequential positions; SigLIP / SigLIP 2 pad at the end, SigLIP 2 lower-cases A-Z only
 
 
 @dataclass(frozen=True)
