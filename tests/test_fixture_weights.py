@@ -30,7 +30,12 @@ WRITERS: dict[str, tuple[Callable[[], Any], ...]] = {
     "bge-reranker-v2-m3": (lambda: tiny_text.tiny_xlmr_reranker()[0],),
     "bge-vl": (lambda: tiny.tiny_clip(0)[0],),
     "diver-retriever": (lambda: tiny_text.tiny_qwen3()[0],),
-    "dual_tower": (lambda: tiny.tiny_clip(0)[0], lambda: tiny.tiny_siglip(0)[0]),
+    "dual_tower": (
+        lambda: tiny.tiny_clip(0)[0],
+        lambda: tiny.tiny_siglip(0)[0],
+        lambda: tiny.tiny_siglip2(0)[0],
+        lambda: tiny.tiny_siglip2_naflex(0)[0],
+    ),
     "embed_rl": (_chat("embed-rl"),),
     "embed_rl_tcot": (_chat("embed-rl"), lambda: tiny.build_tiny_qwen3_vl(1)[0]),  # the T-CoT generator, seed 1
     "lamra_ret": (_chat("lamra"),),
@@ -47,9 +52,6 @@ WRITERS: dict[str, tuple[Callable[[], Any], ...]] = {
     "vlm2vec": (lambda: tiny.tiny_qwen2_vl(0)[0],),
     "vlm2vec_v1": (lambda: tiny.tiny_qwen2_vl(0)[0],),
 }
-# Writers of fixtures re-made on branch h/fidelity-vlm (VLM2Vec, the dual towers): drop a name once that branch's
-# writers are merged (strict: the test then fails until the name is dropped).
-AWAITING_REMAKE = frozenset({"bge-vl", "dual_tower", "vlm2vec", "vlm2vec_v1"})
 STD = (0.15, 0.25)  # around tiny.CHAT_INIT_RANGE; a matrix of 32 draws estimates its std within about 12 %
 NORM_WEIGHT = (0.9, 1.1)
 
@@ -79,7 +81,6 @@ CASES = [
     pytest.param(
         name,
         index,
-        marks=[pytest.mark.xfail(strict=True, reason="re-made on h/fidelity-vlm")] if name in AWAITING_REMAKE else [],
         id=f"{name}-{index}",
     )
     for name, builders in sorted(WRITERS.items())

@@ -13,7 +13,9 @@ from triad_dataset.contract.errors import TriadError
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("list", help="list the models `triad run --model` knows, or a folder's configs")
     what = p.add_subparsers(dest="what", metavar="{models,configs}", required=True)
-    m = what.add_parser("models", help="name, type, verified / refused / API, text or images, what it needs")
+    m = what.add_parser(
+        "models", help="name, type, verified / refused / API, text or images, loadable here, what it needs"
+    )
     m.set_defaults(handler=_models)
     c = what.add_parser(
         "configs",
@@ -51,8 +53,8 @@ def models_table() -> str:
     from model_adapters.ranks.output import text_table
 
     entries = {**REGISTRY, **{name: entry for name, (entry, _) in plugin_entries().items()}}
-    rows = [[r.name, r.type, r.status, r.sees, r.backends, r.needs] for r in model_rows(entries)]
-    return _strip(text_table(["model", "type", "status", "input", "backends", "needs"], rows))
+    rows = [[r.name, r.type, r.status, r.sees, r.backends, r.loadable, r.needs] for r in model_rows(entries)]
+    return _strip(text_table(["model", "type", "status", "input", "backends", "loadable", "needs"], rows))
 
 
 def configs_table(folder: str) -> str:

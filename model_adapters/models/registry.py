@@ -14,6 +14,7 @@ import importlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final, cast
 
+from model_adapters.models.dependencies import require_loadable
 from model_adapters.models.family_table import FAMILIES as FAMILIES
 from model_adapters.models.family_table import SENTENCE_TRANSFORMER, Family, Loader, check_options, family_of
 from model_adapters.models.family_table import TINY as TINY
@@ -21,8 +22,9 @@ from model_adapters.models.recipes import RECIPES_BY_NAME, Recipe, get_recipe
 from triad_dataset.contract.errors import TriadError
 
 # Bump when an adapter changes what it feeds a model or how it pools: cached vectors of older versions are ignored.
-ADAPTER_VERSION: Final = "3"  # 2: Qwen3-VL embedder/reranker follow the official pipelines (docs/models.md);
-# 3: sentence-transformers models get their own query/document prompts (encode_query / encode_document)
+ADAPTER_VERSION: Final = "4"  # 2: Qwen3-VL embedder/reranker follow the official pipelines (docs/models.md);
+# 3: sentence-transformers models get their own query/document prompts (encode_query / encode_document);
+# 4: VLM2Vec gets its authors' sequential positions; SigLIP / SigLIP 2 pad at the end, SigLIP 2 lower-cases A-Z only
 
 
 @dataclass(frozen=True)
@@ -488,6 +490,7 @@ def load_encoder(
     """Instantiate the entry's encoder (an `Encoder`) on `device`. `runtime`: what the run gives an API family
     (`responses`: its response store, `offline`), never part of the identity."""
     load = _loader(entry)
+    require_loadable(entry)
     return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype, **runtime)
 
 
@@ -496,6 +499,7 @@ def load_reranker(
 ) -> Any:
     """Instantiate the entry's pairwise scorer (a `Reranker`)."""
     load = _loader(entry, reranker=True)
+    require_loadable(entry)
     return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype)
 
 
