@@ -65,6 +65,10 @@ Statistics follow the paper: 95% query-bootstrap percentile intervals (3,000 res
 Wilcoxon signed-rank tests with Holm correction over the compared subsets, rank-biserial effect sizes, and one
 decision rule (a difference is significant only when the test and the interval agree).
 """
+REQUEST_HELP = """### Or ask the leaderboard to run a registry model itself
+No files: the leaderboard runs the model on every query of the gold with its own code, and the result appears as
+a row *evaluated by the leaderboard*. One request per model and gold; requests are rate limited.
+"""
 SUBMIT_HELP = """Upload what `triad run` wrote: the `rankings/*.parquet` files and `results.json`, or one zip of the
 run folder. TRIAD needs the six main subsets (Self/Same optional); ARK needs every subtype the server holds.
 The server checks and rescores everything; the status below names any problem. Nothing is stored on rejection.
@@ -210,6 +214,17 @@ def layout(lb: Leaderboard) -> gr.Blocks:
                     f_params = gr.Textbox(label="Parameters (e.g. 86M, 1.5B)", max_lines=1)
                 submit_btn = gr.Button("Submit", variant="primary")
                 status = gr.Textbox(label="Status", interactive=False, lines=8, elem_id="status")
+                gr.Markdown(REQUEST_HELP)
+                with gr.Row():
+                    r_model = gr.Dropdown(
+                        label="Registry model",
+                        choices=lb.requestable(),
+                        allow_custom_value=True,
+                        elem_id="request-model",
+                    )
+                    r_bench = gr.Radio(["triad", "ark"], value="triad", label="Benchmark", elem_id="request-bench")
+                request_btn = gr.Button("Request an evaluation", elem_id="request")
+                r_status = gr.Textbox(label="Request status", interactive=False, lines=3, elem_id="request-status")
             if lb.settings.admin_token:  # no token configured: no moderation, so no Admin tab at all
                 with gr.Tab("Admin", id="admin"):
                     with gr.Row():
@@ -279,12 +294,18 @@ def layout(lb: Leaderboard) -> gr.Blocks:
         ).then(refresh, triad_inputs, refresh_outputs, api_visibility=private).then(
             rank_range, [family, every_row], rank_outputs, api_visibility=private
         )
+        request_btn.click(
+            lb.bind(caller.request_evaluation), [r_model, r_bench], r_status, api_name="request_evaluation"
+        ).then(refresh, triad_inputs, refresh_outputs, api_visibility=private)
         if lb.settings.admin_token:
             a_btn.click(lb.bind(caller.admin), [a_token, a_id, a_action], [a_msg, a_table], api_visibility=private)
         gr.api(lb.bind(endpoints.leaderboard), api_name="leaderboard")
         gr.api(lb.bind(endpoints.submission), api_name="submission")
         gr.api(lb.bind(caller.verify_tasks), api_name="verify_tasks")
         gr.api(lb.bind(caller.verify_report), api_name="verify_report")
+        gr.api(lb.bind(caller.verify_claim), api_name="verify_claim")
+        gr.api(lb.bind(caller.reference_tasks), api_name="reference_tasks")
+        gr.api(lb.bind(caller.reference_report), api_name="reference_report")
     return demo
 
 
@@ -324,7 +345,7 @@ def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
     )
     sweeper = Sweeper()
     sweeper.start()
-    lb.queue = VerifyQueue(lb.db, lb.golds.available())
+    lb.queue = VerifyQueue(lb.db, lb.golds.available(), golds=lb.golds)
     lb.queue.start()
     threads = (sweeper, lb.queue)
     if threading.current_thread() is threading.main_thread():

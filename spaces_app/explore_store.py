@@ -2,13 +2,17 @@
 
 A submission's rankings are its public output; the Space keeps of them only what the explorer shows — the first
 `TOP_STORED` ids of each query and the 1-based ranks of its positives — in one parquet file per submission beside
-the database (`<db>.explore/<id>.parquet`), written atomically after the row is stored and removed with it.
+the database (`<db>.explore/<id>.parquet`), removed with the row. The file is written before the row is committed
+(`stage`: a full disk refuses the submission, nothing stored) and moved to its name once the row has its id
+(`commit`); a move that fails twice is said on the row (`NOT_STORED` in its run record).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -20,6 +24,7 @@ import pyarrow.parquet as pq
 from spaces_app.explorer import QueryRanking
 
 TOP_STORED: Final = 20
+NOT_STORED: Final = "explorer"  # run-record key of a row whose explorer file could not be stored: the reason
 SCHEMA: Final = pa.schema(
     [
         ("config", pa.string()),
@@ -76,6 +81,48 @@ def save(db_path: str | Path, submission_id: int, table: pa.Table) -> Path:
     os.close(fd)
     try:
         pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def stage(db_path: str | Path, table: pa.Table) -> Path:
+    """Write a submission's explorer file under a temporary name, before its row is committed."""
+    folder = directory(db_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f".staged-{uuid.uuid4().hex}.parquet"
+    try:
+        pq.write_table(table, path)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def commit(staged: Path, db_path: str | Path, submission_id: int) -> Path:
+    """Give a staged explorer file its submission's name (a rename: no new space needed)."""
+    path = _path(db_path, submission_id)
+    os.replace(staged, path)
+    return path
+
+
+def discard(staged: Path) -> None:
+    """Remove a staged file whose row was not stored (and its folder when nothing else is in it)."""
+    staged.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # other files are there
+        staged.parent.rmdir()
+
+
+def save_bytes(db_path: str | Path, submission_id: int, data: bytes) -> Path:
+    """Write a submission's explorer file from parquet bytes (a reference run's kept table), atomically."""
+    path = _path(db_path, submission_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

@@ -96,7 +96,9 @@ def render(
     stored = [explore_store.load(lb.settings.db_path, i, config) for i in ids]
     for i, (tops, _) in zip(ids, stored, strict=True):
         if not tops:
-            return _message(f"submission {i} has no stored rankings for {config} (it predates the explorer)")
+            note = (visible[i].get("run") or {}).get(explore_store.NOT_STORED)
+            why = f"its explorer file was {note}" if note else "it predates the explorer"
+            return _message(f"submission {i} has no stored rankings for {config} ({why})")
     values = [lb.db.query_scores(i, config) for i in ids]
     chosen = _pick(mode, values, query_id)
     if chosen is None:

@@ -27,7 +27,7 @@ import numpy as np
 
 from ark_dataset import names as ark_names
 from model_adapters.models.recipes import SYSTEM_TYPES
-from spaces_app import captioner, identity, names, ranking_files, uploads, validation, verify
+from spaces_app import captioner, identity, names, ranking_files, reference, uploads, validation, verify
 from spaces_app import gold as gold_mod
 from spaces_app.db import Database, DuplicateSubmission, NameTaken, NewSubmission, ScoreRow
 from spaces_app.ranking_files import ParsedSubmission
@@ -479,23 +479,24 @@ def _storage_failed(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in (errno.EIO, errno.EROFS)
 
 
-def _keep_for_explorer(
-    db: Database, sid: int, benchmark: str, gold: gold_mod.Gold, parsed: Any, scored: Any, positions: Any
-) -> None:
-    """Store what the query explorer shows of the rankings; runs past the commit, so nothing failing here turns the
-    stored row into a refusal."""
+def _keep_for_explorer(db: Database, sid: int, staged: Path) -> None:
+    """Give the staged explorer file its row's name, retried once; runs past the commit, so nothing failing here
+    turns the stored row into a refusal: a file that could not be stored is said on the row."""
     from spaces_app import explore_store
 
+    for attempt in (1, 2):
+        try:
+            explore_store.commit(staged, db.path, sid)
+            return
+        except Exception as exc:  # the row is committed: the answer stays an acceptance
+            traceback.print_exc(file=sys.stderr)
+            problem = f"{type(exc).__name__}: {exc}"[:200]
+            print(f"submission {sid}: explorer rankings not stored, try {attempt} ({problem})", file=sys.stderr)
+    explore_store.discard(staged)
     try:
-        table = (
-            explore_store.triad_table(gold, positions)
-            if benchmark == "triad"
-            else explore_store.ark_table(parsed, scored)
-        )
-        explore_store.save(db.path, sid, table)
-    except Exception as exc:  # the row is committed: the answer stays an acceptance
+        db.set_run_note(sid, explore_store.NOT_STORED, "not stored: the server's storage failed")
+    except Exception:  # the storage is failing: the row stays, the Explorer says it has no file
         traceback.print_exc(file=sys.stderr)
-        print(f"submission {sid}: explorer rankings not stored ({exc})", file=sys.stderr)
 
 
 def take_attempt(db: Database, submitter: str, limit: RateLimit, action: str = "submit") -> int:
@@ -535,20 +536,13 @@ def _submit(db: Database, golds: gold_mod.GoldStore, submission: Submission, rul
     dup = db.find_digest(benchmark, digest, gold.content)
     if dup is not None:
         raise _duplicate(DuplicateSubmission(dup[0], dup[1], dup[2]))
-    checked = validation.check_rankings(benchmark, gold, parsed)
-    scored = _score(benchmark, gold, checked)
-    configs = sorted(parsed.rankings)
-    rows, per_query, summary = _rows_for_db(benchmark, scored, configs)
-    label = captioner.label_from_results(parsed.results)
-    if label:  # ARK text-space runs: the captioner is part of the row
-        summary[captioner.SUMMARY_KEY] = label
-    if checked.positions:
-        summary[TIES_KEY] = _tie_summary(gold, parsed, checked.positions)
-    all_tied = {c: r.constant for c, r in parsed.rankings.items() if r.constant}
-    if all_tied:  # queries whose order is the file's list order (flagged on the row, spaces_app/status.py)
-        summary[ALL_TIED_KEY] = {"queries": all_tied, "of": {c: len(r.query_ids) for c, r in parsed.rankings.items()}}
-    mismatches, notes = compare_results(scored, parsed.results, configs, gold.fingerprint)
+    done = evaluate(golds, parsed)
+    configs, rows, per_query, summary = done.configs, done.rows, done.per_query, done.summary
+    mismatches, notes = compare_results(done.scored, parsed.results, configs, gold.fingerprint)
     status, verification = verify.plan(benchmark, parsed, gold)
+    from spaces_app import explore_store
+
+    staged = explore_store.stage(db.path, done.explorer_table())  # before the commit: a full disk stores nothing
     try:
         sid = db.insert(
             NewSubmission(
@@ -572,14 +566,64 @@ def _submit(db: Database, golds: gold_mod.GoldStore, submission: Submission, rul
                 gold_content=gold.content,
                 score_digest=score_digest(per_query, main or configs),
                 attempt=attempt,
+                reference=reference.spec_for(benchmark, gold.content, verification)
+                if status == verify.PENDING
+                else None,
             )
         )
     except DuplicateSubmission as exc:
+        explore_store.discard(staged)
         raise _duplicate(exc) from None
     except NameTaken:
+        explore_store.discard(staged)
         raise SubmissionError(name_taken(meta.model_name, meta.submitter, login=rules.login)) from None
-    _keep_for_explorer(db, sid, benchmark, gold, parsed, scored, checked.positions)
+    except BaseException:
+        explore_store.discard(staged)
+        raise
+    _keep_for_explorer(db, sid, staged)
     return Stored(sid, benchmark, configs, rows, status, verification, mismatches, [*parsed.notes, *notes])
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """Parsed rankings checked against the gold and scored: what a row stores, and the explorer's table."""
+
+    benchmark: str
+    gold: gold_mod.Gold
+    parsed: ParsedSubmission
+    checked: validation.CheckedRankings
+    scored: Mapping[str, Any]
+    configs: list[str]
+    rows: list[ScoreRow]
+    per_query: dict[str, dict[str, float]]
+    summary: dict[str, Any]
+
+    def explorer_table(self) -> Any:
+        """What the query explorer keeps of these rankings (`spaces_app.explore_store`)."""
+        from spaces_app import explore_store
+
+        if self.benchmark == "triad":
+            return explore_store.triad_table(self.gold, self.checked.positions)
+        return explore_store.ark_table(self.parsed, self.scored)
+
+
+def evaluate(golds: gold_mod.GoldStore, parsed: ParsedSubmission) -> Evaluated:
+    """Check parsed rankings against the gold they name and score them as a row of the board."""
+    benchmark = parsed.benchmark()
+    gold = golds.get(benchmark)
+    checked = validation.check_rankings(benchmark, gold, parsed)
+    scored = _score(benchmark, gold, checked)
+    configs = sorted(parsed.rankings)
+    rows, per_query, summary = _rows_for_db(benchmark, scored, configs)
+    label = captioner.label_from_results(parsed.results)
+    if label:  # ARK text-space runs: the captioner is part of the row
+        summary[captioner.SUMMARY_KEY] = label
+    if checked.positions:
+        summary[TIES_KEY] = _tie_summary(gold, parsed, checked.positions)
+    all_tied = {c: r.constant for c, r in parsed.rankings.items() if r.constant}
+    if all_tied:  # queries whose order is the file's list order (flagged on the row, spaces_app/status.py)
+        summary[ALL_TIED_KEY] = {"queries": all_tied, "of": {c: len(r.query_ids) for c, r in parsed.rankings.items()}}
+    return Evaluated(benchmark, gold, parsed, checked, scored, configs, rows, per_query, summary)
 
 
 def _accepted(stored: Stored) -> Outcome:
@@ -624,7 +668,8 @@ def _status_line(status: str, verification: Mapping[str, Any]) -> str:
     )
 
 
-def _run_files(run_dir: Path) -> list[Path]:
+def run_files(run_dir: Path) -> list[Path]:
+    """A `triad run` folder's rankings/*.parquet and results.json, as a submission uploads them."""
     files = sorted((run_dir / ranking_files.RANKINGS_DIR).glob("*.parquet"))
     if (run_dir / ranking_files.RESULTS_FILE).is_file():
         files.append(run_dir / ranking_files.RESULTS_FILE)
@@ -657,7 +702,7 @@ def submit_run_dir(
     outcome = submit_files(  # the database file is created only when the run is accepted
         Database(db_path, create=False),
         golds,
-        _run_files(run_dir),
+        run_files(run_dir),
         model_name=model_name,
         model_link=model_link,
         family=family,

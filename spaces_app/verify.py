@@ -41,7 +41,7 @@ from typing import Any, Final
 import numpy as np
 
 from ark_dataset import names as ark_names
-from spaces_app import reproduction
+from spaces_app import reference, reproduction
 from triad_dataset.contract import names as triad_names
 from triad_dataset.contract.errors import TriadError
 
@@ -52,8 +52,7 @@ RANDOM_RANKS: Final = 10  # further candidates from uniformly drawn ranks below 
 # (2^-8 relative); 2^-7 = 0.0078 covers two such steps, the spread between a bf16 GPU run and a CPU re-encoding.
 TOLERANCE: Final = 2.0**-7
 MAX_LISTED: Final = 20  # disagreeing pairs kept in a result
-# An honest run fails the favourable-end test with at most this chance (`reproduction.favourable_p`).
-ALPHA: Final = 1e-4
+ALPHA: Final = reproduction.ALPHA  # an honest run fails one favourable-end test with at most this chance
 PENDING, VERIFIED, UNVERIFIED, FAILED = "pending", "verified", "unverified", "failed"
 STATUSES: Final = (PENDING, VERIFIED, UNVERIFIED, FAILED)
 VERIFIABLE_KINDS: Final = ("registry", "entry_point", "hub")
@@ -318,13 +317,11 @@ def plan(benchmark: str, parsed: Any, gold: Any) -> tuple[str, dict[str, Any]]:
     recipe = (parsed.results.get("model") or {}).get("recipe")  # a Hub id run with --recipe is re-run with it
     if isinstance(recipe, str) and recipe:
         base["recipe"] = recipe[:60]
-    return PENDING, {
-        **base,
-        "spec": spec,
-        "revision": revision,
-        "variant": str(variant)[:40],
-        "sample": draw_sample(benchmark, parsed, gold),
-    }
+    record = {**base, "spec": spec, "revision": revision, "variant": str(variant)[:40]}
+    ref = reference.spec_for(benchmark, str(getattr(gold, "content", "") or ""), record)
+    if ref is not None:
+        record["reference"] = ref.key
+    return PENDING, {**record, "sample": draw_sample(benchmark, parsed, gold)}
 
 
 # --- re-encoding and comparing ------------------------------------------------------------------------------------
@@ -574,6 +571,7 @@ def judge(
     diffs = [j.submitted - j.own for j in judged]
     p = reproduction.favourable_p(diffs)
     step = reproduction.GRID / 2
+    by_config = _favourable_by_config(judged)
     result = {
         "queries": len(judged),
         "pairs": compared,
@@ -612,12 +610,28 @@ def judge(
             "p": float(f"{p:.3g}"),
             "alpha": alpha,
         },
+        "favourable_by_config": by_config,
     }
-    if wrong or outside or p < alpha:
+    if wrong or outside or p < alpha or any(entry["p"] < alpha for entry in by_config.values()):
         return FAILED, result
     if compared == 0:  # every sampled pair within the tolerance: no order to check
         return UNVERIFIED, result
     return VERIFIED, result
+
+
+def _favourable_by_config(judged: Sequence[reproduction.QueryJudgement]) -> dict[str, dict[str, Any]]:
+    """The favourable-end test of each sampled subset on its own (with few queries it can rarely fail: the pooled
+    test above is the sample's strong one)."""
+    step = reproduction.GRID / 2
+    out = {}
+    for config in sorted({j.config for j in judged}):
+        diffs = [j.submitted - j.own for j in judged if j.config == config]
+        out[config] = {
+            "above": sum(d > step for d in diffs),
+            "below": sum(d < -step for d in diffs),
+            "p": float(f"{reproduction.favourable_p(diffs):.3g}"),
+        }
+    return out
 
 
 def check(
@@ -710,7 +724,42 @@ def crash_record(task: Mapping[str, Any], exc: BaseException) -> tuple[str, dict
     return UNVERIFIED, {**verify, "reason": f"check crashed: {what}"}
 
 
+CLAIMS: Final = ("spec", "revision", "variant", "recipe", "reference", "input_pipeline", "evaluated_by", "reason")
+
+
+def where_failed(result: Mapping[str, Any]) -> dict[str, Any]:
+    """Which test a sampled check failed first, and where (subset, query), without the model's scores."""
+    pairs, outside = result.get("pairs_listed") or [], result.get("outside_listed") or []
+    if pairs:
+        return {"test": "pairs", "config": pairs[0]["config"], "query_id": pairs[0]["query_id"]}
+    if outside:
+        return {"test": "tie range", "config": outside[0]["config"], "query_id": outside[0]["query_id"]}
+    by_config: dict[str, Any] = result.get("favourable_by_config") or {}
+    worst = min(by_config, key=lambda c: by_config[c]["p"], default=None)
+    return {"test": "favourable end", "config": worst}
+
+
 def public(verify: Mapping[str, Any], status: str) -> dict[str, Any]:
-    """What a visitor may see of a check: everything once it ran, only the reason before (the sample is secret)."""
-    shown = {k: v for k, v in verify.items() if k in ("reason", "input_pipeline", "result", "sample_seed")}
+    """What a visitor (and the mirror) may see of a check: what the run claims, why it is not checkable, and
+
+    * failed: which test failed and where, never the seed or the model's own scores;
+    * verified: the evidence, the full check's and the sample's (its seed revealed);
+    * pending: whether a sampled first look passed (the sample itself stays secret)."""
+    shown: dict[str, Any] = {k: verify[k] for k in CLAIMS if k in verify}
+    full, result = verify.get("full"), verify.get("result")
+    if status == FAILED:
+        if full:
+            shown["failed"] = reference.public_result(full, FAILED)["first_failure"]
+        elif result:
+            shown["failed"] = where_failed(result)
+    elif status == PENDING:
+        if result:
+            shown["first_look"] = f"passed ({result.get('queries', 0)} sampled queries)"
+    else:
+        if full:
+            shown["full"] = reference.public_result(full, status)
+        if result:
+            shown["result"] = result
+        if "sample_seed" in verify:
+            shown["sample_seed"] = verify["sample_seed"]
     return {"status": status, **shown}
