@@ -24,7 +24,7 @@ if __package__ in (None, ""):  # `python spaces_app/app.py`: make the project im
 import gradio as gr  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
-from spaces_app import endpoints, explorer_tab, handlers, legend, moderation, significance, views  # noqa: E402
+from spaces_app import answers, endpoints, explorer_tab, handlers, legend, moderation, significance, views  # noqa: E402
 from spaces_app.board import Leaderboard  # noqa: E402
 from spaces_app.gold import require_gold  # noqa: E402
 from spaces_app.guard import Sweeper, UploadGuard  # noqa: E402
@@ -87,6 +87,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
 def layout(lb: Leaderboard) -> gr.Blocks:
     """The page's components and the wiring of their events to the handlers bound to ``lb``."""
     print(lb.status_line(), file=sys.stderr)
+    answers.install()  # every error a client gets is one line
     main_labels = handlers.MAIN_LABELS
     # Gradio passes the Hub profile to a parameter annotated `gr.OAuthProfile | None`: with login on, the endpoints
     # that take one (spaces_app/endpoints.py)

@@ -41,6 +41,7 @@ from typing import Any, Final
 from spaces_app import db_references
 from spaces_app.db_references import ReferenceTables
 from spaces_app.reference import RefSpec
+from triad_dataset.contract.errors import TriadError
 
 SCHEMA_VERSION = "3"
 CHECKS_VERSION: Final = "full"  # meta.checks: rows are verified only by a full check against a reference run
@@ -168,6 +169,31 @@ def _reference_key(row: Mapping[str, Any]) -> str:
     return key if isinstance(key, str) else ""
 
 
+class StorageError(TriadError):
+    """The database file cannot be opened: the storage failed, or the file is not a leaderboard database."""
+
+
+class SchemaError(StorageError, ValueError):
+    """A database file of a schema this code does not know (refused rather than reinterpreted)."""
+
+
+def storage_problem(path: Path, exc: sqlite3.DatabaseError) -> str:
+    """One line for a database that cannot be opened, saying what to do.
+
+    >>> storage_problem(Path("s.sqlite"), sqlite3.DatabaseError("file is not a database"))
+    's.sqlite: not a readable leaderboard database (file is not a database); move it away (or restore it from the mirror) and start again'
+    """
+    text = str(exc)
+    if "full" in text.lower():
+        return f"{path}: the storage is full ({text}); free some space and start again"
+    if "not a database" in text or "malformed" in text:
+        return (
+            f"{path}: not a readable leaderboard database ({text}); move it away (or restore it from the mirror) "
+            "and start again"
+        )
+    return f"{path}: the storage failed, full or unwritable ({text}); check the disk and start again"
+
+
 # a row a visitor does not see by default: hidden by the admin, or a failed reproduction check
 NOT_PUBLIC: Final = "(hidden = 1 OR status = 'failed')"
 
@@ -245,6 +271,16 @@ class Database(ReferenceTables):
     def _init(self) -> None:
         if self._ready:
             return
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(storage_problem(self.path, exc)) from None
+        except OSError as exc:
+            raise StorageError(f"{self.path}: the storage failed ({exc.strerror or type(exc).__name__})") from None
+        self._ready = True
+
+    def _open(self) -> None:
+        """Create or upgrade the file (WAL mode, tables, migrations)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as conn:
             conn.execute("PRAGMA journal_mode=WAL")
@@ -261,12 +297,11 @@ class Database(ReferenceTables):
             if row is None:
                 conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
             elif row[0] != SCHEMA_VERSION:
-                raise ValueError(f"{self.path}: schema version {row[0]!r}, this code expects {SCHEMA_VERSION!r}")
+                raise SchemaError(f"{self.path}: schema version {row[0]!r}, this code expects {SCHEMA_VERSION!r}")
             conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('revision', '0')")
             conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('id_secret', ?)", (secrets.token_hex(32),))
             self._rekey_names(conn)
             self._full_checks_only(conn)
-        self._ready = True
 
     @staticmethod
     def _full_checks_only(conn: sqlite3.Connection) -> None:

@@ -132,7 +132,8 @@ def test_submit_triad_run_and_read_back(space: dict) -> None:
     assert submit(client, [archive], "again") == (
         "Rejected: these rankings were already submitted as submission id 1 (tiny-random-clip (test)). Nothing was stored."
     )
-    # the Space's own CPU queue re-encodes the sample with the registry model the run names (issue 22)
+    # the Space's own CPU queue takes a first look at the sample, then makes its own run of the registry model the
+    # run names and compares every query
     import time
 
     deadline = time.monotonic() + 180
@@ -142,7 +143,8 @@ def test_submit_triad_run_and_read_back(space: dict) -> None:
     assert record["verification"]["status"] == "verified", record["verification"]
     assert record["verification"]["result"]["disagreeing"] == 0 and record["verification"]["result"]["queries"] == 18
     row = row_of(client.predict(api_name="/leaderboard"), "tiny-random-clip (test)")
-    assert row["Status"].startswith("verified as tiny-random-clip (18 queries") and row["Rank"] == "1"
+    assert row["Status"].startswith("verified as tiny-random-clip (the leaderboard's own run: all 18 queries")
+    assert row["Rank"] == "1" and record["verification"]["full"]["queries"] == 18
 
 
 def test_the_objects_alive_at_start_up_are_frozen_while_serving(space: dict) -> None:
@@ -177,9 +179,13 @@ def test_only_the_public_endpoints(space: dict) -> None:
         "/submit",
         "/leaderboard",
         "/submission",
+        "/request_evaluation",
         "/verify_tasks",
         "/verify_report",
-    }  # the last two need the admin token
+        "/verify_claim",
+        "/reference_tasks",
+        "/reference_report",
+    }  # the verify_* and reference_* endpoints need the admin token
     assert api["unnamed_endpoints"] == {}
 
 
@@ -395,6 +401,10 @@ def test_no_handler_returns_addresses_or_paths(space: dict) -> None:
         "submission": [sid],
         "verify_tasks": ["not the token", None],
         "verify_report": ["not the token", sid, "verified", "{}"],
+        "verify_claim": ["not the token", f"row:{sid}", "w", "claim"],
+        "reference_tasks": ["not the token"],
+        "reference_report": ["not the token", "{}", ""],
+        "request_evaluation": ["no-such-model", "triad"],
         "explorer_choices": ["triad"],
         "explorer_show": ["triad", sid, sid2, n.MAIN_CONFIGS[0], "worst AP", "", 10],
     }
