@@ -24,7 +24,17 @@ if __package__ in (None, ""):  # `python spaces_app/app.py`: make the project im
 import gradio as gr  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
-from spaces_app import answers, endpoints, explorer_tab, handlers, legend, moderation, significance, views  # noqa: E402
+from spaces_app import (  # noqa: E402
+    answers,
+    endpoints,
+    explorer_tab,
+    handlers,
+    legend,
+    mirror,
+    moderation,
+    significance,
+    views,
+)
 from spaces_app.board import Leaderboard  # noqa: E402
 from spaces_app.gold import require_gold  # noqa: E402
 from spaces_app.guard import Sweeper, UploadGuard  # noqa: E402
@@ -310,14 +320,17 @@ def layout(lb: Leaderboard) -> gr.Blocks:
     return demo
 
 
-def stop_threads(threads: tuple[Sweeper, VerifyQueue]) -> None:
+def stop_threads(threads: tuple[Sweeper, VerifyQueue], lb: Leaderboard | None = None) -> None:
     """Stop the sweeper and the verify queue and wait for both to end, so that no thread is inside a model's native
-    code when the interpreter exits (a check still running is abandoned, its row left pending)."""
+    code when the interpreter exits (a check still running is abandoned, its row left pending); then let the mirror
+    finish its uploads."""
     sweeper, queue = threads
     sweeper.stop()
     if not queue.shutdown():
         print(f"verify queue: still running after {JOIN_S:.0f} s; exiting without it.", file=sys.stderr)
     sweeper.join(JOIN_S)
+    if lb is not None and lb.mirror is not None and not lb.mirror.flush(JOIN_S):
+        print(f"mirror: uploads still running after {JOIN_S:.0f} s; exiting without them.", file=sys.stderr)
 
 
 def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
@@ -332,6 +345,7 @@ def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
     # uvicorn must not rewrite it from X-Forwarded-For on its own
     os.environ["FORWARDED_ALLOW_IPS"] = ""
     lb = Leaderboard(settings)
+    lb.mirror = mirror.start(lb.db, log=lambda line: print(line, file=sys.stderr))  # an empty database restored
     demo = layout(lb)
     # the gold read at start-up lives as long as the server: full garbage collections skip its objects from now on
     gc.collect()
@@ -354,7 +368,7 @@ def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
         def on_term(signum: int, frame: Any) -> None:
             left = lb.drain()
             time.sleep(1.0)  # the last answers leave through the queue's event streams
-            stop_threads(threads)
+            stop_threads(threads, lb)
             print(f"SIGTERM: submissions drained ({left} unfinished); closing the server.", file=sys.stderr)
             raise KeyboardInterrupt  # Blocks.block_thread closes the server on it
 
@@ -371,13 +385,13 @@ def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
             **kwargs,
         )
     if not kwargs.get("prevent_thread_lock"):  # the server has stopped
-        stop_threads(threads)
+        stop_threads(threads, lb)
         gc.unfreeze()
         return demo
     close = demo.close
 
     def closing(*args: Any, **kw: Any) -> None:
-        stop_threads(threads)
+        stop_threads(threads, lb)
         close(*args, **kw)
         gc.unfreeze()  # a process that goes on (a test) collects what the server held again
 

@@ -39,6 +39,7 @@ class Leaderboard:
         self._lock = threading.Lock()
         self._cache: dict[tuple, list[dict[str, Any]]] = {}
         self.queue: VerifyQueue | None = None  # the reproduction checks on this server's CPU (started by launch)
+        self.mirror: mirror.Mirror | None = None  # uploads every change (started by launch when configured)
         self.draining = threading.Event()  # SIGTERM: finish what runs, take nothing new
         self._inflight = 0
         self._idle = threading.Condition()

@@ -32,18 +32,21 @@ import contextlib
 import json
 import secrets
 import sqlite3
+import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from spaces_app import db_references
+from spaces_app.db_mirror import MirrorRows
 from spaces_app.db_references import ReferenceTables
 from spaces_app.reference import RefSpec
 from triad_dataset.contract.errors import TriadError
 
 SCHEMA_VERSION = "3"
+ROW, DELETED, REFERENCE = "row", "deleted", "reference"  # what `Database.changed` tells its listeners
 CHECKS_VERSION: Final = "full"  # meta.checks: rows are verified only by a full check against a reference run
 ATTEMPTS_KEEP_S = 7 * 86400.0  # attempts older than this are pruned (every rate-limit window is shorter)
 BUSY_TIMEOUT_S = 60.0
@@ -257,7 +260,7 @@ class NewSubmission:
     reference: RefSpec | None = None  # the reference run a pending row waits for (recorded as wanted)
 
 
-class Database(ReferenceTables):
+class Database(ReferenceTables, MirrorRows):
     """A handle on the leaderboard file; cheap to create, opens one connection per operation."""
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
@@ -265,6 +268,7 @@ class Database(ReferenceTables):
         refused command-line submission leaves no database behind."""
         self.path = Path(path)
         self._ready = False
+        self.listeners: list[Callable[[str, Any], None]] = []  # told of every change once it is committed
         if create or self.path.exists():
             self._init()
 
@@ -364,6 +368,15 @@ class Database(ReferenceTables):
         if not self._ready and self.path.exists():
             self._init()
         return not self._ready
+
+    def changed(self, kind: str, what: Any) -> None:
+        """Tell the listeners (the mirror) that a row (`ROW`, `DELETED`: its id) or a reference run (`REFERENCE`:
+        its key) changed; a listener that fails never fails the write."""
+        for listener in list(self.listeners):
+            try:
+                listener(kind, what)
+            except Exception as exc:  # the write is committed; a listener's failure is reported, not raised
+                print(f"database listener: {type(exc).__name__}: {exc}", file=sys.stderr)
 
     def secret(self) -> bytes:
         """A random per-database key for hashing client addresses (they are never stored in clear)."""
@@ -478,7 +491,8 @@ class Database(ReferenceTables):
                 conn.execute("UPDATE attempts SET accepted = 1 WHERE rowid = ?", (sub.attempt,))
             if sub.reference is not None:
                 self.want_reference(sub.reference, conn=conn)
-            return sid
+        self.changed(ROW, sid)
+        return sid
 
     def name_owner(self, key: str) -> str | None:
         """Who owns a name key (None: nobody yet)."""
@@ -540,7 +554,8 @@ class Database(ReferenceTables):
                 (status, json.dumps(dict(verify), sort_keys=True, allow_nan=False), submission_id),
             )
             conn.execute("DELETE FROM claims WHERE item = ?", (db_references.row_item(submission_id),))
-            return cur.rowcount == 1
+        self.changed(ROW, submission_id)
+        return cur.rowcount == 1
 
     def verification_tasks(
         self, *, ids: Sequence[int] | None = None, pending_only: bool = True
@@ -580,12 +595,14 @@ class Database(ReferenceTables):
             if row is not None:
                 run = {**json.loads(row[0]), key: text}
                 conn.execute("UPDATE submissions SET run_json = ? WHERE id = ?", (json.dumps(run), submission_id))
+        self.changed(ROW, submission_id)
 
     def set_hidden(self, submission_id: int, hidden: bool) -> bool:
         """Hide or show a submission; False when it does not exist."""
         with self._write() as conn:
             cur = conn.execute("UPDATE submissions SET hidden = ? WHERE id = ?", (int(hidden), submission_id))
-            return cur.rowcount == 1
+        self.changed(ROW, submission_id)
+        return cur.rowcount == 1
 
     def delete(self, submission_id: int) -> bool:
         """Delete a submission and its scores; False when it does not exist."""
@@ -595,7 +612,8 @@ class Database(ReferenceTables):
             conn.execute(
                 "DELETE FROM names WHERE NOT EXISTS (SELECT 1 FROM submissions s WHERE s.name_key = names.name_key)"
             )
-            return cur.rowcount == 1
+        self.changed(DELETED, submission_id)
+        return cur.rowcount == 1
 
     # --- reads -------------------------------------------------------------------------------------------
     def count_attempts(self, submitter: str, since: float, *, action: str = "submit", failed_only: bool = False) -> int:

@@ -77,6 +77,9 @@ class ReferenceTables:
     def _absent(self) -> bool:
         raise NotImplementedError
 
+    def changed(self, kind: str, what: Any) -> None:
+        raise NotImplementedError
+
     # --- reference runs -------------------------------------------------------------------------------------
     def want_reference(self, spec: RefSpec, *, requested_by: str = "", conn: sqlite3.Connection | None = None) -> None:
         """Record that ``spec``'s reference run is wanted (nothing changes when it is known already); with
@@ -153,6 +156,7 @@ class ReferenceTables:
                 ],
             )
             conn.execute("DELETE FROM claims WHERE item = ?", (reference_item(spec.key),))
+        self.changed("reference", spec.key)
 
     def reference(self, key: str) -> Reference | None:
         """The made reference run of ``key``, else None."""
@@ -220,6 +224,7 @@ class ReferenceTables:
         """Link a reference run to its row "evaluated by the leaderboard"."""
         with self._write(bump=False) as conn:
             conn.execute("UPDATE reference_runs SET row_id = ? WHERE key = ?", (row_id, key))
+        self.changed("reference", key)
 
     def requested_references(self) -> list[dict[str, Any]]:
         """Made reference runs someone requested whose row is not on the board yet."""
@@ -234,17 +239,34 @@ class ReferenceTables:
             ]
         return [s for s in (self.reference_state(k) for k in keys) if s is not None]
 
+    def reference_record(self, key: str) -> tuple[dict[str, Any], bytes | None] | None:
+        """A made reference run as JSON (`Reference.to_json` plus who requested it and its row) with its explorer
+        bytes, or None."""
+        ref, state = self.reference(key), self.reference_state(key)
+        if ref is None or state is None:
+            return None
+        record = {**ref.to_json(), "requested_by": state["requested_by"], "row_id": state["row_id"]}
+        return record, self.reference_explorer(key)
+
     def reference_records(self) -> Iterator[tuple[dict[str, Any], bytes | None]]:
-        """Every made reference run as JSON (`Reference.to_json` plus its bookkeeping) with its explorer bytes."""
+        """Every made reference run as `reference_record` gives it."""
         if self._absent():
             return
         with self._connect() as conn:
             keys = [r[0] for r in conn.execute("SELECT key FROM reference_runs WHERE state = 'done' ORDER BY key")]
         for key in keys:
-            ref, state = self.reference(key), self.reference_state(key)
-            if ref is not None and state is not None:
-                record = {**ref.to_json(), "requested_by": state["requested_by"], "row_id": state["row_id"]}
-                yield record, self.reference_explorer(key)
+            found = self.reference_record(key)
+            if found is not None:
+                yield found
+
+    def is_empty(self) -> bool:
+        """No row and no reference run: what the mirror restores into."""
+        if self._absent():
+            return True
+        with self._connect() as conn:
+            rows = conn.execute("SELECT COUNT(*) FROM submissions").fetchone()[0]
+            refs = conn.execute("SELECT COUNT(*) FROM reference_runs").fetchone()[0]
+        return int(rows) == 0 and int(refs) == 0
 
     # --- claims ----------------------------------------------------------------------------------------------
     def claim(self, item: str, worker: str, lease_s: float, *, now: float | None = None) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from spaces_app import evaluation, mirror, moderation, views
+from spaces_app import evaluation, moderation, views
 from spaces_app.board import Leaderboard
 from spaces_app.guard import UploadGone, claim_uploads
 from spaces_app.handlers import MAIN, REFERENCE, ark_configs, ark_status
@@ -83,13 +83,11 @@ def run_submission(
 
 
 def after_accept(lb: Leaderboard, sid: int) -> None:
-    """Mirroring and the verification queue: never allowed to turn an acceptance into an error."""
+    """Wake the verification queue: never allowed to turn an acceptance into an error (the mirror listens to the
+    database itself)."""
     try:
         if lb.queue is not None:
             lb.queue.notify()
-        stored = next((s for s in lb.db.submissions(include_hidden=True) if s["id"] == sid), None)
-        if stored is not None:
-            mirror.mirror(stored)
     except Exception as exc:  # reported on the server only; the submission is stored
         print(f"after submission {sid}: {type(exc).__name__}: {exc}", file=sys.stderr)
 

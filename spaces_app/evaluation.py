@@ -13,12 +13,12 @@ import hashlib
 from typing import Any, Final
 
 from spaces_app import names, verify
-from spaces_app.db import Database, DuplicateSubmission, NewSubmission, ScoreRow
+from spaces_app.db import ROW, Database, DuplicateSubmission, NewSubmission, ScoreRow
+from spaces_app.db_mirror import LEADERBOARD
 from spaces_app.reference import Reference, RefSpec
 from spaces_app.refusal import SubmissionError, short
 from spaces_app.submit import RateLimit, score_digest, take_attempt
 
-LEADERBOARD: Final = "leaderboard"  # the submitter of a row the leaderboard evaluated itself
 BENCHMARKS: Final = ("triad", "ark")
 
 
@@ -133,6 +133,7 @@ def make_rows(db: Database, golds: Any) -> int:
         table = db.reference_explorer(ref.spec.key)
         if table is not None:
             explore_store.save_bytes(db.path, sid, table)
+            db.changed(ROW, sid)
         db.set_reference_row(ref.spec.key, sid)
         added += 1
     return added

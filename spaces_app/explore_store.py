@@ -41,7 +41,8 @@ def directory(db_path: str | Path) -> Path:
     return db_path.with_name(db_path.name + ".explore")
 
 
-def _path(db_path: str | Path, submission_id: int) -> Path:
+def file_of(db_path: str | Path, submission_id: int) -> Path:
+    """The explorer file of one submission."""
     return directory(db_path) / f"{int(submission_id)}.parquet"
 
 
@@ -75,7 +76,7 @@ def ark_table(parsed: Any, scored: Mapping[str, Any]) -> pa.Table:
 
 def save(db_path: str | Path, submission_id: int, table: pa.Table) -> Path:
     """Write the submission's explorer file atomically (a reader never sees half of it)."""
-    path = _path(db_path, submission_id)
+    path = file_of(db_path, submission_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     os.close(fd)
@@ -103,7 +104,7 @@ def stage(db_path: str | Path, table: pa.Table) -> Path:
 
 def commit(staged: Path, db_path: str | Path, submission_id: int) -> Path:
     """Give a staged explorer file its submission's name (a rename: no new space needed)."""
-    path = _path(db_path, submission_id)
+    path = file_of(db_path, submission_id)
     os.replace(staged, path)
     return path
 
@@ -117,7 +118,7 @@ def discard(staged: Path) -> None:
 
 def save_bytes(db_path: str | Path, submission_id: int, data: bytes) -> Path:
     """Write a submission's explorer file from parquet bytes (a reference run's kept table), atomically."""
-    path = _path(db_path, submission_id)
+    path = file_of(db_path, submission_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     try:
@@ -132,12 +133,12 @@ def save_bytes(db_path: str | Path, submission_id: int, data: bytes) -> Path:
 
 def remove(db_path: str | Path, submission_id: int) -> None:
     """Delete the submission's explorer file, if any."""
-    _path(db_path, submission_id).unlink(missing_ok=True)
+    file_of(db_path, submission_id).unlink(missing_ok=True)
 
 
 def load(db_path: str | Path, submission_id: int, config: str) -> tuple[dict[str, QueryRanking], dict[str, list[int]]]:
     """(query id -> its stored top ids, query id -> its positives' ranks) for one config; empty when not stored."""
-    path = _path(db_path, submission_id)
+    path = file_of(db_path, submission_id)
     if not path.is_file():
         return {}, {}
     table = pq.read_table(path, filters=[("config", "=", config)])

@@ -6,7 +6,7 @@ own run of the named model; the row then shows that run's numbers), **unverified
 a model the server cannot run), **pending** (the full check waits for the leaderboard's own run; unranked),
 **failed** (the model disagrees; hidden from the default view), and **older gold** for rows scored on an earlier
 version of the gold data (kept visible, marked, resubmittable). A failed row's public text says which test failed
-and where, never the model's own scores (`public_failures`; the admin sees `failures`).
+and where, never the model's own scores (`disclosure.public_failures`; the admin sees `failures`).
 Flags are computed when the table is drawn, against the verified rows present then (`Plausibility`).
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from spaces_app import reference, verify
+from spaces_app import disclosure, verify
 from triad_dataset.contract import names as triad_names
 from triad_dataset.contract.errors import TriadError
 
@@ -172,32 +172,6 @@ def failures(result: Mapping[str, Any]) -> list[str]:
     return out or ["the re-encoded model disagrees"]
 
 
-def public_failures(result: Mapping[str, Any]) -> list[str]:
-    """Why a check failed as a visitor reads it: which test, which subset and query; no score of the model."""
-    if result.get("kind") == reference.FULL:
-        return [reference.describe_failure(result)]
-    out = []
-    if result.get("disagreeing"):
-        out.append(f"{result['disagreeing']} of {result.get('pairs', 0)} pairs disagree")
-    outside = result.get("outside_listed") or []
-    if outside:
-        more = result.get("outside_tie_range", 1) - 1
-        out.append(
-            f"query {str(outside[0]['query_id'])[:40]}: AP {outside[0]['ap']:.2f}, outside what the model's own "
-            "scores allow" + (f"; {more} more of {result.get('queries', 0)} queries" if more else "")
-        )
-    fav, alpha = result.get("favourable") or {}, (result.get("favourable") or {}).get("alpha")
-    tests = [("", fav)] + [
-        (triad_names.DISPLAY_NAMES.get(c, c) + ": ", e) for c, e in (result.get("favourable_by_config") or {}).items()
-    ]
-    for label, entry in tests:
-        if alpha is not None and entry.get("p") is not None and entry["p"] < alpha:
-            above, below = entry.get("above", 0), entry.get("below", 0)
-            out.append(f"{label}AP above the model's own on {above} of {above + below} queries that differ: not noise")
-            break
-    return out or ["the re-encoded model disagrees"]
-
-
 def _verified_text(v: Mapping[str, Any], named: str) -> str:
     """The evidence of a verified row: the leaderboard's own run (or, for rows checked before, the sample)."""
     full, result = v.get("full") or {}, v.get("result") or {}
@@ -221,9 +195,10 @@ def text(sub: Mapping[str, Any], status: str, row_flags: Sequence[str]) -> str:
     if status == verify.VERIFIED:
         out = _verified_text(v, named)
     elif status == verify.FAILED:
-        out = f"FAILED reproduction{named} ({'; '.join(public_failures(result))})"
+        said = disclosure.public_failures(result) if result else [str((v.get("failed") or {}).get("text") or "")]
+        out = f"FAILED reproduction{named} ({'; '.join(c for c in said if c) or 'the re-encoded model disagrees'})"
     elif status == verify.PENDING:
-        look = v.get("result") or {}
+        look = v.get("result") or v.get("first_look") or {}
         first = f"; a sampled first look at {look.get('queries', 0)} queries found nothing" if look else ""
         out = f"unverified: reproduction check{named} pending (pending full check{first})"
     elif status == OLDER_GOLD:

@@ -29,7 +29,7 @@ from ark_dataset import names as ark_names
 from model_adapters.models.recipes import SYSTEM_TYPES
 from spaces_app import captioner, identity, names, ranking_files, reference, uploads, validation, verify
 from spaces_app import gold as gold_mod
-from spaces_app.db import Database, DuplicateSubmission, NameTaken, NewSubmission, ScoreRow
+from spaces_app.db import ROW, Database, DuplicateSubmission, NameTaken, NewSubmission, ScoreRow
 from spaces_app.ranking_files import ParsedSubmission
 from spaces_app.refusal import Duplicate, SubmissionError, clip, short, status_line
 from spaces_app.uploads import Limits
@@ -487,6 +487,7 @@ def _keep_for_explorer(db: Database, sid: int, staged: Path) -> None:
     for attempt in (1, 2):
         try:
             explore_store.commit(staged, db.path, sid)
+            db.changed(ROW, sid)  # the row's listeners (the mirror) see its explorer file now
             return
         except Exception as exc:  # the row is committed: the answer stays an acceptance
             traceback.print_exc(file=sys.stderr)
