@@ -39,6 +39,51 @@ class FakeHub:
     def sha(self) -> str:
         return hashlib.sha1(str(self.commits).encode()).hexdigest()
 
+    def answer_post(self, path: str, body: bytes) -> tuple[int, bytes, dict[str, str]]:
+        """/api/datasets/{org}/{name}/preupload/{rev} and /api/datasets/{org}/{name}/commit/{rev}."""
+        parts = urlparse(path).path.strip("/").split("/")
+        repo, action = "/".join(parts[2:4]), parts[4]
+        if action == "preupload":
+            files = json.loads(body)["files"]
+            listed = [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files]
+            return 200, json.dumps({"files": listed}).encode(), {}
+        with self.lock:
+            store = dict(self.repos.get(repo, {}))
+            for line in body.splitlines():
+                item = json.loads(line)
+                if item["key"] == "file":
+                    store[item["value"]["path"]] = base64.b64decode(item["value"]["content"])
+                elif item["key"] == "deletedFile" and store.pop(item["value"]["path"], None) is None:
+                    missing = json.dumps({"error": "A file with this name doesn't exist"}).encode()
+                    return 404, missing, {"X-Error-Code": "EntryNotFound"}
+            self.repos[repo] = store
+            self.commits += 1
+            sha = self.sha()
+        return 200, json.dumps({"commitUrl": f"{self.url}/datasets/{repo}/commit/{sha}", "commitOid": sha}).encode(), {}
+
+    def answer_get(self, path: str) -> tuple[int, bytes, dict[str, str]]:
+        """The tree listing (/api/datasets/{org}/{name}/tree/{rev}) and a file (/datasets/{org}/{name}/resolve/...)."""
+        parts = unquote(urlparse(path).path).strip("/").split("/")
+        with self.lock:
+            if parts[:2] == ["api", "datasets"] and len(parts) > 4 and parts[4] == "tree":
+                store = self.repos.get("/".join(parts[2:4]), {})
+                listing = [
+                    {"type": "file", "path": p, "size": len(d), "oid": hashlib.sha1(d).hexdigest()}
+                    for p, d in sorted(store.items())
+                ]
+                return 200, json.dumps(listing).encode(), {}
+            if parts[0] == "datasets" and len(parts) > 5 and parts[3] == "resolve":
+                data = self.repos.get("/".join(parts[1:3]), {}).get("/".join(parts[5:]))
+                if data is None:
+                    return 404, b"{}", {"X-Error-Code": "EntryNotFound"}
+                etag = f'"{hashlib.sha1(data).hexdigest()}"'
+                return (
+                    200,
+                    data,
+                    {"Content-Type": "application/octet-stream", "ETag": etag, "X-Repo-Commit": self.sha()},
+                )
+        return 404, b"{}", {"X-Error-Code": "RepoNotFound"}
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         hub = self
 
@@ -46,84 +91,25 @@ class FakeHub:
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
 
-            def _send(self, code: int, body: bytes, headers: dict[str, str] | None = None, head: bool = False) -> None:
+            def _send(self, answer: tuple[int, bytes, dict[str, str]], head: bool = False) -> None:
+                code, body, headers = answer
                 self.send_response(code)
-                for k, v in {
-                    "Content-Type": "application/json",
-                    "Content-Length": str(len(body)),
-                    **(headers or {}),
-                }.items():
+                for k, v in {"Content-Type": "application/json", "Content-Length": str(len(body)), **headers}.items():
                     self.send_header(k, v)
                 self.end_headers()
                 if not head:
                     self.wfile.write(body)
 
-            def _json(self, obj: Any, code: int = 200) -> None:
-                self._send(code, json.dumps(obj).encode())
-
-            def _body(self) -> bytes:
-                return self.rfile.read(int(self.headers.get("Content-Length") or 0))
-
             def do_POST(self) -> None:  # noqa: N802
-                parts = urlparse(self.path).path.strip("/").split("/")
                 hub.requests.append(f"POST {self.path}")
-                # /api/datasets/{org}/{name}/preupload/{rev} | /api/datasets/{org}/{name}/commit/{rev}
-                repo, action = "/".join(parts[2:4]), parts[4]
-                body = self._body()
-                if action == "preupload":
-                    files = json.loads(body)["files"]
-                    self._json(
-                        {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files]}
-                    )
-                    return
-                with hub.lock:
-                    store = hub.repos.setdefault(repo, {})
-                    for line in body.splitlines():
-                        item = json.loads(line)
-                        if item["key"] == "file":
-                            store[item["value"]["path"]] = base64.b64decode(item["value"]["content"])
-                        elif item["key"] == "deletedFile":
-                            if item["value"]["path"] not in store:
-                                body = json.dumps({"error": "A file with this name doesn't exist"}).encode()
-                                self._send(404, body, {"X-Error-Code": "EntryNotFound"})
-                                return
-                            del store[item["value"]["path"]]
-                    hub.commits += 1
-                    sha = hub.sha()
-                self._json({"commitUrl": f"{hub.url}/datasets/{repo}/commit/{sha}", "commitOid": sha})
+                self._send(hub.answer_post(self.path, self.rfile.read(int(self.headers.get("Content-Length") or 0))))
 
             def do_GET(self) -> None:  # noqa: N802
-                self._get(head=False)
+                hub.requests.append(f"GET {self.path}")
+                self._send(hub.answer_get(self.path))
 
             def do_HEAD(self) -> None:  # noqa: N802
-                self._get(head=True)
-
-            def _get(self, head: bool) -> None:
-                path = unquote(urlparse(self.path).path).strip("/")
-                hub.requests.append(f"{'HEAD' if head else 'GET'} {self.path}")
-                parts = path.split("/")
-                if parts[:2] == ["api", "datasets"] and len(parts) > 4 and parts[4] == "tree":
-                    store = hub.repos.get("/".join(parts[2:4]), {})
-                    listing = [
-                        {"type": "file", "path": p, "size": len(d), "oid": hashlib.sha1(d).hexdigest()}
-                        for p, d in sorted(store.items())
-                    ]
-                    self._json(listing)
-                    return
-                if parts[0] == "datasets" and len(parts) > 5 and parts[3] == "resolve":
-                    store = hub.repos.get("/".join(parts[1:3]), {})
-                    name = "/".join(parts[5:])
-                    if name not in store:
-                        self._send(404, b"{}", {"X-Error-Code": "EntryNotFound"}, head)
-                        return
-                    data = store[name]
-                    headers = {
-                        "Content-Type": "application/octet-stream",
-                        "ETag": f'"{hashlib.sha1(data).hexdigest()}"',
-                        "X-Repo-Commit": hub.sha(),
-                    }
-                    self._send(200, data, headers, head)
-                    return
-                self._send(404, b"{}", {"X-Error-Code": "RepoNotFound"}, head)
+                hub.requests.append(f"HEAD {self.path}")
+                self._send(hub.answer_get(self.path), head=True)
 
         return Handler
