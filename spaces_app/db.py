@@ -258,6 +258,7 @@ class NewSubmission:
     score_digest: str = ""  # sha256 of every per-query score of the main configs (`spaces_app.submit`)
     attempt: int | None = None  # the attempt row marked accepted in the same transaction
     reference: RefSpec | None = None  # the reference run a pending row waits for (recorded as wanted)
+    same_scores_allowed: bool = False  # the leaderboard's own row may score as a submitted one (later ones may not)
 
 
 class Database(ReferenceTables, MirrorRows):
@@ -439,7 +440,7 @@ class Database(ReferenceTables, MirrorRows):
                     "gold_content = ? AND score_digest = ? AND score_digest != ''",
                     (sub.benchmark, gold_content, sub.score_digest),
                 ).fetchone()
-                if sub.score_digest
+                if sub.score_digest and not sub.same_scores_allowed
                 else None
             )
             if same is not None:

@@ -17,36 +17,45 @@ from triad_dataset.contract import names as triad_names
 CLAIMS: Final = ("spec", "revision", "variant", "recipe", "reference", "input_pipeline", "evaluated_by", "reason")
 
 
+def _label(config: Any) -> str:
+    return triad_names.DISPLAY_NAMES.get(str(config), str(config))
+
+
 def public_failures(result: Mapping[str, Any]) -> list[str]:
     """Why a check failed as a visitor reads it: which test, which subset and query; no score of the model."""
     if result.get("kind") == reference.FULL:
         return [reference.describe_failure(result)]
+    first = result.get("first_failure") or {}
+    where = f"{_label(first.get('config'))}, query {str(first.get('query_id', ''))[:40]}" if first else ""
     out = []
     if result.get("disagreeing"):
-        out.append(f"{result['disagreeing']} of {result.get('pairs', 0)} pairs disagree")
+        pairs = result["pairs_listed"][0] if result.get("pairs_listed") else {}
+        at = f"{_label(pairs.get('config'))}, query {str(pairs.get('query_id', ''))[:40]}" if pairs else where
+        out.append(f"{result['disagreeing']} of {result.get('pairs', 0)} pairs disagree" + (f" ({at})" if at else ""))
     outside = result.get("outside_listed") or []
     if outside:
         more = result.get("outside_tie_range", 1) - 1
         out.append(
-            f"query {str(outside[0]['query_id'])[:40]}: AP {outside[0]['ap']:.2f}, outside what the model's own "
-            "scores allow" + (f"; {more} more of {result.get('queries', 0)} queries" if more else "")
+            f"{_label(outside[0]['config'])}, query {str(outside[0]['query_id'])[:40]}: AP {outside[0]['ap']:.2f}, "
+            "outside what the model's own scores allow"
+            + (f"; {more} more of {result.get('queries', 0)} queries" if more else "")
         )
     fav, alpha = result.get("favourable") or {}, (result.get("favourable") or {}).get("alpha")
-    tests = [("", fav)] + [
-        (triad_names.DISPLAY_NAMES.get(c, c) + ": ", e) for c, e in (result.get("favourable_by_config") or {}).items()
-    ]
+    tests = [("", fav)] + [(_label(c) + ": ", e) for c, e in (result.get("favourable_by_config") or {}).items()]
     for label, entry in tests:
         if alpha is not None and entry.get("p") is not None and entry["p"] < alpha:
             above, below = entry.get("above", 0), entry.get("below", 0)
-            out.append(f"{label}AP above the model's own on {above} of {above + below} queries that differ: not noise")
+            said = f"{label}AP above the model's own on {above} of {above + below} queries that differ: not noise"
+            gains = f" (most: {where})" if where and first.get("test") == "favourable end" else ""
+            out.append(said + gains)
             break
     return out or ["the re-encoded model disagrees"]
 
 
 def where_failed(result: Mapping[str, Any]) -> dict[str, Any]:
     """Which test a check failed first, and where (subset, query), without the model's scores."""
-    if result.get("kind") == reference.FULL:
-        return dict(result.get("first_failure") or {})
+    if result.get("first_failure"):
+        return dict(result["first_failure"])
     pairs, outside = result.get("pairs_listed") or [], result.get("outside_listed") or []
     if pairs:
         return {"test": "pairs", "config": pairs[0]["config"], "query_id": pairs[0]["query_id"]}

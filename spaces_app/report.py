@@ -20,7 +20,7 @@ from spaces_app import chance as chance_mod
 from spaces_app import explorer as ex
 from spaces_app.explorer_html import page, pair_html, view_html
 from spaces_app.gold import Gold, load_gold
-from spaces_app.refusal import short
+from spaces_app.refusal import clip, short
 from spaces_app.thumbs import Thumbnails
 from triad_dataset.contract import names as triad_names
 from triad_dataset.contract.errors import TriadError
@@ -67,7 +67,7 @@ def check_results(path: Path, results: Mapping[str, Any]) -> None:
         if results.get(key) is not None and not isinstance(results[key], Mapping):
             raise TriadError(f"{path}: {key!r} is {short(results[key])}, not an object")
     for config, node in results["configs"].items():
-        where = f"configs.{short(config, 40)}"
+        where = f"configs.{clip(config, 40)}"
         if not isinstance(node, Mapping):
             raise TriadError(f"{path}: {where} is {short(node)}, not an object")
         for part in ("metrics", "intervals"):
@@ -75,10 +75,10 @@ def check_results(path: Path, results: Mapping[str, Any]) -> None:
                 raise TriadError(f"{path}: {where}.{part} is {short(node[part])}, not an object")
         for name, value in (node.get("metrics") or {}).items():
             if value is not None and not _number(value):
-                raise TriadError(f"{path}: {where}.metrics.{short(name, 40)} is {short(value)}, not a finite number")
+                raise TriadError(f"{path}: {where}.metrics.{clip(name, 40)} is {short(value)}, not a finite number")
         for name, value in (node.get("intervals") or {}).items():
             if value is not None and not (isinstance(value, list) and len(value) == 2 and all(map(_number, value))):
-                raise TriadError(f"{path}: {where}.intervals.{short(name, 40)} is {short(value)}, not two numbers")
+                raise TriadError(f"{path}: {where}.intervals.{clip(name, 40)} is {short(value)}, not two numbers")
 
 
 def _data_folder(runs: Sequence[Run], data: str | Path | None) -> Path:

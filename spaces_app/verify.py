@@ -613,10 +613,27 @@ def judge(
         "favourable_by_config": by_config,
     }
     if wrong or outside or p < alpha or any(entry["p"] < alpha for entry in by_config.values()):
-        return FAILED, result
+        return FAILED, {**result, "first_failure": _first_failure(wrong, outside, judged, by_config)}
     if compared == 0:  # every sampled pair within the tolerance: no order to check
         return UNVERIFIED, result
     return VERIFIED, result
+
+
+def _first_failure(
+    wrong: Sequence[Disagreement],
+    outside: Sequence[reproduction.QueryJudgement],
+    judged: Sequence[reproduction.QueryJudgement],
+    by_config: Mapping[str, Mapping[str, Any]],
+) -> dict[str, str]:
+    """Which test a sample failed first and where: a disagreeing pair, a query outside its tie range, else the
+    subset furthest at the favourable end, named by its query that gained most."""
+    if wrong:
+        return {"test": "pairs", "config": wrong[0].config, "query_id": wrong[0].query_id}
+    if outside:
+        return {"test": "tie range", "config": outside[0].config, "query_id": outside[0].query_id}
+    config = min(by_config, key=lambda c: by_config[c]["p"])
+    top = max((j for j in judged if j.config == config), key=lambda j: j.submitted - j.own)
+    return {"test": "favourable end", "config": config, "query_id": top.query_id}
 
 
 def _favourable_by_config(judged: Sequence[reproduction.QueryJudgement]) -> dict[str, dict[str, Any]]:

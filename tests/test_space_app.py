@@ -464,3 +464,23 @@ def test_upload_guard_and_admin_throttle(space: dict, monkeypatch: pytest.Monkey
         assert out["output"]["data"][0].startswith("Too many wrong admin tokens from this client")
     finally:
         demo.close()
+
+
+def test_every_error_is_one_named_line(space: dict) -> None:
+    """No {"error": null}: Gradio's own errors (a file outside the uploads, too few inputs) are named, and a long
+    refused value is cut; an evaluation request for a test model is refused in one line."""
+    index = {fn.name: i for i, fn in space["demo"].fns.items()}
+    outside = {"path": "/etc/hostname", "meta": {"_type": "gradio.FileData"}, "orig_name": "results.json"}
+    cases = {
+        "submit": ([[outside], "x", "", "other", ""], "a file this server did not receive as an upload was named"),
+        "verify_report": ([TOKEN, 1], "wrong number of inputs: this endpoint takes 4, it got 2"),
+        "request_evaluation": (["minilm"], "wrong number of inputs: this endpoint takes 2, it got 1"),
+        "detail": (["1" * 100_000], "Value: 111"),
+    }
+    for name, (data, said) in cases.items():
+        error = call_over_queue(space["settings"].port, index[name], data)["output"]["error"]
+        assert error and said in error and len(error) <= 300 and "\n" not in error, (name, error)
+    assert space["client"].predict("tiny-random-clip", "triad", api_name="/request_evaluation") == (
+        "Rejected: model tiny-random-clip is a test model with random weights: its numbers are not results. "
+        "Nothing was stored."
+    )
