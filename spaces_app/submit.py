@@ -660,8 +660,8 @@ def _tie_summary(gold: gold_mod.Gold, parsed: ParsedSubmission, positions: Mappi
 def _status_line(status: str, verification: Mapping[str, Any]) -> str:
     if status == verify.PENDING:
         return (
-            "Reproduction check: pending (the named model will be re-encoded on a sample of your queries; "
-            "until then the row is marked unverified)."
+            "Reproduction check: pending (every query will be compared with the leaderboard's own run of the named "
+            "model; until then the row is marked unverified and unranked)."
         )
     return (
         f"Reproduction check: not possible ({verification.get('reason', 'self-reported')}); the row is marked "

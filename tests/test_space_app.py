@@ -173,6 +173,43 @@ def test_triad_space_verify_through_the_admin_api(space: dict) -> None:
     assert record["verification"]["status"] == "verified"
 
 
+def test_a_verifier_machine_makes_the_reference_run_the_space_does_not(
+    space: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model the Space does not run itself waits for `triad space verify --url --token --pending`, which claims the
+    wanted reference run, makes it in a child process and posts it; the Space then judges the row against it."""
+    from triad_dataset.cli import main
+
+    root, client = space["root"], space["client"]
+    monkeypatch.setenv("TRIAD_SPACE_VERIFY_MODELS", "none")  # this server's queue makes no reference run now
+    run = root / "run-text-only"
+    cmd = [
+        sys.executable,
+        "-m",
+        "triad_dataset.cli",
+        "run",
+        "--model",
+        "tiny-random-clip",
+        "--data",
+        str(root / "triad"),
+    ]
+    cmd += ["--out", str(run), "--variant", "text_only", "--no-validate", "--quiet", "--cache-dir", str(root / "cache")]
+    subprocess.run(cmd, check=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"}, timeout=300)
+    answer = submit(client, run_files(run), "tiny-random-clip text only")
+    assert answer.startswith("Accepted") and "pending" in answer, answer
+    sid = int(answer.split("submission id ")[1].split(" ")[0])
+    wanted = client.predict(TOKEN, api_name="/reference_tasks")
+    assert [(w["spec"], w["variant"]) for w in wanted] == [("tiny-random-clip", "text_only")]
+    url = f"http://127.0.0.1:{space['settings'].port}/"
+    verifier = ["space", "verify", "--url", url, "--token", TOKEN, "--pending", "--data", str(root / "triad")]
+    monkeypatch.setenv("TRIAD_SPACE_CACHE", str(root / "verifier-cache"))
+    assert main(verifier) == 0
+    assert client.predict(TOKEN, api_name="/reference_tasks") == []  # made, posted and stored
+    record = client.predict(sid, api_name="/submission")
+    assert record["verification"]["status"] == "verified", record["verification"]
+    assert record["verification"]["full"]["queries"] == 18
+
+
 def test_only_the_public_endpoints(space: dict) -> None:
     api = space["client"].view_api(return_format="dict", print_info=False)
     assert set(api["named_endpoints"]) == {

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from spaces_app import explore_store, mirror, names, reference, status, testing, verify, worker
+from spaces_app import explore_store, mirror, names, reference, status, testing, verify, views, worker
 from spaces_app.db import Database
 from spaces_app.gold import GoldStore
 from spaces_app.reference import Reference
@@ -161,6 +161,9 @@ def test_the_public_record_of_a_failed_row_says_where_not_the_scores(world: dict
     assert set(record["verify"]["failed"]) == {"test", "config", "query_id", "text"}
     assert record["verify"]["failed"]["test"] == "tie range" and "sample_seed" not in record["verify"]
     assert record["submitter"] == "hf:bob" and db.mirror_row(ids["unverified"])["submitter"] == "anonymous"
+    failed = next(s for s in db.submissions(include_hidden=True) if s["id"] == ids["failed"])
+    shown = views.submission_record(failed)["verification"]  # what /submission answers
+    assert shown == record["verify"] and '"own":' not in json.dumps(shown) and "sample_seed" not in shown
 
 
 SERVER = """
