@@ -1,28 +1,26 @@
-"""The reproduction check: does a submitted ranking agree with the model it names?
+"""The sampled first look: does a submitted ranking agree with the model it names on a secret sample?
 
-TRIAD and ARK publish their labels, so rescoring on the server proves nothing against a ranking that sorts the
-positives first. A submission naming a model the harness can run (a registry entry, or a Hub id at its resolved
-revision) is therefore checked against that model:
+A submission naming a model the harness can run (a registry entry, or a Hub id at its resolved revision) is decided
+against the leaderboard's own run of that model (spaces_app/reference.py). Until that run is made, a worker can take
+a quick first look:
 
 1. at submission time the server draws a seed (`secrets`), and with it, per main subset (TRIAD) or subtype (ARK),
    `QUERIES` queries; for each it keeps the submitted top `TOP`, `RANDOM_RANKS` candidates from random ranks below
    them, and the query's positives, each with its submitted rank (`draw_sample`); an ARK ranking lists only its
    top 100 of the gallery, so `RANDOM_RANKS` gallery items it leaves out are kept too, ranked below all it lists.
-   The sample is stored with the submission and shown to nobody until it is checked (only the admin-token API
-   hands it to a verifier);
-2. a verifier (`triad space verify`, or the Space's own CPU queue) loads the named model through the harness's
-   public path (`model_adapters.models.resolve.from_name` -> `ResolvedModel.load`), builds the inputs of each
-   sampled query and of its **whole pool** (TRIAD: its fixed candidates; ARK: the whole gallery) exactly as
-   `triad run` does (`model_adapters.planning.inputs`), encodes them, and scores by cosine of L2-normalized float32
-   vectors (`model_adapters.ranks.ranking.normalize`), as the runner ranks;
+   The sample is stored with the submission and shown to nobody (only the admin-token API hands it to a verifier);
+2. a verifier loads the named model through the harness's public path (`model_adapters.models.resolve.from_name`
+   -> `ResolvedModel.load`), builds the inputs of each sampled query and of its **whole pool** (TRIAD: its fixed
+   candidates; ARK: the whole gallery) exactly as `triad run` does (`model_adapters.planning.inputs`), encodes
+   them, and scores by cosine of L2-normalized float32 vectors (`model_adapters.ranks.ranking.normalize`);
 3. `judge` fails the submission when a sampled pair whose re-computed scores differ by more than `TOLERANCE` is
    in the wrong order (`compare`), when a query's submitted AP lies outside the range the model's own near-ties
-   allow (`reproduction.tie_range`), or when the submitted APs sit above the model's own across the sampled
-   queries more often and by more than random noise would (`reproduction.favourable_p` < `ALPHA`). Otherwise:
-   **verified**.
+   allow (`reproduction.tie_range`), or when the submitted APs sit above the model's own more than random noise
+   would (`reproduction.favourable_p` < `ALPHA`, pooled over the sample and per subset). A look that passes
+   leaves the row pending: an attacker doctors what a sample misses, so only the full check verifies.
 
-How often each kind of doctored ranking passes is measured, not assumed: `benchmarks/oracle_false_pass.py` runs
-the sampler and `judge` over many server draws (docs/space.md quotes the figures).
+How often each kind of doctored ranking passes the look alone is measured, not assumed:
+`benchmarks/oracle_false_pass.py` (docs/space.md quotes the figures).
 """
 
 from __future__ import annotations
