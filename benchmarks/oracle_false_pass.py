@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import attacks  # noqa: E402
 from spaces_app import reference, reproduction, verify  # noqa: E402
+from spaces_app.legend import header  # noqa: E402
 from spaces_app.ranking_files import ParsedRanking, ParsedSubmission  # noqa: E402
 from triad_dataset.contract import names as triad_names  # noqa: E402
 from triad_dataset.folder import io  # noqa: E402
@@ -153,7 +154,7 @@ def cases(
         ),
     }
     out.update({name: attacks.apply(a, rows, positives, seed=1) for name, a in attacks.ATTACKS.items()})
-    label = triad_names.DISPLAY_NAMES[boosted]
+    label = header(boosted)
     out[f"compensated: {label} up within the tolerance, the other subsets down"] = attacks.apply(
         attacks.compensated(boosted, list(rows)), rows, positives, seed=1
     )

@@ -11,14 +11,14 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from spaces_app import reference
+from spaces_app.legend import header
 from spaces_app.verify import FAILED, PENDING
-from triad_dataset.contract import names as triad_names
 
 CLAIMS: Final = ("spec", "revision", "variant", "recipe", "reference", "input_pipeline", "evaluated_by", "reason")
 
 
 def _label(config: Any) -> str:
-    return triad_names.DISPLAY_NAMES.get(str(config), str(config))
+    return header(str(config))
 
 
 def public_failures(result: Mapping[str, Any]) -> list[str]:

@@ -25,6 +25,7 @@ import numpy as np
 
 from ark_dataset import names as ark_names
 from spaces_app import reproduction
+from spaces_app.legend import header
 from triad_dataset.contract import names as triad_names
 
 ALPHA: Final = reproduction.ALPHA  # per subset
@@ -233,7 +234,7 @@ def describe_failure(result: Mapping[str, Any]) -> str:
     "full check: State Cars, query q7: AP 1.00, outside what the model's own scores allow; 2 more of 720 queries"
     """
     first = result.get("first_failure") or {}
-    label = triad_names.DISPLAY_NAMES.get(str(first.get("config")), str(first.get("config")))
+    label = header(str(first.get("config")))
     qid = str(first.get("query_id", ""))[:40]
     if first.get("test") == "tie range":
         listed = result.get("outside_listed") or [{}]

@@ -309,6 +309,7 @@ class Worker:
             for task in tasks:
                 if self.stopping.is_set():
                     raise reference_run.Cancelled("the worker is shutting down")
+                self.store.claim(item, self.name)  # renewed: the first looks may outlast a lease
                 if int(task["id"]) not in self._tried and (task.get("verify") or {}).get("sample"):
                     decided += self.first_look(task)
             self.log(f"reference run of {spec.spec} on {spec.benchmark.upper()}: started")

@@ -23,7 +23,7 @@ import pytest
 
 from benchmarks import attacks
 from benchmarks import oracle_false_pass as mc
-from spaces_app import evaluation, reference, status, verify, views
+from spaces_app import evaluation, legend, reference, status, verify, views
 from spaces_app.db import Database
 from spaces_app.gold import GoldStore
 from spaces_app.refusal import SubmissionError
@@ -163,7 +163,7 @@ def test_the_space_verifies_honest_runs_and_fails_every_attack(board: dict) -> N
             continue
         assert rows[sid]["status"] == verify.FAILED, (name, text)
         assert text.startswith("FAILED reproduction"), text
-        assert any(n.DISPLAY_NAMES[c] in text for c in n.MAIN_CONFIGS) and "query " in text, (name, text)
+        assert any(legend.header(c) in text for c in n.MAIN_CONFIGS) and "query " in text, (name, text)
     shown = views.score_table(
         [s for s in board["db"].submissions() if notes[s["id"]]["status"] != verify.FAILED],
         n.MAIN_CONFIGS,
