@@ -66,6 +66,7 @@ def check_results(path: Path, results: Mapping[str, Any]) -> None:
     for key in ("model", "dataset"):
         if results.get(key) is not None and not isinstance(results[key], Mapping):
             raise TriadError(f"{path}: {key!r} is {short(results[key])}, not an object")
+    metric = "map" if results.get("benchmark") == "triad" else "recall@1"
     for config, node in results["configs"].items():
         where = f"configs.{clip(config, 40)}"
         if not isinstance(node, Mapping):
@@ -73,12 +74,14 @@ def check_results(path: Path, results: Mapping[str, Any]) -> None:
         for part in ("metrics", "intervals"):
             if node.get(part) is not None and not isinstance(node[part], Mapping):
                 raise TriadError(f"{path}: {where}.{part} is {short(node[part])}, not an object")
-        for name, value in (node.get("metrics") or {}).items():
-            if value is not None and not _number(value):
-                raise TriadError(f"{path}: {where}.metrics.{clip(name, 40)} is {short(value)}, not a finite number")
-        for name, value in (node.get("intervals") or {}).items():
-            if value is not None and not (isinstance(value, list) and len(value) == 2 and all(map(_number, value))):
-                raise TriadError(f"{path}: {where}.intervals.{clip(name, 40)} is {short(value)}, not two numbers")
+        value = (node.get("metrics") or {}).get(metric)
+        if value is not None and not _number(value):
+            raise TriadError(f"{path}: {where}.metrics.{metric} is {short(value)}, not a finite number")
+        interval = (node.get("intervals") or {}).get(metric)
+        if interval is not None and not (
+            isinstance(interval, list) and len(interval) == 2 and all(map(_number, interval))
+        ):
+            raise TriadError(f"{path}: {where}.intervals.{metric} is {short(interval)}, not two numbers")
 
 
 def _data_folder(runs: Sequence[Run], data: str | Path | None) -> Path:

@@ -182,24 +182,15 @@ def test_a_verifier_machine_makes_the_reference_run_the_space_does_not(
 
     root, client = space["root"], space["client"]
     monkeypatch.setenv("TRIAD_SPACE_VERIFY_MODELS", "none")  # this server's queue makes no reference run now
-    run = root / "run-text-only"
-    cmd = [
-        sys.executable,
-        "-m",
-        "triad_dataset.cli",
-        "run",
-        "--model",
-        "tiny-random-clip",
-        "--data",
-        str(root / "triad"),
-    ]
-    cmd += ["--out", str(run), "--variant", "text_only", "--no-validate", "--quiet", "--cache-dir", str(root / "cache")]
+    run = root / "run-siglip"
+    cmd = [sys.executable, "-m", "triad_dataset.cli", "run", "--model", "tiny-random-siglip", "--no-validate"]
+    cmd += ["--data", str(root / "triad"), "--out", str(run), "--quiet", "--cache-dir", str(root / "cache")]
     subprocess.run(cmd, check=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"}, timeout=300)
-    answer = submit(client, run_files(run), "tiny-random-clip text only")
+    answer = submit(client, run_files(run), "tiny-random-siglip (on a verifier)")
     assert answer.startswith("Accepted") and "pending" in answer, answer
     sid = int(answer.split("submission id ")[1].split(" ")[0])
     wanted = client.predict(TOKEN, api_name="/reference_tasks")
-    assert [(w["spec"], w["variant"]) for w in wanted] == [("tiny-random-clip", "text_only")]
+    assert [(w["spec"], w["variant"]) for w in wanted] == [("tiny-random-siglip", "full")]
     url = f"http://127.0.0.1:{space['settings'].port}/"
     verifier = ["space", "verify", "--url", url, "--token", TOKEN, "--pending", "--data", str(root / "triad")]
     monkeypatch.setenv("TRIAD_SPACE_CACHE", str(root / "verifier-cache"))

@@ -357,10 +357,12 @@ def test_f09_identical_upload_bytes_from_two_submissions(
         os.utime(p, (old, old))
     guard.sweep()
     assert not any(Path(p).exists() for p in paths)
-    # a failure after the row is committed (mirroring, the queue) never turns the acceptance into an error
-    from spaces_app import mirror
 
-    monkeypatch.setattr(mirror, "mirror", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    # a failure after the row is committed (mirroring, the queue) never turns the acceptance into an error
+    def full(*args: object) -> None:  # the mirror, told of the new row, failing on a full disk
+        raise OSError(28, "No space left on device")
+
+    fns["submit"].__self__.db.listeners.append(full)
     answer = fns["submit"](_as_uploads(world["runs"][1]), "after commit", "", "other", "", request)
     assert answer.startswith("Accepted: submission id 2"), answer
 
