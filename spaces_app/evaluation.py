@@ -15,6 +15,7 @@ from typing import Any, Final
 from spaces_app import names, verify
 from spaces_app.db import ROW, Database, DuplicateSubmission, NewSubmission, ScoreRow
 from spaces_app.db_mirror import LEADERBOARD
+from spaces_app.local_models import runs_here
 from spaces_app.reference import Reference, RefSpec
 from spaces_app.refusal import SubmissionError, short
 from spaces_app.submit import RateLimit, score_digest, take_attempt
@@ -64,8 +65,6 @@ def request(db: Database, golds: Any, model_name: Any, benchmark: Any, requester
         where = f"submission id {state['row_id']}" if state["row_id"] is not None else "in the queue"
         raise SubmissionError(f"{entry.name} on this {bench.upper()} gold was requested already ({where})")
     db.want_reference(spec, requested_by=requester)
-    from spaces_app.worker import runs_here
-
     where = "this Space's CPU" if runs_here(entry.name) else "a verifier machine with the model (`triad space verify`)"
     return (
         f"Accepted: the leaderboard will run {entry.name} on every {bench.upper()} query itself (on {where}); its "

