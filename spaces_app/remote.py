@@ -96,9 +96,10 @@ def run(
 
 
 def cache_for(db: str | Path | None) -> Path:
-    """Where a verifier keeps its reference runs' embeddings: TRIAD_SPACE_CACHE, the database's, or TRIAD_CACHE's."""
-    if os.environ.get("TRIAD_SPACE_CACHE") or db:
-        return worker.cache_dir(db or "")
+    """Where a verifier keeps its reference runs' embeddings: TRIAD_SPACE_CACHE, beside ``db``, else `triad run`'s
+    own cache (TRIAD_CACHE, ~/.cache/triad/embeddings)."""
+    if db or os.environ.get("TRIAD_SPACE_CACHE"):
+        return worker.cache_dir(db or ".")
     from model_adapters.run_config import default_cache_dir
 
     return Path(default_cache_dir())

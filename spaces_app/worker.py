@@ -45,9 +45,11 @@ def eligible(task: Mapping[str, Any]) -> bool:
 
 
 def cache_dir(db_path: str | Path) -> Path:
-    """The embedding cache of the Space's reference runs: TRIAD_SPACE_CACHE, else beside the database."""
+    """The embedding cache of the reference runs: TRIAD_SPACE_CACHE, else the folder `cache` beside the database
+    (where `make demo` keeps its runs' vectors, so a model it ran is not encoded again). The cache is keyed by
+    model identity and input, never by submission: nothing a submitter sends goes into it."""
     raw = os.environ.get("TRIAD_SPACE_CACHE")
-    return Path(raw) if raw else Path(str(db_path) + ".cache")
+    return Path(raw) if raw else Path(db_path).resolve().parent / "cache"
 
 
 # --- the full check of pending rows -------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Shared test setup (keep tiny).
 
 - Every test runs offline: the Hugging Face offline switches are set here, before `datasets` or `huggingface_hub`
-  is imported by a test module (they read them at import time).
+  is imported by a test module (they read them at import time). The Space's reference runs cache their vectors in
+  a temporary folder of the session (TRIAD_SPACE_CACHE), never in the user's cache.
 - `minilm_mini` (session scope, for slow tests): `minilm`'s run of every config of the mini edition, made once per
   session, with its embedding cache; the leaderboard's own run of minilm on that folder (TRIAD_SPACE_CACHE pointed
   at the cache) then reads every vector from it.
@@ -25,6 +26,8 @@ import pytest
 
 for _name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
     os.environ.setdefault(_name, "1")
+# the leaderboard's reference runs cache their vectors in a folder of this session, not in the user's cache
+os.environ.setdefault("TRIAD_SPACE_CACHE", tempfile.mkdtemp(prefix="triad-space-cache-"))
 
 TINY_ENTRY_POINT = "model_adapters.mocks.entries:ENTRIES"
 
