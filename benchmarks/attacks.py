@@ -109,26 +109,46 @@ def perturbed(reach: float = TOLERANCE / 4) -> Attack:
     return honest
 
 
+def lowered(ids: list[str], scores: np.ndarray, positive: np.ndarray, rng: np.random.Generator) -> list[str]:
+    """Every positive moved below each negative the model scores at most 0.98 of the tolerance lower: the other
+    side of a compensated blend."""
+    return _order(ids, scores - 0.98 * TOLERANCE * positive)
+
+
+def compensated(boosted: str, configs: Sequence[str]) -> dict[str, Attack]:
+    """One subset's positives moved up within the tolerance (`within_tolerance`), every other subset's moved down
+    within it (`lowered`): a test pooled over subsets sees the two cancel."""
+    return {c: within_tolerance if c == boosted else lowered for c in configs}
+
+
+def honest(ids: list[str], scores: np.ndarray, positive: np.ndarray, rng: np.random.Generator) -> list[str]:
+    """Not an attack: the model's own order."""
+    return list(ids)
+
+
 def apply(
-    attack: Attack,
+    attack: Attack | Mapping[str, Attack],
     rankings: Mapping[str, Sequence[Mapping[str, Any]]],
     positives: Mapping[str, Mapping[str, set[str]]],
     seed: int = 0,
+    only: Mapping[str, set[str]] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """{config: [{"query_id", "candidate_ids", "scores"}]} with every query re-ordered by ``attack``.
 
     ``rankings``: an honest run's rows per config (ids best-first with their scores); ``positives``: per config,
-    query id -> positive ids. The score vectors stay as they were."""
+    query id -> positive ids; ``attack``: one for every config, or one per config; ``only``: per config, the
+    queries attacked (the others keep the model's order). The score vectors stay as they were."""
     rng = np.random.default_rng(seed)
     out: dict[str, list[dict[str, Any]]] = {}
     for config, rows in rankings.items():
+        chosen = attack.get(config, honest) if isinstance(attack, Mapping) else attack
         done = []
         for r in rows:
             ids = list(r["candidate_ids"])
             scores = np.asarray(r["scores"], dtype=np.float64)
             pos = np.array([c in positives[config][r["query_id"]] for c in ids], dtype=bool)
-            done.append(
-                {"query_id": r["query_id"], "candidate_ids": attack(ids, scores, pos, rng), "scores": list(r["scores"])}
-            )
+            picked = only is None or r["query_id"] in only.get(config, set())
+            order = chosen(ids, scores, pos, rng) if picked else list(ids)
+            done.append({"query_id": r["query_id"], "candidate_ids": order, "scores": list(r["scores"])})
         out[config] = done
     return out

@@ -24,7 +24,17 @@ if __package__ in (None, ""):  # `python spaces_app/app.py`: make the project im
 import gradio as gr  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
-from spaces_app import endpoints, explorer_tab, handlers, legend, moderation, significance, views  # noqa: E402
+from spaces_app import (  # noqa: E402
+    answers,
+    endpoints,
+    explorer_tab,
+    handlers,
+    legend,
+    mirror,
+    moderation,
+    significance,
+    views,
+)
 from spaces_app.board import Leaderboard  # noqa: E402
 from spaces_app.gold import require_gold  # noqa: E402
 from spaces_app.guard import Sweeper, UploadGuard  # noqa: E402
@@ -65,6 +75,10 @@ Statistics follow the paper: 95% query-bootstrap percentile intervals (3,000 res
 Wilcoxon signed-rank tests with Holm correction over the compared subsets, rank-biserial effect sizes, and one
 decision rule (a difference is significant only when the test and the interval agree).
 """
+REQUEST_HELP = """### Or ask the leaderboard to run a registry model itself
+No files: the leaderboard runs the model on every query of the gold with its own code, and the result appears as
+a row *evaluated by the leaderboard*. One request per model and gold; requests are rate limited.
+"""
 SUBMIT_HELP = """Upload what `triad run` wrote: the `rankings/*.parquet` files and `results.json`, or one zip of the
 run folder. TRIAD needs the six main subsets (Self/Same optional); ARK needs every subtype the server holds.
 The server checks and rescores everything; the status below names any problem. Nothing is stored on rejection.
@@ -83,6 +97,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
 def layout(lb: Leaderboard) -> gr.Blocks:
     """The page's components and the wiring of their events to the handlers bound to ``lb``."""
     print(lb.status_line(), file=sys.stderr)
+    answers.install()  # every error a client gets is one line
     main_labels = handlers.MAIN_LABELS
     # Gradio passes the Hub profile to a parameter annotated `gr.OAuthProfile | None`: with login on, the endpoints
     # that take one (spaces_app/endpoints.py)
@@ -210,6 +225,17 @@ def layout(lb: Leaderboard) -> gr.Blocks:
                     f_params = gr.Textbox(label="Parameters (e.g. 86M, 1.5B)", max_lines=1)
                 submit_btn = gr.Button("Submit", variant="primary")
                 status = gr.Textbox(label="Status", interactive=False, lines=8, elem_id="status")
+                gr.Markdown(REQUEST_HELP)
+                with gr.Row():
+                    r_model = gr.Dropdown(
+                        label="Registry model",
+                        choices=lb.requestable(),
+                        allow_custom_value=True,
+                        elem_id="request-model",
+                    )
+                    r_bench = gr.Radio(["triad", "ark"], value="triad", label="Benchmark", elem_id="request-bench")
+                request_btn = gr.Button("Request an evaluation", elem_id="request")
+                r_status = gr.Textbox(label="Request status", interactive=False, lines=3, elem_id="request-status")
             if lb.settings.admin_token:  # no token configured: no moderation, so no Admin tab at all
                 with gr.Tab("Admin", id="admin"):
                     with gr.Row():
@@ -279,23 +305,32 @@ def layout(lb: Leaderboard) -> gr.Blocks:
         ).then(refresh, triad_inputs, refresh_outputs, api_visibility=private).then(
             rank_range, [family, every_row], rank_outputs, api_visibility=private
         )
+        request_btn.click(
+            lb.bind(caller.request_evaluation), [r_model, r_bench], r_status, api_name="request_evaluation"
+        ).then(refresh, triad_inputs, refresh_outputs, api_visibility=private)
         if lb.settings.admin_token:
             a_btn.click(lb.bind(caller.admin), [a_token, a_id, a_action], [a_msg, a_table], api_visibility=private)
         gr.api(lb.bind(endpoints.leaderboard), api_name="leaderboard")
         gr.api(lb.bind(endpoints.submission), api_name="submission")
         gr.api(lb.bind(caller.verify_tasks), api_name="verify_tasks")
         gr.api(lb.bind(caller.verify_report), api_name="verify_report")
+        gr.api(lb.bind(caller.verify_claim), api_name="verify_claim")
+        gr.api(lb.bind(caller.reference_tasks), api_name="reference_tasks")
+        gr.api(lb.bind(caller.reference_report), api_name="reference_report")
     return demo
 
 
-def stop_threads(threads: tuple[Sweeper, VerifyQueue]) -> None:
+def stop_threads(threads: tuple[Sweeper, VerifyQueue], lb: Leaderboard | None = None) -> None:
     """Stop the sweeper and the verify queue and wait for both to end, so that no thread is inside a model's native
-    code when the interpreter exits (a check still running is abandoned, its row left pending)."""
+    code when the interpreter exits (a check still running is abandoned, its row left pending); then let the mirror
+    finish its uploads."""
     sweeper, queue = threads
     sweeper.stop()
     if not queue.shutdown():
         print(f"verify queue: still running after {JOIN_S:.0f} s; exiting without it.", file=sys.stderr)
     sweeper.join(JOIN_S)
+    if lb is not None and lb.mirror is not None and not lb.mirror.flush(JOIN_S):
+        print(f"mirror: uploads still running after {JOIN_S:.0f} s; exiting without them.", file=sys.stderr)
 
 
 def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
@@ -310,6 +345,7 @@ def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
     # uvicorn must not rewrite it from X-Forwarded-For on its own
     os.environ["FORWARDED_ALLOW_IPS"] = ""
     lb = Leaderboard(settings)
+    lb.mirror = mirror.start(lb.db, log=lambda line: print(line, file=sys.stderr))  # an empty database restored
     demo = layout(lb)
     # the gold read at start-up lives as long as the server: full garbage collections skip its objects from now on
     gc.collect()
@@ -324,7 +360,7 @@ def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
     )
     sweeper = Sweeper()
     sweeper.start()
-    lb.queue = VerifyQueue(lb.db, lb.golds.available())
+    lb.queue = VerifyQueue(lb.db, lb.golds.available(), golds=lb.golds)
     lb.queue.start()
     threads = (sweeper, lb.queue)
     if threading.current_thread() is threading.main_thread():
@@ -332,7 +368,7 @@ def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
         def on_term(signum: int, frame: Any) -> None:
             left = lb.drain()
             time.sleep(1.0)  # the last answers leave through the queue's event streams
-            stop_threads(threads)
+            stop_threads(threads, lb)
             print(f"SIGTERM: submissions drained ({left} unfinished); closing the server.", file=sys.stderr)
             raise KeyboardInterrupt  # Blocks.block_thread closes the server on it
 
@@ -349,13 +385,13 @@ def launch(settings: Settings | None = None, **kwargs: Any) -> gr.Blocks:
             **kwargs,
         )
     if not kwargs.get("prevent_thread_lock"):  # the server has stopped
-        stop_threads(threads)
+        stop_threads(threads, lb)
         gc.unfreeze()
         return demo
     close = demo.close
 
     def closing(*args: Any, **kw: Any) -> None:
-        stop_threads(threads)
+        stop_threads(threads, lb)
         close(*args, **kw)
         gc.unfreeze()  # a process that goes on (a test) collects what the server held again
 

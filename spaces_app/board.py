@@ -39,6 +39,7 @@ class Leaderboard:
         self._lock = threading.Lock()
         self._cache: dict[tuple, list[dict[str, Any]]] = {}
         self.queue: VerifyQueue | None = None  # the reproduction checks on this server's CPU (started by launch)
+        self.mirror: mirror.Mirror | None = None  # uploads every change (started by launch when configured)
         self.draining = threading.Event()  # SIGTERM: finish what runs, take nothing new
         self._inflight = 0
         self._idle = threading.Condition()
@@ -128,6 +129,16 @@ class Leaderboard:
 
     def choices(self, bench: str) -> list[tuple[str, int]]:
         return [(f"{s['id']}: {s['model_name']}", int(s["id"])) for s in self.subs(bench)]
+
+    def requestable(self) -> list[str]:
+        """Registry models the leaderboard may be asked to run itself (not the test models, not API models)."""
+        try:
+            from model_adapters.models.catalog import status as entry_status
+            from model_adapters.models.registry import entry_names, get_entry
+        except ImportError:
+            return []
+        entries = [get_entry(name) for name in entry_names()]
+        return [e.name for e in entries if not e.random_init and entry_status(e) not in ("API", "refused")]
 
     def status_line(self) -> str:
         """Gold fingerprints and counts for the About tab (no server paths: this goes to every visitor)."""

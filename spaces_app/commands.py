@@ -42,7 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_handle)
     sub = p.add_subparsers(dest="space_command", title="subcommands", metavar="{bundle,verify}")
     bundle.register(sub)  # `triad space bundle --out DIR`
-    v = sub.add_parser("verify", help="re-encode submissions' reproduction samples with the model they name")
+    v = sub.add_parser(
+        "verify", help="make the leaderboard's own runs of the models pending rows name, and judge the rows"
+    )
     which = v.add_mutually_exclusive_group(required=True)
     which.add_argument("--id", type=int, help="check this submission (again)")
     which.add_argument("--pending", action="store_true", help="check every pending submission")
@@ -108,18 +110,23 @@ def submit_exit_code(outcome: Any) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    """`triad space verify`: check submissions from a database file or a Space's admin API; exit 1 when any
-    checked submission failed, 0 otherwise (submissions that cannot be checked here are listed and stay pending)."""
-    from spaces_app.remote import checker
+    """`triad space verify`: sampled first looks and reference runs for a database file or a Space's admin API;
+    exit 1 when any checked submission failed, 0 otherwise (what cannot be checked here is listed and stays
+    pending)."""
+    from pathlib import Path
+
+    from spaces_app import remote
+    from spaces_app.gold import GoldStore
 
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     folders = {
-        "triad": args.data or os.environ.get("TRIAD_SPACE_DATA") or DEFAULT_TRIAD,
-        "ark": args.ark_data or os.environ.get("TRIAD_SPACE_ARK_DATA") or DEFAULT_ARK,
+        "triad": Path(args.data or os.environ.get("TRIAD_SPACE_DATA") or DEFAULT_TRIAD),
+        "ark": Path(args.ark_data or os.environ.get("TRIAD_SPACE_ARK_DATA") or DEFAULT_ARK),
     }
-    source = checker(
-        db=args.db or (None if args.url else os.environ.get("TRIAD_SPACE_DB") or DEFAULT_DB),
-        url=args.url,
-        token=args.token or os.environ.get("TRIAD_SPACE_ADMIN_TOKEN"),
+    folders = {b: f for b, f in folders.items() if (f / "audit.json").is_file()}
+    golds = GoldStore(folders)
+    db = args.db or (None if args.url else os.environ.get("TRIAD_SPACE_DB") or DEFAULT_DB)
+    source = remote.store(
+        db=db, url=args.url, token=args.token or os.environ.get("TRIAD_SPACE_ADMIN_TOKEN"), golds=golds
     )
-    return source.run(args.id, folders, args.device)
+    return remote.run(source, folders, golds, args.id, args.device, remote.cache_for(db))

@@ -12,9 +12,13 @@ Tables
   and recorded in one transaction (`take_attempt`), and marked accepted in the transaction that stores its row.
 - ``meta``: the schema version, the version of the name keys stored (`spaces_app.names.KEY_VERSION`) and a
   revision counter that every change to the submissions bumps (the app caches its views on it).
+- the reference runs, their per-query values and the claims of checkers (`spaces_app.db_references`). A verified
+  row is read with its reference run's scores (the leaderboard's numbers, `submissions`, `query_scores`).
 
 Upgrades on open: a schema 1 or 2 file is migrated in place to schema 3 (`_MIGRATE_1_TO_2`, `_migrate_2_to_3`); a
-file with any other schema version is refused rather than silently reinterpreted. Name keys stored under an older
+file with any other schema version is refused rather than silently reinterpreted. The reference-run tables are added
+to a file without them, and a row verified by a sample alone (before full checks existed) is pending again
+(``meta.checks``). Name keys stored under an older
 `name_key` (``meta.name_keys`` absent or older) are recomputed from the stored names (`_rekey_names`); where two old
 keys now fall on one, the earliest claim keeps the name.
 
@@ -28,13 +32,22 @@ import contextlib
 import json
 import secrets
 import sqlite3
+import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from spaces_app import db_references
+from spaces_app.db_mirror import MirrorRows
+from spaces_app.db_references import ReferenceTables
+from spaces_app.reference import RefSpec
+from triad_dataset.contract.errors import TriadError
+
 SCHEMA_VERSION = "3"
+ROW, DELETED, REFERENCE = "row", "deleted", "reference"  # what `Database.changed` tells its listeners
+CHECKS_VERSION: Final = "full"  # meta.checks: rows are verified only by a full check against a reference run
 ATTEMPTS_KEEP_S = 7 * 86400.0  # attempts older than this are pruned (every rate-limit window is shorter)
 BUSY_TIMEOUT_S = 60.0
 
@@ -151,6 +164,39 @@ def _rekey(conn: sqlite3.Connection) -> None:
             )
 
 
+def _reference_key(row: Mapping[str, Any]) -> str:
+    """The reference run whose numbers a verified row shows ("" for any other row)."""
+    if row["status"] != "verified":
+        return ""
+    key = json.loads(row["verify_json"]).get("reference")
+    return key if isinstance(key, str) else ""
+
+
+class StorageError(TriadError):
+    """The database file cannot be opened: the storage failed, or the file is not a leaderboard database."""
+
+
+class SchemaError(StorageError, ValueError):
+    """A database file of a schema this code does not know (refused rather than reinterpreted)."""
+
+
+def storage_problem(path: Path, exc: sqlite3.DatabaseError) -> str:
+    """One line for a database that cannot be opened, saying what to do.
+
+    >>> storage_problem(Path("s.sqlite"), sqlite3.DatabaseError("file is not a database"))
+    's.sqlite: not a readable leaderboard database (file is not a database); move it away (or restore it from the mirror) and start again'
+    """
+    text = str(exc)
+    if "full" in text.lower():
+        return f"{path}: the storage is full ({text}); free some space and start again"
+    if "not a database" in text or "malformed" in text:
+        return (
+            f"{path}: not a readable leaderboard database ({text}); move it away (or restore it from the mirror) "
+            "and start again"
+        )
+    return f"{path}: the storage failed, full or unwritable ({text}); check the disk and start again"
+
+
 # a row a visitor does not see by default: hidden by the admin, or a failed reproduction check
 NOT_PUBLIC: Final = "(hidden = 1 OR status = 'failed')"
 
@@ -211,9 +257,11 @@ class NewSubmission:
     gold_content: str = ""  # the gold's content fingerprint (default: dataset_fingerprint)
     score_digest: str = ""  # sha256 of every per-query score of the main configs (`spaces_app.submit`)
     attempt: int | None = None  # the attempt row marked accepted in the same transaction
+    reference: RefSpec | None = None  # the reference run a pending row waits for (recorded as wanted)
+    same_scores_allowed: bool = False  # the leaderboard's own row may score as a submitted one (later ones may not)
 
 
-class Database:
+class Database(ReferenceTables, MirrorRows):
     """A handle on the leaderboard file; cheap to create, opens one connection per operation."""
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
@@ -221,12 +269,23 @@ class Database:
         refused command-line submission leaves no database behind."""
         self.path = Path(path)
         self._ready = False
+        self.listeners: list[Callable[[str, Any], None]] = []  # told of every change once it is committed
         if create or self.path.exists():
             self._init()
 
     def _init(self) -> None:
         if self._ready:
             return
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(storage_problem(self.path, exc)) from None
+        except OSError as exc:
+            raise StorageError(f"{self.path}: the storage failed ({exc.strerror or type(exc).__name__})") from None
+        self._ready = True
+
+    def _open(self) -> None:
+        """Create or upgrade the file (WAL mode, tables, migrations)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as conn:
             conn.execute("PRAGMA journal_mode=WAL")
@@ -239,14 +298,32 @@ class Database:
                 self._migrate_2_to_3(conn)
                 row = ("3",)
             conn.executescript(_SCHEMA)
+            conn.executescript(db_references.SCHEMA)
             if row is None:
                 conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
             elif row[0] != SCHEMA_VERSION:
-                raise ValueError(f"{self.path}: schema version {row[0]!r}, this code expects {SCHEMA_VERSION!r}")
+                raise SchemaError(f"{self.path}: schema version {row[0]!r}, this code expects {SCHEMA_VERSION!r}")
             conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('revision', '0')")
             conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('id_secret', ?)", (secrets.token_hex(32),))
             self._rekey_names(conn)
-        self._ready = True
+            self._full_checks_only(conn)
+
+    @staticmethod
+    def _full_checks_only(conn: sqlite3.Connection) -> None:
+        """Rows verified by a sampled check alone are pending again (their full check decides), once per file."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'checks'").fetchone()
+            if row is None or row[0] != CHECKS_VERSION:
+                conn.execute(
+                    "UPDATE submissions SET status = 'pending' WHERE status = 'verified' AND verify_json NOT LIKE "
+                    "'%\"reference\"%'"
+                )
+                conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('checks', ?)", (CHECKS_VERSION,))
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
 
     @staticmethod
     def _rekey_names(conn: sqlite3.Connection) -> None:
@@ -292,6 +369,15 @@ class Database:
         if not self._ready and self.path.exists():
             self._init()
         return not self._ready
+
+    def changed(self, kind: str, what: Any) -> None:
+        """Tell the listeners (the mirror) that a row (`ROW`, `DELETED`: its id) or a reference run (`REFERENCE`:
+        its key) changed; a listener that fails never fails the write."""
+        for listener in list(self.listeners):
+            try:
+                listener(kind, what)
+            except Exception as exc:  # the write is committed; a listener's failure is reported, not raised
+                print(f"database listener: {type(exc).__name__}: {exc}", file=sys.stderr)
 
     def secret(self) -> bytes:
         """A random per-database key for hashing client addresses (they are never stored in clear)."""
@@ -354,7 +440,7 @@ class Database:
                     "gold_content = ? AND score_digest = ? AND score_digest != ''",
                     (sub.benchmark, gold_content, sub.score_digest),
                 ).fetchone()
-                if sub.score_digest
+                if sub.score_digest and not sub.same_scores_allowed
                 else None
             )
             if same is not None:
@@ -404,7 +490,10 @@ class Database:
             )
             if sub.attempt is not None:
                 conn.execute("UPDATE attempts SET accepted = 1 WHERE rowid = ?", (sub.attempt,))
-            return sid
+            if sub.reference is not None:
+                self.want_reference(sub.reference, conn=conn)
+        self.changed(ROW, sid)
+        return sid
 
     def name_owner(self, key: str) -> str | None:
         """Who owns a name key (None: nobody yet)."""
@@ -458,13 +547,16 @@ class Database:
         return (int(row[0]), str(row[1]), bool(row[2])) if row else None
 
     def set_verification(self, submission_id: int, status: str, verify: Mapping[str, Any]) -> bool:
-        """Record a reproduction check's outcome (spaces_app.verify); False when the submission does not exist."""
+        """Record a reproduction check's outcome (spaces_app.verify) and drop the row's claim; False when the
+        submission does not exist."""
         with self._write() as conn:
             cur = conn.execute(
                 "UPDATE submissions SET status = ?, verify_json = ? WHERE id = ?",
                 (status, json.dumps(dict(verify), sort_keys=True, allow_nan=False), submission_id),
             )
-            return cur.rowcount == 1
+            conn.execute("DELETE FROM claims WHERE item = ?", (db_references.row_item(submission_id),))
+        self.changed(ROW, submission_id)
+        return cur.rowcount == 1
 
     def verification_tasks(
         self, *, ids: Sequence[int] | None = None, pending_only: bool = True
@@ -479,7 +571,7 @@ class Database:
             args = list(ids)
         with self._connect() as conn:
             rows = conn.execute(
-                f"SELECT id, benchmark, params, run_json, verify_json, status, model_name "  # noqa: S608
+                f"SELECT id, benchmark, params, run_json, verify_json, status, model_name, gold_content "  # noqa: S608
                 f"FROM submissions WHERE {where} ORDER BY id",
                 args,
             ).fetchall()
@@ -492,15 +584,26 @@ class Database:
                 "verify": json.loads(r[4]),
                 "status": r[5],
                 "model_name": r[6],
+                "gold_content": r[7],
             }
             for r in rows
         ]
+
+    def set_run_note(self, submission_id: int, key: str, text: str) -> None:
+        """Add one note to a row's run record (what the row says about itself, e.g. its explorer file)."""
+        with self._write() as conn:
+            row = conn.execute("SELECT run_json FROM submissions WHERE id = ?", (submission_id,)).fetchone()
+            if row is not None:
+                run = {**json.loads(row[0]), key: text}
+                conn.execute("UPDATE submissions SET run_json = ? WHERE id = ?", (json.dumps(run), submission_id))
+        self.changed(ROW, submission_id)
 
     def set_hidden(self, submission_id: int, hidden: bool) -> bool:
         """Hide or show a submission; False when it does not exist."""
         with self._write() as conn:
             cur = conn.execute("UPDATE submissions SET hidden = ? WHERE id = ?", (int(hidden), submission_id))
-            return cur.rowcount == 1
+        self.changed(ROW, submission_id)
+        return cur.rowcount == 1
 
     def delete(self, submission_id: int) -> bool:
         """Delete a submission and its scores; False when it does not exist."""
@@ -510,7 +613,8 @@ class Database:
             conn.execute(
                 "DELETE FROM names WHERE NOT EXISTS (SELECT 1 FROM submissions s WHERE s.name_key = names.name_key)"
             )
-            return cur.rowcount == 1
+        self.changed(DELETED, submission_id)
+        return cur.rowcount == 1
 
     # --- reads -------------------------------------------------------------------------------------------
     def count_attempts(self, submitter: str, since: float, *, action: str = "submit", failed_only: bool = False) -> int:
@@ -563,6 +667,8 @@ class Database:
                 r["config"], r["metric"], float(r["value"]), r["lo"], r["hi"], int(r["n_queries"])
             )
         out = []
+        verified = {int(r["id"]): _reference_key(r) for r in subs}
+        shown = self.reference_scores(sorted({k for k in verified.values() if k}))
         for r in subs:
             skip = ("summary_json", "mismatches_json", "run_json", "verify_json")
             d = {k: r[k] for k in r.keys() if k not in skip}  # noqa: SIM118  # a sqlite3.Row iterates its values
@@ -571,12 +677,25 @@ class Database:
             d["run"] = json.loads(r["run_json"])
             d["verify"] = json.loads(r["verify_json"])
             d["scores"] = by_id[int(r["id"])]
+            key = verified[int(r["id"])]
+            if key in shown:  # a verified row shows the leaderboard's numbers: its reference run's
+                d["submitted_scores"] = d["scores"]
+                d["scores"] = {c: ScoreRow(c, **v) for c, v in shown[key].items()}
             out.append(d)
         return out
 
     def query_scores(self, submission_id: int, config: str) -> dict[str, float]:
+        """query id -> the row's per-query value (TRIAD AP, ARK positive rank); a verified row's are its reference
+        run's."""
         if self._absent():
             return {}
+        with self._connect() as conn:
+            row = conn.execute("SELECT status, verify_json FROM submissions WHERE id = ?", (submission_id,)).fetchone()
+        key = _reference_key(row) if row is not None else ""
+        if key:
+            values = self.reference_query_values(key, config)
+            if values:
+                return values
         with self._connect() as conn:
             rows = conn.execute(
                 "SELECT query_id, value FROM query_scores WHERE submission_id = ? AND config = ?",

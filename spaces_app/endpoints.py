@@ -1,4 +1,4 @@
-"""The Space's endpoints: submit, submission, leaderboard, admin, verify_tasks, verify_report.
+"""The Space's endpoints: submit, request_evaluation, submission, leaderboard, admin, and the verifier's API.
 
 Module-level functions of the leaderboard state, callable without Blocks; `app.build_app` binds them to its
 `Leaderboard`. Gradio injects the caller's Hub profile into a parameter annotated `gr.OAuthProfile | None` only,
@@ -7,18 +7,27 @@ so the endpoints that know who calls come twice: `Anonymous` (no login) and `Wit
 
 from __future__ import annotations
 
-import json
 import sys
+import traceback
 from typing import Any
 
 import gradio as gr
 import pandas as pd
 
-from spaces_app import mirror, moderation, verify, views
+from spaces_app import evaluation, moderation, views
 from spaces_app.board import Leaderboard
 from spaces_app.guard import UploadGone, claim_uploads
 from spaces_app.handlers import MAIN, REFERENCE, ark_configs, ark_status
-from spaces_app.submit import submit_files
+from spaces_app.refusal import status_line
+from spaces_app.submit import RateLimit, submit_files
+from spaces_app.verifier_api import (
+    run_reference_report,
+    run_reference_tasks,
+    run_verify_claim,
+    run_verify_report,
+    run_verify_tasks,
+)
+from triad_dataset.contract.errors import TriadError
 
 LOGIN_REQUIRED = "Rejected: log in with Hugging Face (the button at the top) to submit. Nothing was stored."
 SHUTTING_DOWN = "Rejected: the server is shutting down; submit again in a minute. Nothing was stored."
@@ -74,13 +83,11 @@ def run_submission(
 
 
 def after_accept(lb: Leaderboard, sid: int) -> None:
-    """Mirroring and the verification queue: never allowed to turn an acceptance into an error."""
+    """Wake the verification queue: never allowed to turn an acceptance into an error (the mirror listens to the
+    database itself)."""
     try:
         if lb.queue is not None:
             lb.queue.notify()
-        stored = next((s for s in lb.db.submissions(include_hidden=True) if s["id"] == sid), None)
-        if stored is not None:
-            mirror.mirror(stored)
     except Exception as exc:  # reported on the server only; the submission is stored
         print(f"after submission {sid}: {type(exc).__name__}: {exc}", file=sys.stderr)
 
@@ -132,53 +139,22 @@ def run_admin(
     return msg, views.admin_table(lb.db.submissions(include_hidden=True))
 
 
-def verifier_refusal(lb: Leaderboard, token: str, request: gr.Request | None, profile: Any = None) -> str | None:
-    """None when the admin token is right (and the caller not locked out), else the refusal.
-
-    The caller is keyed as in `run_admin`: the Hub user with login on, so one account's wrong tokens lock out
-    only that account."""
-    who = lb.who(request, profile)
-    if not lb.settings.admin_token:
-        return "verification API disabled: TRIAD_SPACE_ADMIN_TOKEN is not set"
-    if lb.admin_locked(who):
-        return "too many wrong admin tokens from this client; try again later"
-    ok = moderation.authorized(lb.settings.admin_token, token)
-    lb.db.record_attempt(who, accepted=ok, action="admin")
-    return None if ok else "wrong admin token"
-
-
-def run_verify_tasks(
-    lb: Leaderboard, token: str, submission_id: int | None, request: gr.Request | None, profile: Any
-) -> list[dict[str, Any]]:
-    """Admin token: the submissions to re-encode (the pending ones, or one by id) with their secret samples."""
-    refusal = verifier_refusal(lb, token, request, profile)
-    if refusal:
-        raise gr.Error(refusal)
-    ids = None if not submission_id else [int(submission_id)]  # None, "" or 0: every pending one
-    return lb.db.verification_tasks(ids=ids, pending_only=ids is None)
-
-
-def run_verify_report(
-    lb: Leaderboard,
-    token: str,
-    report: tuple[int, str, str],
-    request: gr.Request | None,
-    profile: Any,
-) -> str:
-    """Admin token: store a verifier's result (submission id, outcome, record JSON) for one submission."""
-    refusal = verifier_refusal(lb, token, request, profile)
-    if refusal:
-        raise gr.Error(refusal)
-    submission_id, outcome, record_json = report
-    if outcome not in (verify.VERIFIED, verify.FAILED, verify.UNVERIFIED):
-        raise gr.Error("outcome must be 'verified', 'failed' or 'unverified'")
+def run_request(lb: Leaderboard, model_name: str, benchmark: str, request: gr.Request | None, profile: Any) -> str:
+    """Ask the leaderboard to run a registry model itself on one benchmark; the status line (`evaluation`)."""
+    if lb.settings.oauth and profile is None:
+        return LOGIN_REQUIRED.replace("to submit", "to request an evaluation")
     try:
-        record = json.loads(str(record_json)[:2_000_000])
-    except ValueError:
-        raise gr.Error("record_json is not JSON") from None
-    if not isinstance(record, dict) or not lb.db.set_verification(int(submission_id), outcome, record):
-        raise gr.Error(f"no submission with id {str(submission_id)[:20]}")
-    return f"submission {int(submission_id)}: {outcome}"
+        message = evaluation.request(
+            lb.db, lb.golds, model_name, benchmark, lb.who(request, profile), RateLimit.from_env()
+        )
+    except TriadError as exc:
+        return status_line(exc)
+    except Exception as exc:  # a bug must not reach the client as Gradio's generic error
+        traceback.print_exc(file=sys.stderr)
+        return status_line(f"the server failed on this request ({type(exc).__name__}); please report this")
+    if lb.queue is not None:
+        lb.queue.notify()
+    return message
 
 
 class Anonymous:
@@ -215,6 +191,28 @@ class Anonymous:
     ) -> str:
         """Admin token: store a verifier's result for one submission (outcome: verified | failed | unverified)."""
         return run_verify_report(lb, token, (submission_id, outcome, record_json), request, None)
+
+    @staticmethod
+    def request_evaluation(lb: Leaderboard, model_name: str, benchmark: str, request: gr.Request) -> str:
+        """Ask the leaderboard to run a registry model itself (no files); returns the status."""
+        return run_request(lb, model_name, benchmark, request, None)
+
+    @staticmethod
+    def verify_claim(lb: Leaderboard, token: str, item: str, worker: str, action: str, request: gr.Request) -> bool:
+        """Admin token: take ("claim") or give back ("release") a row or reference run for one worker."""
+        return run_verify_claim(lb, token, (item, worker, action), request, None)
+
+    @staticmethod
+    def reference_tasks(lb: Leaderboard, token: str, request: gr.Request) -> list[dict[str, str]]:
+        """Admin token: the reference runs wanted."""
+        return run_reference_tasks(lb, token, request, None)
+
+    @staticmethod
+    def reference_report(
+        lb: Leaderboard, token: str, reference_json: str, explorer_b64: str, request: gr.Request
+    ) -> str:
+        """Admin token: store a made reference run; the rows it decided."""
+        return run_reference_report(lb, token, (reference_json, explorer_b64), request, None)
 
 
 class WithLogin:
@@ -260,3 +258,42 @@ class WithLogin:
     ) -> str:
         """Admin token: store a verifier's result for one submission (outcome: verified | failed | unverified)."""
         return run_verify_report(lb, token, (submission_id, outcome, record_json), request, profile)
+
+    @staticmethod
+    def request_evaluation(
+        lb: Leaderboard, model_name: str, benchmark: str, request: gr.Request, profile: gr.OAuthProfile | None
+    ) -> str:
+        """Ask the leaderboard to run a registry model itself (no files); returns the status."""
+        return run_request(lb, model_name, benchmark, request, profile)
+
+    @staticmethod
+    def verify_claim(
+        lb: Leaderboard,
+        token: str,
+        item: str,
+        worker: str,
+        action: str,
+        request: gr.Request,
+        profile: gr.OAuthProfile | None,
+    ) -> bool:
+        """Admin token: take ("claim") or give back ("release") a row or reference run for one worker."""
+        return run_verify_claim(lb, token, (item, worker, action), request, profile)
+
+    @staticmethod
+    def reference_tasks(
+        lb: Leaderboard, token: str, request: gr.Request, profile: gr.OAuthProfile | None
+    ) -> list[dict[str, str]]:
+        """Admin token: the reference runs wanted."""
+        return run_reference_tasks(lb, token, request, profile)
+
+    @staticmethod
+    def reference_report(
+        lb: Leaderboard,
+        token: str,
+        reference_json: str,
+        explorer_b64: str,
+        request: gr.Request,
+        profile: gr.OAuthProfile | None,
+    ) -> str:
+        """Admin token: store a made reference run; the rows it decided."""
+        return run_reference_report(lb, token, (reference_json, explorer_b64), request, profile)

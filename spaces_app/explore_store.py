@@ -2,13 +2,17 @@
 
 A submission's rankings are its public output; the Space keeps of them only what the explorer shows — the first
 `TOP_STORED` ids of each query and the 1-based ranks of its positives — in one parquet file per submission beside
-the database (`<db>.explore/<id>.parquet`), written atomically after the row is stored and removed with it.
+the database (`<db>.explore/<id>.parquet`), removed with the row. The file is written before the row is committed
+(`stage`: a full disk refuses the submission, nothing stored) and moved to its name once the row has its id
+(`commit`); a move that fails twice is said on the row (`NOT_STORED` in its run record).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -20,6 +24,7 @@ import pyarrow.parquet as pq
 from spaces_app.explorer import QueryRanking
 
 TOP_STORED: Final = 20
+NOT_STORED: Final = "explorer"  # run-record key of a row whose explorer file could not be stored: the reason
 SCHEMA: Final = pa.schema(
     [
         ("config", pa.string()),
@@ -36,7 +41,8 @@ def directory(db_path: str | Path) -> Path:
     return db_path.with_name(db_path.name + ".explore")
 
 
-def _path(db_path: str | Path, submission_id: int) -> Path:
+def file_of(db_path: str | Path, submission_id: int) -> Path:
+    """The explorer file of one submission."""
     return directory(db_path) / f"{int(submission_id)}.parquet"
 
 
@@ -70,7 +76,7 @@ def ark_table(parsed: Any, scored: Mapping[str, Any]) -> pa.Table:
 
 def save(db_path: str | Path, submission_id: int, table: pa.Table) -> Path:
     """Write the submission's explorer file atomically (a reader never sees half of it)."""
-    path = _path(db_path, submission_id)
+    path = file_of(db_path, submission_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     os.close(fd)
@@ -83,14 +89,56 @@ def save(db_path: str | Path, submission_id: int, table: pa.Table) -> Path:
     return path
 
 
+def stage(db_path: str | Path, table: pa.Table) -> Path:
+    """Write a submission's explorer file under a temporary name, before its row is committed."""
+    folder = directory(db_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f".staged-{uuid.uuid4().hex}.parquet"
+    try:
+        pq.write_table(table, path)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def commit(staged: Path, db_path: str | Path, submission_id: int) -> Path:
+    """Give a staged explorer file its submission's name (a rename: no new space needed)."""
+    path = file_of(db_path, submission_id)
+    os.replace(staged, path)
+    return path
+
+
+def discard(staged: Path) -> None:
+    """Remove a staged file whose row was not stored (and its folder when nothing else is in it)."""
+    staged.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # other files are there
+        staged.parent.rmdir()
+
+
+def save_bytes(db_path: str | Path, submission_id: int, data: bytes) -> Path:
+    """Write a submission's explorer file from parquet bytes (a reference run's kept table), atomically."""
+    path = file_of(db_path, submission_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
 def remove(db_path: str | Path, submission_id: int) -> None:
     """Delete the submission's explorer file, if any."""
-    _path(db_path, submission_id).unlink(missing_ok=True)
+    file_of(db_path, submission_id).unlink(missing_ok=True)
 
 
 def load(db_path: str | Path, submission_id: int, config: str) -> tuple[dict[str, QueryRanking], dict[str, list[int]]]:
     """(query id -> its stored top ids, query id -> its positives' ranks) for one config; empty when not stored."""
-    path = _path(db_path, submission_id)
+    path = file_of(db_path, submission_id)
     if not path.is_file():
         return {}, {}
     table = pq.read_table(path, filters=[("config", "=", config)])

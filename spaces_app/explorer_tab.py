@@ -7,6 +7,7 @@ The handlers are module-level functions of the leaderboard state (`Leaderboard`:
 from __future__ import annotations
 
 import html
+import math
 import secrets
 import threading
 from pathlib import Path
@@ -20,6 +21,7 @@ from spaces_app import explorer as ex
 from spaces_app.board import Leaderboard
 from spaces_app.explorer_html import CSS, pair_html, view_html
 from spaces_app.gold import Gold
+from spaces_app.refusal import short
 from spaces_app.thumbs import Thumbnails
 from triad_dataset.contract import names as triad_names
 
@@ -96,16 +98,18 @@ def render(
     stored = [explore_store.load(lb.settings.db_path, i, config) for i in ids]
     for i, (tops, _) in zip(ids, stored, strict=True):
         if not tops:
-            return _message(f"submission {i} has no stored rankings for {config} (it predates the explorer)")
+            note = (visible[i].get("run") or {}).get(explore_store.NOT_STORED)
+            why = f"its explorer file was {note}" if note else "it predates the explorer"
+            return _message(f"submission {i} has no stored rankings for {config} ({why})")
     values = [lb.db.query_scores(i, config) for i in ids]
     chosen = _pick(mode, values, query_id)
     if chosen is None:
-        return _message(f"no query {query_id.strip()!r} in {config}" if mode == MODES[3] else "no query to show")
+        return _message(f"no query {short(query_id.strip())} in {config}" if mode == MODES[3] else "no query to show")
     gold, corpus, thumbs = _corpus(lb, benchmark)
     row = next((r for r in gold.rows[config] if r["query_id"] == chosen), None)
     if row is None or any(chosen not in tops for tops, _ in stored):
-        return _message(f"query {chosen!r} is not in every chosen submission's {config} rankings")
-    top = max(1, min(int(k), explore_store.TOP_STORED))
+        return _message(f"query {short(chosen)} is not in every chosen submission's {config} rankings")
+    top = top_k(k)
     views = [
         ex.query_view(
             benchmark, corpus, config, row, tops[chosen], top, ranks[chosen] if benchmark == "triad" else None
@@ -119,6 +123,16 @@ def render(
         else pair_html(views, titles, thumbs.data_uri)
     )
     return f"<style>{CSS}</style>{body}"
+
+
+def top_k(k: Any) -> int:
+    """How many candidates to show: ``k`` within 1 and `explore_store.TOP_STORED`; the default for anything that
+    is not a finite number (None, NaN, text)."""
+    try:
+        value = float(k)
+    except (TypeError, ValueError):
+        return ex.TOP_K
+    return max(1, min(int(value), explore_store.TOP_STORED)) if math.isfinite(value) else ex.TOP_K
 
 
 def explorer_choices(lb: Leaderboard, benchmark: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:

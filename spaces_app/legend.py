@@ -80,10 +80,11 @@ def _chance_cell(value: float | None) -> str:
 
 
 ROWS_NOTE: Final = (
-    "**Verified?** beside each name: *✓ verified* = the server re-encoded the named model on queries the submitter "
-    "could not predict and it agrees; *unverified* = self-reported; *pending* = that check is queued; *✗ failed* = "
-    "it disagrees (listed only with *Every row*); *older gold* = scored on an earlier gold. Only verified, unflagged "
-    "rows get a **Rank**; every other row says *unranked*, and **Status** gives the whole reason."
+    "**Verified?** beside each name: *✓ verified* = the leaderboard ran the named model itself and every query "
+    "agrees (the row shows the leaderboard's numbers); *unverified* = self-reported; *pending* = the leaderboard's "
+    "own run is still to come; *✗ failed* = it disagrees (listed only with *Every row*); *older gold* = scored on an "
+    "earlier gold. Only verified, unflagged rows get a **Rank**; every other row says *unranked*, and **Status** "
+    "gives the whole reason."
 )
 TIES_NOTE: Final = (
     "**Ties (mAP range)**: where a model gives several candidates the same score their order is arbitrary; ± is half "

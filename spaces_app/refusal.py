@@ -1,8 +1,9 @@
-"""How the Space refuses a submission: the error it raises and how a message repeats submitted values.
+"""How the Space refuses a submission: the errors it raises and how a message repeats submitted values.
 
-Every check of the submission path (`spaces_app.uploads`, `spaces_app.ranking_files`, `spaces_app.validation`)
-raises ``SubmissionError`` with a message naming the file / config / query and what is wrong; the submission flow
-turns it into the status line and stores nothing.
+Every refusal of the submission path raises ``SubmissionError`` (or a subclass) with a message naming the file /
+config / query and what is wrong: the checks of `spaces_app.uploads`, `spaces_app.ranking_files` and
+`spaces_app.validation`, the rate limit, an owned name and a duplicate (`Duplicate`, which names the stored row).
+The submission flow turns each into the status line (`status_line`) and stores nothing.
 """
 
 from __future__ import annotations
@@ -16,8 +17,31 @@ MAX_EXAMPLES = 3  # how many offending ids a message lists
 MAX_ECHO = 60  # characters of a submitted id or name a message repeats
 
 
+MAX_MESSAGE = 4000  # characters of a status message (each echoed value is cut already; this is the backstop)
+
+
 class SubmissionError(TriadError):
     """A rejected upload; the message is shown to the submitter as is."""
+
+
+class Duplicate(SubmissionError):
+    """Rankings the board holds already (``existing_id``: the stored submission they repeat)."""
+
+    def __init__(self, message: str, existing_id: int) -> None:
+        super().__init__(message)
+        self.existing_id = existing_id
+
+
+def status_line(reason: Any) -> str:
+    """The status line of a refused submission: the reason, cut to `MAX_MESSAGE` characters.
+
+    >>> status_line("no gold")
+    'Rejected: no gold. Nothing was stored.'
+    """
+    text = str(reason)
+    if len(text) > MAX_MESSAGE:
+        text = text[:MAX_MESSAGE] + "…"
+    return f"Rejected: {text}. Nothing was stored."
 
 
 def short(value: Any, limit: int = MAX_ECHO) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from spaces_app import chance as chance_mod
 from spaces_app import explorer as ex
 from spaces_app.explorer_html import page, pair_html, view_html
 from spaces_app.gold import Gold, load_gold
+from spaces_app.refusal import clip, short
 from spaces_app.thumbs import SIZE, Thumbnails
 from triad_dataset.contract import names as triad_names
 from triad_dataset.contract.errors import TriadError
@@ -68,10 +70,38 @@ def read_run(path: str | Path) -> Run:
 
     path = Path(path)
     results = read_results(path)
+    check_results(path / "results.json", results)
     files = sorted((path / "rankings").glob("*.parquet"))
     if not files:
         raise TriadError(f"{path}/rankings: no ranking files")
     return Run(path, results, {f.stem: ex.read_rankings(f) for f in files})
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_results(path: Path, results: Mapping[str, Any]) -> None:
+    """Refuse a results.json whose fields the report reads have the wrong type, naming the first such field."""
+    for key in ("model", "dataset"):
+        if results.get(key) is not None and not isinstance(results[key], Mapping):
+            raise TriadError(f"{path}: {key!r} is {short(results[key])}, not an object")
+    metric = "map" if results.get("benchmark") == "triad" else "recall@1"
+    for config, node in results["configs"].items():
+        where = f"configs.{clip(config, 40)}"
+        if not isinstance(node, Mapping):
+            raise TriadError(f"{path}: {where} is {short(node)}, not an object")
+        for part in ("metrics", "intervals"):
+            if node.get(part) is not None and not isinstance(node[part], Mapping):
+                raise TriadError(f"{path}: {where}.{part} is {short(node[part])}, not an object")
+        value = (node.get("metrics") or {}).get(metric)
+        if value is not None and not _number(value):
+            raise TriadError(f"{path}: {where}.metrics.{metric} is {short(value)}, not a finite number")
+        interval = (node.get("intervals") or {}).get(metric)
+        if interval is not None and not (
+            isinstance(interval, list) and len(interval) == 2 and all(map(_number, interval))
+        ):
+            raise TriadError(f"{path}: {where}.intervals.{metric} is {short(interval)}, not two numbers")
 
 
 def _data_folder(runs: Sequence[Run], data: str | Path | None) -> Path:

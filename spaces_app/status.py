@@ -1,10 +1,12 @@
 """What the leaderboard says about each row besides its numbers: the reproduction status, the implausibility and
 tie flags, and the order rows are listed in (verified rows first).
 
-Statuses (spaces_app/verify.py): **verified** (the named model, re-encoded on a sample the submitter could not
-predict, agrees with the submitted order), **unverified** (self-reported: an own encoder, a model the server cannot
-run, or a check still pending), **failed** (the re-encoded model disagrees; hidden from the default view), and
-**older gold** for rows scored on an earlier version of the gold data (kept visible, marked, resubmittable).
+Statuses (spaces_app/verify.py, spaces_app/reference.py): **verified** (every query agrees with the leaderboard's
+own run of the named model; the row then shows that run's numbers), **unverified** (self-reported: an own encoder,
+a model the server cannot run), **pending** (the full check waits for the leaderboard's own run; unranked),
+**failed** (the model disagrees; hidden from the default view), and **older gold** for rows scored on an earlier
+version of the gold data (kept visible, marked, resubmittable). A failed row's public text says which test failed
+and where, never the model's own scores (`disclosure.public_failures`; the admin sees `failures`).
 Flags are computed when the table is drawn, against the verified rows present then (`Plausibility`).
 """
 
@@ -15,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from spaces_app import verify
+from spaces_app import disclosure, verify
 from triad_dataset.contract import names as triad_names
 from triad_dataset.contract.errors import TriadError
 
@@ -117,7 +119,8 @@ def flags(
                 f"{label.get(c, c)} {sc.value:.3f}: {rule.unverified_bound:g} of the way from chance "
                 f"{low:.3f} to 1 with no verified row"
             )
-    ap = ((sub.get("verify") or {}).get("result") or {}).get("ap") or {}
+    record = sub.get("verify") or {}
+    ap = (record.get("full") or record.get("result") or {}).get("ap") or {}
     if (
         sub.get("status") == verify.VERIFIED
         and ap.get("submitted") is not None
@@ -169,21 +172,35 @@ def failures(result: Mapping[str, Any]) -> list[str]:
     return out or ["the re-encoded model disagrees"]
 
 
+def _verified_text(v: Mapping[str, Any], named: str) -> str:
+    """The evidence of a verified row: the leaderboard's own run (or, for rows checked before, the sample)."""
+    full, result = v.get("full") or {}, v.get("result") or {}
+    if v.get("evaluated_by"):
+        return f"evaluated by the leaderboard (its own run of {str(v.get('spec'))[:60]}, every query)"
+    if full:
+        return (
+            f"verified{named} (the leaderboard's own run: all {full.get('queries', 0)} queries within the model's "
+            "tie range, no subset at the favourable end)"
+        )
+    evidence = "AP within the model's tie range on all" if "ap" in result else f"{result.get('pairs', 0)} pairs agree"
+    return f"verified{named} ({result.get('queries', 0)} queries, {evidence})"
+
+
 def text(sub: Mapping[str, Any], status: str, row_flags: Sequence[str]) -> str:
     """The status cell: the status with its evidence or reason, then the input-pipeline note and the flags."""
     v = sub.get("verify") or {}
-    result = v.get("result") or {}
+    result = v.get("full") or v.get("result") or {}
     spec = str(v.get("spec") or "")
     named = "" if not spec or spec.casefold() == str(sub.get("model_name", "")).casefold() else f" as {spec}"
     if status == verify.VERIFIED:
-        evidence = (
-            "AP within the model's tie range on all" if "ap" in result else f"{result.get('pairs', 0)} pairs agree"
-        )
-        out = f"verified{named} ({result.get('queries', 0)} queries, {evidence})"
+        out = _verified_text(v, named)
     elif status == verify.FAILED:
-        out = f"FAILED reproduction{named} ({'; '.join(failures(result))})"
+        said = disclosure.public_failures(result) if result else [str((v.get("failed") or {}).get("text") or "")]
+        out = f"FAILED reproduction{named} ({'; '.join(c for c in said if c) or 'the re-encoded model disagrees'})"
     elif status == verify.PENDING:
-        out = f"unverified: reproduction check{named} pending"
+        look = v.get("result") or v.get("first_look") or {}
+        first = f"; a sampled first look at {look.get('queries', 0)} queries found nothing" if look else ""
+        out = f"unverified: reproduction check{named} pending (pending full check{first})"
     elif status == OLDER_GOLD:
         out = f"older gold ({str(sub.get('dataset_fingerprint', ''))[:8]}): resubmit to score on the current one"
     else:

@@ -5,7 +5,8 @@ The UI form, the ``/submit`` API and ``make demo`` (through ``submit_run_dir``) 
 within limits (`spaces_app.uploads`), the ranking files parsed (`spaces_app.ranking_files`), the rankings checked
 against the gold (`spaces_app.validation`), scored with ``metrics.scoring`` and stored (`Database.insert`). The
 numbers stored are the server's, never the submitter's own ``results.json`` (which is only compared, and every
-mismatch reported back). `_submit` returns the refusal or the `Stored` row; the acceptance message is written
+mismatch reported back). Every refusal — a bad file, the rate limit, an owned name, a duplicate — is one
+`SubmissionError` raised by `_submit`, which otherwise returns the `Stored` row; the acceptance message is written
 after the commit, so that nothing failing past it can turn a stored submission into a refusal.
 """
 
@@ -26,11 +27,11 @@ import numpy as np
 
 from ark_dataset import names as ark_names
 from model_adapters.models.recipes import SYSTEM_TYPES
-from spaces_app import captioner, identity, names, ranking_files, uploads, validation, verify
+from spaces_app import captioner, identity, names, ranking_files, reference, uploads, validation, verify
 from spaces_app import gold as gold_mod
-from spaces_app.db import Database, DuplicateSubmission, NameTaken, NewSubmission, ScoreRow
+from spaces_app.db import ROW, Database, DuplicateSubmission, NameTaken, NewSubmission, ScoreRow
 from spaces_app.ranking_files import ParsedSubmission
-from spaces_app.refusal import SubmissionError, clip, short
+from spaces_app.refusal import Duplicate, SubmissionError, clip, short, status_line
 from spaces_app.uploads import Limits
 from triad_dataset.contract import names as triad_names
 from triad_dataset.contract.errors import TriadError
@@ -260,28 +261,31 @@ def _headline(benchmark: str, rows: Sequence[ScoreRow]) -> str:
 
 
 # --- names, run identity ----------------------------------------------------------------------------------------
-def name_rules(db: Database, meta: Meta, results: Mapping[str, Any] | None, *, login: bool) -> tuple[str, str | None]:
-    """(ownership key to claim or respect, owner claiming it) for a name, or a refusal.
+def name_claim(db: Database, meta: Meta, *, login: bool) -> tuple[str, str | None]:
+    """(ownership key to claim or respect, owner claiming it) for a name no registry model goes by, or a refusal.
 
-    A registry model's name (by its confusable skeleton: "MiniLM", "Qwen/Qwen3-VL-Embedding-8B", ...) belongs to
-    runs of that model, checked by re-encoding (spaces_app/verify.py), never to a submitter: it is refused for a
-    run whose results.json names another model. Any other name belongs to its first owner: the Hub user (login on)
-    or the local owner of a board without login; an anonymous remote client owns nothing and cannot take an owned
-    name. The claim itself is made in the submission's transaction (`Database.insert`)."""
-    reserved = names.registry_model(meta.model_name)
-    if reserved is not None:
-        if verify.claimed_entry(results) != reserved:
-            raise SubmissionError(
-                f"model name {short(meta.model_name)} stands for the registry model {reserved!r}; only a run of "
-                f"that model may use it (its rows are checked by re-encoding); name your own model distinctly"
-            )
-        return "", None
+    Such a name belongs to its first owner: the Hub user (login on) or the local owner of a board without login;
+    an anonymous remote client owns nothing and cannot take an owned name. The claim itself is made in the
+    submission's transaction (`Database.insert`), which refuses a name claimed meanwhile with the same message."""
     key = names.name_key(meta.model_name)
     owner = identity.name_owner(meta.submitter)
     holder = db.name_owner(key)
     if holder is not None and holder != owner:
         raise SubmissionError(name_taken(meta.model_name, meta.submitter, login=login))
     return key, owner
+
+
+def registry_name_rule(name: str, reserved: str, results: Mapping[str, Any] | None) -> None:
+    """Refuse a registry model's name for a run that does not name that model.
+
+    A registry model's name (by its confusable skeleton: "MiniLM", "Qwen/Qwen3-VL-Embedding-8B", ...) belongs to
+    runs of that model, checked against the leaderboard's own run of it (spaces_app/verify.py), never to a
+    submitter."""
+    if verify.claimed_entry(results) != reserved:
+        raise SubmissionError(
+            f"model name {short(name)} stands for the registry model {reserved!r}; only a run of "
+            f"that model may use it (its rows are checked by re-encoding); name your own model distinctly"
+        )
 
 
 def name_taken(name: str, submitter: str, *, login: bool) -> str:
@@ -321,17 +325,12 @@ def run_info(results: Mapping[str, Any] | None, mismatches: Sequence[str]) -> di
     return info
 
 
-MAX_MESSAGE = 4000  # characters of a status message (each echoed value is cut already; this is the backstop)
-
-
 def _rejected(reason: Any) -> Outcome:
-    text = str(reason)
-    if len(text) > MAX_MESSAGE:
-        text = text[:MAX_MESSAGE] + "…"
-    return Outcome(False, f"Rejected: {text}. Nothing was stored.")
+    """The outcome of a refusal; a `Duplicate` keeps the id of the row it repeats."""
+    return Outcome(False, status_line(reason), existing_id=getattr(reason, "existing_id", None))
 
 
-def _duplicate(exc: DuplicateSubmission) -> Outcome:
+def _duplicate(exc: DuplicateSubmission) -> Duplicate:
     """The refusal of a duplicate; a hidden row is never named."""
     which = (
         "an earlier submission that is not public"
@@ -345,8 +344,7 @@ def _duplicate(exc: DuplicateSubmission) -> Outcome:
         )
     else:
         reason = f"these rankings were already submitted as {which}"
-    out = _rejected(reason)
-    return Outcome(False, out.message, existing_id=exc.existing_id)
+    return Duplicate(reason, exc.existing_id)
 
 
 def score_digest(per_query: Mapping[str, Mapping[str, float]], configs: Sequence[str]) -> str:
@@ -433,8 +431,6 @@ def submit_files(
     except Exception as exc:  # a bug must not reach the client as Gradio's generic error, nor leak server details
         traceback.print_exc(file=sys.stderr)
         return _failed(exc)
-    if isinstance(result, Outcome):
-        return result
     try:
         return _accepted(result)
     except Exception:  # the row is committed: the answer is an acceptance
@@ -483,49 +479,56 @@ def _storage_failed(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in (errno.EIO, errno.EROFS)
 
 
-def _keep_for_explorer(
-    db: Database, sid: int, benchmark: str, gold: gold_mod.Gold, parsed: Any, scored: Any, positions: Any
-) -> None:
-    """Store what the query explorer shows of the rankings; runs past the commit, so nothing failing here turns the
-    stored row into a refusal."""
+def _keep_for_explorer(db: Database, sid: int, staged: Path) -> None:
+    """Give the staged explorer file its row's name, retried once; runs past the commit, so nothing failing here
+    turns the stored row into a refusal: a file that could not be stored is said on the row."""
     from spaces_app import explore_store
 
+    for attempt in (1, 2):
+        try:
+            explore_store.commit(staged, db.path, sid)
+            db.changed(ROW, sid)  # the row's listeners (the mirror) see its explorer file now
+            return
+        except Exception as exc:  # the row is committed: the answer stays an acceptance
+            traceback.print_exc(file=sys.stderr)
+            problem = f"{type(exc).__name__}: {exc}"[:200]
+            print(f"submission {sid}: explorer rankings not stored, try {attempt} ({problem})", file=sys.stderr)
+    explore_store.discard(staged)
     try:
-        table = (
-            explore_store.triad_table(gold, positions)
-            if benchmark == "triad"
-            else explore_store.ark_table(parsed, scored)
-        )
-        explore_store.save(db.path, sid, table)
-    except Exception as exc:  # the row is committed: the answer stays an acceptance
+        db.set_run_note(sid, explore_store.NOT_STORED, "not stored: the server's storage failed")
+    except Exception:  # the storage is failing: the row stays, the Explorer says it has no file
         traceback.print_exc(file=sys.stderr)
-        print(f"submission {sid}: explorer rankings not stored ({exc})", file=sys.stderr)
 
 
-def _submit(db: Database, golds: gold_mod.GoldStore, submission: Submission, rules: Rules) -> Stored | Outcome:
-    """Read, check, score and store one submission: the `Stored` row, or the refusal of a rate-limited or
-    duplicate one; other refusals raise `SubmissionError` (or `TriadError`), and nothing is stored then."""
+def take_attempt(db: Database, submitter: str, limit: RateLimit, action: str = "submit") -> int:
+    """Count and record one attempt of ``submitter`` (its row id), or refuse it past the rate limit."""
+    attempt = db.take_attempt(submitter, limit.window_s, limit.attempts, action=action)
+    if attempt is None:
+        noun = "submissions" if action == "submit" else "requests"
+        raise SubmissionError(
+            f"rate limit reached ({limit.attempts} {noun} per {limit.window_s:.0f} s per submitter); try again later"
+        )
+    return attempt
+
+
+def _submit(db: Database, golds: gold_mod.GoldStore, submission: Submission, rules: Rules) -> Stored:
+    """Read, check, score and store one submission: the `Stored` row; every refusal raises `SubmissionError` (or
+    `TriadError`), and nothing is stored then."""
     meta = check_meta(
         submission.model_name, submission.model_link, submission.family, submission.params, submission.submitter
     )
-    attempt = None
-    if rules.rate_limited:
-        limit = rules.rate_limit
-        attempt = db.take_attempt(meta.submitter, limit.window_s, limit.attempts)
-        if attempt is None:
-            return _rejected(
-                f"rate limit reached ({limit.attempts} submissions per {limit.window_s:.0f} s "
-                "per submitter); try again later"
-            )
+    attempt = take_attempt(db, meta.submitter, rules.rate_limit) if rules.rate_limited else None
     known = golds.known_configs()
     if not known:
         raise SubmissionError("this server holds no gold data (set TRIAD_SPACE_DATA / TRIAD_SPACE_ARK_DATA)")
-    if names.registry_model(meta.model_name) is None:  # refuse an owned name before reading anything
-        name_rules(db, meta, None, login=rules.login)
+    reserved = names.registry_model(meta.model_name)
+    # an owned name is refused before anything is read; a registry model's name once the run says what it is
+    key, owner = ("", None) if reserved is not None else name_claim(db, meta, login=rules.login)
     files = uploads.read_uploads(submission.paths, rules.limits)
     parsed = ranking_files.parse_uploads(files, rules.limits, known, golds.bounds())
     del files  # the raw bytes are not needed past parsing
-    key, owner = name_rules(db, meta, parsed.results, login=rules.login)
+    if reserved is not None:
+        registry_name_rule(meta.model_name, reserved, parsed.results)
     benchmark = parsed.benchmark()
     gold = golds.get(benchmark)
     # duplicates are the same main-subset rankings, whatever optional reference configs come along
@@ -533,21 +536,14 @@ def _submit(db: Database, golds: gold_mod.GoldStore, submission: Submission, rul
     digest = parsed.digest(main)
     dup = db.find_digest(benchmark, digest, gold.content)
     if dup is not None:
-        return _duplicate(DuplicateSubmission(dup[0], dup[1], dup[2]))
-    checked = validation.check_rankings(benchmark, gold, parsed)
-    scored = _score(benchmark, gold, checked)
-    configs = sorted(parsed.rankings)
-    rows, per_query, summary = _rows_for_db(benchmark, scored, configs)
-    label = captioner.label_from_results(parsed.results)
-    if label:  # ARK text-space runs: the captioner is part of the row
-        summary[captioner.SUMMARY_KEY] = label
-    if checked.positions:
-        summary[TIES_KEY] = _tie_summary(gold, parsed, checked.positions)
-    all_tied = {c: r.constant for c, r in parsed.rankings.items() if r.constant}
-    if all_tied:  # queries whose order is the file's list order (flagged on the row, spaces_app/status.py)
-        summary[ALL_TIED_KEY] = {"queries": all_tied, "of": {c: len(r.query_ids) for c, r in parsed.rankings.items()}}
-    mismatches, notes = compare_results(scored, parsed.results, configs, gold.fingerprint)
+        raise _duplicate(DuplicateSubmission(dup[0], dup[1], dup[2]))
+    done = evaluate(golds, parsed)
+    configs, rows, per_query, summary = done.configs, done.rows, done.per_query, done.summary
+    mismatches, notes = compare_results(done.scored, parsed.results, configs, gold.fingerprint)
     status, verification = verify.plan(benchmark, parsed, gold)
+    from spaces_app import explore_store
+
+    staged = explore_store.stage(db.path, done.explorer_table())  # before the commit: a full disk stores nothing
     try:
         sid = db.insert(
             NewSubmission(
@@ -571,14 +567,64 @@ def _submit(db: Database, golds: gold_mod.GoldStore, submission: Submission, rul
                 gold_content=gold.content,
                 score_digest=score_digest(per_query, main or configs),
                 attempt=attempt,
+                reference=reference.spec_for(benchmark, gold.content, verification)
+                if status == verify.PENDING
+                else None,
             )
         )
     except DuplicateSubmission as exc:
-        return _duplicate(exc)
+        explore_store.discard(staged)
+        raise _duplicate(exc) from None
     except NameTaken:
-        return _rejected(name_taken(meta.model_name, meta.submitter, login=rules.login))
-    _keep_for_explorer(db, sid, benchmark, gold, parsed, scored, checked.positions)
+        explore_store.discard(staged)
+        raise SubmissionError(name_taken(meta.model_name, meta.submitter, login=rules.login)) from None
+    except BaseException:
+        explore_store.discard(staged)
+        raise
+    _keep_for_explorer(db, sid, staged)
     return Stored(sid, benchmark, configs, rows, status, verification, mismatches, [*parsed.notes, *notes])
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """Parsed rankings checked against the gold and scored: what a row stores, and the explorer's table."""
+
+    benchmark: str
+    gold: gold_mod.Gold
+    parsed: ParsedSubmission
+    checked: validation.CheckedRankings
+    scored: Mapping[str, Any]
+    configs: list[str]
+    rows: list[ScoreRow]
+    per_query: dict[str, dict[str, float]]
+    summary: dict[str, Any]
+
+    def explorer_table(self) -> Any:
+        """What the query explorer keeps of these rankings (`spaces_app.explore_store`)."""
+        from spaces_app import explore_store
+
+        if self.benchmark == "triad":
+            return explore_store.triad_table(self.gold, self.checked.positions)
+        return explore_store.ark_table(self.parsed, self.scored)
+
+
+def evaluate(golds: gold_mod.GoldStore, parsed: ParsedSubmission) -> Evaluated:
+    """Check parsed rankings against the gold they name and score them as a row of the board."""
+    benchmark = parsed.benchmark()
+    gold = golds.get(benchmark)
+    checked = validation.check_rankings(benchmark, gold, parsed)
+    scored = _score(benchmark, gold, checked)
+    configs = sorted(parsed.rankings)
+    rows, per_query, summary = _rows_for_db(benchmark, scored, configs)
+    label = captioner.label_from_results(parsed.results)
+    if label:  # ARK text-space runs: the captioner is part of the row
+        summary[captioner.SUMMARY_KEY] = label
+    if checked.positions:
+        summary[TIES_KEY] = _tie_summary(gold, parsed, checked.positions)
+    all_tied = {c: r.constant for c, r in parsed.rankings.items() if r.constant}
+    if all_tied:  # queries whose order is the file's list order (flagged on the row, spaces_app/status.py)
+        summary[ALL_TIED_KEY] = {"queries": all_tied, "of": {c: len(r.query_ids) for c, r in parsed.rankings.items()}}
+    return Evaluated(benchmark, gold, parsed, checked, scored, configs, rows, per_query, summary)
 
 
 def _accepted(stored: Stored) -> Outcome:
@@ -614,8 +660,8 @@ def _tie_summary(gold: gold_mod.Gold, parsed: ParsedSubmission, positions: Mappi
 def _status_line(status: str, verification: Mapping[str, Any]) -> str:
     if status == verify.PENDING:
         return (
-            "Reproduction check: pending (the named model will be re-encoded on a sample of your queries; "
-            "until then the row is marked unverified)."
+            "Reproduction check: pending (every query will be compared with the leaderboard's own run of the named "
+            "model; until then the row is marked unverified and unranked)."
         )
     return (
         f"Reproduction check: not possible ({verification.get('reason', 'self-reported')}); the row is marked "
@@ -623,7 +669,8 @@ def _status_line(status: str, verification: Mapping[str, Any]) -> str:
     )
 
 
-def _run_files(run_dir: Path) -> list[Path]:
+def run_files(run_dir: Path) -> list[Path]:
+    """A `triad run` folder's rankings/*.parquet and results.json, as a submission uploads them."""
     files = sorted((run_dir / ranking_files.RANKINGS_DIR).glob("*.parquet"))
     if (run_dir / ranking_files.RESULTS_FILE).is_file():
         files.append(run_dir / ranking_files.RESULTS_FILE)
@@ -656,7 +703,7 @@ def submit_run_dir(
     outcome = submit_files(  # the database file is created only when the run is accepted
         Database(db_path, create=False),
         golds,
-        _run_files(run_dir),
+        run_files(run_dir),
         model_name=model_name,
         model_link=model_link,
         family=family,

@@ -1,28 +1,26 @@
-"""The reproduction check: does a submitted ranking agree with the model it names?
+"""The sampled first look: does a submitted ranking agree with the model it names on a secret sample?
 
-TRIAD and ARK publish their labels, so rescoring on the server proves nothing against a ranking that sorts the
-positives first. A submission naming a model the harness can run (a registry entry, or a Hub id at its resolved
-revision) is therefore checked against that model:
+A submission naming a model the harness can run (a registry entry, or a Hub id at its resolved revision) is decided
+against the leaderboard's own run of that model (spaces_app/reference.py). Until that run is made, a worker can take
+a quick first look:
 
 1. at submission time the server draws a seed (`secrets`), and with it, per main subset (TRIAD) or subtype (ARK),
    `QUERIES` queries; for each it keeps the submitted top `TOP`, `RANDOM_RANKS` candidates from random ranks below
    them, and the query's positives, each with its submitted rank (`draw_sample`); an ARK ranking lists only its
    top 100 of the gallery, so `RANDOM_RANKS` gallery items it leaves out are kept too, ranked below all it lists.
-   The sample is stored with the submission and shown to nobody until it is checked (only the admin-token API
-   hands it to a verifier);
-2. a verifier (`triad space verify`, or the Space's own CPU queue) loads the named model through the harness's
-   public path (`model_adapters.models.resolve.from_name` -> `ResolvedModel.load`), builds the inputs of each
-   sampled query and of its **whole pool** (TRIAD: its fixed candidates; ARK: the whole gallery) exactly as
-   `triad run` does (`model_adapters.planning.inputs`), encodes them, and scores by cosine of L2-normalized float32
-   vectors (`model_adapters.ranks.ranking.normalize`), as the runner ranks;
+   The sample is stored with the submission and shown to nobody (only the admin-token API hands it to a verifier);
+2. a verifier loads the named model through the harness's public path (`model_adapters.models.resolve.from_name`
+   -> `ResolvedModel.load`), builds the inputs of each sampled query and of its **whole pool** (TRIAD: its fixed
+   candidates; ARK: the whole gallery) exactly as `triad run` does (`model_adapters.planning.inputs`), encodes
+   them, and scores by cosine of L2-normalized float32 vectors (`model_adapters.ranks.ranking.normalize`);
 3. `judge` fails the submission when a sampled pair whose re-computed scores differ by more than `TOLERANCE` is
    in the wrong order (`compare`), when a query's submitted AP lies outside the range the model's own near-ties
-   allow (`reproduction.tie_range`), or when the submitted APs sit above the model's own across the sampled
-   queries more often and by more than random noise would (`reproduction.favourable_p` < `ALPHA`). Otherwise:
-   **verified**.
+   allow (`reproduction.tie_range`), or when the submitted APs sit above the model's own more than random noise
+   would (`reproduction.favourable_p` < `ALPHA`, pooled over the sample and per subset). A look that passes
+   leaves the row pending: an attacker doctors what a sample misses, so only the full check verifies.
 
-How often each kind of doctored ranking passes is measured, not assumed: `benchmarks/oracle_false_pass.py` runs
-the sampler and `judge` over many server draws (docs/space.md quotes the figures).
+How often each kind of doctored ranking passes the look alone is measured, not assumed:
+`benchmarks/oracle_false_pass.py` (docs/space.md quotes the figures).
 """
 
 from __future__ import annotations
@@ -41,7 +39,7 @@ from typing import Any, Final
 import numpy as np
 
 from ark_dataset import names as ark_names
-from spaces_app import reproduction
+from spaces_app import reference, reproduction
 from triad_dataset.contract import names as triad_names
 from triad_dataset.contract.errors import TriadError
 
@@ -52,8 +50,7 @@ RANDOM_RANKS: Final = 10  # further candidates from uniformly drawn ranks below 
 # (2^-8 relative); 2^-7 = 0.0078 covers two such steps, the spread between a bf16 GPU run and a CPU re-encoding.
 TOLERANCE: Final = 2.0**-7
 MAX_LISTED: Final = 20  # disagreeing pairs kept in a result
-# An honest run fails the favourable-end test with at most this chance (`reproduction.favourable_p`).
-ALPHA: Final = 1e-4
+ALPHA: Final = reproduction.ALPHA  # an honest run fails one favourable-end test with at most this chance
 PENDING, VERIFIED, UNVERIFIED, FAILED = "pending", "verified", "unverified", "failed"
 STATUSES: Final = (PENDING, VERIFIED, UNVERIFIED, FAILED)
 VERIFIABLE_KINDS: Final = ("registry", "entry_point", "hub")
@@ -318,13 +315,11 @@ def plan(benchmark: str, parsed: Any, gold: Any) -> tuple[str, dict[str, Any]]:
     recipe = (parsed.results.get("model") or {}).get("recipe")  # a Hub id run with --recipe is re-run with it
     if isinstance(recipe, str) and recipe:
         base["recipe"] = recipe[:60]
-    return PENDING, {
-        **base,
-        "spec": spec,
-        "revision": revision,
-        "variant": str(variant)[:40],
-        "sample": draw_sample(benchmark, parsed, gold),
-    }
+    record = {**base, "spec": spec, "revision": revision, "variant": str(variant)[:40]}
+    ref = reference.spec_for(benchmark, str(getattr(gold, "content", "") or ""), record)
+    if ref is not None:
+        record["reference"] = ref.key
+    return PENDING, {**record, "sample": draw_sample(benchmark, parsed, gold)}
 
 
 # --- re-encoding and comparing ------------------------------------------------------------------------------------
@@ -574,6 +569,7 @@ def judge(
     diffs = [j.submitted - j.own for j in judged]
     p = reproduction.favourable_p(diffs)
     step = reproduction.GRID / 2
+    by_config = _favourable_by_config(judged)
     result = {
         "queries": len(judged),
         "pairs": compared,
@@ -612,12 +608,45 @@ def judge(
             "p": float(f"{p:.3g}"),
             "alpha": alpha,
         },
+        "favourable_by_config": by_config,
     }
-    if wrong or outside or p < alpha:
-        return FAILED, result
+    if wrong or outside or p < alpha or any(entry["p"] < alpha for entry in by_config.values()):
+        return FAILED, {**result, "first_failure": _first_failure(wrong, outside, judged, by_config)}
     if compared == 0:  # every sampled pair within the tolerance: no order to check
         return UNVERIFIED, result
     return VERIFIED, result
+
+
+def _first_failure(
+    wrong: Sequence[Disagreement],
+    outside: Sequence[reproduction.QueryJudgement],
+    judged: Sequence[reproduction.QueryJudgement],
+    by_config: Mapping[str, Mapping[str, Any]],
+) -> dict[str, str]:
+    """Which test a sample failed first and where: a disagreeing pair, a query outside its tie range, else the
+    subset furthest at the favourable end, named by its query that gained most."""
+    if wrong:
+        return {"test": "pairs", "config": wrong[0].config, "query_id": wrong[0].query_id}
+    if outside:
+        return {"test": "tie range", "config": outside[0].config, "query_id": outside[0].query_id}
+    config = min(by_config, key=lambda c: by_config[c]["p"])
+    top = max((j for j in judged if j.config == config), key=lambda j: j.submitted - j.own)
+    return {"test": "favourable end", "config": config, "query_id": top.query_id}
+
+
+def _favourable_by_config(judged: Sequence[reproduction.QueryJudgement]) -> dict[str, dict[str, Any]]:
+    """The favourable-end test of each sampled subset on its own (with few queries it can rarely fail: the pooled
+    test above is the sample's strong one)."""
+    step = reproduction.GRID / 2
+    out = {}
+    for config in sorted({j.config for j in judged}):
+        diffs = [j.submitted - j.own for j in judged if j.config == config]
+        out[config] = {
+            "above": sum(d > step for d in diffs),
+            "below": sum(d < -step for d in diffs),
+            "p": float(f"{reproduction.favourable_p(diffs):.3g}"),
+        }
+    return out
 
 
 def check(
@@ -708,9 +737,3 @@ def crash_record(task: Mapping[str, Any], exc: BaseException) -> tuple[str, dict
     verify = task.get("verify") or {}
     what = f"{type(exc).__name__}: {exc}"[:CRASH_CHARS]
     return UNVERIFIED, {**verify, "reason": f"check crashed: {what}"}
-
-
-def public(verify: Mapping[str, Any], status: str) -> dict[str, Any]:
-    """What a visitor may see of a check: everything once it ran, only the reason before (the sample is secret)."""
-    shown = {k: v for k, v in verify.items() if k in ("reason", "input_pipeline", "result", "sample_seed")}
-    return {"status": status, **shown}

@@ -274,7 +274,7 @@ def submission_record(sub: Mapping[str, Any]) -> dict[str, Any]:
 
 def _verification(sub: Mapping[str, Any]) -> dict[str, Any]:
     """The reproduction check as a visitor may see it (the sample stays secret until it is checked)."""
-    from spaces_app.verify import public
+    from spaces_app.disclosure import public
 
     return public(sub.get("verify") or {}, str(sub.get("status") or "unverified"))
 

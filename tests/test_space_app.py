@@ -132,7 +132,8 @@ def test_submit_triad_run_and_read_back(space: dict) -> None:
     assert submit(client, [archive], "again") == (
         "Rejected: these rankings were already submitted as submission id 1 (tiny-random-clip (test)). Nothing was stored."
     )
-    # the Space's own CPU queue re-encodes the sample with the registry model the run names (issue 22)
+    # the Space's own CPU queue takes a first look at the sample, then makes its own run of the registry model the
+    # run names and compares every query
     import time
 
     deadline = time.monotonic() + 180
@@ -142,7 +143,8 @@ def test_submit_triad_run_and_read_back(space: dict) -> None:
     assert record["verification"]["status"] == "verified", record["verification"]
     assert record["verification"]["result"]["disagreeing"] == 0 and record["verification"]["result"]["queries"] == 18
     row = row_of(client.predict(api_name="/leaderboard"), "tiny-random-clip (test)")
-    assert row["Status"].startswith("verified as tiny-random-clip (18 queries") and row["Rank"] == "1"
+    assert row["Status"].startswith("verified as tiny-random-clip (the leaderboard's own run: all 18 queries")
+    assert row["Rank"] == "1" and record["verification"]["full"]["queries"] == 18
 
 
 def test_the_objects_alive_at_start_up_are_frozen_while_serving(space: dict) -> None:
@@ -171,15 +173,47 @@ def test_triad_space_verify_through_the_admin_api(space: dict) -> None:
     assert record["verification"]["status"] == "verified"
 
 
+def test_a_verifier_machine_makes_the_reference_run_the_space_does_not(
+    space: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model the Space does not run itself waits for `triad space verify --url --token --pending`, which claims the
+    wanted reference run, makes it in a child process and posts it; the Space then judges the row against it."""
+    from triad_dataset.cli import main
+
+    root, client = space["root"], space["client"]
+    monkeypatch.setenv("TRIAD_SPACE_VERIFY_MODELS", "none")  # this server's queue makes no reference run now
+    run = root / "run-siglip"
+    cmd = [sys.executable, "-m", "triad_dataset.cli", "run", "--model", "tiny-random-siglip", "--no-validate"]
+    cmd += ["--data", str(root / "triad"), "--out", str(run), "--quiet", "--cache-dir", str(root / "cache")]
+    subprocess.run(cmd, check=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"}, timeout=300)
+    answer = submit(client, run_files(run), "tiny-random-siglip (on a verifier)")
+    assert answer.startswith("Accepted") and "pending" in answer, answer
+    sid = int(answer.split("submission id ")[1].split(" ")[0])
+    wanted = client.predict(TOKEN, api_name="/reference_tasks")
+    assert [(w["spec"], w["variant"]) for w in wanted] == [("tiny-random-siglip", "full")]
+    url = f"http://127.0.0.1:{space['settings'].port}/"
+    verifier = ["space", "verify", "--url", url, "--token", TOKEN, "--pending", "--data", str(root / "triad")]
+    monkeypatch.setenv("TRIAD_SPACE_CACHE", str(root / "verifier-cache"))
+    assert main(verifier) == 0
+    assert client.predict(TOKEN, api_name="/reference_tasks") == []  # made, posted and stored
+    record = client.predict(sid, api_name="/submission")
+    assert record["verification"]["status"] == "verified", record["verification"]
+    assert record["verification"]["full"]["queries"] == 18
+
+
 def test_only_the_public_endpoints(space: dict) -> None:
     api = space["client"].view_api(return_format="dict", print_info=False)
     assert set(api["named_endpoints"]) == {
         "/submit",
         "/leaderboard",
         "/submission",
+        "/request_evaluation",
         "/verify_tasks",
         "/verify_report",
-    }  # the last two need the admin token
+        "/verify_claim",
+        "/reference_tasks",
+        "/reference_report",
+    }  # the verify_* and reference_* endpoints need the admin token
     assert api["unnamed_endpoints"] == {}
 
 
@@ -395,6 +429,10 @@ def test_no_handler_returns_addresses_or_paths(space: dict) -> None:
         "submission": [sid],
         "verify_tasks": ["not the token", None],
         "verify_report": ["not the token", sid, "verified", "{}"],
+        "verify_claim": ["not the token", f"row:{sid}", "w", "claim"],
+        "reference_tasks": ["not the token"],
+        "reference_report": ["not the token", "{}", ""],
+        "request_evaluation": ["no-such-model", "triad"],
         "explorer_choices": ["triad"],
         "explorer_show": ["triad", sid, sid2, n.MAIN_CONFIGS[0], "worst AP", "", 10],
     }
@@ -454,3 +492,23 @@ def test_upload_guard_and_admin_throttle(space: dict, monkeypatch: pytest.Monkey
         assert out["output"]["data"][0].startswith("Too many wrong admin tokens from this client")
     finally:
         demo.close()
+
+
+def test_every_error_is_one_named_line(space: dict) -> None:
+    """No {"error": null}: Gradio's own errors (a file outside the uploads, too few inputs) are named, and a long
+    refused value is cut; an evaluation request for a test model is refused in one line."""
+    index = {fn.name: i for i, fn in space["demo"].fns.items()}
+    outside = {"path": "/etc/hostname", "meta": {"_type": "gradio.FileData"}, "orig_name": "results.json"}
+    cases = {
+        "submit": ([[outside], "x", "", "other", ""], "a file this server did not receive as an upload was named"),
+        "verify_report": ([TOKEN, 1], "wrong number of inputs: this endpoint takes 4, it got 2"),
+        "request_evaluation": (["minilm"], "wrong number of inputs: this endpoint takes 2, it got 1"),
+        "detail": (["1" * 100_000], "Value: 111"),
+    }
+    for name, (data, said) in cases.items():
+        error = call_over_queue(space["settings"].port, index[name], data)["output"]["error"]
+        assert error and said in error and len(error) <= 300 and "\n" not in error, (name, error)
+    assert space["client"].predict("tiny-random-clip", "triad", api_name="/request_evaluation") == (
+        "Rejected: model tiny-random-clip is a test model with random weights: its numbers are not results. "
+        "Nothing was stored."
+    )

@@ -33,6 +33,7 @@ from spaces_app.refusal import SubmissionError, short
 from spaces_app.submit import RateLimit, submit_files
 from spaces_app.uploads import Limits, json_depth
 from spaces_app.validation import explain_ranking, pool_positions
+from tests.space_refusals import rejected
 from triad_dataset.contract import names as n
 
 I2C = n.ABSTRACTION_CONFIGS[0]
@@ -78,14 +79,6 @@ def submit(db: Database, world: dict, files: list[Path], name: str = "model", **
         rate_limit=kw.pop("rate_limit", RateLimit(1000, 3600)),
         **kw,
     )
-
-
-def rejected(db: Database, outcome, *fragments: str) -> None:
-    assert not outcome.accepted and outcome.message.startswith("Rejected: "), outcome.message
-    assert outcome.message.endswith("Nothing was stored."), outcome.message
-    for fragment in fragments:
-        assert fragment in outcome.message, (fragment, outcome.message)
-    assert db.counts()["submissions"] == 0
 
 
 def replaced(tmp: Path, run: Path, name: str, data: bytes) -> list[Path]:

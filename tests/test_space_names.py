@@ -8,7 +8,8 @@ import pytest
 
 from spaces_app import names
 from spaces_app.db import Database
-from tests.test_space_trust import db, edited, rejected, submit, world
+from tests.space_refusals import rejected
+from tests.test_space_trust import db, edited, submit, world
 
 __all__ = ["db", "world"]  # the fixtures, shared with tests/test_space_trust.py
 
@@ -31,9 +32,8 @@ def test_case_variants_of_a_registry_name_are_reserved(db: Database, world: dict
     assert names.registry_model(variant) == entry == names.registry_model(entry)
     assert names.name_key(variant) == names.name_key(entry)
     run = other_model(world)
-    rejected(submit(db, world, run, entry), f"stands for the registry model '{entry}'")
-    rejected(submit(db, world, run, variant), f"stands for the registry model '{entry}'")
-    assert db.counts()["submissions"] == 0
+    rejected(db, submit(db, world, run, entry), f"stands for the registry model '{entry}'")
+    rejected(db, submit(db, world, run, variant), f"stands for the registry model '{entry}'")
 
 
 def test_case_variants_keep_capital_look_alikes() -> None:
@@ -45,7 +45,7 @@ def test_case_variants_keep_capital_look_alikes() -> None:
 def test_a_name_without_a_letter_or_digit_is_refused(db: Database, world: dict, name: str) -> None:
     out = submit(db, world, world["runs"][0], name)
     assert out.message == "Rejected: model name has no letter or digit. Nothing was stored.", out.message
-    assert db.counts()["submissions"] == 0
+    rejected(db, out)
     with pytest.raises(names.BadName, match="^model name has no letter or digit$"):
         names.clean_name(name)
 

@@ -28,6 +28,7 @@ from spaces_app.db import Database
 from spaces_app.gold import GoldStore
 from spaces_app.settings import Settings
 from spaces_app.submit import RateLimit, submit_files, submit_run_dir
+from tests.space_refusals import rejected
 from triad_dataset.contract import names as n
 
 POOL = 10
@@ -74,12 +75,6 @@ def submit(db: Database, world: dict, run: Path | list[Path], name: str = "model
         rate_limit=kw.pop("rate_limit", RateLimit(1000, 3600)),
         **kw,
     )
-
-
-def rejected(outcome, *fragments: str) -> None:
-    assert not outcome.accepted and outcome.message.startswith("Rejected: "), outcome.message
-    for fragment in fragments:
-        assert fragment in outcome.message, (fragment, outcome.message)
 
 
 def edited(world: dict, run: Path, name: str, config: str | None = None, rows=None, results=None) -> Path:
@@ -137,7 +132,9 @@ def test_f02_a_hand_written_results_json_claim_is_shown_as_a_claim(db: Database,
     run = edited(world, world["runs"][0], "claimed", results=claim)
     # a look-alike of the registry name with another model's claim is refused ...
     other = edited(world, world["runs"][0], "claimed-other", results=lambda r: {**r, "model": {"name": "x"}})
-    rejected(submit(db, world, other, "Qwen3-VL-Embedding-8B"), "stands for the registry model 'qwen3-vl-embedding-8b'")
+    rejected(
+        db, submit(db, world, other, "Qwen3-VL-Embedding-8B"), "stands for the registry model 'qwen3-vl-embedding-8b'"
+    )
     # ... and with the claim it is accepted, but only as a claim awaiting the re-encoding check
     out = submit(db, world, run, "Qwen3-VL-Embedding-8B")
     assert out.accepted and "Reproduction check: pending" in out.message
@@ -195,8 +192,7 @@ def test_f03_swapping_two_bottom_negatives_is_not_a_new_submission(db: Database,
         raise AssertionError("no query ends with two negatives")
 
     out = submit(db, world, edited(world, world["runs"][0], "swapped", I2C, swap_bottom), "another name")
-    rejected(out, "these rankings score exactly as submission id 1 (model) on every query")
-    assert db.counts()["submissions"] == 1
+    rejected(db, out, "these rankings score exactly as submission id 1 (model) on every query", stored=1)
 
 
 def test_f04_all_equal_scores_are_flagged(db: Database, world: dict) -> None:
@@ -263,25 +259,28 @@ LOOK_ALIKES = [
 def test_f05_look_alikes_of_an_owned_name_are_refused(db: Database, world: dict, look_alike: str) -> None:
     assert submit(db, world, world["runs"][0], "bert-base", submitter="hf:alice").accepted
     rejected(
+        db,
         submit(db, world, world["runs"][1], look_alike, submitter="hf:mallory"),
         "(or one that looks the same) belongs to another submitter",
+        stored=1,
     )
     assert submit(db, world, world["runs"][2], look_alike, submitter="hf:alice").accepted  # the owner may
 
 
 @pytest.mark.parametrize("blank", ["\u2800\u2800", "\u3164", "\u200b\u200d", " \u034f ", "\u0301"])
 def test_f06_names_that_render_blank_are_refused(db: Database, world: dict, blank: str) -> None:
-    rejected(submit(db, world, world["runs"][0], blank), "model name ")
-    assert db.counts()["submissions"] == 0
+    rejected(db, submit(db, world, world["runs"][0], blank), "model name ")
 
 
 def test_f07_an_anonymous_first_submitter_owns_no_name(db: Database, world: dict) -> None:
     anon_a, anon_b = identity.address_key("198.51.100.1", b"k" * 32), identity.address_key("198.51.100.2", b"k" * 32)
     assert submit(db, world, world["runs"][0], "acme-embed", submitter=anon_a).accepted
     assert submit(db, world, world["runs"][1], "acme-embed", submitter="hf:bob").accepted  # not blocked by anonymity
-    rejected(submit(db, world, world["runs"][2], "acme-embed", submitter=anon_b), "belongs to another submitter")
+    out = submit(db, world, world["runs"][2], "acme-embed", submitter=anon_b)
+    rejected(db, out, "belongs to another submitter", stored=2)
     # a registry model's name belongs to no submitter: only runs of that model may use it
-    rejected(submit(db, world, world["runs"][3], "MiniLM", submitter=anon_a), "stands for the registry model 'minilm'")
+    out = submit(db, world, world["runs"][3], "MiniLM", submitter=anon_a)
+    rejected(db, out, "stands for the registry model 'minilm'", stored=2)
     assert names.registry_model("qwen/qwen3-vl-embedding-8b") == "qwen3-vl-embedding-8b"
 
 
@@ -358,10 +357,12 @@ def test_f09_identical_upload_bytes_from_two_submissions(
         os.utime(p, (old, old))
     guard.sweep()
     assert not any(Path(p).exists() for p in paths)
-    # a failure after the row is committed (mirroring, the queue) never turns the acceptance into an error
-    from spaces_app import mirror
 
-    monkeypatch.setattr(mirror, "mirror", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    # a failure after the row is committed (mirroring, the queue) never turns the acceptance into an error
+    def full(*args: object) -> None:  # the mirror, told of the new row, failing on a full disk
+        raise OSError(28, "No space left on device")
+
+    fns["submit"].__self__.db.listeners.append(full)
     answer = fns["submit"](_as_uploads(world["runs"][1]), "after commit", "", "other", "", request)
     assert answer.startswith("Accepted: submission id 2"), answer
 
@@ -381,9 +382,9 @@ def test_f10_a_full_disk_is_a_clean_refusal_and_a_stored_row_an_acceptance(
 
     monkeypatch.setattr(sqlite3, "connect", full)
     out = submit(db, world, world["runs"][1], "second")
-    rejected(out, "the server's storage is full; nothing could be written")
     monkeypatch.setattr(sqlite3, "connect", real_connect)
-    assert db.counts()["submissions"] == 1 and db.integrity_ok()
+    rejected(db, out, "the server's storage is full; nothing could be written", stored=1)
+    assert db.integrity_ok()
     # once the row is committed, a failure while answering is still an acceptance (and the attempt is marked)
     from spaces_app import submit as submit_mod
 
@@ -452,7 +453,7 @@ def test_f12_a_re_encoded_gold_keeps_the_board_and_a_changed_one_keeps_old_rows(
     after = golds.get("triad")
     assert after.fingerprint != before.fingerprint and after.content == before.content
     assert status.current(db.submissions()[0], after.content, after.fingerprint)  # still on the board
-    rejected(submit(db, world, world["runs"][0], golds=golds), "already submitted as submission id 1")
+    rejected(db, submit(db, world, world["runs"][0], golds=golds), "already submitted as submission id 1", stored=1)
     # the rows change (a query's text is corrected): a new gold version; the old row stays, marked, and the same run
     # is accepted again on it
     shard = next((gold / "data" / I2C).glob("*.parquet"))
@@ -495,14 +496,14 @@ def test_f15_a_huge_id_is_not_echoed_whole(db: Database, world: dict) -> None:
         return rows
 
     out = submit(db, world, edited(world, world["runs"][0], "huge", I2C, huge))
-    rejected(out, "unknown query id 'qqqq", "(5000000 characters)")
+    rejected(db, out, "unknown query id 'qqqq", "(5000000 characters)")
     assert len(out.message) < 1_000
 
 
 @pytest.mark.parametrize("complete", ["false", 0, "true", None])
 def test_f16_complete_must_be_a_json_boolean(db: Database, world: dict, complete: object) -> None:
     run = edited(world, world["runs"][0], f"complete-{complete}", results=lambda r: {**r, "complete": complete})
-    rejected(submit(db, world, run), '"complete" must be true or false (a JSON boolean)')
+    rejected(db, submit(db, world, run), '"complete" must be true or false (a JSON boolean)')
 
 
 def test_f16_control_and_bidi_characters_are_removed(db: Database, world: dict) -> None:
@@ -522,7 +523,7 @@ def test_f17_a_hidden_row_is_never_named(db: Database, world: dict) -> None:
     sid = submit(db, world, world["runs"][0], "secret model").submission_id
     db.set_hidden(sid, True)
     out = submit(db, world, world["runs"][0], "again")
-    rejected(out, "already submitted as an earlier submission that is not public")
+    rejected(db, out, "already submitted as an earlier submission that is not public", stored=1)
     assert "secret model" not in out.message and f"id {sid}" not in out.message
 
 

@@ -25,6 +25,7 @@ from spaces_app.refusal import SubmissionError
 from spaces_app.submit import RateLimit, check_meta, parse_params, submit_files
 from spaces_app.uploads import Limits
 from spaces_app.validation import check_query_ids, explain_ranking
+from tests.space_refusals import rejected
 from triad_dataset.contract import names as n
 
 I2C, C2I = n.ABSTRACTION_CONFIGS
@@ -95,15 +96,6 @@ def submit(db: Database, world: dict, files: list[Path], name: str = "model", **
         **kw,
     )
     return outcome.message
-
-
-def rejected(db: Database, message: str, *fragments: str) -> None:
-    assert message.startswith("Rejected: "), message
-    assert message.endswith("Nothing was stored."), message
-    for fragment in fragments:
-        assert fragment in message, (fragment, message)
-    assert db.counts()["submissions"] == 0
-    assert db.counts()["scores"] == db.counts()["query_scores"] == 0
 
 
 def ranking(world: dict, config: str) -> dict[str, list[str]]:

@@ -90,7 +90,9 @@ def test_an_unchanged_run_is_verified_and_one_swapped_pair_fails(
         sort_by="I2C",
         status=status.annotate(db.submissions(), n.MAIN_CONFIGS, None, tiny["golds"].get("triad").fingerprint),
     )
-    assert table[views.STATUS_COL][0].startswith(f"verified ({6 * verify.QUERIES} queries")
+    # verified by the full check: every query of the leaderboard's own run, not the sample
+    assert table[views.STATUS_COL][0].startswith("verified (the leaderboard's own run: all 60 queries within")
+    assert row["verify"]["full"]["queries"] == 60 and row["verify"]["full"]["outside_tie_range"] == 0
     assert table[views.RANK_COL][0] == "1"
 
     # the same draw samples the same queries and ranks; swap the top two of a sampled query whose scores differ
