@@ -58,4 +58,4 @@ def test_a_misspelt_recipe_option_fails_when_the_row_is_built():
     with pytest.raises(TypeError, match="unknown option"):
         ChatOptions.table(backbone="qwen2_vl", poling="last_attended")
     with pytest.raises(TypeError, match="unknown sentence_transformer option"):
-        registry.ModelEntry("x", hub_id="org/x", recipe="bge-m3", options={"max_seq_lenght": 8})
+        registry.ModelEntry("x", recipes.get_recipe("bge-m3"), "org/x", own_options={"max_seq_lenght": 8})

@@ -462,7 +462,10 @@ def _plugin(tmp_path: Path, monkeypatch, entries: str) -> None:
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-triad-plugin\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[triad.models]\nfake = fake_triad_plugin:ENTRIES\n")
-    (site / "fake_triad_plugin.py").write_text("from model_adapters.models.registry import ModelEntry\n" + entries)
+    (site / "fake_triad_plugin.py").write_text(
+        "from model_adapters.models.recipes import Recipe\nfrom model_adapters.models.registry import ModelEntry\n"
+        + entries
+    )
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.delitem(sys.modules, "fake_triad_plugin", raising=False)
 
@@ -471,8 +474,8 @@ def test_an_installed_package_adds_registry_entries(triad_dir, tmp_path, monkeyp
     _plugin(
         tmp_path,
         monkeypatch,
-        'ENTRIES = [ModelEntry("plugin-clip", "tiny", "tiny:clip", revision="seed0", '
-        'random_init=True, options={"arch": "clip"})]\n',
+        'ENTRIES = [ModelEntry("plugin-clip", Recipe("plugin-clip", "tiny"), "tiny:clip", revision="seed0", '
+        'random_init=True, own_options={"arch": "clip"})]\n',
     )
     code, _, _ = _cli(
         capsys,
@@ -495,7 +498,7 @@ def test_an_installed_package_adds_registry_entries(triad_dir, tmp_path, monkeyp
 
 
 def test_a_plugin_cannot_take_a_builtin_name(triad_dir, tmp_path, monkeypatch, capsys):
-    _plugin(tmp_path, monkeypatch, 'ENTRIES = [ModelEntry("minilm", "tiny", "tiny:clip")]\n')
+    _plugin(tmp_path, monkeypatch, 'ENTRIES = [ModelEntry("minilm", Recipe("minilm", "tiny"), "tiny:clip")]\n')
     line = _one_line_error(capsys, "--model", "something-else", "--data", triad_dir, "--out", str(tmp_path / "o"))
     assert "model name 'minilm' is already taken" in line
 

@@ -132,7 +132,7 @@ def test_a_changed_prompt_or_decoding_setting_generates_again(request, monkeypat
     entry = registry.get_entry(model)
     name = f"{model}-changed"
     monkeypatch.setitem(
-        registry.REGISTRY, name, dataclasses.replace(entry, name=name, options={**entry.options, **change})
+        registry.REGISTRY, name, dataclasses.replace(entry, name=name, own_options={**entry.own_options, **change})
     )
     r2 = _run(name, data, root / "changed", root / "cache")
     assert r2["generation"]["key"] != r1["generation"]["key"]

@@ -510,7 +510,7 @@ def small_limit_clip(monkeypatch):
     from model_adapters.models import registry
 
     entry = registry.get_entry("tiny-random-clip")
-    small = dataclasses.replace(entry, options={**entry.options, "max_length": SMALL_LIMIT})
+    small = dataclasses.replace(entry, own_options={**entry.own_options, "max_length": SMALL_LIMIT})
     monkeypatch.setitem(registry.REGISTRY, entry.name, small)
     return small
 

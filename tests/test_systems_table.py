@@ -53,7 +53,7 @@ def test_verified_rows_name_verified_recipes_and_their_commits(rows):
         assert names, r["id"]
         for name in names:
             entry = REGISTRY[name]
-            recipe = recipes.RECIPES_BY_NAME[entry.recipe]
+            recipe = recipes.RECIPES_BY_NAME[entry.recipe.name]
             assert recipe.reference is not None and recipe.refused is None, (r["id"], name)
             assert f"@ {recipe.reference.commit}" in r["reference"], (r["id"], name, recipe.reference.commit)
 
@@ -63,7 +63,7 @@ def test_refused_rows_are_refused_by_the_recipe_table(rows):
     for r in (r for r in rows if r["status"] == "refused"):
         for name in _ticked(r["entries"]):
             if name in REGISTRY:
-                assert recipes.RECIPES_BY_NAME[REGISTRY[name].recipe].refused, (r["id"], name)
+                assert recipes.RECIPES_BY_NAME[REGISTRY[name].recipe.name].refused, (r["id"], name)
             else:  # a Hub id or a model type that detection refuses
                 assert any(name in x.match.hub_ids or name in x.match.model_types for x in refused), (r["id"], name)
 

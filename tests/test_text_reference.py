@@ -80,7 +80,7 @@ def test_text_embedder_matches_its_authors_code(recipe, folders):
     ref = official(recipe)
     name, builder = EMBEDDERS[recipe]
     entry = get_entry(name)
-    assert entry.recipe == recipe and not entry.sees_images
+    assert entry.recipe.name == recipe and not entry.sees_images
     enc = load_encoder(entry, model_path=folders(builder), dtype="float32")
     assert tiny_text.weights_sum(enc.model[0].model) == pytest.approx(ref["weights_sum"], rel=1e-9)
     queries = [ModelInput(t, None, i) for t, i in reference_inputs.TEXT_QUERIES]
@@ -193,7 +193,7 @@ def test_text_cross_encoder_matches_flag_reranker(folders):
 
     ref = official("bge-reranker-v2-m3")
     entry = get_entry("bge-reranker-v2-m3", kind="reranker")
-    assert entry.recipe == "bge-reranker-v2-m3" and not entry.sees_images
+    assert entry.recipe.name == "bge-reranker-v2-m3" and not entry.sees_images
     reranker = load_reranker(entry, model_path=folders(tiny_text.save_bge_reranker), dtype="float32")
     assert tiny_text.weights_sum(reranker.model) == pytest.approx(ref["weights_sum"], rel=1e-9)
     queries = [
@@ -225,7 +225,7 @@ def test_text_cross_encoder_matches_flag_reranker(folders):
 # --- ReasonIR-8B: transformers' LlamaModel with is_causal=False against the authors' ReasonIRModel.encode -----------
 def _reasonir(folders):
     entry = get_entry("reasonir-8b")
-    assert entry.recipe == "reasonir" and not entry.sees_images and entry.has_instruction_field
+    assert entry.recipe.name == "reasonir" and not entry.sees_images and entry.has_instruction_field
     return load_encoder(entry, model_path=folders(tiny_text.save_reasonir), dtype="float32")
 
 

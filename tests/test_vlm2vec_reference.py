@@ -77,7 +77,9 @@ def v1_encoder(tmp_path_factory) -> VLM2VecEncoder:
 
     folder = tiny.save_tiny_qwen2_vl(str(tmp_path_factory.mktemp("v1") / "tiny-qwen2-vl"))
     entry = get_entry("vlm2vec-v1-2b")
-    entry = replace(entry, options={k: v for k, v in entry.options.items() if k != "requires"})
+    entry = replace(
+        entry, recipe=replace(entry.recipe, options={k: v for k, v in entry.options.items() if k != "requires"})
+    )
     enc = load_encoder(entry, model_path=folder, dtype="float32")
     assert isinstance(enc, VLM2VecEncoder) and enc.image_resolution == (1344, 1344)
     return enc

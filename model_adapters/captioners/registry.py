@@ -17,6 +17,7 @@ import importlib
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Final, Literal
 
+from model_adapters.models import plugins
 from triad_dataset.contract.errors import TriadError
 
 # Bump when a captioner/rewriter changes what it feeds a model or how it turns the output into text.
@@ -30,14 +31,31 @@ LLM: Final = "llm"
 TINY: Final = "tiny"
 API: Final = "api"  # an OpenAI-compatible chat completions API (captioners/api.py)
 GeneratorKind = Literal["captioner", "rewriter"]
-GeneratorFamily = Literal["ocr", "vlm", "llm", "tiny", "api"]
-# The module whose `load(entry, path, *, device, **runtime)` loads each family; `tiny` is the testing package's.
-FAMILY_MODULES: Final = {
-    OCR: "model_adapters.captioners.ocr",
-    VLM: "model_adapters.captioners.generation",
-    LLM: "model_adapters.captioners.generation",
-    TINY: "model_adapters.mocks.tiny_captioners",
-    API: "model_adapters.captioners.api",
+
+
+@dataclass(frozen=True)
+class GeneratorFamily:
+    """One family of captioners and rewriters.
+
+    Args:
+        name: what entries call the family.
+        module: the module whose `load(entry, path, *, device, **runtime)` builds the family's models.
+    """
+
+    name: str
+    module: str
+
+
+# The built-in families; `tiny` is the testing package's. Installed packages add more (`models.plugins`).
+FAMILIES: Final[dict[str, GeneratorFamily]] = {
+    f.name: f
+    for f in (
+        GeneratorFamily(OCR, "model_adapters.captioners.ocr"),
+        GeneratorFamily(VLM, "model_adapters.captioners.generation"),
+        GeneratorFamily(LLM, "model_adapters.captioners.generation"),
+        GeneratorFamily(TINY, "model_adapters.mocks.tiny_captioners"),
+        GeneratorFamily(API, "model_adapters.captioners.api"),
+    )
 }
 API_PREFIX: Final = "api:"  # `--rewriter api:MODEL`: MODEL through the OpenAI-compatible API (captioners/api.py)
 
@@ -78,7 +96,7 @@ class GeneratorEntry:
 
     name: str
     kind: GeneratorKind
-    family: GeneratorFamily
+    family: str
     hub_id: str
     revision: str = "main"
     dtype: str = "float32"
@@ -176,6 +194,26 @@ ENTRIES: Final[tuple[GeneratorEntry, ...]] = (
 REGISTRY: Final[dict[str, GeneratorEntry]] = {e.name: e for e in ENTRIES}
 
 
+def plugin_rows() -> tuple[dict[str, GeneratorEntry], dict[str, GeneratorFamily]]:
+    """Captioners, rewriters and their families added through the `triad.models` entry points; a taken name is
+    refused."""
+    entries: dict[str, GeneratorEntry] = {}
+    families: dict[str, GeneratorFamily] = {}
+    for row in plugins.rows():
+        value = row.value
+        if isinstance(value, (GeneratorEntry, GeneratorFamily)):
+            table: dict[str, Any] = entries if isinstance(value, GeneratorEntry) else families
+            if value.name in (REGISTRY if table is entries else FAMILIES) or value.name in table:
+                raise TriadError(f"{row.where}: name {value.name!r} is already taken; choose another name")
+            table[value.name] = value
+    return entries, families
+
+
+def _entries() -> dict[str, GeneratorEntry]:
+    """The built-in entries and the installed ones."""
+    return {**REGISTRY, **plugin_rows()[0]}
+
+
 def get_entry(name: str, kind: GeneratorKind = CAPTIONER) -> GeneratorEntry:
     """The entry named `name` of `kind`; an unknown name lists the valid ones.
 
@@ -184,13 +222,14 @@ def get_entry(name: str, kind: GeneratorKind = CAPTIONER) -> GeneratorEntry:
     """
     if kind == REWRITER and name.startswith(API_PREFIX) and len(name) > len(API_PREFIX):
         return _api_rewriter(name[len(API_PREFIX) :])
-    entry = REGISTRY.get(name)
+    entries = _entries()
+    entry = entries.get(name)
     if entry is not None and entry.family == API:
         from model_adapters.captioners import api
 
         entry = api.resolved(entry)
     if entry is None or entry.kind != kind:
-        valid = sorted(n for n, e in REGISTRY.items() if e.kind == kind) + (
+        valid = sorted(n for n, e in entries.items() if e.kind == kind) + (
             [API_PREFIX + "MODEL"] if kind == REWRITER else []
         )
         raise TriadError(f"unknown {kind} {name!r}; valid: {', '.join(valid)}")
@@ -274,5 +313,8 @@ def identity(entry: GeneratorEntry, model_path: str | None = None) -> dict[str, 
 def load(entry: GeneratorEntry, *, model_path: str | None = None, device: str = "cpu", **runtime: Any) -> Any:
     """Instantiate the entry's captioner (a `Captioner`) or rewriter (a `Rewriter`); `runtime`: an API entry's
     response store and --offline (`triad rewrite`)."""
-    module = importlib.import_module(FAMILY_MODULES[entry.family])
+    family = FAMILIES.get(entry.family) or plugin_rows()[1].get(entry.family)
+    if family is None:
+        raise TriadError(f"{entry.name}: unknown captioner family {entry.family!r}; valid: {', '.join(FAMILIES)}")
+    module = importlib.import_module(family.module)
     return module.load(entry, model_path or entry.hub_id, device=device, **runtime)

@@ -39,12 +39,11 @@ def system_type(entry: ModelEntry) -> str:
 
 def status(entry: ModelEntry) -> str:
     """refused (its recipe says why), API (needs the provider), verified (its recipe names the authors' code)."""
-    recipe = entry.recipe_row
-    if recipe is not None and recipe.refused:
+    if entry.recipe.refused:
         return "refused"
     if entry.family == recipes.API:
         return "API"
-    return "verified" if recipe is not None and recipe.reference is not None else UNVERIFIED
+    return "verified" if entry.recipe.reference is not None else UNVERIFIED
 
 
 def backends(entry: ModelEntry) -> str:
@@ -57,13 +56,12 @@ def backends(entry: ModelEntry) -> str:
     if entry.family == recipes.API:
         return "API"
     onnx = onnx_rerank.RECIPES if entry.kind == "reranker" else onnx_text.RECIPES
-    return "torch, onnx" if entry.recipe in onnx else "torch"
+    return "torch, onnx" if entry.recipe.name in onnx else "torch"
 
 
 def needs(entry: ModelEntry) -> str:
     """What running the entry takes: its weights (where from), an API key, or the reason it is refused."""
-    recipe = entry.recipe_row
-    if recipe is not None and recipe.refused:
+    if entry.recipe.refused:
         return f"cannot be run as its authors run it (`triad run --model {entry.name}` says why; docs/models.md)"
     if entry.family == recipes.API:
         from model_adapters.families.api import provider

@@ -23,6 +23,8 @@ from model_adapters.families import (
     sentence_transformer,
     vlm,
 )
+from model_adapters.models import plugins
+from triad_dataset.contract.errors import TriadError
 
 DUAL_TOWER: Final = "dual_tower"
 SENTENCE_TRANSFORMER: Final = "sentence_transformer"
@@ -117,14 +119,26 @@ FAMILY_TABLE: Final[dict[str, Family]] = {
             reads_weights=False,
         ),
         Family(API, api.ApiOptions, load=api.load),
-        Family(REASONING, qwen_chat.ChatOptions, load=reasoning.load, extra_options=reasoning.OPTIONS),
+        # `generation`: the spec that `reasoning.resolved` adds to an entry before it loads
+        Family(REASONING, qwen_chat.ChatOptions, load=reasoning.load, extra_options=(*reasoning.OPTIONS, "generation")),
     )
 }
 FAMILIES: Final = tuple(FAMILY_TABLE)
 
 
+def plugin_families() -> dict[str, Family]:
+    """Families added through the `triad.models` entry points (`models.plugins`); a taken name is refused."""
+    out: dict[str, Family] = {}
+    for row in plugins.rows():
+        if isinstance(row.value, Family):
+            if row.value.name in FAMILY_TABLE or row.value.name in out:
+                raise TriadError(f"{row.where}: family name {row.value.name!r} is already taken; choose another name")
+            out[row.value.name] = row.value
+    return out
+
+
 def family_of(name: str, where: str) -> Family:
-    """The family named `name`; an unknown name is a TypeError naming `where` and the valid families.
+    """The family named `name`, built in or installed; an unknown name is a TypeError naming `where` and the valid ones.
 
     >>> family_of("vlm", "row").load is vlm.load
     True
@@ -135,13 +149,19 @@ def family_of(name: str, where: str) -> Family:
 bidirectional_llama, reranker, tiny, api, reasoning
     """
     family = FAMILY_TABLE.get(name)
-    if family is None:
-        raise TypeError(f"{where}: unknown family {name!r}; valid: {', '.join(FAMILIES)}")
-    return family
+    if family is not None:
+        return family
+    installed = plugin_families()
+    if name not in installed:
+        raise TypeError(f"{where}: unknown family {name!r}; valid: {', '.join([*FAMILIES, *installed])}")
+    return installed[name]
 
 
 def check_options(family: str, names: Iterable[str], where: str) -> None:
     """Refuse option names that the family's options dataclass does not define: a typo fails at import.
+
+    A row built while the entry points are read may name a family that they deliver: it is checked again once
+    they are all read (`registry.plugin_entries`).
 
     >>> check_options(DUAL_TOWER, ["max_length"], "row")
     >>> check_options(DUAL_TOWER, ["max_lenght"], "row")
@@ -149,6 +169,8 @@ def check_options(family: str, names: Iterable[str], where: str) -> None:
     ...
     TypeError: row: unknown dual_tower option(s) max_lenght
     """
+    if family not in FAMILY_TABLE and plugins.reading():
+        return
     known = family_of(family, where).option_names()
     unknown = sorted(set(names) - known) if known is not None else []
     if unknown:

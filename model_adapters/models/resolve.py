@@ -32,96 +32,56 @@ LOAD_ERRORS: Final = (OSError, ValueError, ImportError, RuntimeError, KeyError)
 
 
 @dataclass
-class EntryLoader:
-    """Loads a model through its entry: the family's (or the entry's own) loader, from `model_path` or `hub_id`."""
-
-    entry: ModelEntry
-    model_path: str | None = None  # a local folder the family loads instead of entry.hub_id
-    loaded: Any = None
-
-    @property
-    def random_init(self) -> bool:
-        return self.entry.random_init
-
-    @property
-    def max_batch(self) -> int:
-        return self.entry.max_batch
-
-    def load(self, kind: str, device: str, dtype: str | None, **runtime: Any) -> Any:
-        """The encoder (or reranker) of the entry, loaded once; `runtime`: see `registry.load_encoder`."""
-        if self.loaded is None:
-            load = load_reranker if kind == "reranker" else load_encoder
-            dtype = dtype or self.entry.dtype
-            self.loaded = load(self.entry, model_path=self.model_path, device=device, dtype=dtype, **runtime)
-        return self.loaded
-
-    def text_limit(self) -> Any:
-        return text_limit(self.entry, model_path=self.model_path)
-
-
-@dataclass
-class ObjectLoader:
-    """A Python encoder or reranker object the user gave: already loaded."""
-
-    loaded: Any
-    random_init: bool = False
-    entry: None = None
-    model_path: None = None
-
-    @property
-    def max_batch(self) -> int:
-        return int(getattr(self.loaded, "max_batch", DEFAULT_PYTHON_BATCH))
-
-    def load(self, kind: str, device: str, dtype: str | None, **runtime: Any) -> Any:
-        return self.loaded
-
-    def text_limit(self) -> Any:
-        own = getattr(self.loaded, "text_limit", None)
-        return own() if callable(own) else None
-
-
-@dataclass
 class ResolvedModel:
-    """A model ready to load: `identity` names it; `loader` loads it (an entry's family, or the user's object)."""
+    """A model ready to load: its identity, and the entry or the object it is loaded from.
+
+    Args:
+        identity: names the model in every output and keys its caches.
+        entry: the entry whose family, or own loader, loads the model; None for a Python object.
+        model_path: a local folder loaded instead of the entry's `hub_id`, or None.
+        obj: the loaded encoder or reranker; None until `load`, and the user's object from the start.
+    """
 
     identity: ModelIdentity
-    loader: EntryLoader | ObjectLoader
-
-    @property
-    def entry(self) -> ModelEntry | None:
-        """The entry the model is loaded through (None for a Python object)."""
-        return self.loader.entry
-
-    @property
-    def model_path(self) -> str | None:
-        """The local folder loaded instead of the entry's hub_id, or None."""
-        return self.loader.model_path
-
-    @property
-    def obj(self) -> Any:
-        """The loaded encoder or reranker (None until `load`; a Python object from the start)."""
-        return self.loader.loaded
+    entry: ModelEntry | None = None
+    model_path: str | None = None
+    obj: Any = None
 
     @property
     def random_init(self) -> bool:
-        """Whether the model is a randomly initialised test model (its numbers are never results)."""
-        return self.loader.random_init
+        """Whether the model is a randomly initialised test model, whose numbers are never results."""
+        return self.entry is not None and self.entry.random_init
 
     @property
     def max_batch(self) -> int:
-        return self.loader.max_batch
+        """The largest batch the run gives the model: the entry's, or the object's `max_batch`."""
+        if self.entry is not None:
+            return self.entry.max_batch
+        return int(getattr(self.obj, "max_batch", DEFAULT_PYTHON_BATCH))
 
     def load(self, device: str, dtype: str | None = None, **runtime: Any) -> Any:
-        """The encoder (or reranker) object; a model that fails to load is one line naming it and the reason.
-        `runtime`: what the run hands an API model (its response store, --offline; `registry.load_encoder`)."""
-        try:
-            return self.loader.load(self.identity.kind, device, dtype, **runtime)
-        except LOAD_ERRORS as exc:
-            raise TriadError(f"model {self.identity.label}: cannot be loaded ({_first_line(exc)})") from exc
+        """Load the encoder or reranker once and return it; a failure is one line naming the model and the reason.
+
+        Args:
+            device: where the weights go.
+            dtype: overrides the identity's dtype.
+            runtime: what the run hands an API model: its response store and `offline` (`registry.load_encoder`).
+        """
+        if self.obj is None and self.entry is not None:
+            load = load_reranker if self.identity.kind == "reranker" else load_encoder
+            dtype = dtype or self.identity.dtype
+            try:
+                self.obj = load(self.entry, model_path=self.model_path, device=device, dtype=dtype, **runtime)
+            except LOAD_ERRORS as exc:
+                raise TriadError(f"model {self.identity.label}: cannot be loaded ({_first_line(exc)})") from exc
+        return self.obj
 
     def text_limit(self) -> Any:
         """The encoder's text limit (`truncation.TextLimit`) or None; only the tokenizer is loaded."""
-        return self.loader.text_limit()
+        if self.entry is not None:
+            return text_limit(self.entry, model_path=self.model_path)
+        own = getattr(self.obj, "text_limit", None)
+        return own() if callable(own) else None
 
 
 def _refuse_registry_name(name: str, kind: str) -> None:
@@ -165,7 +125,7 @@ def from_python(
         input_pipeline=recipes.OWN,
         generation=generation,
     )
-    return ResolvedModel(identity, ObjectLoader(obj))
+    return ResolvedModel(identity, obj=obj)
 
 
 # --- registry, folders, Hub ids --------------------------------------------------------------------------------
@@ -181,7 +141,6 @@ def _identity_of(
     settings_of: str | None = None,
     signature: str | None = None,
 ) -> ModelIdentity:
-    recipe = entry.recipe_row
     spec = entry.options.get("generation")  # a reasoning entry's GenerationSpec fields (known before loading)
     generation = summary_of(spec_identity(spec, f"model {name}")) if spec is not None else None
     options = {k: v for k, v in entry.options.items() if k != "generation"}  # recorded once, as `generation`
@@ -194,8 +153,8 @@ def _identity_of(
         sees_images=entry.sees_images,
         dtype=dtype or entry.dtype,
         options=options,
-        recipe=entry.recipe,
-        input_pipeline=recipe.input_pipeline if recipe else None,
+        recipe=entry.recipe.name,
+        input_pipeline=entry.recipe.input_pipeline,
         settings_of=settings_of,
         kind=kind,
         signature=signature,
@@ -256,7 +215,7 @@ def _local_copy(
         settings_of=entry.name,
         signature=folder_signature(folder),
     )
-    return ResolvedModel(identity, EntryLoader(entry, folder))
+    return ResolvedModel(identity, entry, folder)
 
 
 def _existing_folder(path: str, flag: str) -> str:
@@ -277,18 +236,7 @@ def _folder(
     )
     label = name or (snapshot[0] if snapshot else os.path.basename(folder))
     _refuse_registry_name(label, kind)
-    entry = _with_generation(
-        ModelEntry(
-            label,
-            hub_id=folder,
-            recipe=chosen.name,
-            revision="",
-            dtype=dtype or default_dtype,
-            kind=kind,
-            options=options,
-        ),
-        folder,
-    )
+    entry = _with_generation(ModelEntry(label, chosen, folder, revision="", own_options=options), folder)
     identity = _identity_of(
         entry,
         kind=kind,
@@ -296,10 +244,10 @@ def _folder(
         source=folder,
         name=label,
         revision=snapshot[1] if snapshot else revision,
-        dtype=dtype,
+        dtype=dtype or default_dtype,
         signature=folder_signature(folder),
     )
-    return ResolvedModel(identity, EntryLoader(entry, folder))
+    return ResolvedModel(identity, entry, folder)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -392,20 +340,11 @@ def _hub(
     chosen, options, default_dtype = detect.detect(read, where=repo, kind=kind, recipe=recipe, hub_id=repo)
     label = name or repo
     _refuse_registry_name(label, kind)
-    entry = _with_generation(
-        ModelEntry(
-            label,
-            hub_id=repo,
-            recipe=chosen.name,
-            revision=commit,
-            dtype=dtype or default_dtype,
-            kind=kind,
-            options=options,
-        ),
-        repo,
+    entry = _with_generation(ModelEntry(label, chosen, repo, revision=commit, own_options=options), repo)
+    identity = _identity_of(
+        entry, kind=kind, source_kind="hub", source=repo, name=label, revision=commit, dtype=dtype or default_dtype
     )
-    identity = _identity_of(entry, kind=kind, source_kind="hub", source=repo, name=label, revision=commit, dtype=dtype)
-    return ResolvedModel(identity, EntryLoader(entry))
+    return ResolvedModel(identity, entry)
 
 
 def _pin_package(entry: ModelEntry) -> ModelEntry:
@@ -463,13 +402,12 @@ def from_name(
     found = find_entry(spec, kind=kind)
     if found is not None:
         entry, plugin = found
-        if recipe is not None and recipe != entry.recipe:
+        if recipe is not None and recipe != entry.recipe.name:
             raise TriadError(
                 f"--recipe {recipe}: {entry.name} is a registry model fed by its own recipe "
-                f"({entry.recipe}); --recipe applies to a folder or Hub id"
+                f"({entry.recipe.name}); --recipe applies to a folder or Hub id"
             )
-        if entry.recipe_row is not None:  # a recipe that cannot be run as its authors run it: refused now
-            entry.recipe_row.refuse_if_refused(f"model {entry.name}")
+        entry.recipe.refuse_if_refused(f"model {entry.name}")  # one its authors' way cannot run is refused now
         if entry.family == recipes.API:
             entry = _api_entry(entry, model_path=model_path, revision=revision)
         if model_path:
@@ -487,7 +425,7 @@ def from_name(
             revision=entry.revision,
             dtype=dtype,
         )
-        return ResolvedModel(identity, EntryLoader(entry))
+        return ResolvedModel(identity, entry)
     if model_path:
         raise TriadError(
             f"--model-path needs a registry name whose settings load it; {spec!r} is not one "
