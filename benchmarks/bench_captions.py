@@ -24,7 +24,7 @@ def bench_ocr(data: str, sample: int) -> dict[str, float]:
     """Seconds per image of OCR on the first `sample` gallery images of every subtype (engine already loaded)."""
     from model_adapters.captioners import registry
     from model_adapters.captioners.caption import collect_images
-    from model_adapters.runner import select_configs
+    from model_adapters.planning.configs import select_configs
 
     captioner = registry.load(registry.get_entry("ocr"))
     captioner.caption([collect_images(data, select_configs(data, "ark", "all")[:1])[0].data])  # warm-up

@@ -50,8 +50,8 @@ def find_data(arg: str | None, tmp: str) -> tuple[str, str]:
 
 
 def bench_distinct(data: str, limit: int | None) -> str:
+    from model_adapters.planning.configs import select_configs
     from model_adapters.planning.plan import plan_triad
-    from model_adapters.runner import select_configs
 
     configs = select_configs(data, "triad", "all")
     rows = []

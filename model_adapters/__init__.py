@@ -16,7 +16,7 @@ writers, kept out of the product code paths; their entries come in through the `
 - `model_adapters.planning.inputs`: docs/protocol.md §3 model inputs from rows, the query-side input variants, input keys.
 - `model_adapters.vectors.cache`: the on-disk embedding cache.
 - `model_adapters.ranks.ranking`: batched pool / gallery ranking and the rerank splice.
-- `model_adapters.runner`: `run(RunConfig) -> dict`. See docs/runner.md.
+- `model_adapters.runner`: `run(RunConfig) -> dict`, the public path to `model_adapters/run/`. See docs/runner.md.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ def test_rankings_and_metrics_match_the_row_dict_runner(kind, tmp_path):
 
 
 def test_a_rerun_reuses_validation_and_scores_and_writes_the_same_results(tmp_path, monkeypatch):
-    from model_adapters import runner
+    from model_adapters.run import runner
 
     data = str(write_tiny_triad(tmp_path / "triad"))
     cache = tmp_path / "cache"

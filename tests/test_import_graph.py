@@ -60,8 +60,9 @@ def test_clean_tree_exits_zero(tmp_path: Path, capsys) -> None:
 def test_the_project_has_no_import_cycle_and_no_upward_import(capsys) -> None:
     """The layers, lowest first: triad_dataset's stages (contract; sources and folder; tracks; editions; its
     commands), ark_dataset (then its commands), metrics, model_adapters' stages (protocol; planning; families;
-    vectors; generation; models; ranks; the run's parts: run_config, run_memo, run_encoder, results, console;
-    runner; captioners; then the package's `api` and `testing`; then its commands),
+    vectors; generation; models; ranks; results; the run's parts: run.config, run.memo, run.encoder,
+    run.results_json, run.console; run.runner; captioners; then the package's `api`, `runner` and `testing`; then
+    its commands),
     spaces_app (then its commands), and the `triad` dispatcher triad_cli on top (scripts/import_graph.py
     DEFAULT_LAYERS); and between the top-level packages in that order, no import runs upward either."""
     assert import_graph.main(["--root", str(ROOT)]) == 0, capsys.readouterr().err

@@ -41,7 +41,7 @@ class RewriteConfig:
 def run_rewrite(cfg: RewriteConfig) -> list[dict[str, str]]:
     from tqdm.auto import tqdm
 
-    from model_adapters.runner import select_configs
+    from model_adapters.planning.configs import select_configs
     from model_adapters.vectors.distributed import default_device
     from triad_dataset.folder.io import read_rows
 
@@ -106,7 +106,7 @@ def _api_runtime(entry: registry.GeneratorEntry, cfg: RewriteConfig) -> dict[str
         return {}
     from model_adapters.captioners import api
     from model_adapters.generation.records import RecordCache
-    from model_adapters.runner import default_api_cache
+    from model_adapters.run.config import default_api_cache
 
     responses = RecordCache(cfg.api_cache or default_api_cache(), api.response_identity(entry), api.RESPONSES)
     responses.load()

@@ -18,7 +18,7 @@ from model_adapters.models.identity import TORCH, library_versions, pillow_notic
 from model_adapters.models.recipes import API, DUAL_TOWER
 from model_adapters.models.resolve import ResolvedModel, from_name, from_python
 from model_adapters.planning import textspace
-from model_adapters.run_config import RunConfig, default_api_cache
+from model_adapters.run.config import RunConfig, default_api_cache
 from model_adapters.vectors import distributed
 from model_adapters.vectors.cache import EmbeddingCache
 from triad_dataset.contract.errors import TriadError

@@ -16,8 +16,8 @@ from typing import Any
 from model_adapters.models.recipes import API, UNVERIFIED
 from model_adapters.models.resolve import ResolvedModel
 from model_adapters.planning.plan import Plan
-from model_adapters.run_config import RunConfig
-from model_adapters.run_encoder import RunEncoder
+from model_adapters.run.config import RunConfig
+from model_adapters.run.encoder import RunEncoder
 from model_adapters.vectors import distributed
 from triad_dataset.contract.errors import TriadError
 
