@@ -163,10 +163,11 @@ def measure(data: str, out: str) -> dict:
     import tqdm.auto  # noqa: F401
 
     from metrics import columnar, scoring
+    from model_adapters.models.selection import resolve_model
     from model_adapters.planning.plan import plan_triad, release_arrow_memory
     from model_adapters.ranks import rank_plan
     from model_adapters.run.config import RunConfig
-    from model_adapters.run.encoder import RunEncoder, resolve_model
+    from model_adapters.run.encoder import RunEncoder
     from model_adapters.testing import HashedEncoder
     from model_adapters.vectors import distributed
     from model_adapters.vectors.plan_vectors import EncodeSettings, encode_plan

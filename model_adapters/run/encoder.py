@@ -1,5 +1,6 @@
-"""The run's models: resolved from its settings, and the encoder as `vectors.plan_vectors` sees it (`RunEncoder`,
-an `EncoderSource`) with its embedding cache.
+"""The run's encoder as `vectors.plan_vectors` sees it (`RunEncoder`, an `EncoderSource`), with its embedding cache.
+
+`model_adapters.models.selection` resolves the run's models from its settings.
 
 An API model gets its response store and --offline; a reasoning embedder is encoded through its generation stage,
 which exists before any model loads (a run whose vectors are cached counts its fallbacks from the stored
@@ -14,9 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 from model_adapters.generation.stage import GENERATION_DIR, GenerationStage, ReasoningAdapter, is_reasoning
-from model_adapters.models.identity import TORCH, library_versions, pillow_notice
+from model_adapters.models.identity import TORCH, pillow_notice
 from model_adapters.models.recipes import API, DUAL_TOWER
-from model_adapters.models.resolve import ResolvedModel, from_name, from_python
+from model_adapters.models.resolve import ResolvedModel
 from model_adapters.planning import textspace
 from model_adapters.run.config import RunConfig, default_api_cache
 from model_adapters.vectors import distributed
@@ -49,71 +50,6 @@ def open_cache(model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context) -
     cache = EmbeddingCache(cfg.cache_root, {**model.identity.cache_fields(), **textspace.identity_part(cfg.captions)})
     cache.load()
     return cache
-
-
-def resolve_model(cfg: RunConfig) -> ResolvedModel:
-    """The model of the run and its identity (`model_adapters.models.resolve`)."""
-    if cfg.encoder is not None:
-        if cfg.model is not None:
-            raise TriadError(
-                f"give either a model (--model {cfg.model}) or your own encoder, not both: an encoder "
-                "never borrows another model's name, settings or cache"
-            )
-        resolved = from_python(cfg.encoder, name=cfg.name, revision=cfg.revision, sees_images=cfg.sees_images)
-        return with_backend(resolved, cfg.backend)
-    if not cfg.model:
-        raise TriadError("no model: give --model NAME|ORG/NAME|FOLDER or --encoder module:factory")
-    if cfg.sees_images is not None:
-        raise TriadError(
-            "--sees-images / --text-only apply to your own encoder (--encoder); a model's family decides what it sees"
-        )
-    resolved = from_name(
-        cfg.model, model_path=cfg.model_path, name=cfg.name, revision=cfg.revision, dtype=cfg.dtype, recipe=cfg.recipe
-    )
-    return with_backend(resolved, cfg.backend)
-
-
-def with_backend(model: ResolvedModel, backend: str) -> ResolvedModel:
-    """The model with `backend` in its identity (and so in its cache key); a model the backend cannot run is refused
-    in one line (`families.onnx_text.refusal`, for a reranker `families.onnx_rerank.refusal`). The default torch
-    backend leaves the identity as it is."""
-    if backend == TORCH:
-        return model
-    from dataclasses import replace
-
-    from model_adapters.families import onnx_rerank, onnx_text
-
-    identity = model.identity
-    reranker = identity.kind == "reranker"
-    if backend != onnx_text.ONNX:
-        flag = "--rerank-backend" if reranker else "--backend"
-        raise TriadError(f"{flag} {backend}: unknown backend; valid: {TORCH}, {onnx_text.ONNX}")
-    if reranker:
-        why = onnx_rerank.refusal(identity.recipe, identity.dtype, identity.label)
-    else:
-        why = onnx_text.refusal(identity.recipe, identity.dtype, identity.label)
-    if why is not None:
-        raise TriadError(why)
-    model.identity = replace(
-        identity, backend=backend, versions={**identity.versions, **library_versions(onnx_text.LIBRARIES)}
-    )
-    return model
-
-
-def resolve_reranker(cfg: RunConfig) -> ResolvedModel | None:
-    """The reranker of the run (`--rerank` or your own), or None when the run is not reranked."""
-    if cfg.reranker is not None:
-        if cfg.rerank:
-            raise TriadError(f"give either --rerank {cfg.rerank} or your own reranker, not both")
-        return with_backend(from_python(cfg.reranker, kind="reranker"), cfg.rerank_backend)
-    if not cfg.rerank:
-        if cfg.rerank_backend != TORCH:
-            raise TriadError(f"--rerank-backend {cfg.rerank_backend}: the run has no reranker (--rerank NAME)")
-        return None
-    resolved = from_name(
-        cfg.rerank, kind="reranker", model_path=cfg.rerank_model_path, dtype=cfg.dtype, recipe=cfg.rerank_recipe
-    )
-    return with_backend(resolved, cfg.rerank_backend)
 
 
 def graph_folder(model: ResolvedModel, cfg: RunConfig) -> tuple[str, Any]:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from model_adapters.models.resolve import ResolvedModel
+from model_adapters.models.selection import resolve_model, resolve_reranker
 from model_adapters.planning import inputs, textspace, truncation
 from model_adapters.planning.configs import detect_benchmark, failed_validation, select_configs, validate_folder
 from model_adapters.planning.plan import Plan, load_rewrites, plan_ark, plan_triad
@@ -37,15 +38,15 @@ from model_adapters.ranks.rank_plan import (
 )
 from model_adapters.run import console
 from model_adapters.run.clock import PhaseClock
-from model_adapters.run.config import RunConfig, default_api_cache, default_cache_dir
-from model_adapters.run.encoder import RunEncoder, load_reranker, log, open_cache, resolve_model, resolve_reranker
+from model_adapters.run.config import RunConfig
+from model_adapters.run.encoder import RunEncoder, load_reranker, log, open_cache
 from model_adapters.run.memo import RunMemo, file_digest
 from model_adapters.run.results_json import Models, results_json, stage_results
 from model_adapters.vectors import distributed
 from model_adapters.vectors.plan_vectors import EncodeSettings, encode_plan
 from triad_dataset.contract.errors import TriadError
 
-__all__ = ["Run", "RunConfig", "default_api_cache", "default_cache_dir", "resolve_model", "run", "select_configs"]
+__all__ = ["Run", "run"]
 
 
 def run(cfg: RunConfig, check: Callable[[Run], None] | None = None) -> dict[str, Any]:
