@@ -21,7 +21,7 @@ from model_adapters.models.registry import get_entry
 from model_adapters.protocol import ModelInput
 from model_adapters.testing import png, write_tiny_ark
 from tests.fake_api import ARK_MODEL, ARK_PATH, CHAT_PATH, CHAT_REPORTED, FakeApi, fake_vector
-from triad_dataset.cli import main
+from triad_cli.main import main
 from triad_dataset.contract.errors import TriadError
 
 KEY = "sk-test-SECRET-4f9c2"  # must never reach a file, a message or results.json

@@ -26,7 +26,7 @@ from model_adapters.models.identity import ModelIdentity
 from model_adapters.planning.inputs import QUERY, input_key
 from model_adapters.protocol import Generation, GenerationSpec, ModelInput
 from model_adapters.testing import HashedEncoder, write_tiny_triad
-from triad_dataset.cli import main
+from triad_cli.main import main
 from triad_dataset.contract.errors import TriadError
 
 ROOT = Path(__file__).resolve().parents[1]

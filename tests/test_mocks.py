@@ -15,7 +15,7 @@ import pytest
 from model_adapters.families.qwen_chat import ChatOptions
 from model_adapters.models import recipes, registry
 from model_adapters.models.resolve import from_name
-from triad_dataset.cli import main
+from triad_cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_NAMES = (

@@ -21,7 +21,7 @@ from model_adapters.models.identity import ModelIdentity, snapshot_of
 from model_adapters.models.resolve import from_name
 from model_adapters.runner import RunConfig, run
 from model_adapters.testing import write_tiny_triad
-from triad_dataset.cli import main
+from triad_cli.main import main
 from triad_dataset.contract.errors import TriadError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -799,7 +799,7 @@ def test_a_hub_id_loads_from_the_local_cache_pinned_to_its_commit(triad_dir, tmp
         [
             sys.executable,
             "-m",
-            "triad_dataset.cli",
+            "triad_cli",
             "run",
             "--model",
             "someone/tiny-clip",

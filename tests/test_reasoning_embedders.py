@@ -20,7 +20,7 @@ from model_adapters.models import registry
 from model_adapters.models.resolve import from_name
 from model_adapters.runner import RunConfig, run
 from model_adapters.testing import tiny_triad_tables, write_tiny_triad
-from triad_dataset.cli import main
+from triad_cli.main import main
 from triad_dataset.contract.errors import TriadError
 
 UME = "tiny-random-ume-r1-gen"

@@ -15,7 +15,7 @@ from model_adapters.models import detect, recipes
 from model_adapters.models.registry import ENTRIES, TINY
 from model_adapters.models.resolve import from_name
 from model_adapters.testing import write_tiny_triad
-from triad_dataset.cli import main
+from triad_cli.main import main
 from triad_dataset.contract.errors import TriadError
 
 ROOT = Path(__file__).resolve().parents[1]

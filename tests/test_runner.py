@@ -267,7 +267,7 @@ def test_out_of_memory_halves_the_batch(triad_dir, tmp_path, capsys):
 
 
 def test_cli_user_error_has_no_traceback(triad_dir, tmp_path, capsys):
-    from triad_dataset.cli import main
+    from triad_cli.main import main
 
     code = main(["run", "--model", "nope", "--data", triad_dir, "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err

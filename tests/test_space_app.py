@@ -77,7 +77,7 @@ def _space(tmp_path_factory: pytest.TempPathFactory):
     cmd = [
         sys.executable,
         "-m",
-        "triad_dataset.cli",
+        "triad_cli",
         "run",
         "--model",
         "tiny-random-clip",
@@ -156,7 +156,7 @@ def test_triad_space_verify_through_the_admin_api(space: dict) -> None:
     """`triad space verify --url --token` re-checks a submission of a running Space through its admin-token API."""
     import gradio_client
 
-    from triad_dataset.cli import main
+    from triad_cli.main import main
 
     url = f"http://127.0.0.1:{space['settings'].port}/"
     with pytest.raises(gradio_client.exceptions.AppError, match="wrong admin token"):

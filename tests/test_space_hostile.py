@@ -469,7 +469,7 @@ def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     for var in ("TRIAD_SPACE_DATA", "TRIAD_SPACE_ARK_DATA", "TRIAD_SPACE_DB"):
         env.pop(var, None)
     return subprocess.run(
-        [sys.executable, "-m", "triad_dataset.cli", "space", *args],
+        [sys.executable, "-m", "triad_cli", "space", *args],
         cwd=cwd,
         env=env,
         capture_output=True,

@@ -54,7 +54,7 @@ def submit(db: Database, tiny: dict, run: Path, name: str, submitter: str = "hf:
 
 
 def cli_verify(db: Database, tiny: dict, *extra: str) -> int:
-    from triad_dataset.cli import main
+    from triad_cli.main import main
 
     return main(["space", "verify", "--db", str(db.path), "--data", str(tiny["root"] / "triad"), *extra])
 
@@ -218,7 +218,7 @@ def test_ark_runs_are_checked_against_items_they_leave_out(tmp_path: Path) -> No
     pq.write_table(pq.read_table(path).from_pylist(rows, schema=pq.read_schema(path)), oracle / "rankings" / path.name)
     cheat = submit_files(db, golds, files(oracle), model_name="tiny-random-clip", submitter="local")
     assert cheat.accepted and "R@1: " in cheat.message, cheat.message
-    from triad_dataset.cli import main
+    from triad_cli.main import main
 
     assert main(["space", "verify", "--db", str(db.path), "--ark-data", str(tmp_path / "ark"), "--pending"]) == 1
     by_id = {s["id"]: s for s in db.submissions(include_hidden=True)}

@@ -58,9 +58,6 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-_atomic_write = atomic_write  # the former private name, still imported by spaces_app.testing
-
-
 def _describe(meta: Mapping[str, Any]) -> str:
     ident = meta.get("identity", {})
     return ", ".join(f"{k}={ident.get(k)}" for k in ("name", "source_kind", "source", "revision", "dtype"))
