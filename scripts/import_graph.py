@@ -41,7 +41,7 @@ DEFAULT_LAYERS: tuple[tuple[str, ...], ...] = (
     ("metrics",),
     # model_adapters' stages of a run, lowest first; the package itself (re-exporting `evaluate`), `api` and
     # `testing` sit on top of them, then its commands.
-    ("model_adapters.protocol",),
+    ("model_adapters.protocol", "model_adapters.atomic"),
     ("model_adapters.planning",),
     ("model_adapters.families",),
     # the testing package's tiny models sit on the families they run; their entries and captioners on top

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from model_adapters.vectors.cache import atomic_write
+from model_adapters.atomic import atomic_write
 
 RUNS_DIR: Final = "_runs"
 
