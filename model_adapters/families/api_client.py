@@ -241,6 +241,32 @@ def connect(p: Provider, base_url: str, label: str, missing: str) -> JsonClient:
     return JsonClient(base_url + p.path, key, p.transport, label.split(" ", 1)[-1])
 
 
+class LazyClient:
+    """Connects to a provider's endpoint on the first request, so a run served from its cache needs no key.
+
+    Args:
+        p: the provider.
+        base_url: the endpoint the requests go to.
+        label: how messages name the model, e.g. "model seed1.6-embedding".
+    """
+
+    def __init__(self, p: Provider, base_url: str, label: str) -> None:
+        self.provider, self.base_url, self.label = p, base_url, label
+        self.client: JsonClient | None = None
+
+    def get(self, missing: str) -> JsonClient:
+        """The client, connected now if it is not yet; `missing` says what needs requesting when the key is unset."""
+        if self.client is None:
+            self.client = connect(self.provider, self.base_url, self.label, missing)
+        return self.client
+
+    def stats(self) -> dict[str, Any]:
+        """The calls made so far, as `CallStats.to_json` writes them (zeros before the first request)."""
+        if self.client is None:
+            return {"requests": 0, "retries": 0, "status": {}}
+        return self.client.stats.to_json()
+
+
 def raise_failures(results: Sequence[Any], what: str) -> None:
     """Raise the first `TriadError` among `post_all`'s results (saying how many more of the batch failed)."""
     failed = [r for r in results if isinstance(r, TriadError)]
