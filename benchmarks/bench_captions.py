@@ -1,4 +1,4 @@
-"""OCR captions (issue 12): seconds per image of the `ocr` captioner on ARK mini gallery images, against a cached
+"""OCR captions: seconds per image of the `ocr` captioner on ARK mini gallery images, against a cached
 `triad caption` re-run over the same folder (which reads the caption cache and does no OCR).
 
     python benchmarks/bench_captions.py --data demo_output/ark [--cache-dir DIR] [--sample 8]

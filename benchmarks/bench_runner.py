@@ -1,4 +1,4 @@
-"""Runner benchmarks (issue 4): distinct items vs pool slots, cached re-run, scoring 1,000 x 1,000, minilm items/s.
+"""Runner benchmarks: distinct items vs pool slots, cached re-run, scoring 1,000 x 1,000, minilm items/s.
 
     python benchmarks/bench_runner.py [--data DIR] [--limit N] [--skip-minilm-run]
 

@@ -1,4 +1,4 @@
-"""Scaling of `triad run` and of the Space's rescoring with the number of pool slots (issue 16).
+"""Scaling of `triad run` and of the Space's rescoring with the number of pool slots.
 
 Builds synthetic TRIAD folders (every task config, 1,000-candidate pools, random image bytes) at 1x, 3x and 10x the
 mini edition's 1,121,120 pool slots and at the paper's 9,009,000, runs the runner's phases with a model-free hashed

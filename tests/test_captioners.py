@@ -1,5 +1,5 @@
 """ARK's text-space track: the OCR captioner, the caption cache, `triad caption`, caption-then-embed in the runner,
-`triad rewrite`, and the tiny random captioner / rewriter (issue 12)."""
+`triad rewrite`, and the tiny random captioner / rewriter."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The columnar runner gives the rankings and metrics of the code before it (issue 16: "for a fixed encoder,
+"""The columnar runner gives the rankings and metrics of the code before it ("for a fixed encoder,
 rankings and results identical to those of the code just before this change").
 
 `tests/data/toy_rankings_before_columnar.json` was written by the runner at commit c849dac (row-dict plan) on the

@@ -1,4 +1,4 @@
-"""The generation stage (issue 21): a reasoning embedder's generations are cached under their own identity
+"""The generation stage: a reasoning embedder's generations are cached under their own identity
 (generator, revision, prompts, decoding, seed + each input's bytes), reused — never regenerated, not even by the
 cache check — and part of the embedding cache key; results.json records them with the fallback counts.
 

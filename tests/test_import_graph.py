@@ -70,7 +70,7 @@ def test_the_project_has_no_import_cycle_and_no_upward_import(capsys) -> None:
 
 
 def test_a_package_importing_a_later_package_is_reported(tmp_path: Path) -> None:
-    """Issue 23: `triad_dataset/commands.py` importing `ark_dataset` was the one upward arrow between packages;
+    """`triad_dataset/commands.py` importing `ark_dataset` was the one upward arrow between packages;
     the package-level check names such an import whatever the finer layers say, except the dispatcher's alias."""
     _tree(
         tmp_path,
@@ -120,7 +120,7 @@ def test_triad_sources_and_folder_do_not_import_each_other() -> None:
 
 
 def test_no_triad_dataset_folder_holds_more_than_12_modules() -> None:
-    """Issue 14: a folder of triad_dataset/ is one screen of names (`__init__.py` not counted)."""
+    """A folder of triad_dataset/ is one screen of names (`__init__.py` not counted)."""
     sizes = {
         str(d.relative_to(ROOT)): len([p for p in d.glob("*.py") if p.name != "__init__.py"])
         for d in [ROOT / "triad_dataset", *(ROOT / "triad_dataset").rglob("*")]

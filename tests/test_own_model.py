@@ -1,4 +1,4 @@
-"""Evaluating your own model (issue 9): every way in gets an explicit identity, results.json and the console name
+"""Evaluating your own model: every way in gets an explicit identity, results.json and the console name
 it truthfully, its cache is its own and guarded by a re-encoded sample, and every user error is one line (exit 2).
 """
 
@@ -264,7 +264,7 @@ def _minilm_folder() -> str:
 
 @pytest.mark.slow
 def test_a_copied_model_folder_is_named_after_the_folder_not_minilm(triad_dir, tmp_path, capsys, monkeypatch):
-    """issue 9 Done means: `triad run --model ./my-model` with a copy of minilm's weights."""
+    """`triad run --model ./my-model` with a copy of minilm's weights."""
     shutil.copytree(_minilm_folder(), tmp_path / "my-model")
     monkeypatch.chdir(tmp_path)
     code, out, _ = _cli(
@@ -669,7 +669,7 @@ USER_CODE_ERRORS = {
 def test_an_error_in_your_encoder_file_is_one_line_naming_file_and_line(
     triad_dir, tmp_path, monkeypatch, capsys, my_encoder, flag, spec, expected
 ):
-    """Issue 23: a syntax error, an import error or an exception at module level in your encoder / reranker file,
+    """A syntax error, an import error or an exception at module level in your encoder / reranker file,
     or an exception raised by its factory: one line naming the file and line, exit 2, no traceback."""
     for name, text in USER_CODE_ERRORS.items():
         (my_encoder / name).write_text(text, encoding="utf-8")

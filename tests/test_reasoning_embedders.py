@@ -2,7 +2,7 @@
 small hand-made TRIAD folder (`model_adapters.testing.write_tiny_triad`; the mini edition's 21,056 distinct inputs
 would take hours of CPU generation — docs/runner.md).
 
-Done-means of issue 21: a run completes; a second run does no generation (0 generator calls, counted on the model
+What must hold: a run completes; a second run does no generation (0 generator calls, counted on the model
 itself) and gives byte-identical rankings; a changed prompt or decoding setting generates again under another key;
 TWN is refused with its reason; a real entry that cannot read its generation config offline says so in one line.
 """

@@ -1,4 +1,4 @@
-"""The recipe table (issue 20): a checkpoint is fed only by a recipe its own files match unambiguously; anything
+"""The recipe table: a checkpoint is fed only by a recipe its own files match unambiguously; anything
 else is refused in one line that lists the recipes; `--recipe generic` runs the unverified pipeline and every
 output says so; refused recipes give their reason; every verified recipe names a reference test that exists.
 """
@@ -185,7 +185,7 @@ def test_refused_recipes_give_their_reason_by_signature_by_hub_id_and_by_name(tm
         from_name(eva, recipe="nope")
 
 
-# --- issue 20 Done means: an unknown Qwen-VL folder is refused; --recipe generic runs and says so -------------------
+# --- an unknown Qwen-VL folder is refused; --recipe generic runs and says so -------------------------------------
 @pytest.mark.parametrize("backbone", ["qwen3_vl", "qwen2_vl"])
 def test_unknown_qwen_vl_folder_exits_2_listing_recipes(triad_dir, qwen3_vl_folder, tmp_path, capsys, backbone):
     folder = qwen3_vl_folder if backbone == "qwen3_vl" else tiny.save_tiny_qwen2_vl(str(tmp_path / "some-qwen2-vl"))

@@ -573,7 +573,7 @@ def test_counted_limit_is_the_encoders_own(model):
 
 
 def test_results_say_how_the_inputs_were_batched(triad_dir, tmp_path):
-    """run.encoding (issue 24): the order, the batch sizes, the preparer threads and the padding, as encoded."""
+    """run.encoding: the order, the batch sizes, the preparer threads and the padding, as encoded."""
     enc = run(_cfg(triad_dir, tmp_path, configs="constraints_cars", no_cache=True))["run"]["encoding"]
     assert enc["order"] == "token count" and enc["prepared_ahead"] >= 1 and enc["batch_halvings"] == 0
     assert enc["batch_size"] == {"start": 16, "final": 16, "largest": 16, "grew": False}  # CPU: no growing

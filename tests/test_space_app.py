@@ -132,7 +132,7 @@ def test_submit_triad_run_and_read_back(space: dict) -> None:
     assert submit(client, [archive], "again") == (
         "Rejected: these rankings were already submitted as submission id 1 (tiny-random-clip (test)). Nothing was stored."
     )
-    # the Space's own CPU queue re-encodes the sample with the registry model the run names (issue 22)
+    # the Space's own CPU queue re-encodes the sample with the registry model the run names
     import time
 
     deadline = time.monotonic() + 180
@@ -366,7 +366,7 @@ def test_forged_forwarded_for_is_ignored(space: dict) -> None:
     assert [p for p in stored_as if p.exists()] == []  # ... the sweeper removes it once aged out
     db = Database(space["settings"].db_path)
     stored = next(s for s in db.submissions(include_hidden=True) if s["model_name"] == "forged header")
-    # the TCP peer, not the header: a loopback peer on a board without login is the local owner (issue 23)
+    # the TCP peer, not the header: a loopback peer on a board without login is the local owner
     assert stored["submitter"] == "local" != address_key(FORGED, db.secret())
 
 

@@ -1,4 +1,4 @@
-"""The reproduction check (issue 22): a `triad run --model tiny-random-clip` output submitted unchanged is verified by
+"""The reproduction check: a `triad run --model tiny-random-clip` output submitted unchanged is verified by
 `triad space verify`; the same run with one sampled query's top two candidates swapped fails, naming that pair; an
 oracle built from the public labels is never verified (claiming the model it fails, claiming nothing it is flagged).
 Blends and the measured false-pass figures: tests/test_space_blends.py."""

@@ -1,4 +1,4 @@
-"""docs/models.md's table of every system of both papers (issue 20 item 8) against the recipe table it describes:
+"""docs/models.md's table of every system of both papers against the recipe table it describes:
 each verified row's entries are registry entries fed by a verified recipe whose reference commit the row names, each
 refused row's entries (or Hub ids / model types) are refused by the recipe table, the counts at the top are the rows'
 counts, and the types are the leaderboard's family names."""
@@ -74,7 +74,7 @@ def test_the_counts_at_the_top_are_the_rows(rows, section):
     assert f"**{counts['verified']} of {len(rows)} rows verified**" in head
     assert f"**{counts['refused']} refused**" in head and f"**{counts['API']} API entries**" in head
     assert f"**{counts['runs, own prompt']} captioners" in head and f"**{counts['not built']} not built**" in head
-    assert counts["verified"] >= 30  # issue 20: at least 30 of the papers' systems verified
+    assert counts["verified"] >= 30  # at least 30 of the papers' systems verified
 
 
 def test_the_leaderboard_offers_every_first_stage_type():
