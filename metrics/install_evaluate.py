@@ -38,7 +38,7 @@ def install(modules_cache: str | None = None) -> list[str]:
     """Copy every module script and its card into evaluate's modules cache and return the scripts' paths.
 
     Args:
-        modules_cache: evaluate's modules cache; by default its own setting, `$HF_MODULES_CACHE`, else
+        modules_cache: evaluate's modules cache, by default its own setting, `$HF_MODULES_CACHE`, else
             ~/.cache/huggingface/modules.
     """
     from evaluate.loading import files_to_hash, init_dynamic_modules

@@ -18,7 +18,7 @@ from pathlib import Path
 
 @contextmanager
 def replacing(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; move it onto `path` when the block ends, remove it if the block fails.
+    """Yield a temporary path beside `path`, moved onto `path` when the block ends and removed if the block fails.
 
     The temporary name starts with a dot and ends with `.tmp`. Nothing is created until the block writes it.
     """

@@ -1,6 +1,6 @@
 """Runs one model over a benchmark folder from Python: `run(RunConfig(...)) -> dict`.
 
-This is the documented public path (docs/CONTRACTS.md, docs/runner.md). The run itself lives in
+This is the documented public path, in docs/CONTRACTS.md and docs/runner.md. The run itself lives in
 `model_adapters/run/`.
 """
 

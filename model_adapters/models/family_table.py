@@ -1,9 +1,9 @@
-"""The model families: for each, the options a table row may set and the functions that load its models.
+"""Lists the model families: for each, the options a row may set and the functions that load its models.
 
-A recipe names its family (`model_adapters.models.recipes`); the family's `Family` row carries the callables that
+A recipe in `model_adapters.models.recipes` names its family. The family's `Family` row carries the callables that
 build an encoder, a reranker and a text limit. The family modules import torch and transformers only inside those
-functions, so naming them here loads nothing. The tiny test family's module (`model_adapters.mocks.tiny`) is
-imported on first use only.
+functions, so naming them here loads nothing. The tiny test family's module, `model_adapters.mocks.tiny`, is
+imported on first use only. Installed packages add families through the `triad.models` entry points.
 """
 
 from __future__ import annotations
@@ -32,13 +32,13 @@ VLM: Final = "vlm"
 RERANKER: Final = "reranker"
 QWEN_CHAT: Final = "qwen_chat"
 TINY: Final = "tiny"
-API: Final = "api"  # API-only models (model_adapters/families/api.py): requests to a provider, responses cached
+API: Final = "api"  # API-only models, families/api.py: requests to a provider, responses cached
 BIDIRECTIONAL_LLAMA: Final = "bidirectional_llama"  # a Llama run with is_causal=False, instruction-excluded mean
-REASONING: Final = "reasoning"  # generate, then embed (model_adapters/families/reasoning.py; TRIAD §5.4, B.2.1)
+REASONING: Final = "reasoning"  # generate, then embed: families/reasoning.py, TRIAD §5.4 and B.2.1
 
 # (entry, path, *, device, dtype, **runtime) -> an Encoder or a Reranker
 Loader = Callable[..., Any]
-# (entry, path) -> a truncation.TextLimit (tokenizer only, no weights) or None
+# (entry, path) -> a truncation.TextLimit, a tokenizer without weights, or None
 TextLimiter = Callable[[Any, str], Any]
 
 
@@ -48,12 +48,13 @@ class Family:
 
     Args:
         name: what recipes, entries and results.json call the family.
-        options: the frozen dataclass whose fields are the option names a row of this family may set (None: any).
-        load: builds the encoder of an entry (`registry.load_encoder`).
-        load_reranker: builds the pairwise scorer of a reranker entry (None: the family has no rerankers).
-        text_limit: the entry's text limit before any weights load (None: the family does not truncate text).
+        options: the frozen dataclass whose fields are the option names a row of this family may set. None
+            allows any name.
+        load: builds the encoder of an entry, for `registry.load_encoder`.
+        load_reranker: builds the pairwise scorer of a reranker entry. None when the family has no rerankers.
+        text_limit: the entry's text limit before any weights load. None when the family does not truncate text.
         extra_options: option names allowed beside the dataclass's fields.
-        reads_weights: False for a family whose models are built in memory (the tiny test family): a
+        reads_weights: False for a family whose models are built in memory, as the tiny test family. A
             `--model-path` folder is then not checked against it.
     """
 
@@ -127,7 +128,7 @@ FAMILIES: Final = tuple(FAMILY_TABLE)
 
 
 def plugin_families() -> dict[str, Family]:
-    """Families added through the `triad.models` entry points (`models.plugins`); a taken name is refused."""
+    """Map the families that the `triad.models` entry points add by name. A name already taken is refused."""
     out: dict[str, Family] = {}
     for row in plugins.rows():
         if isinstance(row.value, Family):
@@ -138,7 +139,9 @@ def plugin_families() -> dict[str, Family]:
 
 
 def family_of(name: str, where: str) -> Family:
-    """The family named `name`, built in or installed; an unknown name is a TypeError naming `where` and the valid ones.
+    """Return the family named `name`, built in or installed.
+
+    An unknown name is a TypeError naming `where` and the valid families.
 
     >>> family_of("vlm", "row").load is vlm.load
     True

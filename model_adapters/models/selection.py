@@ -84,7 +84,7 @@ def resolve_reranker(settings: ModelSettings) -> ResolvedModel | None:
 
 
 def with_backend(model: ResolvedModel, backend: str) -> ResolvedModel:
-    """Put `backend` into the model's identity, and so into its cache key; torch leaves the identity as it is.
+    """Put `backend` into the model's identity, and so into its cache key. Torch leaves the identity as it is.
 
     A model the backend cannot run is refused in one line (`families.onnx_text.refusal`, for a reranker
     `families.onnx_rerank.refusal`).

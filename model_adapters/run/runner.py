@@ -1,15 +1,17 @@
-"""`triad run`: one model over the selected configs of a TRIAD or ARK folder, from the folder to results.json.
+"""Runs one model over the selected configs of a TRIAD or ARK folder, from the folder to results.json.
 
     run(RunConfig(model="minilm", data="demo_output/triad", out="runs/minilm-triad")) -> results dict
 
 A `Run` goes through its phases in order:
 
-1. prepare: resolve the model (and reranker), detect the benchmark, select the configs, validate the folder;
-2. plan: read the rows and collect the distinct inputs; count the inputs the encoder's text limit cuts;
-3. encode: vectors of every distinct input (`vectors.plan_vectors`: cache, encoding split over processes, gather);
-4. rank: batched matrix products with stable ties, reranked heads; each config's rankings written once ranked;
-5. score: through `metrics.scoring` (the function the Space uses);
-6. write: results.json (`run.results_json`) beside the rankings, moved into place together; the console tables.
+1. prepare: resolve the model and reranker, detect the benchmark, select the configs, validate the folder.
+2. plan: read the rows and collect the distinct inputs. Count the inputs that the encoder's text limit cuts.
+3. encode: the vectors of every distinct input, through `vectors.plan_vectors`: cache, encoding split over
+   processes, gather.
+4. rank: batched matrix products with stable ties, then the reranked heads. Each config's rankings are written once
+   ranked.
+5. score: through `metrics.scoring`, the function the Space uses.
+6. write: results.json, from `run.results_json`, moved into place with the rankings. Then the console tables.
 """
 
 from __future__ import annotations
@@ -50,10 +52,13 @@ __all__ = ["Run", "run"]
 
 
 def run(cfg: RunConfig, check: Callable[[Run], None] | None = None) -> dict[str, Any]:
-    """Run one model over the selected configs; returns the results dict on rank 0 ({} on other ranks).
+    """Run one model over the selected configs and return the results dict on rank 0, `{}` on the other ranks.
 
-    `check` sees the run once its models are resolved, before anything is read or written (e.g. `triad run`'s
-    refusal of an --out holding another model's run); it raises to stop the run."""
+    Args:
+        cfg: the run's settings.
+        check: sees the run once its models are resolved, before anything is read or written, and raises to stop
+            it. `triad run` refuses an `--out` that holds another model's run this way.
+    """
     ctx = distributed.init(cfg.device)
     try:
         job = Run.start(cfg, ctx)
@@ -66,7 +71,7 @@ def run(cfg: RunConfig, check: Callable[[Run], None] | None = None) -> dict[str,
 
 @dataclass
 class Run:
-    """One run: its settings, processes, models and memo; each phase method fills in what the next one reads."""
+    """One run: its settings, processes, models and memo. Each phase method fills in what the next one reads."""
 
     cfg: RunConfig
     ctx: distributed.Context
@@ -84,12 +89,12 @@ class Run:
 
     @classmethod
     def start(cls, cfg: RunConfig, ctx: distributed.Context) -> Run:
-        """Check the variant and resolve the models; the plan phase's clock starts here."""
+        """Check the variant and resolve the models. The plan phase's clock starts here."""
         clock = PhaseClock()
         if cfg.variant not in inputs.VARIANTS:
             raise TriadError(f"unknown input variant {cfg.variant!r}; valid: {', '.join(inputs.VARIANTS)}")
         models = Models(resolve_model(cfg), resolve_reranker(cfg))
-        # records of finished runs beside the embedding cache; none for a model that is not cached (no revision)
+        # records of finished runs beside the embedding cache, none for a model without a revision
         cached = models.model.identity.cacheable and not cfg.no_cache
         return cls(cfg, ctx, models, RunMemo(cfg.cache_root if cached else None), clock=clock)
 
@@ -100,20 +105,20 @@ class Run:
 
     @property
     def plan(self) -> Plan:
-        """The plan of the selected configs (`plan_inputs`)."""
+        """The plan of the selected configs, made by `plan_inputs`."""
         if self.planned is None:
             raise RuntimeError("the run is not planned yet (plan_inputs)")
         return self.planned
 
     @property
     def run_encoder(self) -> RunEncoder:
-        """The run's encoder (`encode`)."""
+        """The run's encoder, made by `encode`."""
         if self.encoder is None:
             raise RuntimeError("the run has not encoded yet (encode)")
         return self.encoder
 
     def run(self) -> dict[str, Any]:
-        """All phases in order; the results dict on rank 0, {} on the other ranks."""
+        """Run all phases in order and return the results dict on rank 0, `{}` on the other ranks."""
         self.prepare()
         self.plan_inputs()
         vectors, report = self.encode()
@@ -150,7 +155,7 @@ class Run:
             raise TriadError(failed_validation(cfg.data, problems))
 
     def plan_inputs(self) -> None:
-        """Plan the run: rank 0 plans and counts the truncated inputs; the others get only the distinct items."""
+        """Plan the run. Rank 0 plans and counts the truncated inputs, and the others get only the distinct items."""
         sees_images = self.model.identity.sees_images
         if self.ctx.world == 1:
             self.planned = self._plan_for(sees_images)
@@ -169,7 +174,7 @@ class Run:
         self.clock.lap("plan")
 
     def _plan_for(self, sees_images: bool) -> Plan:
-        """The plan of the selected configs for a model that does (or does not) see images."""
+        """Return the plan of the selected configs for a model that sees images, or one that does not."""
         cfg = self.cfg
         if self.benchmark == "ark":
             return plan_ark(
@@ -186,8 +191,11 @@ class Run:
         return plan_triad(cfg.data, self.configs, variant=cfg.variant, limit=cfg.limit, sees_images=sees_images)
 
     def count_truncation(self) -> dict[str, dict[str, int]] | None:
-        """Inputs cut by the encoder's text limit, per config (`truncation.count_truncated`); {} when the encoder
-        does not truncate, None when its tokenizer could not be loaded (said on stderr)."""
+        """Count the inputs that the encoder's text limit cuts, per config, with `truncation.count_truncated`.
+
+        Returns `{}` when the encoder does not truncate, and None when its tokenizer could not be loaded, which
+        stderr says.
+        """
         cfg, model, plan = self.cfg, self.model, self.plan
 
         def key() -> dict[str, Any]:
@@ -211,7 +219,7 @@ class Run:
         return self.memo.truncation(key, count, reuse=cfg.encoder is None)  # a given object may change
 
     def encode(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """Vectors of every distinct item and the encoding report (`plan_vectors.encode_plan`)."""
+        """Return the vectors of every distinct item and the encoding report of `plan_vectors.encode_plan`."""
         cfg, model = self.cfg, self.model
         self.encoder = RunEncoder(model, cfg, self.ctx)
         settings = EncodeSettings(
@@ -230,11 +238,11 @@ class Run:
         return vectors, report
 
     def rank(self, vectors: dict[str, np.ndarray], written: RankingsWriter) -> tuple[Rankings, Rankings]:
-        """Rank every config (and rerank its head), each written once ranked; (final, first-stage rankings)."""
+        """Rank every config and rerank its head, writing each once ranked; return the final and first rankings."""
         cfg, reranker_model, sees_images = self.cfg, self.models.reranker, self.model.identity.sees_images
         reranker = load_reranker(reranker_model, cfg, self.ctx) if reranker_model is not None else None
-        # A text-only first stage drops images from its plan; an image-seeing reranker still gets the full inputs
-        # (paper D.2), a text-only one the text-space inputs (captions, ARK §4.1) whatever the first stage.
+        # A text-only first stage drops images from its plan. An image-seeing reranker still gets the full inputs,
+        # paper D.2, and a text-only one the text-space inputs, ARK §4.1's captions, whatever the first stage.
         rerank_sees = reranker_model.identity.sees_images if reranker_model is not None else sees_images
         if reranker is not None and rerank_sees != sees_images:
             self.rerank_plan = self._plan_for(rerank_sees)
@@ -249,7 +257,7 @@ class Run:
         return final, first
 
     def score(self, final: Rankings) -> dict[str, Any]:
-        """Scores of the final rankings (`rank_plan.score`), or the memo's for identical rankings."""
+        """Score the final rankings with `rank_plan.score`, or take the memo's scores for identical rankings."""
         cfg = self.cfg
         try:
             scored = self.memo.scores(
@@ -268,16 +276,16 @@ class Run:
         report: dict[str, Any],
         written: RankingsWriter,
     ) -> dict[str, Any]:
-        """Assemble results.json (`run.results_json`), write it beside the rankings and commit the staged folder.
+        """Assemble results.json with `run.results_json`, write it beside the rankings and commit the staged folder.
 
         Args:
             staged: the staged output the rankings were written into.
             scored: the scores of the final rankings.
             first: the first-stage rankings of a reranked run.
             report: the encoding report of `encode`.
-            written: the writer of the rankings files (the time it spent is the write phase).
+            written: the writer of the rankings files. The time it spent is the write phase.
         """
-        counters = report.pop("counters")  # per process: API calls, fresh generations (not for results["run"])
+        counters = report.pop("counters")  # per process: API calls and fresh generations, not for results["run"]
         results = results_json(self.cfg, self.plan, self.models, scored, report, self.clock.wall, self.ctx)
         results.update(stage_results(self.plan, self.models, self.run_encoder, counters, self.cfg))
         if self.rerank_plan is not None and self.rerank_plan.captions is not None:  # read by a text-only reranker
