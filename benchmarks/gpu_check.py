@@ -102,7 +102,10 @@ def check_vlm2vec_v1(device: str, dtype: str) -> float:
 
     ref = json.loads((FIXTURES / "vlm2vec_v1" / "official.json").read_text())
     entry = get_entry("vlm2vec-v1-2b")  # the tiny folder has no adapter: peft is not needed
-    entry = dataclasses.replace(entry, options={k: v for k, v in entry.options.items() if k != "requires"})
+    entry = dataclasses.replace(
+        entry,
+        recipe=dataclasses.replace(entry.recipe, options={k: v for k, v in entry.options.items() if k != "requires"}),
+    )
     folder = tiny.save_tiny_qwen2_vl(tempfile.mkdtemp(prefix="gpu-check-vlm2vec-v1-"))
     enc = load_encoder(entry, model_path=folder, device=device, dtype=dtype)
     rows = items(R.VLM2VEC_INPUTS)
