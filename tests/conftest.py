@@ -8,19 +8,15 @@
 - The `tiny-random-*` models come through the `triad.models` entry point in setup.cfg. Where the installed metadata
   predates it (an editable install made before the entry point existed), a stand-in distribution declaring it is
   put on sys.path and PYTHONPATH (for the CLI subprocesses), so the tests see what a fresh install sees.
-- `--forbid-imports torch,transformers` (`make test-unit`) fails the session when any of those modules is imported,
-  and names the test or the collection step that imported it first. Run it without pytest-xdist.
 """
 
 from __future__ import annotations
 
-import importlib.abc
 import os
 import sys
 import tempfile
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -54,63 +50,3 @@ def mini_triad_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("mini") / "triad"
     build_mini(out, seed=0, quiet=True)
     return out
-
-
-class ImportWatch(importlib.abc.MetaPathFinder):
-    """Notes the first import of each watched top-level module and where the session was then; imports nothing."""
-
-    def __init__(self, names: set[str]) -> None:
-        self.names = names
-        self.first: dict[str, str] = {name: "before the session" for name in names if name in sys.modules}
-        self.where = "collection"
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
-        top = fullname.partition(".")[0]
-        if top in self.names and top not in self.first:
-            self.first[top] = self.where
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        "--forbid-imports",
-        default="",
-        help="comma-separated modules the session must not import, e.g. torch (make test-unit)",
-    )
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    names = {n.strip() for n in config.getoption("--forbid-imports").split(",") if n.strip()}
-    if names:
-        watch = ImportWatch(names)
-        sys.meta_path.insert(0, watch)
-        config.stash[_WATCH] = watch
-
-
-def pytest_collectstart(collector: pytest.Collector) -> None:
-    watch = collector.config.stash.get(_WATCH, None)
-    if watch is not None:
-        watch.where = f"collecting {collector.nodeid or 'the session'}"
-
-
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    watch = item.config.stash.get(_WATCH, None)
-    if watch is not None:
-        watch.where = item.nodeid
-
-
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    watch = session.config.stash.get(_WATCH, None)
-    if watch is None or not watch.first:
-        return
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    for name, where in sorted(watch.first.items()):
-        line = f"--forbid-imports: {name} was imported, first by {where}"
-        if reporter is not None:
-            reporter.ensure_newline()
-            reporter.write_line(line, red=True)
-        else:
-            print(line, file=sys.stderr)
-    session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
-_WATCH = pytest.StashKey[ImportWatch]()

@@ -25,6 +25,8 @@ from spaces_app import testing
 from spaces_app.settings import Settings
 from triad_dataset.contract import names as n
 
+pytestmark = pytest.mark.slow  # one Space server for the module; its tests run in order on its state
+
 XSS = "<img src=x onerror=alert(1)>"
 XSS_FAMILY = "<script>alert(2)</script>"
 MARKDOWN_NAME = "form **md** [x](https://example.org/x)"

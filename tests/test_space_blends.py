@@ -23,6 +23,8 @@ from spaces_app.submit import RateLimit, submit_files
 from spaces_app.worker import VerifyQueue
 from triad_dataset.contract import names as n
 
+pytestmark = pytest.mark.slow  # a real minilm run of the mini edition, made once for the module
+
 SEEDS = range(60)  # server draws per case (each judged in milliseconds: no model runs)
 
 

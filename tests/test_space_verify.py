@@ -66,6 +66,7 @@ def copy_run(tiny: dict, name: str) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_an_unchanged_run_is_verified_and_one_swapped_pair_fails(
     tiny: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -179,6 +180,7 @@ def test_an_oracle_is_never_verified_and_is_flagged(tiny: dict, tmp_path: Path) 
     assert "FLAGGED: I2C 1.000 ≥ 1" in note["text"] and note["order"] == 1.5  # after every unflagged row
 
 
+@pytest.mark.slow
 def test_ark_runs_are_checked_against_items_they_leave_out(tmp_path: Path) -> None:
     """ARK rankings list the top 100 of a whole gallery: an honest tiny run is verified; an oracle that lists the
     positive first and leaves out what the model prefers fails on the unlisted items the sample keeps."""
