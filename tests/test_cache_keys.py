@@ -126,7 +126,9 @@ def current_keys(tmp: Path) -> dict[str, Any]:
     names = {folder: "<folder>"}
     out["other sources"] = {
         "hub: someone/tiny-clip": _pinned_json(from_name("someone/tiny-clip").identity, names),
-        "hub: someone/tiny-siglip2": _pinned_json(from_name("someone/tiny-siglip2").identity, names),
+        "hub: someone/tiny-siglip2, --recipe siglip2": _pinned_json(
+            from_name("someone/tiny-siglip2", recipe="siglip2").identity, names
+        ),
         "hub: someone/qwen-vl, --recipe qwen3-vl-embedding": _pinned_json(
             from_name("someone/qwen-vl", recipe="qwen3-vl-embedding").identity, names
         ),
