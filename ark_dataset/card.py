@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from ark_dataset.names import COGNITIVE_DEMANDS, DOMAIN_SUBTYPES, GALLERY_SUFFIX, MODALITIES, REASONING_SKILLS, SUBTYPES
+from triad_dataset.folder.io import LICENSE_NAME
 
+RELEASE_LICENCE_FILES = ("LICENSE", "LICENSE.md", "LICENSE.txt", "license", "license.md", "license.txt")
 CITATION = """@misc{ark_benchmark,
   title  = {ARK: A Dual-Axis Multimodal Retrieval Benchmark along Reasoning and Knowledge},
   year   = {2026},
@@ -20,13 +24,16 @@ DOMAIN_TITLES = {
 }
 
 
-def _front_matter(*, license_id: str, synthetic: bool, n_queries: int) -> str:
-    size = "n<1K" if n_queries < 1000 else "1K<n<10K"
+def _front_matter(*, license_id: str, synthetic: bool) -> str:
+    """The card's YAML; `size_categories` is written from the rows by `folder.io.card_with_configs`."""
     tags = ["multimodal-retrieval", "reasoning", "benchmark"] + (["synthetic"] if synthetic else [])
+    licence = [f"license: {license_id}"]
+    if license_id == "other":  # the Hub asks a name and a link for a licence it does not list
+        licence += ["license_name: ark-release-terms", f"license_link: {LICENSE_NAME}"]
     lines = [
         "---",
         f"pretty_name: {'ARK mini (synthetic)' if synthetic else 'ARK'}",
-        f"license: {license_id}",
+        *licence,
         "language:",
         "- en",
         "task_categories:",
@@ -34,8 +41,6 @@ def _front_matter(*, license_id: str, synthetic: bool, n_queries: int) -> str:
         "- visual-document-retrieval",
         "tags:",
         *(f"- {t}" for t in tags),
-        "size_categories:",
-        f"- {size}",
         "---",
     ]
     return "\n".join(lines) + "\n"
@@ -113,7 +118,7 @@ def mini_card(
     described = "\n".join(f"- `{s}`: {descriptions[s]}{label_text(s)}" for s in SUBTYPES if s in counts)
     absent = ", ".join(f"`{s}`" for s in SUBTYPES if s not in counts)
     return (
-        _front_matter(license_id="apache-2.0", synthetic=True, n_queries=sum(q for q, _ in counts.values()))
+        _front_matter(license_id="apache-2.0", synthetic=True)
         + f"""
 # ARK mini (synthetic edition)
 
@@ -151,7 +156,7 @@ stated fact, and the positive is the only gallery item satisfying all of them (c
 def release_card(counts: Mapping[str, tuple[int, int]], *, source: str) -> str:
     """Card of a folder imported from an ARK release (`triad build ark --from DIR`)."""
     return (
-        _front_matter(license_id="other", synthetic=False, n_queries=sum(q for q, _ in counts.values()))
+        _front_matter(license_id="other", synthetic=False)
         + f"""
 # ARK
 
@@ -171,3 +176,16 @@ release you obtained; this folder only converts its layout.
 ```
 """
     )
+
+
+def release_licence(src_dir: str | os.PathLike[str]) -> str:
+    """LICENSE.md of an imported release: the release's terms apply, followed by its own licence file when it has one."""
+    source = Path(src_dir)
+    own = next((source / name for name in RELEASE_LICENCE_FILES if (source / name).is_file()), None)
+    head = (
+        f"# Licence of this ARK folder\n\nImported with `triad build ark` from the release files in `{source.name}`. "
+        "The content and its licence are those of the release you obtained; this folder only converts its layout."
+    )
+    if own is None:
+        return head + " The release came with no licence file: check its terms where you obtained it.\n"
+    return f"{head}\n\n## The release's licence ({own.name})\n\n```\n{own.read_text(encoding='utf-8').strip()}\n```\n"

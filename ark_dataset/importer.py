@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ark_dataset.card import release_card
+from ark_dataset.card import release_card, release_licence
 from ark_dataset.features import features_for
 from ark_dataset.names import COGNITIVE_DEMANDS, GALLERY_SUFFIX, REASONING_SKILLS, SUBTYPE_DOMAIN, SUBTYPES
 from ark_dataset.validate import expected_modality, validate_tables
@@ -376,4 +376,5 @@ def import_release(
         card=release_card(counts, source=Path(src_dir).name),
         audit=audit,
         overwrite=overwrite,
+        licence=release_licence(src_dir),
     )

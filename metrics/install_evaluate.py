@@ -1,14 +1,15 @@
-"""Makes `evaluate.load("triad_map")` and `evaluate.load("ark_retrieval")` work offline by their bare names.
+"""Makes `evaluate.load("triad-benchmark/triad_map")` and `.../ark_retrieval` work offline.
 
-`evaluate.load(name)` with a bare name looks for `./<name>/<name>.py` in the working directory, then asks the Hub
-for `evaluate-metric/<name>`. When that fails offline, it falls back to the newest cached copy in its modules cache:
-`$HF_MODULES_CACHE/evaluate_modules/metrics/evaluate-metric--<name>/<hash>/<name>.py`. This installer writes our
-module scripts into that place, named by evaluate's own `files_to_hash`, so the fallback finds them. Run it again
-after changing a module: the newest copy wins. The layout is evaluate 0.4's, the range setup.cfg allows, and
-`tests/test_metrics_evaluate.py` loads the modules through it.
+`evaluate.load("NS/name")` loads a community module: evaluate asks the Hub for the Space `NS/name`, and when that
+fails offline it falls back to the newest cached copy in its modules cache:
+`$HF_MODULES_CACHE/evaluate_modules/metrics/NS--<name>/<hash>/<name>.py`. This installer writes our module scripts
+into that place under the namespace `NAMESPACE`, never `evaluate-metric`, the namespace of Hugging Face's own
+metrics. The copy is named by evaluate's own `files_to_hash`. Run it again after changing a module: the newest copy
+wins. The layout is evaluate 0.4's, the range setup.cfg allows, and `tests/test_metrics_evaluate.py` loads the
+modules through it.
 
     python -m metrics.install_evaluate              # then, offline:
-    HF_EVALUATE_OFFLINE=1 python -c 'import evaluate; print(evaluate.load("triad_map").name)'
+    HF_EVALUATE_OFFLINE=1 python -c 'import evaluate; print(evaluate.load("triad-benchmark/triad_map").name)'
 
 A path needs no install: `evaluate.load(module_path("triad_map"))` works from any working directory.
 
@@ -23,7 +24,7 @@ import shutil
 from pathlib import Path
 
 MODULES: tuple[str, ...] = ("triad_map", "ark_retrieval")
-CANONICAL_NAMESPACE = "evaluate-metric"  # evaluate.load("x") resolves the canonical Hub repo evaluate-metric/x
+NAMESPACE = "triad-benchmark"  # evaluate.load("triad-benchmark/x"): a community namespace, the project's name
 _HERE = Path(__file__).resolve().parent
 
 
@@ -47,7 +48,7 @@ def install(modules_cache: str | None = None) -> list[str]:
     installed = []
     for name in MODULES:
         script = Path(module_path(name)) / f"{name}.py"
-        module_dir = metrics_dir / f"{CANONICAL_NAMESPACE}--{name}"
+        module_dir = metrics_dir / f"{NAMESPACE}--{name}"
         copy_dir = module_dir / files_to_hash([str(script)])
         copy_dir.mkdir(parents=True, exist_ok=True)
         for package in (metrics_dir, module_dir, copy_dir):

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from triad_dataset.contract.errors import TriadError
+from triad_dataset.contract.errors import TriadError, output_folder
 
 
 def register(subparsers: Any) -> None:
@@ -173,6 +173,7 @@ def run_config(args: argparse.Namespace) -> Any:
 def _handle(args: argparse.Namespace) -> int:
     from model_adapters.run.runner import run
 
+    output_folder(args.out)  # before anything is loaded or encoded
     cfg = run_config(args)
     try:
         run(cfg, check=lambda job: check_out(cfg.out, job.model.identity.name, args.overwrite, job.ctx.is_main))

@@ -4,9 +4,9 @@
 
 1. the wheel (`pip wheel --no-deps .`) installs into a fresh virtual environment, and from a working directory
    outside the repository `triad build mini` and `triad run --model minilm --limit 5` work from it;
-2. each evaluate module folder, copied alone to a temporary directory, loads with `evaluate.load(<that dir>)` and
-   computes, with the `metrics` package coming from the wheel; the `triad-benchmark` line of its requirements.txt
-   resolves to the wheel put next to the file (`--find-links .` is relative to the requirements file);
+2. each evaluate module's Space folder, written from the wheel by `python -m metrics.space_folder`, loads with
+   `evaluate.load(<that dir>)` and computes with no project package importable (it carries the code it runs), and
+   its requirements.txt names packages of a public index only;
 3. `triad space bundle --out DIR` (run from the wheel) writes a Space folder; without gold its app refuses to start
    (exit 2, naming --data), and with `--gold-triad` (the mini edition) it starts from that folder alone.
 
@@ -153,59 +153,37 @@ def check_cli(work: Path, python: Path) -> str:
     return f"{len(counts)} configs x 5 queries"
 
 
-_LOAD_MODULE = """
-import json, sys
+_LOAD_MODULE = (
+    (
+        f"import sys\nfor package in {PACKAGES!r}:  # the folder must carry the project code it runs\n"
+        "    sys.modules[package] = None\n"
+    )
+    + """
+import json
 import evaluate
 module = evaluate.load(sys.argv[1])
 out = module.compute(predictions=[[0.9, 0.2, 0.4], [0.1, 0.8, 0.3]], references=[[0, 0, 1], [0, 1, 0]])
-print(json.dumps({"metrics_file": sys.modules["metrics"].__file__, "name": module.name,
-                  "keys": sorted(out)}))
+print(json.dumps({"name": module.name, "keys": sorted(out)}))
 """
+)
 
 
-def check_modules(work: Path, python: Path, wheel: Path) -> str:
+def check_modules(work: Path, python: Path) -> str:
+    """Each metric module's Space folder, written from the wheel, loads and computes with no project package
+    importable, and its requirements are packages of a public index only."""
     seen = []
     for name in MODULES:
-        folder = work / "modules" / name / name  # alone in its own temporary directory
-        shutil.copytree(ROOT / "metrics" / name, folder, ignore=shutil.ignore_patterns("__pycache__"))
-        info = json.loads(
-            _run([str(python), "-c", _LOAD_MODULE, str(folder)], cwd=work / "modules" / name).strip().splitlines()[-1]
-        )
-        if not _inside(info["metrics_file"], python.parents[1]):
-            raise CheckFailed(f"{name}: metrics imported from {info['metrics_file']}, not from the wheel")
-        # the project's line of requirements.txt resolves to a wheel put next to the file, from any directory
-        shutil.copy(wheel, folder / wheel.name)
-        lines = [
-            line
-            for line in (folder / "requirements.txt").read_text(encoding="utf-8").splitlines()
-            if line.startswith(("--find-links", "triad-benchmark"))
-        ]
-        (folder / "requirements-project.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        report = work / "modules" / f"{name}-report.json"
-        _run(
-            [
-                str(python),
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "--dry-run",
-                "--no-index",
-                "--no-deps",
-                "--ignore-installed",
-                "--report",
-                str(report),
-                "-r",
-                str(folder / "requirements-project.txt"),
-            ],
-            cwd=work,
-        )
-        installs = json.loads(report.read_text(encoding="utf-8"))["install"]
-        urls = [item["download_info"]["url"] for item in installs]
-        if len(urls) != 1 or not urls[0].endswith(wheel.name):
-            raise CheckFailed(f"{name}/requirements.txt: triad-benchmark resolved to {urls}, not the bundled wheel")
+        folder = work / "modules" / name
+        _run([str(python), "-m", "metrics.space_folder", name, "--out", str(folder)], cwd=work)
+        info = json.loads(_run([str(python), "-c", _LOAD_MODULE, str(folder)], cwd=work).strip().splitlines()[-1])
+        if info["name"] != name:
+            raise CheckFailed(f"{folder}: loaded {info['name']}, not {name}")
+        lines = [line.split("#")[0].strip() for line in (folder / "requirements.txt").read_text().splitlines()]
+        project = [line for line in lines if line.startswith(("--", "triad-benchmark", "."))]
+        if project:
+            raise CheckFailed(f"{folder}/requirements.txt: not a public-index requirement: {project}")
         seen.append(f"{name} ({len(info['keys'])} outputs)")
-    return ", ".join(seen)
+    return ", ".join(seen) + ", each from its Space folder alone"
 
 
 def _free_port() -> int:
@@ -316,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
             f"ok   wheel {wheel.name} installed in a fresh venv; every package imports from it "
             f"({time.monotonic() - start:.0f} s)"
         )
-        steps = [("modules", lambda: check_modules(work, python, wheel)), ("space", lambda: check_space(work, python))]
+        steps = [("modules", lambda: check_modules(work, python)), ("space", lambda: check_space(work, python))]
         if not args.skip_run:
             steps.insert(0, ("cli", lambda: check_cli(work, python)))
         for label, step in steps:

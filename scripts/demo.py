@@ -253,7 +253,7 @@ class Demo:
                 f"your run beside {self.model}'s, per subset with chance and 95 % intervals",
             ),
             (
-                f"{python_cmd} -c \"import evaluate; print(evaluate.load('triad_map').compute(predictions=[[0.9, 0.2, 0.4]], "
+                f"{python_cmd} -c \"import evaluate; print(evaluate.load('triad-benchmark/triad_map').compute(predictions=[[0.9, 0.2, 0.4]], "
                 'references=[[1, 1, 0]]))"',
                 "the metric alone",
             ),

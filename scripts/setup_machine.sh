@@ -22,5 +22,5 @@ fi
 if "$PY" -c "import torchvision" >/dev/null 2>&1; then
   echo "setup: torchvision is installed and breaks transformers on CPU-only machines; uninstall it" >&2
 fi
-# Offline bare-name loading: evaluate.load("triad_map") / evaluate.load("ark_retrieval") (metrics/install_evaluate.py).
+# Offline loading: evaluate.load("triad-benchmark/triad_map") / ("triad-benchmark/ark_retrieval") (metrics/install_evaluate.py).
 "$PY" -m metrics.install_evaluate

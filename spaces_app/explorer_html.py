@@ -22,11 +22,14 @@ td.ok{color:#1a7f37}td.bad{color:#cf222e}img.plot{max-width:48%;vertical-align:t
 .qv .facts,.qv .ranks{color:#555;margin:2px 0}
 .qv ol.turns{margin:2px 0 2px 18px;padding:0}
 .qv .grid{display:flex;flex-wrap:wrap;gap:8px}
-.qv .cand{width:172px;border:3px solid #ccc;border-radius:6px;padding:4px;background:#fafafa}
+.qv .cand{width:172px;border:3px solid #ccc;border-radius:6px;padding:4px;background:#fafafa;overflow-wrap:anywhere}
+.qv h4,.qv .ranks,.qv .query{overflow-wrap:anywhere}
 .qv .cand img{max-width:160px;max-height:160px;display:block;margin:0 auto 3px}
 .qv .cand.positive{border-color:#1a7f37}.qv .cand.typed{border-color:#cf222e}.qv .cand.other{border-color:#bf8700}
 .qv .role{font-weight:600}.qv .why{color:#333}.qv .text{color:#555;font-size:12px}.qv .score{color:#666;font-size:11px}
-.qv-pair{display:grid;grid-template-columns:1fr 1fr;gap:16px}
+.qv-pair{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:16px}
+nav.toc{border:1px solid #ddd;border-radius:6px;padding:4px 16px;margin:8px 0 16px;background:#fafafa}
+nav.toc ol{margin:4px 0;columns:2}a.top{font-size:12px;font-weight:normal;margin-left:8px}
 """
 TYPED: Final = frozenset(
     {

@@ -19,13 +19,33 @@ from spaces_app import chance as chance_mod
 from spaces_app import explorer as ex
 from spaces_app.explorer_html import page, pair_html, view_html
 from spaces_app.gold import Gold, load_gold
-from spaces_app.thumbs import Thumbnails
+from spaces_app.thumbs import SIZE, Thumbnails
 from triad_dataset.contract import names as triad_names
 from triad_dataset.contract.errors import TriadError
 
 WORST: Final = 10  # worst queries shown per subset (and most-moved queries with two runs)
 MAX_WORST: Final = 100  # the most a report shows per subset, so its size has a bound whatever the run's size
+MAX_IMAGE_BYTES: Final = 32 * 2**20  # thumbnails inlined in all; later ones are left out, and the page says so
 MATCH_TOL: Final = 1e-9
+
+
+class ImageBudget:
+    """Thumbnails as data URIs until they add up to `limit` bytes; the ones past it are left out and counted."""
+
+    def __init__(self, thumbs: Thumbnails, limit: int = MAX_IMAGE_BYTES) -> None:
+        self.thumbs, self.limit = thumbs, limit
+        self.used = self.omitted = 0
+
+    def data_uri(self, key: ex.ImageKey | None) -> str | None:
+        """The thumbnail's data URI while the budget lasts, else None."""
+        uri = self.thumbs.data_uri(key)
+        if uri is None:
+            return None
+        if self.used + len(uri) > self.limit:
+            self.omitted += 1
+            return None
+        self.used += len(uri)
+        return uri
 
 
 @dataclass
@@ -157,7 +177,7 @@ def plots_html(benchmark: str, subs: Sequence[Mapping[str, Any]], gold: Gold) ->
 
 
 def _views(
-    gold: Gold, corpus: ex.Corpus, runs: Sequence[Run], config: str, queries: Sequence[str], thumbs: Thumbnails
+    gold: Gold, corpus: ex.Corpus, runs: Sequence[Run], config: str, queries: Sequence[str], thumbs: ImageBudget
 ) -> str:
     rows = {r["query_id"]: r for r in gold.rows[config]}
     blocks = []
@@ -176,8 +196,17 @@ def build_report(
     data: str | Path | None = None,
     worst_n: int = WORST,
     thumbs_root: Path | None = None,
+    max_image_bytes: int = MAX_IMAGE_BYTES,
 ) -> str:
-    """The report's HTML for one run, or two runs compared (paired statistics, the queries that moved most)."""
+    """The report's HTML for one run, or two runs compared (paired statistics, the queries that moved most).
+
+    Args:
+        run_dirs: one `triad run` folder, or two.
+        data: the dataset folder the runs ranked (default: the path in results.json).
+        worst_n: queries shown per subset, at most `MAX_WORST`.
+        thumbs_root: where thumbnails are cached (default: `thumbs.default_root()`).
+        max_image_bytes: thumbnails inlined in all; past it they are left out and the page says how many.
+    """
     if not 1 <= len(run_dirs) <= 2:
         raise TriadError("triad report takes one run folder or two")
     if worst_n > MAX_WORST:
@@ -196,28 +225,46 @@ def build_report(
     benchmark = gold.benchmark
     chance = chance_mod.triad_chance(gold) if benchmark == "triad" else chance_mod.ark_chance(gold)
     corpus = ex.Corpus(gold.path)
-    thumbs = Thumbnails(corpus, gold.fingerprint, thumbs_root)
-    parts = [
-        f"<h1>{html.escape(' vs '.join(r.name for r in runs))} on {benchmark.upper()}</h1>",
-        _provenance(runs, gold),
-    ]
-    parts += ["<h2>Scores</h2>", scores_table(benchmark, runs, summaries, chance)]
+    images = ImageBudget(Thumbnails(corpus, gold.fingerprint, thumbs_root), max_image_bytes)
+    sections = [("scores", "Scores", scores_table(benchmark, runs, summaries, chance))]
     if len(runs) == 2 and benchmark == "triad":
-        parts += ["<h2>Paired comparison (A = first run, B = second)</h2>", _paired(subs, benchmark)]
-    parts += ["<h2>Diagnostics</h2>", plots_html(benchmark, subs, gold)]
-    configs = [c for c in gold.rows if all(c in r.rankings for r in runs)]
-    for config in configs:
+        sections.append(("paired", "Paired comparison (A = first run, B = second)", _paired(subs, benchmark)))
+    sections.append(("diagnostics", "Diagnostics", plots_html(benchmark, subs, gold)))
+    for config in [c for c in gold.rows if all(c in r.rankings for r in runs)]:
         values = [per_query(benchmark, s, config) for s in summaries]
         if len(runs) == 1:
             title, queries = f"Worst {worst_n} queries", ex.worst(values[0], worst_n)
         else:
             title, queries = f"{worst_n} queries that moved most", ex.moved_most(values[0], values[1], worst_n)
         label = triad_names.DISPLAY_NAMES.get(config, config)
-        parts += [
-            f'<h2 id="{config}">{html.escape(label)}: {title}</h2>',
-            _views(gold, corpus, runs, config, queries, thumbs),
-        ]
-    return page("".join(parts), f"TRIAD report: {' vs '.join(r.name for r in runs)}")
+        sections.append((config, f"{label}: {title}", _views(gold, corpus, runs, config, queries, images)))
+    head = [
+        f"<h1>{html.escape(' vs '.join(r.name for r in runs))} on {benchmark.upper()}</h1>",
+        _provenance(runs, gold),
+        _size_line(worst_n, images),
+        _contents(sections),
+    ]
+    body = [
+        f'<h2 id="{key}">{html.escape(title)}<a class="top" href="#contents">↑ contents</a></h2>{part}'
+        for key, title, part in sections
+    ]
+    return page("".join(head + body), f"TRIAD report: {' vs '.join(r.name for r in runs)}")
+
+
+def _contents(sections: Sequence[tuple[str, str, str]]) -> str:
+    """The table of contents: one link per section."""
+    items = "".join(f'<li><a href="#{key}">{html.escape(title)}</a></li>' for key, title, _ in sections)
+    return f'<nav id="contents" class="toc"><b>Contents</b><ol>{items}</ol></nav>'
+
+
+def _size_line(worst_n: int, images: ImageBudget) -> str:
+    """The report's stated size bound, and how many thumbnails it left out to keep it."""
+    left_out = f" {images.omitted} thumbnails were left out to keep that bound." if images.omitted else ""
+    return (
+        f'<p class="bound">Size bound: {worst_n} queries per subset (at most {MAX_WORST}: --worst), each with its '
+        f"top {ex.TOP_K} candidates; {SIZE}-px thumbnails, inlined up to {images.limit / 2**20:g} MiB in all."
+        f"{left_out}</p>"
+    )
 
 
 def _paired(subs: Sequence[Mapping[str, Any]], benchmark: str) -> str:

@@ -20,7 +20,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _report(args: argparse.Namespace) -> int:
     from spaces_app.report import write_report
+    from triad_dataset.contract.errors import output_file
 
+    output_file(args.out)  # before the runs are read and scored
     if args.worst < 1:
         print("triad report: --worst must be at least 1", file=sys.stderr)
         return 2

@@ -335,47 +335,15 @@ def paired_comparison(
     seed: int = 0,
 ) -> pd.DataFrame:
     """Per subset: ΔmAP (a − b) on shared queries, its paired bootstrap interval, Wilcoxon p, Holm-adjusted p and
-    the verdict of the one decision rule (spaces_app/significance.py).
+    the verdict of the one decision rule (`metrics.core.paired`, which `triad results --compare` prints too).
 
     ``per_query(submission_id, config) -> {query_id: AP}``. Paper D.3: 3,000 query-bootstrap resamples, two-sided
     Wilcoxon signed-rank with Holm correction within the family (here: the compared subsets), rank-biserial.
     """
-    from metrics.core import stats
+    from metrics.core import paired
 
-    rows: list[dict[str, Any]] = []
-    pvals, raw = [], []
-    for c in configs:
-        qa, qb = per_query(a["id"], c), per_query(b["id"], c)
-        shared = sorted(qa.keys() & qb.keys())
-        if not shared:
-            continue
-        x = np.array([qa[q] for q in shared])
-        y = np.array([qb[q] for q in shared])
-        lo, hi = stats.paired_bootstrap_ci(x, y, seed=seed)
-        p = stats.wilcoxon(x, y)
-        pvals.append(p)
-        effect = stats.rank_biserial(x, y)
-        raw.append(effect)  # the decision reads the interval as shown and the unrounded effect's sign
-        rows.append(
-            {
-                "Subset": display(c),
-                "Queries": len(shared),
-                "mAP A": rounded(x.mean()),
-                "mAP B": rounded(y.mean()),
-                "ΔmAP (A−B)": rounded(float(x.mean() - y.mean())),
-                "95% CI low": rounded(lo),
-                "95% CI high": rounded(hi),
-                "Wilcoxon p": f"{p:.3g}",
-                "rank-biserial": rounded(effect),
-            }
-        )
-    if rows:
-        from spaces_app import significance
-
-        for row, adj, effect in zip(rows, stats.holm(pvals), raw, strict=True):
-            row["Holm p"] = f"{adj:.3g}"
-            row[significance.COLUMN] = significance.verdict(adj, row["95% CI low"], row["95% CI high"], effect)
-    return pd.DataFrame(rows)
+    runs = [{c: per_query(s["id"], c) for c in configs} for s in (a, b)]
+    return pd.DataFrame([r.shown(display(r.config)) for r in paired.compare(runs[0], runs[1], configs, seed=seed)])
 
 
 # --- ARK ----------------------------------------------------------------------------------------------------

@@ -58,6 +58,11 @@ def test_card(folder):
         assert f"- `{subtype}`: " in card
     assert "(ARK B.5). Labels: `reasoning_intensive`; `logical`, `symbolic`." in card
     assert card.count("| absent |") == len(absent) == 12
+    rows = sum(
+        len(read_rows(folder, c, columns=["query_id" if c in MINI_SUBTYPES else "item_id"]))
+        for c in list_configs(folder)
+    )
+    assert rows > 1000 and "size_categories:\n- 1K<n<10K\n" in card  # counted over queries and galleries
 
 
 def test_existing_output_is_refused_before_building(folder, monkeypatch):

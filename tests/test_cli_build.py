@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from PIL import Image
 
+import triad_cli.main as cli
 from tests.toy_triad import TOY_POOL, toy_tables, write_toy
-from triad_dataset import cli
 from triad_dataset.contract import names as n
 from triad_dataset.contract.records import BuildResult
 from triad_dataset.editions import mini

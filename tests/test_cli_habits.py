@@ -209,12 +209,12 @@ def _docs_rows() -> list[dict[str, str]]:
 def test_list_models_agrees_with_the_systems_table(capsys):
     code, stdout, _ = _cli(capsys, "list", "models")
     lines = stdout.splitlines()
-    assert code == 0 and lines[0].split() == ["model", "type", "status", "input", "backends", "needs"]
-    listed, backends = {}, {}
+    assert code == 0 and lines[0].split() == ["model", "type", "status", "input", "backends", "loadable", "needs"]
+    listed, backends, loadable = {}, {}, {}
     for line in lines[2:]:
-        name, kind, status, sees, backend, needs = re.split(r"\s{2,}", line.strip())
+        name, kind, status, sees, backend, can_load, needs = re.split(r"\s{2,}", line.strip())
         assert name not in listed
-        listed[name], backends[name] = (kind, status, sees, needs), backend
+        listed[name], backends[name], loadable[name] = (kind, status, sees, needs), backend, can_load
     documented = set()
     for row in _docs_rows():
         if row["status"] not in ("verified", "refused", "API"):
@@ -237,6 +237,9 @@ def test_list_models_agrees_with_the_systems_table(capsys):
     }
     assert backends["qwen3-embedding-4b"] == "torch" and backends["seed1.6-embedding"] == "API"
     assert backends["twn"] == "-"
+    # every runnable entry finds its loader's packages after the README's setup (tests/test_loader_dependencies.py)
+    assert {n: v for n, v in loadable.items() if listed[n][1] != "refused" and v != "yes"} == {}
+    assert loadable["twn"] == "-"
 
 
 def test_list_configs_names_a_folders_configs_and_refuses_a_non_dataset(triad_dir, tmp_path, capsys):
@@ -348,7 +351,7 @@ def test_readme_python_blocks_run_one_after_another_in_one_namespace(tmp_path, m
     import evaluate
 
     try:
-        evaluate.load("triad_map")
+        evaluate.load("triad-benchmark/triad_map")
     except Exception as exc:  # `make` installs the module (python -m metrics.install_evaluate)
         pytest.skip(f"the triad_map evaluate module is not installed here ({exc})")
     write_tiny_triad(tmp_path / "demo_output" / "triad")

@@ -118,19 +118,23 @@ _BARE_NAME_SCRIPT = textwrap.dedent(
     from metrics.install_evaluate import install
 
     try:
-        evaluate.load("triad_map")
+        evaluate.load("triad-benchmark/triad_map")
     except FileNotFoundError:
         print("not found before install")
     install()
-    m = evaluate.load("triad_map")
+    m = evaluate.load("triad-benchmark/triad_map")
     print(m.compute(predictions=[[0.1, 0.9]], references=[[1, 0]]))
-    print(evaluate.load("ark_retrieval").name)
+    print(evaluate.load("triad-benchmark/ark_retrieval").name)
+    try:
+        evaluate.load("triad_map")
+    except FileNotFoundError:
+        print("no bare name: that is Hugging Face's namespace")
     """
 )
 
 
 @pytest.mark.slow
-def test_bare_name_loads_offline_after_install(tmp_path: Path) -> None:
+def test_community_name_loads_offline_after_install(tmp_path: Path) -> None:
     cwd = tmp_path / "elsewhere"
     cwd.mkdir()
     env = {
@@ -150,10 +154,11 @@ def test_bare_name_loads_offline_after_install(tmp_path: Path) -> None:
         "not found before install",
         "{'map': 0.5, 'top1_hit': 0.0, 'mrr': 0.5}",
         "ark_retrieval",
+        "no bare name: that is Hugging Face's namespace",
     ]
-    assert list(
-        (tmp_path / "modules" / "evaluate_modules" / "metrics").glob("evaluate-metric--triad_map/*/triad_map.py")
-    )
+    installed = tmp_path / "modules" / "evaluate_modules" / "metrics"
+    assert list(installed.glob("triad-benchmark--triad_map/*/triad_map.py"))
+    assert not list(installed.glob("evaluate-metric--*"))
 
 
 def _module_script(name: str):

@@ -84,7 +84,7 @@ def _saved(builder, folder) -> str:
 TOWERS = {
     "tiny-random-clip": None,
     "tiny-random-siglip": None,
-    "siglip2": lambda folder: _saved(tiny.tiny_siglip, folder),  # SiglipModel, lower-cased max-length text
+    "siglip2": lambda folder: _saved(tiny.tiny_siglip2, folder),  # SiglipModel + Gemma's tokenizer: a FixRes folder
     "metaclip-2-worldwide-huge": lambda folder: tiny_text.save_metaclip_2(str(folder)),
     "bge-vl-base": lambda folder: _saved(tiny.tiny_clip, folder),
 }

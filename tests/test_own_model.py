@@ -345,10 +345,17 @@ def test_model_path_with_a_registry_name_is_labelled_with_the_folder(tmp_path):
     assert (own.name, own.revision, own.settings_of, own.recipe) == ("clip-vit-b32", SHA, "clip-vit-b32", "clip")
 
 
+# SigLIP folders are told apart by their tokenizer (detect.py): SigLIP 1's T5, SigLIP 2's Gemma
+TOKENIZER_OF = {"siglip": "SiglipTokenizer", "siglip2": "GemmaTokenizer"}
+
+
 def _config_folder(folder: Path, config: dict | None, st: bool = False) -> str:
     folder.mkdir(parents=True)
     if config is not None:
         (folder / "config.json").write_text(json.dumps(config))
+        if config.get("model_type") in TOKENIZER_OF:
+            tokenizer = {"tokenizer_class": TOKENIZER_OF[config["model_type"]]}
+            (folder / "tokenizer_config.json").write_text(json.dumps(tokenizer))
     if st:
         (folder / "modules.json").write_text("[]")
     return str(folder)
@@ -372,7 +379,7 @@ def _config_folder(folder: Path, config: dict | None, st: bool = False) -> str:
             "embedder",
             None,
             "dual_tower",
-            {"max_length": 64, "padding": "max_length"},
+            {"max_length": 64, "padding": "max_length", "padding_side": "right"},
         ),
         (
             {"model_type": "siglip2", "text_config": {}},
@@ -380,7 +387,7 @@ def _config_folder(folder: Path, config: dict | None, st: bool = False) -> str:
             "embedder",
             None,
             "dual_tower",
-            {"max_length": 64, "padding": "max_length", "lowercase": True},
+            {"max_length": 64, "padding": "max_length", "padding_side": "right", "lowercase": True},
         ),
         ({"model_type": "qwen2_vl", "dtype": "bfloat16"}, False, "embedder", "generic", "vlm", {"pipeline": "generic"}),
         ({"model_type": "qwen3_vl"}, False, "reranker", "qwen3-vl-reranker", "reranker", {"pipeline": "qwen3_vl"}),
@@ -555,7 +562,8 @@ def not_an_encoder(): return NotAnEncoder()
         (
             ["--model", "{bert}"],
             r"no verified embedder recipe matches this checkpoint \(found: config.json model_type "
-            r"'bert'; architectures BertModel; no auto_map; no modules.json\); recipes: "
+            r"'bert'; architectures BertModel; no auto_map; (tokenizer_class '\w+'|no tokenizer_class); no modules.json\); "
+            r"recipes: "
             r"sentence-transformers, clip, .*; choose one with --recipe NAME",
         ),
         (

@@ -2,8 +2,9 @@
 
 The fixture tests/fixtures/qwen3_vl_embedding/official.json was produced by the authors' code
 (QwenLM/Qwen3-VL-Embedding src/models/qwen3_vl_embedding.py at commit 8ce3aab, see the NOTE.md beside it) on the
-model `tiny.save_tiny_qwen3_vl` writes and the inputs of tests/reference_inputs.py. Required: identical token ids,
-identical resized images, cosine >= 0.9999 per vector.
+model `tiny.save_tiny_qwen3_vl` writes (weights of std 0.2) and the inputs of tests/reference_inputs.py. Required:
+identical token ids, identical resized images, 1 - cos <= 1e-6 per vector (|Δscore| <= 1e-6 per reranked pair), and
+the fixtures must fail when a position, mask or pooling rule is changed (tests/fixture_mutations.py).
 """
 
 from __future__ import annotations
@@ -20,9 +21,16 @@ from model_adapters.mocks import tiny
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
 from tests import reference_inputs
+from tests.fixture_mutations import (
+    MAX_ONE_MINUS_COS,
+    MAX_SCORE_DIFF,
+    dropped_mask,
+    mutation,
+    one_minus_cos,
+    score_diff,
+)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "qwen3_vl_embedding" / "official.json"
-MIN_COSINE = 0.9999
 
 
 @pytest.fixture(scope="module")
@@ -35,12 +43,6 @@ def model_inputs(items: list) -> list[ModelInput]:
         ModelInput(text, reference_inputs.image(kind) if kind else None, instruction)
         for text, kind, instruction in items
     ]
-
-
-def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    a = a / np.linalg.norm(a, axis=1, keepdims=True)
-    b = b / np.linalg.norm(b, axis=1, keepdims=True)
-    return (a * b).sum(axis=1)
 
 
 def embedder(max_length: int | None = None):
@@ -84,9 +86,32 @@ def test_token_ids_and_vectors_match_the_official_embedder(official, case, items
     ref = official[case]
     assert ids == ref["input_ids"]
     assert inputs.get("image_grid_thw", np.zeros((0, 3))).tolist() == ref["image_grid_thw"]
-    vectors = enc.encode_queries(batch)
-    cos = cosines(vectors, np.array(ref["vectors"]))
-    assert cos.min() >= MIN_COSINE, cos
+    gap = one_minus_cos(enc.encode_queries(batch), ref["vectors"])
+    assert gap.max() <= MAX_ONE_MINUS_COS, gap
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", ["positions", "pooling"])
+def test_embedding_fixture_fails_when_a_rule_changes(official, rule):
+    """Multimodal RoPE positions one off after the first token, or the mean instead of the last token."""
+    enc = embedder()
+    with mutation(rule, decoder=enc.model.language_model, states=enc.model):
+        gap = one_minus_cos(
+            enc.encode_queries(model_inputs(reference_inputs.EMBED_INPUTS)), official["main"]["vectors"]
+        )
+    assert gap.max() > MAX_ONE_MINUS_COS, gap
+
+
+@pytest.mark.slow
+def test_the_embedders_mask_is_unobservable(official):
+    """Right padding, causal attention, the last attended token pooled: no attended token sees a padded one, so no
+    mask rule can be told apart by the fixture (the mask mutation is not applicable to this recipe)."""
+    enc = embedder()
+    with dropped_mask(enc.model.language_model):
+        gap = one_minus_cos(
+            enc.encode_queries(model_inputs(reference_inputs.EMBED_INPUTS)), official["main"]["vectors"]
+        )
+    assert gap.max() <= MAX_ONE_MINUS_COS, gap
 
 
 def test_paper_protocol_instruction_field_and_outer_wrapper(official):
@@ -105,7 +130,6 @@ def test_paper_protocol_instruction_field_and_outer_wrapper(official):
 
 # --- Qwen3-VL-Reranker ------------------------------------------------------------------------------------
 RERANK_FIXTURE = Path(__file__).parent / "fixtures" / "qwen3_vl_reranker" / "official.json"
-MAX_SCORE_DIFF = 1e-4
 
 
 @pytest.fixture(scope="module")
@@ -152,8 +176,20 @@ def test_reranker_ids_and_scores_match_the_official_reranker(official_rerank, ca
     ref = official_rerank[case]
     assert ids == [row for q in ref for row in q["input_ids"]]
     scores = rr.score_pairs(qs, cs)  # one batch, left padded (the official code scores one pair at a time)
-    expected = np.array([s for q in ref for s in q["scores"]])
-    assert np.abs(scores - expected).max() <= MAX_SCORE_DIFF
+    diff = score_diff(scores, [s for q in ref for s in q["scores"]])
+    assert diff.max() <= MAX_SCORE_DIFF, diff
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", ["positions", "mask", "pooling"])
+def test_reranker_fixture_fails_when_a_rule_changes(official_rerank, rule):
+    """Positions one off, the mask dropped (left padding), or the yes/no logits read from the mean state."""
+    rr = reranker()
+    qs, cs = pairs(reference_inputs.RERANK_QUERY, reference_inputs.RERANK_DOCS)
+    with mutation(rule, decoder=rr.model.language_model, states=rr.model):
+        scores = rr.score_pairs(qs, cs)
+    diff = score_diff(scores, [s for q in official_rerank["main"] for s in q["scores"]])
+    assert diff.max() > MAX_SCORE_DIFF, diff
 
 
 def test_reranker_generic_wrapper_is_the_official_one(official_rerank):

@@ -2,9 +2,10 @@
 
 Each fixture tests/fixtures/<recipe>/official.json was produced by the authors' code (NOTE.md beside it: repository,
 commit, command, substitutions) on the tiny checkpoint `tiny.save_tiny_chat_checkpoint(kind, folder)` writes, over
-the fixed inputs of tests/reference_inputs.py. Our side loads that folder through the recipe's real registry entry
-and loader (`load_encoder(entry, model_path=folder)`). Required: identical attended token ids and cosine >= 0.9999
-per vector; a mutation of the recipe (wrong pooling, wrong positions, ...) must fall below that bound.
+the fixed inputs of tests/reference_inputs.py (weights of std 0.2). Our side loads that folder through the recipe's
+real registry entry and loader (`load_encoder(entry, model_path=folder)`). Required: identical attended token ids and
+1 - cos <= 1e-6 per vector; a mutation of the recipe (wrong pooling, wrong positions, ...) and a changed position,
+mask or pooling rule (tests/fixture_mutations.py) must fall outside that bound.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from model_adapters.mocks import tiny
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
 from tests import reference_inputs
+from tests.fixture_mutations import MAX_ONE_MINUS_COS, RULES, mutation, one_minus_cos
 
 FIXTURES = Path(__file__).parent / "fixtures"
-MIN_COSINE = 0.9999
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,10 +113,6 @@ def attended_ids(inputs: dict) -> list[list[int]]:
     ]
 
 
-def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
-
-
 def with_options(enc: qwen_chat.QwenChatEmbedder, changes: dict[str, Any]) -> qwen_chat.QwenChatEmbedder:
     enc.opts = dataclasses.replace(enc.opts, **changes)
     return enc
@@ -141,19 +138,51 @@ def test_token_ids_and_vectors_match_the_authors_code(name, folders):
         if "image_grid_thw" in ref[check.key]:
             grid = inputs["image_grid_thw"].tolist() if "image_grid_thw" in inputs else []
             assert grid == ref[check.key]["image_grid_thw"], check.key
-        cos = cosines(enc.encode(batch, check.side), np.array(ref[check.key]["vectors"]))
-        assert cos.min() >= MIN_COSINE, (check.key, cos)
+        gap = one_minus_cos(enc.encode(batch, check.side), ref[check.key]["vectors"])
+        assert gap.max() <= MAX_ONE_MINUS_COS, (check.key, gap)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_a_mutated_recipe_is_caught(name, folders):
-    """The comparison can fail: the recipe with one option changed gives vectors below the bound."""
+    """The comparison can fail: the recipe with one option changed gives vectors outside the bound."""
     case, ref = CASES[name], official(CASES[name])
     check = case.checks[0]
     enc = with_options(encoder(case, folders), {**dict(check.overrides), **case.mutation})
-    cos = cosines(enc.encode(batch_of(check), check.side), np.array(ref[check.key]["vectors"]))
-    assert cos.min() < MIN_COSINE, cos
+    gap = one_minus_cos(enc.encode(batch_of(check), check.side), ref[check.key]["vectors"])
+    assert gap.max() > MAX_ONE_MINUS_COS, gap
+
+
+# Recipes padded on the right: with causal attention and the pooled token at or before the last attended one, no
+# attended token sees a padded one, so a changed mask cannot show (checked below).
+RIGHT_PADDED = frozenset({"lamra-ret", "rzenembed"})
+
+
+def mutated_gap(name: str, rule: str, folders: dict[str, str]) -> np.ndarray:
+    """1 - cos to the fixture's first section with `rule` changed in the language model or its hidden states."""
+    case, ref = CASES[name], official(CASES[name])
+    check = case.checks[0]
+    enc = with_options(encoder(case, folders), dict(check.overrides))
+    with mutation(rule, decoder=enc.model.language_model, states=enc.model):
+        return one_minus_cos(enc.encode(batch_of(check), check.side), ref[check.key]["vectors"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "rule"),
+    [(n, r) for n in sorted(CASES) for r in RULES if not (r == "mask" and n in RIGHT_PADDED)],
+)
+def test_fixture_fails_when_a_position_mask_or_pooling_rule_changes(name, rule, folders):
+    gap = mutated_gap(name, rule, folders)
+    assert gap.max() > MAX_ONE_MINUS_COS, gap
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(RIGHT_PADDED))
+def test_the_mask_of_a_right_padded_recipe_is_unobservable(name, folders):
+    assert encoder(CASES[name], folders).padding_side == "right"
+    gap = mutated_gap(name, "mask", folders)
+    assert gap.max() <= MAX_ONE_MINUS_COS, gap
 
 
 # --- the pieces each recipe is built from ------------------------------------------------------------------------

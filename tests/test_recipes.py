@@ -111,8 +111,31 @@ def _reader(folder: str):
     [
         ({"model_type": "bert"}, {"modules.json": "[]"}, "embedder", "sentence-transformers"),
         ({"model_type": "clip"}, None, "embedder", "clip"),
-        ({"model_type": "siglip"}, None, "embedder", "siglip"),
-        ({"model_type": "siglip2"}, None, "embedder", "siglip2"),
+        (
+            {"model_type": "siglip"},
+            {"tokenizer_config.json": '{"tokenizer_class": "SiglipTokenizer"}'},
+            "embedder",
+            "siglip",
+        ),
+        # SigLIP 2 FixRes: SigLIP 1's model_type, Gemma's tokenizer; NaFlex: its own model_type
+        (
+            {"model_type": "siglip"},
+            {"tokenizer_config.json": '{"tokenizer_class": "GemmaTokenizer"}'},
+            "embedder",
+            "siglip2",
+        ),
+        (
+            {"model_type": "siglip2"},
+            {"tokenizer_config.json": '{"tokenizer_class": "GemmaTokenizerFast"}'},
+            "embedder",
+            "siglip2",
+        ),
+        (
+            {"model_type": "siglip2"},
+            {"tokenizer_config.json": '{"tokenizer_class": "Siglip2Tokenizer"}'},
+            "embedder",
+            "siglip2",
+        ),
         (
             {
                 "model_type": "llama",
@@ -138,6 +161,8 @@ def test_signatures_choose_exactly_one_recipe(tmp_path, config, files, kind, rec
         ({"model_type": "qwen2_vl", "vision_config": {}}, {"modules.json": "[]"}),  # a multimodal ST model
         ({"model_type": "bert", "architectures": ["BertModel"]}, None),
         ({"model_type": "llama", "architectures": ["LlamaModel"]}, None),  # a causal Llama is not ReasonIR
+        ({"model_type": "siglip"}, None),  # SigLIP 1 or SigLIP 2 FixRes: no tokenizer to tell them apart
+        ({"model_type": "siglip"}, {"tokenizer_config.json": '{"tokenizer_class": "T5Tokenizer"}'}),
     ],
 )
 def test_unknown_checkpoints_are_refused_with_what_was_found_and_the_recipes(tmp_path, config, files):
@@ -163,10 +188,35 @@ def test_a_hub_snapshot_is_matched_by_its_hub_id(tmp_path):
     assert resolved.entry.options["pipeline"] == "qwen3_vl" and resolved.entry.has_instruction_field
 
 
+@pytest.mark.parametrize(
+    ("hub_id", "config", "tokenizer", "recipe"),
+    [
+        ("google/siglip2-so400m-patch14-384", {"model_type": "siglip"}, "GemmaTokenizer", "siglip2"),  # FixRes
+        ("google/siglip2-base-patch16-naflex", {"model_type": "siglip2"}, "GemmaTokenizer", "siglip2"),  # NaFlex
+        ("google/siglip-so400m-patch14-384", {"model_type": "siglip"}, "SiglipTokenizer", "siglip"),  # SigLIP 1
+    ],
+)
+def test_siglip_cache_snapshots_get_the_recipe_of_what_they_are(tmp_path, hub_id, config, tokenizer, recipe):
+    """A Hugging Face cache snapshot of a SigLIP 2 checkpoint (FixRes ones say model_type siglip) is fed as SigLIP 2,
+    one of SigLIP 1 as SigLIP 1; a google/siglip2-* Hub id alone chooses siglip2, with no files read."""
+    snap = tmp_path / "hub" / f"models--{hub_id.replace('/', '--')}" / "snapshots" / SHA
+    files = {"tokenizer_config.json": json.dumps({"tokenizer_class": tokenizer})}
+    _folder(snap, {**config, "architectures": ["SiglipModel"]}, files)
+    assert from_name(str(snap)).identity.recipe == recipe
+    no_files = detect.candidates(detect.Checkpoint.of(lambda name: None, hub_id), "embedder")
+    assert [r.name for r in no_files] == (["siglip2"] if recipe == "siglip2" else [])
+
+
 def test_refused_recipes_give_their_reason_by_signature_by_hub_id_and_by_name(tmp_path):
     eva = _folder(tmp_path / "eva", {"model_type": "clip", "auto_map": {"AutoModel": "modeling_evaclip.EvaCLIPModel"}})
-    with pytest.raises(TriadError, match=r"recipe eva-clip cannot be run as its authors run it: EVA-CLIP's config"):
+    with pytest.raises(TriadError, match=r"recipe eva-clip cannot be run as its authors run it: .*torchvision"):
         from_name(eva)
+    bge_vl = _folder(tmp_path / "bge", {"model_type": "clip", "auto_map": {"AutoModel": recipes.BGE_VL_REMOTE_CLASS}})
+    with pytest.raises(TriadError, match=r"bge-vl-clip-folder .*--model bge-vl-base \(or bge-vl-large\) --model-path"):
+        from_name(bge_vl)
+    other = _folder(tmp_path / "other", {"model_type": "clip", "auto_map": {"AutoModel": "modeling_x.XModel"}})
+    with pytest.raises(TriadError, match=r"no verified embedder recipe matches .*remote code \(auto_map\)"):
+        from_name(other)
     with pytest.raises(TriadError, match=r"^model jina-clip-v2: recipe jina-clip-v2 cannot be run as its authors "):
         from_name("jina-clip-v2")
     with pytest.raises(TriadError, match=r"recipe jina-reranker-m0 cannot be run .*remote code"):

@@ -2,8 +2,10 @@
 
 Each fixture tests/fixtures/<recipe>/official.json was written by benchmarks/reference/run_text_official.py running
 the authors' code (NOTE.md beside it: repository, commit, venv, command, substitutions) on the folder that
-`model_adapters.mocks.tiny_text` writes; here the same folder is loaded through the recipe's real loader
-(`load_encoder(entry, model_path=folder)`). Required: identical token ids, cosine >= 0.9999 per vector.
+`model_adapters.mocks.tiny_text` writes (weights of std 0.2); here the same folder is loaded through the recipe's
+real loader (`load_encoder(entry, model_path=folder)`). Required: identical token ids, 1 - cos <= 1e-6 per vector
+(|Δscore| <= 1e-6 for the cross-encoder), and each recipe's fixture must fail when a position, mask or pooling rule
+is changed (tests/fixture_mutations.py).
 """
 
 from __future__ import annotations
@@ -20,9 +22,18 @@ from model_adapters.mocks import tiny_text
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
 from tests import reference_inputs
+from tests.fixture_mutations import (
+    MAX_ONE_MINUS_COS,
+    MAX_SCORE_DIFF,
+    RULES,
+    default_positions,
+    mutation,
+    one_minus_cos,
+    score_diff,
+    sequential,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
-MIN_COSINE = 0.9999
 # recipe -> (registry entry fed by it, the tiny folder's builder)
 EMBEDDERS: dict[str, tuple[str, Callable[[str], str]]] = {
     "qwen3-embedding": ("qwen3-embedding-4b", tiny_text.save_qwen3_embedding),
@@ -69,9 +80,8 @@ def fed_ids(encoder, backbone=None) -> Iterator[list[list[int]]]:
 
 
 def assert_close(got: np.ndarray, expected: list[list[float]], what: str) -> None:
-    ref = np.asarray(expected, dtype=np.float64)
-    cos = (got * ref).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(ref, axis=1)
-    assert cos.min() >= MIN_COSINE, (what, cos)
+    gap = one_minus_cos(got, expected)
+    assert gap.max() <= MAX_ONE_MINUS_COS, (what, gap)
 
 
 @pytest.mark.slow
@@ -99,6 +109,24 @@ def test_text_embedder_matches_its_authors_code(recipe, folders):
         )
     assert fed == ref["truncated_ids"]
     assert_close(got, ref["truncated_vectors"], "truncated")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("recipe", sorted(EMBEDDERS))
+def test_text_embedder_fixture_fails_when_a_rule_changes(recipe, rule, folders):
+    """Positions one off after the first token, the mask dropped, or the recipe's pooling (last token, CLS)
+    replaced by the mean: the same encoder no longer matches its authors' code."""
+    ref = official(recipe)
+    name, builder = EMBEDDERS[recipe]
+    enc = load_encoder(get_entry(name), model_path=folders(builder), dtype="float32")
+    backbone = enc.model[0].model
+    queries = [ModelInput(t, None, i) for t, i in reference_inputs.TEXT_QUERIES]
+    docs = [ModelInput(t, None, None) for t in reference_inputs.TEXT_DOCS]
+    with mutation(rule, decoder=backbone, states=backbone, default=default_positions(backbone.config)):
+        got = np.concatenate([enc.encode_queries(queries), enc.encode_candidates(docs)])
+    gap = one_minus_cos(got, ref["query_vectors"] + ref["doc_vectors"])
+    assert gap.max() > MAX_ONE_MINUS_COS, gap
 
 
 # --- the generic sentence-transformers recipe feeds a model as its own config_sentence_transformers.json says ------
@@ -187,15 +215,16 @@ def test_an_instruction_template_prompt_is_refused_by_the_generic_recipe(folders
 
 
 # --- bge-reranker-v2-m3 ---------------------------------------------------------------------------------------------
-@pytest.mark.slow
-def test_text_cross_encoder_matches_flag_reranker(folders):
+def _cross_encoder(folders):
     from model_adapters.models.registry import load_reranker
 
-    ref = official("bge-reranker-v2-m3")
     entry = get_entry("bge-reranker-v2-m3", kind="reranker")
     assert entry.recipe.name == "bge-reranker-v2-m3" and not entry.sees_images
-    reranker = load_reranker(entry, model_path=folders(tiny_text.save_bge_reranker), dtype="float32")
-    assert tiny_text.weights_sum(reranker.model) == pytest.approx(ref["weights_sum"], rel=1e-9)
+    return load_reranker(entry, model_path=folders(tiny_text.save_bge_reranker), dtype="float32")
+
+
+def _rerank_pairs() -> tuple[list[ModelInput], list[ModelInput]]:
+    """Every query of TEXT_RERANK_QUERIES with every document of TEXT_RERANK_DOCS, as the fixture's pairs."""
     queries = [
         ModelInput(q, None, i)
         for q, i in reference_inputs.TEXT_RERANK_QUERIES
@@ -206,12 +235,21 @@ def test_text_cross_encoder_matches_flag_reranker(folders):
         for _ in reference_inputs.TEXT_RERANK_QUERIES
         for d in reference_inputs.TEXT_RERANK_DOCS
     ]
+    return queries, docs
+
+
+@pytest.mark.slow
+def test_text_cross_encoder_matches_flag_reranker(folders):
+    ref = official("bge-reranker-v2-m3")
+    reranker = _cross_encoder(folders)
+    assert tiny_text.weights_sum(reranker.model) == pytest.approx(ref["weights_sum"], rel=1e-9)
+    queries, docs = _rerank_pairs()
     assert [
         [reference_inputs.joined(q.text, q.instruction), d.text] for q, d in zip(queries, docs, strict=True)
     ] == ref["pairs"]
     assert [reranker.pair_ids(a, b) for a, b in ref["pairs"]] == ref["pair_ids"]
     scores = reranker.score_pairs(queries, docs)  # one padded batch
-    assert np.abs(scores - np.array(ref["scores"])).max() <= 1e-4
+    assert score_diff(scores, ref["scores"]).max() <= MAX_SCORE_DIFF
     (q, i), d = reference_inputs.TEXT_RERANK_TRUNCATION_PAIR
     reranker.max_length = (
         reference_inputs.TEXT_RERANK_TRUNCATION_MAX_LENGTH
@@ -219,7 +257,20 @@ def test_text_cross_encoder_matches_flag_reranker(folders):
     reranker.query_max_length = reranker.max_length * 3 // 4
     assert reranker.pair_ids(*ref["truncated_pair"]) == ref["truncated_ids"]
     score = reranker.score_pairs([ModelInput(q, None, i)], [ModelInput(d, None, None)])[0]
-    assert abs(score - ref["truncated_score"]) <= 1e-4
+    assert score_diff([score], [ref["truncated_score"]]).max() <= MAX_SCORE_DIFF
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", RULES)
+def test_text_cross_encoder_fixture_fails_when_a_rule_changes(rule, folders):
+    """Positions one off, the mask dropped, or the classifier fed the mean instead of the first token."""
+    ref = official("bge-reranker-v2-m3")
+    reranker = _cross_encoder(folders)
+    model = reranker.model
+    with mutation(rule, decoder=model, states=model.base_model, default=default_positions(model.config)):
+        scores = reranker.score_pairs(*_rerank_pairs())
+    diff = score_diff(scores, ref["scores"])
+    assert diff.max() > MAX_SCORE_DIFF, diff
 
 
 # --- ReasonIR-8B: transformers' LlamaModel with is_causal=False against the authors' ReasonIRModel.encode -----------
@@ -277,17 +328,29 @@ def test_reasonir_reference_catches_causal_attention_and_instruction_tokens_in_t
     queries = [ModelInput(t, None, i) for t, i in ref["query_inputs"]]
     expected = np.asarray(ref["query_vectors"])
 
-    def min_cosine() -> float:
-        got = enc.encode_queries(queries).astype(np.float64)
-        return float(((got * expected).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(expected, axis=1)).min())
+    def worst() -> float:
+        return float(one_minus_cos(enc.encode_queries(queries), expected).max())
 
-    assert min_cosine() >= MIN_COSINE
+    assert worst() <= MAX_ONE_MINUS_COS
     enc.model.config.is_causal = True  # mutation 1: the Llama's own causal attention
-    causal = min_cosine()
+    causal = worst()
     enc.model.config.is_causal = False
     monkeypatch.setattr(bidirectional_llama, "pooled_mask", lambda mask, lengths: mask.clone())  # mutation 2
-    with_instruction = min_cosine()
-    assert causal < MIN_COSINE and with_instruction < MIN_COSINE, (causal, with_instruction)
+    with_instruction = worst()
+    assert causal > MAX_ONE_MINUS_COS and with_instruction > MAX_ONE_MINUS_COS, (causal, with_instruction)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", RULES)
+def test_reasonir_fixture_fails_when_a_rule_changes(rule, folders):
+    """Positions one off, the mask dropped, or the last token's state instead of the mean."""
+    ref = official("reasonir")
+    enc = _reasonir(folders)
+    queries = [ModelInput(t, None, i) for t, i in ref["query_inputs"]]
+    with mutation(rule, decoder=enc.model, states=enc.model, default=sequential, how="last"):
+        got = enc.encode_queries(queries)
+    gap = one_minus_cos(got, ref["query_vectors"])
+    assert gap.max() > MAX_ONE_MINUS_COS, gap
 
 
 @pytest.mark.slow

@@ -5,12 +5,13 @@ Our adapter generates once, stores the ids, and reads the embedding from one tea
 generated ids at the position the eval's `get_gen_embedding_idx` step holds. Two proofs:
 
 1. it equals reading the last-layer hidden state during generation (`generate(..., output_hidden_states=True)`),
-   for a left-padded batch whose rows end at different steps (cosine >= 0.9999, no authors' code needed);
+   for a left-padded batch whose rows end at different steps (1 - cos <= 1e-6, no authors' code needed);
 2. tests/fixtures/ume_r1_gen/official.json was made by the authors' code (README generative example +
    eval_twomode.py's "gen" read-out, NOTE.md) on the same tiny checkpoint under its own sampling generation config
-   and the seed our adapter uses: identical prompt ids and generated ids, the same step index, cosine >= 0.9999;
+   and the seed our adapter uses: identical prompt ids and generated ids, the same step index, 1 - cos <= 1e-6;
    and the eval's `get_gen_embedding_idx` on hand-made id lists is `gen_step`'s.
-A read one position later (the state of the token after <gen_emb>, the natural off-by-one) is caught.
+A read one position later (the state of the token after <gen_emb>, the natural off-by-one) is caught, and so are
+positions one off, a dropped mask and mean pooling in the teacher-forced forward (tests/fixture_mutations.py).
 """
 
 from __future__ import annotations
@@ -28,10 +29,10 @@ from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.models.resolve import _repo_files
 from model_adapters.protocol import Generation, ModelInput
 from tests import reference_inputs
+from tests.fixture_mutations import MAX_ONE_MINUS_COS, RULES, mutation, one_minus_cos
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ume_r1_gen" / "official.json"
 DISC_FIXTURE = Path(__file__).parent / "fixtures" / "ume_r1_disc" / "official.json"
-MIN_COSINE = 0.9999
 
 
 @pytest.fixture(scope="module")
@@ -61,10 +62,6 @@ def inputs() -> list[ModelInput]:
         ModelInput(text, reference_inputs.image(kind) if kind else None, instruction)
         for text, kind, instruction in reference_inputs.EMBED_INPUTS
     ]
-
-
-def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
 
 
 def test_tiny_checkpoint_and_generation_config_are_the_fixtures(folder, official):
@@ -106,8 +103,8 @@ def test_teacher_forced_read_equals_the_hidden_state_during_generation(folder):
         state = out.hidden_states[step][-1][i]
         expected.append((state[-1] if step == 0 else state[0]).float().numpy())
     ours = enc.encode(batch, [Generation("", tuple(r)) for r in rows], "query")
-    cos = cosines(ours, np.stack(expected))
-    assert cos.min() >= MIN_COSINE, cos
+    gap = one_minus_cos(ours, np.stack(expected))
+    assert gap.max() <= MAX_ONE_MINUS_COS, gap
 
 
 @pytest.mark.slow
@@ -124,8 +121,8 @@ def test_prompt_and_generated_ids_and_vectors_match_the_authors_code(folder, off
         assert (gen.fallback is None) == (ref["embedding_idx"][i] >= 0), (i, gen.fallback)
         generations.append(gen)
     # the stored ids read in one left-padded batch (rows of different lengths) give the authors' vectors
-    cos = cosines(enc.encode(batch, generations, "query"), np.array(ref["vectors"]))
-    assert cos.min() >= MIN_COSINE, cos
+    gap = one_minus_cos(enc.encode(batch, generations, "query"), ref["vectors"])
+    assert gap.max() <= MAX_ONE_MINUS_COS, gap
 
 
 @pytest.mark.slow
@@ -139,14 +136,28 @@ def test_a_read_one_position_late_is_caught(folder, official, monkeypatch):
         lambda ids, marker: (late(ids, marker)[0] + 1, None) if late(ids, marker)[1] is None else late(ids, marker),
     )
     gens = [Generation("", tuple(ids)) for ids in ref["generated_ids"]]
-    cos = cosines(enc.encode(inputs(), gens, "query"), np.array(ref["vectors"]))
+    gap = one_minus_cos(enc.encode(inputs(), gens, "query"), ref["vectors"])
     found = [i for i, idx in enumerate(ref["embedding_idx"]) if idx >= 0]
-    assert found and cos[found].max() < MIN_COSINE, cos
+    assert found and gap[found].min() > MAX_ONE_MINUS_COS, gap
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", RULES)
+def test_fixture_fails_when_a_position_mask_or_pooling_rule_changes(folder, official, rule):
+    """The teacher-forced forward (one left-padded batch) with positions one off, the mask dropped, or the mean
+    instead of the read position."""
+    ref = official["sections"]["seed3"]
+    enc = encoder(folder, 3, official["max_new_tokens"])
+    gens = [Generation("", tuple(ids)) for ids in ref["generated_ids"]]
+    backbone = enc.lm.model
+    with mutation(rule, decoder=backbone.language_model, states=backbone):
+        gap = one_minus_cos(enc.encode(inputs(), gens, "query"), ref["vectors"])
+    assert gap.max() > MAX_ONE_MINUS_COS, gap
 
 
 def test_candidates_are_disc_mode(folder):
     """The Gen entry's candidate side is the ume-r1-disc recipe: the Disc fixture (same tiny weights) holds."""
     ref = json.loads(DISC_FIXTURE.read_text())["main"]
     enc = encoder(folder, 0, 4)
-    cos = cosines(enc.encode(inputs(), None, "candidate"), np.array(ref["vectors"]))
-    assert cos.min() >= MIN_COSINE, cos
+    gap = one_minus_cos(enc.encode(inputs(), None, "candidate"), ref["vectors"])
+    assert gap.max() <= MAX_ONE_MINUS_COS, gap

@@ -57,6 +57,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except ModuleNotFoundError as exc:  # a dependency this interpreter lacks: say which environment has it
+        from triad_cli.environment import missing_dependency
+
+        line = missing_dependency(exc)
+        if line is None:
+            raise
+        print(line, file=sys.stderr)
+        return 2
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)

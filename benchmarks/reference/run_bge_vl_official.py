@@ -59,5 +59,10 @@ with tempfile.TemporaryDirectory() as tmp, torch.no_grad():
         rows.append(vec.float().tolist())
         ids.append(tokenizer([text], padding=True)["input_ids"][0] if text else [])
 weights = float(sum(p.detach().double().sum() for p in model.parameters()))
-json.dump({"input_ids": ids, "vectors": rows, "weights_sum": weights}, open(OUT, "w"))
+import PIL  # the versions the fixture holds for
+import tokenizers
+import transformers
+
+versions = {m.__name__: m.__version__ for m in (transformers, torch, PIL, tokenizers)}
+json.dump({"input_ids": ids, "vectors": rows, "weights_sum": weights, "versions": versions}, open(OUT, "w"))
 print([len(i) for i in ids])

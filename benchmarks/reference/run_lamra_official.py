@@ -26,6 +26,7 @@ import torch.nn.functional as F
 import vlm2vec_stub_env  # noqa: F401  (torchvision & co. stubbed; transformers has already recorded their absence)
 from collators.mbeir_eval import MbeirCandidateDataCollator, MbeirQueryDataCollator
 from dataset.datasets_mbeir import CandidateDataset, QueryDataset, _prepare_data_dict, format_string
+from driver_versions import versions
 from models.qwen2_vl import Qwen2VLRetForConditionalGeneration
 from tiny_legacy import legacy_qwen2_vl_folder
 from transformers import AutoProcessor
@@ -87,6 +88,7 @@ result = {
     "processor_pixels": [processor.image_processor.min_pixels, processor.image_processor.max_pixels],
     "weights_sum": weights_sum,
 }  # of the folder's weights, before add_embed_token resizes the embeddings
+result["versions"] = versions()
 json.dump(result, open(out, "w"), separators=(",", ":"))
 print(
     "ok",

@@ -20,6 +20,7 @@ sys.path[:0] = [here, code, os.path.dirname(os.path.dirname(here))]
 import ops_mm_embedding_v1 as OPS
 import qwen3_vl_official_env  # noqa: F401  (Qwen2VLProcessor without video processor)
 import torch
+from driver_versions import versions
 from PIL import Image
 
 from tests import reference_inputs as R
@@ -72,5 +73,6 @@ result = {
     "processor_pixels": [ip.size["shortest_edge"], ip.size["longest_edge"]],
     "weights_sum": float(sum(p.detach().double().sum() for p in model.base_model.model.parameters())),
 }
+result["versions"] = versions()
 json.dump(result, open(out, "w"), separators=(",", ":"))
 print("ok", [len(i) for i in ids], result["processor_pixels"])

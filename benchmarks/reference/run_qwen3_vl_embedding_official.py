@@ -11,6 +11,7 @@ import io
 import numpy as np
 import qwen3_vl_official_env  # noqa: F401  (see its docstring)
 import torch
+from driver_versions import versions
 from PIL import Image
 from qwen3_vl_embedding import Qwen3VLEmbedder
 from qwen_vl_utils.vision_process import fetch_image
@@ -52,5 +53,6 @@ result["fetch_image"] = resized
 result["weights_sum"] = float(
     sum(p.double().sum() for p in Qwen3VLEmbedder(folder, dtype=torch.float32).model.parameters())
 )
+result["versions"] = versions()
 json.dump(result, open(out, "w"))
 print("ok", [len(i) for i in result["main"]["input_ids"]], [len(i) for i in result["truncation"]["input_ids"]])

@@ -9,6 +9,7 @@ import io
 
 import qwen3_vl_official_env  # noqa: F401  (see its docstring)
 import torch
+from driver_versions import versions
 from PIL import Image
 from qwen3_vl_reranker import Qwen3VLReranker
 
@@ -74,6 +75,7 @@ result = {
         [R.RERANK_TRUNCATION_PAIR[0]], [R.RERANK_TRUNCATION_PAIR[1]], max_length=R.RERANK_TRUNCATION_MAX_LENGTH
     ),
 }
+result["versions"] = versions()
 json.dump(result, open(out, "w"))
 print(
     "ok",

@@ -19,6 +19,7 @@ folder, out, checkout = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path[:0] = [here, checkout, os.path.dirname(os.path.dirname(here))]
 import rzen_embed_inference as RZ
 import torch
+from driver_versions import versions
 from PIL import Image
 from tiny_legacy import legacy_qwen2_vl_folder
 
@@ -86,5 +87,6 @@ result = {
         - sum(p.detach().double().sum() for p in rzen.base.lm_head.parameters())
     ),
 }
+result["versions"] = versions()
 json.dump(result, open(out, "w"), separators=(",", ":"))
 print("ok", [len(i) for i in main["input_ids"]], [len(i) for i in truncation["input_ids"]], main["processor_pixels"])

@@ -244,9 +244,16 @@ if __name__ == "__main__":
         "reasonir": reasonir,
     }
     result = table[SYSTEM]()
+    import PIL
+    import tokenizers
     import transformers
 
-    result["versions"] = {"torch": torch.__version__, "transformers": transformers.__version__}
+    result["versions"] = {
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "tokenizers": tokenizers.__version__,
+        "pillow": PIL.__version__,
+    }
     with open(OUT, "w") as handle:
         json.dump(result, handle)
     print(SYSTEM, {k: len(v) for k, v in result.items() if isinstance(v, list)})

@@ -21,6 +21,7 @@ folder, out, excerpt = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path[:0] = [here, excerpt, os.path.dirname(os.path.dirname(here))]
 import qwen3_vl_official_env  # noqa: F401  (torchvision stub for qwen_vl_utils; Qwen2VLProcessor without video processor)
 import torch
+from driver_versions import versions
 from PIL import Image
 from qwen_vl_utils import process_vision_info
 from transformers import AutoProcessor, Qwen2VLForConditionalGeneration
@@ -64,5 +65,6 @@ result = {
     "padding_side": processor.tokenizer.padding_side,
     "weights_sum": float(sum(p.detach().double().sum() for p in model.model.parameters())),
 }
+result["versions"] = versions()
 json.dump(result, open(out, "w"), separators=(",", ":"))
 print("ok", [len(i) for i in ids])

@@ -70,8 +70,20 @@ inputs = Qwen2_VL_process_fn({"text": texts, "images": images}, processor)
 with torch.no_grad():
     reps = model(qry=inputs)["qry_reps"]
 ids = [[int(x) for x, m in zip(r, a) if m] for r, a in zip(inputs["input_ids"], inputs["attention_mask"])]
+import PIL  # the versions the fixture holds for
+import tokenizers
+import transformers
+
+versions = {m.__name__: m.__version__ for m in (transformers, torch, PIL, tokenizers)}
 json.dump(
-    {"texts": texts, "input_ids": ids, "vectors": reps.tolist(), "padding_side": processor.tokenizer.padding_side},
+    {
+        "texts": texts,
+        "input_ids": ids,
+        "image_grid_thw": [g.tolist()[0] for g in inputs["image_grid_thw"] if g is not None],
+        "vectors": reps.tolist(),
+        "padding_side": processor.tokenizer.padding_side,
+        "versions": versions,
+    },
     open(out, "w"),
 )
 print("ok", [len(i) for i in ids], processor.tokenizer.padding_side)

@@ -66,8 +66,13 @@ for batch in R.VLM2VEC_V1_BATCHES:
     ids += [[int(x) for x, m in zip(r, a) if m] for r, a in zip(inputs["input_ids"], inputs["attention_mask"])]
     vectors += [[round(x, 7) for x in v] for v in reps.tolist()]
     grids += [row for g in inputs["image_grid_thw"] if g is not None for row in g.tolist()]
+import PIL  # the versions the fixture holds for
+import tokenizers
+import transformers
+
 json.dump(
     {
+        "versions": {m.__name__: m.__version__ for m in (transformers, torch, PIL, tokenizers)},
         "batches": R.VLM2VEC_V1_BATCHES,
         "texts": texts,
         "input_ids": ids,

@@ -12,7 +12,13 @@ from typing import Any
 import datasets
 import evaluate
 
-from metrics.core.api import ark_scores
+try:  # indented, so that evaluate never tells a user to `pip install metrics` (another package)
+    from metrics.core.api import ark_scores
+except ImportError as exc:  # the Space folder of `python -m metrics.space_folder` carries its own copy of the code
+    raise ImportError(
+        "ark_retrieval needs the code of the triad-benchmark project: load the folder that "
+        "`python -m metrics.space_folder ark_retrieval --out DIR` writes (it carries that code), or install the project"
+    ) from exc
 
 _CITATION = """\
 @article{ark2026,

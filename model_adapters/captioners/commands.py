@@ -104,7 +104,9 @@ def register(subparsers: Any) -> None:
 
 def _caption(args: argparse.Namespace) -> int:
     from model_adapters.captioners.caption import CaptionConfig, run_caption
+    from triad_dataset.contract.errors import output_folder
 
+    output_folder(args.out)  # before any image is captioned
     if args.batch_size is not None and args.batch_size < 1:
         from triad_dataset.contract.errors import TriadError
 
@@ -130,7 +132,9 @@ def _caption(args: argparse.Namespace) -> int:
 
 def _rewrite(args: argparse.Namespace) -> int:
     from model_adapters.captioners.rewrite import RewriteConfig, run_rewrite
+    from triad_dataset.contract.errors import output_file
 
+    output_file(args.out)  # before any query is rewritten
     run_rewrite(
         RewriteConfig(
             rewriter=args.rewriter,

@@ -74,18 +74,6 @@ def hub_kwargs(path: str, revision: str, **extra: Any) -> dict[str, Any]:
     return kwargs
 
 
-def require_modules(entry: Any) -> None:
-    """Refuse, in one line, an entry whose loading needs modules that are not installed (e.g. remote code)."""
-    import importlib.util
-
-    missing = [m for m in entry.options.get("requires", ()) if importlib.util.find_spec(m) is None]
-    if missing:
-        raise TriadError(
-            f"model {entry.name}: its loading code needs {', '.join(missing)}, not installed here "
-            f"(pip install {' '.join(missing)})"
-        )
-
-
 class PerThread:
     """A deep copy of `obj` for each thread that asks for it (the thread that made it gets `obj` itself): Hugging
     Face fast tokenizers raise "Already borrowed" when two threads use one at once (model_adapters.vectors.pipeline

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -20,13 +20,14 @@ from model_adapters.families.common import (
     hub_kwargs,
     l2_normalize_rows,
     pinned,
-    require_modules,
     to_device,
     torch_dtype,
 )
-from model_adapters.planning.inputs import join_instruction
+from model_adapters.planning.inputs import ascii_lower, join_instruction
 from model_adapters.planning.truncation import TextLimit
 from model_adapters.protocol import ModelInput
+
+IMAGE_INPUTS: Final = ("pixel_values", "pixel_attention_mask", "spatial_shapes")  # what an image tower may take
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,8 @@ class DualTowerOptions:
 
     max_length: int | None = None  # text token limit (else the checkpoint's text positions)
     padding: str | None = None  # tokenizer padding (SigLIP: "max_length")
-    lowercase: bool = False  # lowercase texts first (SigLIP-2's processor rule)
+    lowercase: bool = False  # lowercase A-Z first (SigLIP 2's authors: big_vision's `lower` op)
+    padding_side: str | None = None  # "right" pins it (SigLIP: big_vision pads at the end); else the tokenizer's
     trust_remote_code: bool = False  # load the checkpoint's remote code
 
 
@@ -68,6 +70,7 @@ class DualTowerEncoder:
         padding: str | bool = True,
         max_length: int = 77,
         lowercase: bool = False,
+        padding_side: str | None = None,
     ) -> None:
         self.model = model.to(device).eval()
         self.tokenizer = tokenizer
@@ -77,12 +80,13 @@ class DualTowerEncoder:
         self.padding = padding
         self.max_length = max_length
         self.lowercase = lowercase
+        self.padding_side = padding_side
         config = model.config
         self.dim = int(getattr(config, "projection_dim", 0) or getattr(config.text_config, "hidden_size", 0))
 
     def _texts(self, batch: Sequence[ModelInput]) -> list[str]:
         texts = [join_instruction(item.instruction, item.text) for item in batch]
-        return [t.lower() for t in texts] if self.lowercase else texts
+        return [ascii_lower(t) for t in texts] if self.lowercase else texts
 
     def input_lengths(self, batch: Sequence[ModelInput], role: str) -> list[int]:
         """Text tokens per input (cut at max_length); the image tower's input has one size for every image."""
@@ -99,24 +103,29 @@ class DualTowerEncoder:
         image_rows = [i for i, item in enumerate(batch) if item.image is not None]
         out: dict[str, Any] = {"size": len(batch), "text_rows": text_rows, "image_rows": image_rows}
         if text_rows:
+            side = {"padding_side": self.padding_side} if self.padding_side else {}
             enc = tokenizer(
                 [texts[i] for i in text_rows],
                 padding=self.padding,
                 truncation=True,
                 max_length=self.max_length,
                 return_tensors="pt",
+                **side,
             )
-            keep = (
-                ("input_ids",)
-                if getattr(self.model.config, "model_type", "") in ("siglip", "siglip2")
-                else ("input_ids", "attention_mask")
-            )  # SigLIP's text tower is trained without an attention mask
-            out["text"] = pinned({k: enc[k] for k in keep}, self.device)
+            out["text"] = pinned({k: enc[k] for k in self.text_inputs()}, self.device)
         if image_rows:
             images = [decode_image(item.image) for item in batch if item.image is not None]
             pixels = image_processor(images=images, return_tensors="pt")
-            out["pixel_values"] = pinned({"pixel_values": pixels["pixel_values"]}, self.device)["pixel_values"]
+            # NaFlex (Siglip2Model) images also carry their patch mask and grid shapes
+            out["image"] = pinned({k: pixels[k] for k in IMAGE_INPUTS if k in pixels}, self.device)
         return out
+
+    def text_inputs(self) -> tuple[str, ...]:
+        """What the text tower receives: SigLIP's towers only the ids, no attention mask, as big_vision's text
+        transformer (`models/proj/image_text/text_transformer.py`) is called and trained; other towers the mask too."""
+        if getattr(self.model.config, "model_type", "") in ("siglip", "siglip2"):
+            return ("input_ids",)
+        return ("input_ids", "attention_mask")
 
     def forward(self, prepared: dict[str, Any], role: str) -> Any:
         import torch
@@ -127,11 +136,9 @@ class DualTowerEncoder:
                 text = features(self.model.get_text_features(**to_device(prepared["text"], self.device)))
                 total[prepared["text_rows"]] += text.float()
             if prepared["image_rows"]:
-                dtype = next(self.model.parameters()).dtype
-                pixel_values = prepared["pixel_values"].to(self.device, dtype=dtype, non_blocking=True)
-                total[prepared["image_rows"]] += features(
-                    self.model.get_image_features(pixel_values=pixel_values)
-                ).float()
+                image = to_device(prepared["image"], self.device)
+                image["pixel_values"] = image["pixel_values"].to(next(self.model.parameters()).dtype)
+                total[prepared["image_rows"]] += features(self.model.get_image_features(**image)).float()
         return l2_normalize_rows(total)  # fuse: 1:1 sum, then L2 (paper B.2.1)
 
     def text_limit(self) -> TextLimit:
@@ -161,7 +168,6 @@ def text_limit(entry: Any, path: str) -> TextLimit:
 def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") -> DualTowerEncoder:
     from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
 
-    require_modules(entry)
     opts = entry.options
     kwargs = hub_kwargs(path, entry.revision, trust_remote_code=bool(opts.get("trust_remote_code", False)))
     model = AutoModel.from_pretrained(path, dtype=torch_dtype(dtype), **kwargs)
@@ -175,4 +181,5 @@ def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") 
         padding=opts.get("padding", True),
         max_length=int(opts.get("max_length", 77)),
         lowercase=bool(opts.get("lowercase", False)),
+        padding_side=opts.get("padding_side"),
     )

@@ -95,7 +95,7 @@ class OnnxTowers:
             feeds = {n: prepared["text"][n].numpy() for n in self.text_inputs}
             total[prepared["text_rows"]] += self.text.run(None, feeds)[0]
         if prepared["image_rows"]:
-            pixels = prepared[PIXELS].float().numpy()
+            pixels = prepared["image"][PIXELS].float().numpy()
             total[prepared["image_rows"]] += self.image.run(None, {PIXELS: pixels})[0]
         return l2_normalize(total)
 
@@ -135,7 +135,10 @@ def export(base: DualTowerEncoder, folder: str, label: str) -> None:
     with replacing(text_path) as text_tmp, replacing(image_path) as image_tmp:
         onnx_text.trace(_tower(base.model, "get_text_features", names), prepared["text"], names, str(text_tmp))
         onnx_text.trace(
-            _tower(base.model, "get_image_features", [PIXELS]), {PIXELS: prepared[PIXELS]}, [PIXELS], str(image_tmp)
+            _tower(base.model, "get_image_features", [PIXELS]),
+            {PIXELS: prepared["image"][PIXELS]},
+            [PIXELS],
+            str(image_tmp),
         )
         candidate = OnnxTowers(base, onnx_text.session(str(text_tmp)), onnx_text.session(str(image_tmp)), exported=True)
         for batch in probes():

@@ -9,8 +9,9 @@ of the whole sequence at `max_length` (8192); embedding = final hidden state of 
 L2-normalized. The benchmark instruction goes into the system turn (paper B.3 "instruction field"); candidates have
 none, so they keep the outer wrapper "Represent the user's input." (paper B.3, docs/protocol.md §3).
 
-VLM2Vec-V2 (`VLM2VecEncoder`, option pipeline="vlm2vec") mirrors VLM2Vec's own encoding path (docs/models.md); VLM2Vec-V1
-checkpoints take the same path with option image_resolution=[1344, 1344] (their evaluation's `image_resolution`).
+VLM2Vec-V2 (`VLM2VecEncoder`, option pipeline="vlm2vec") mirrors VLM2Vec's own encoding path (docs/models.md),
+sequential 1-D positions included; VLM2Vec-V1 checkpoints take the same path with option
+image_resolution=[1344, 1344] (their evaluation's `image_resolution`).
 `VLMEncoder` is a generic ChatML pipeline (left padding, last position), reachable only as `--recipe generic`
 (pipeline "generic"); it mirrors no authors' code, is used by no built-in entry, and every output of such a run says
 "unverified input pipeline".
@@ -36,7 +37,6 @@ from model_adapters.families.common import (
     l2_normalize_rows,
     last_attended_positions,
     pinned,
-    require_modules,
     to_device,
     torch_dtype,
 )
@@ -88,6 +88,63 @@ def last_attended_vectors(hidden: Any, mask: Any) -> Any:
     return l2_normalize_rows(hidden[torch.arange(hidden.shape[0], device=hidden.device), last_attended_positions(mask)])
 
 
+def sequential_positions(mask: Any) -> Any:
+    """Positions 0..n-1 over each row's attended tokens on all three M-RoPE axes, shape (3, batch, length): what
+    VLM2Vec's vendored `Qwen2VLForConditionalGeneration.get_rope_index` gives a prompt without `<|vision_start|>`
+    (it counts images by the token after each vision start, finds none, and numbers the attended tokens in order).
+
+    >>> import torch
+    >>> sequential_positions(torch.tensor([[1, 1, 1, 0]]))[:, 0].tolist()
+    [[0, 1, 2, 2], [0, 1, 2, 2], [0, 1, 2, 2]]
+    """
+    positions = (mask.long().cumsum(-1) - 1).clamp(min=0)
+    return positions.unsqueeze(0).expand(3, -1, -1)
+
+
+class SymmetricEncoder:
+    """An encoder that embeds queries and candidates alike, through its `encode`."""
+
+    def encode(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        raise NotImplementedError
+
+    def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        return self.encode(batch)
+
+    def encode_candidates(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        return self.encode(batch)
+
+
+class LastAttendedEncoder(SymmetricEncoder):
+    """A Qwen-VL embedder in two steps for the runner's input pipeline (protocol.StagedEncoder): `prepare` runs the
+    subclass's `tokenize` on a thread's own copy of the processor, `forward` runs the model and pools the last
+    attended token on the device (L2)."""
+
+    def __init__(self, model: Any, processor: qvi.QwenVLProcessor, device: str) -> None:
+        self.model = model.to(device).eval()
+        self.processor = processor
+        self._processors = PerThread(processor)
+        self.device = device
+        config = getattr(model.config, "text_config", model.config)
+        self.dim = int(config.hidden_size)
+
+    def tokenize(self, batch: Sequence[ModelInput], processor: qvi.QwenVLProcessor | None = None) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def prepare(self, batch: Sequence[ModelInput], role: str) -> dict[str, Any]:
+        return pinned(self.tokenize(batch, self._processors.get()), self.device)
+
+    def forward(self, prepared: dict[str, Any], role: str) -> Any:
+        import torch
+
+        inputs = to_device(prepared, self.device)
+        with torch.inference_mode():
+            hidden = self.model(**inputs).last_hidden_state
+        return last_attended_vectors(hidden, inputs["attention_mask"])
+
+    def encode(self, batch: Sequence[ModelInput]) -> np.ndarray:
+        return self.forward(self.prepare(batch, "query"), "query").cpu().numpy()
+
+
 class QwenStyleInputs:
     """Tokenizer + image processor -> model inputs, expanding each image slot to its vision tokens."""
 
@@ -128,7 +185,7 @@ class QwenStyleInputs:
         return batch
 
 
-class VLMEncoder:
+class VLMEncoder(SymmetricEncoder):
     """Last-token embeddings of a Qwen-style VLM (`AutoModel`, returns `last_hidden_state`)."""
 
     def __init__(self, model: Any, tokenizer: Any, image_processor: Any, *, device: str = "cpu") -> None:
@@ -148,17 +205,10 @@ class VLMEncoder:
         last = hidden[:, -1, :]  # left padding: the last position is every row's final token
         return l2_normalize(last.float().cpu().numpy()).astype(np.float32)
 
-    def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
-        return self.encode(batch)
 
-    def encode_candidates(self, batch: Sequence[ModelInput]) -> np.ndarray:
-        return self.encode(batch)
-
-
-class Qwen3VLEmbedder:
-    """Qwen3-VL-Embedding as its authors run it (see the module docstring), in two steps for the runner's input
-    pipeline (protocol.StagedEncoder): `prepare` builds the official `_preprocess_inputs` on a thread's own copy of
-    the processor, `forward` runs the model and pools on the device."""
+class Qwen3VLEmbedder(LastAttendedEncoder):
+    """Qwen3-VL-Embedding as its authors run it (see the module docstring); `prepare` builds the official
+    `_preprocess_inputs`."""
 
     def __init__(
         self,
@@ -171,16 +221,11 @@ class Qwen3VLEmbedder:
         max_pixels: int = qvi.MAX_PIXELS,
         default_instruction: str = VLM_OUTER_INSTRUCTION,
     ) -> None:
-        self.model = model.to(device).eval()
-        self.processor = processor
-        self._processors = PerThread(processor)
-        self.device = device
+        super().__init__(model, processor, device)
         self.max_length = max_length
         self.min_pixels = min_pixels
         self.max_pixels = max_pixels
         self.default_instruction = default_instruction
-        config = getattr(model.config, "text_config", model.config)
-        self.dim = int(config.hidden_size)
 
     def conversation(self, item: ModelInput) -> list[dict[str, Any]]:
         """The official `format_model_input` for one input."""
@@ -219,26 +264,6 @@ class Qwen3VLEmbedder:
                 n += qvi.image_tokens(image_size(item.image), qvi.FACTOR, self.min_pixels, self.max_pixels) - 1
             out.append(min(n, self.max_length))
         return out
-
-    def prepare(self, batch: Sequence[ModelInput], role: str) -> dict[str, Any]:
-        return pinned(self.tokenize(batch, self._processors.get()), self.device)
-
-    def forward(self, prepared: dict[str, Any], role: str) -> Any:
-        import torch
-
-        inputs = to_device(prepared, self.device)
-        with torch.inference_mode():
-            hidden = self.model(**inputs).last_hidden_state
-        return last_attended_vectors(hidden, inputs["attention_mask"])
-
-    def encode(self, batch: Sequence[ModelInput]) -> np.ndarray:
-        return self.forward(self.prepare(batch, "query"), "query").cpu().numpy()
-
-    def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
-        return self.encode(batch)
-
-    def encode_candidates(self, batch: Sequence[ModelInput]) -> np.ndarray:
-        return self.encode(batch)
 
 
 def qwen3_vl_options(options: dict[str, Any]) -> dict[str, Any]:
@@ -297,12 +322,13 @@ def vlm2vec_v1_image(data: bytes, resolution: tuple[int, int]) -> Any:
         raise ValueError(f"image does not decode ({type(exc).__name__}: {exc})") from exc
 
 
-class VLM2VecEncoder:
+class VLM2VecEncoder(LastAttendedEncoder):
     """VLM2Vec-V2 as its authors encode (TIGER-AI-Lab/VLM2Vec @ 6e1e1d4: `process_input_text`,
     `Qwen2_VL_process_fn`, `MMEBModel._pooling` with pooling="last", normalize=True): no chat template, each input
     tokenized alone (image tokens expanded by the Qwen2-VL processor, images resized by it within 28²·4 … 28²·1280
-    pixels, sides < 28 px first resized to 56x56), right padding, last attended token, L2. V1 checkpoints
-    (`image_resolution`): every image first resized to 1344x1344, as the authors evaluate them."""
+    pixels, sides < 28 px first resized to 56x56), right padding, sequential positions (their prompt has no
+    `<|vision_start|>`, so their model's RoPE index numbers every token in order), last attended token, L2. V1
+    checkpoints (`image_resolution`): every image first resized to 1344x1344, as the authors evaluate them."""
 
     def __init__(
         self,
@@ -314,14 +340,9 @@ class VLM2VecEncoder:
         max_pixels: int = VLM2VEC_MAX_PIXELS,
         image_resolution: Sequence[int] | None = None,
     ) -> None:
-        self.model = model.to(device).eval()
-        self.processor = processor
-        self._processors = PerThread(processor)
-        self.device = device
+        super().__init__(model, processor, device)
         self.size = {"shortest_edge": min_pixels, "longest_edge": max_pixels}
         self.image_resolution = (image_resolution[0], image_resolution[1]) if image_resolution else None
-        config = getattr(model.config, "text_config", model.config)
-        self.dim = int(config.hidden_size)
 
     def image(self, data: bytes) -> Any:
         img = vlm2vec_v1_image(data, self.image_resolution) if self.image_resolution else decode_image(data)
@@ -340,7 +361,7 @@ class VLM2VecEncoder:
         tok = processor.tokenizer
         enc = tok(texts, padding=True, padding_side="right", return_tensors="pt")
         inputs = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], **vision}
-        inputs["mm_token_type_ids"] = processor.mm_token_type_ids(enc["input_ids"])
+        inputs["position_ids"] = sequential_positions(enc["attention_mask"])  # no M-RoPE grid: no vision start
         return inputs
 
     def input_lengths(self, batch: Sequence[ModelInput], role: str) -> list[int]:
@@ -361,24 +382,7 @@ class VLM2VecEncoder:
     def prepare(self, batch: Sequence[ModelInput], role: str) -> dict[str, Any]:
         if any(not item.text and item.image is None for item in batch):
             raise ValueError("VLM2Vec cannot encode an input with neither text nor image (its prompt has no tokens)")
-        return pinned(self.tokenize(batch, self._processors.get()), self.device)
-
-    def forward(self, prepared: dict[str, Any], role: str) -> Any:
-        import torch
-
-        inputs = to_device(prepared, self.device)
-        with torch.inference_mode():
-            hidden = self.model(**inputs).last_hidden_state
-        return last_attended_vectors(hidden, inputs["attention_mask"])
-
-    def encode(self, batch: Sequence[ModelInput]) -> np.ndarray:
-        return self.forward(self.prepare(batch, "query"), "query").cpu().numpy()
-
-    def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
-        return self.encode(batch)
-
-    def encode_candidates(self, batch: Sequence[ModelInput]) -> np.ndarray:
-        return self.encode(batch)
+        return super().prepare(batch, role)
 
 
 def pipeline_of(entry: Any) -> str:
@@ -397,7 +401,6 @@ def load_vlm2vec(entry: Any, path: str, *, device: str = "cpu", dtype: str = "fl
     (the authors merge it; the outputs are the same up to rounding)."""
     from transformers import AutoImageProcessor, AutoModelForImageTextToText, AutoTokenizer
 
-    require_modules(entry)
     kwargs = hub_kwargs(path, entry.revision)
     lm = AutoModelForImageTextToText.from_pretrained(path, dtype=torch_dtype(dtype), **kwargs)
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)

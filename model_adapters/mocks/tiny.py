@@ -66,6 +66,11 @@ def seeded(seed: int, make: Any) -> Any:
         return make().eval()
 
 
+def tower(**fields: Any) -> dict[str, Any]:
+    """A tiny transformer tower's config fields (2 layers of width 32, 4 heads) with `fields` added."""
+    return dict(hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, **fields)
+
+
 @functools.cache
 def tiny_clip(seed: int = 0) -> tuple[Any, Any, Any]:
     from transformers import CLIPConfig, CLIPModel
@@ -73,60 +78,106 @@ def tiny_clip(seed: int = 0) -> tuple[Any, Any, Any]:
 
     tok = build_tokenizer(add_bos_eos=True)
     config = CLIPConfig(
-        text_config=dict(
+        text_config=tower(
             vocab_size=len(tok),
-            hidden_size=HIDDEN,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=4,
             max_position_embeddings=256,
             eos_token_id=tok.eos_token_id,
             bos_token_id=tok.bos_token_id,
             pad_token_id=tok.pad_token_id,
         ),
-        vision_config=dict(
-            hidden_size=HIDDEN,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            image_size=IMAGE_SIZE,
-            patch_size=8,
-        ),
+        vision_config=tower(image_size=IMAGE_SIZE, patch_size=8),
         projection_dim=PROJECTION,
     )
     processor = CLIPImageProcessor(
         size={"shortest_edge": IMAGE_SIZE}, crop_size={"height": IMAGE_SIZE, "width": IMAGE_SIZE}
     )
-    return seeded(seed, lambda: CLIPModel(config)), tok, processor
+    return seeded(seed, lambda: redrawn(CLIPModel(config))), tok, processor
+
+
+def eos_appended(tok: Any) -> Any:
+    """The byte-level tokenizer made T5-like, as SigLIP 1's: EOS after every text, EOS also the padding."""
+    from tokenizers import processors
+
+    eos = tok.eos_token_id
+    tok.backend_tokenizer.post_processor = processors.TemplateProcessing(
+        single=f"$A {EOS}", special_tokens=[(EOS, eos)]
+    )
+    tok.pad_token = EOS
+    return tok
 
 
 @functools.cache
 def tiny_siglip(seed: int = 0) -> tuple[Any, Any, Any]:
+    """(SiglipModel, tokenizer, SiglipImageProcessor): SigLIP 1's classes, tiny, with weights of std 0.2; the
+    tokenizer ends every text with EOS and pads with it, as SigLIP 1's T5 tokenizer."""
     from transformers import SiglipConfig, SiglipModel
     from transformers.models.siglip import SiglipImageProcessorPil as SiglipImageProcessor
 
-    tok = build_tokenizer(add_bos_eos=False)
+    tok = eos_appended(build_tokenizer(add_bos_eos=False))
     config = SiglipConfig(
-        text_config=dict(
+        text_config=tower(
             vocab_size=len(tok),
-            hidden_size=HIDDEN,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=4,
             max_position_embeddings=64,
             pad_token_id=tok.pad_token_id,
+            eos_token_id=tok.eos_token_id,
         ),
-        vision_config=dict(
-            hidden_size=HIDDEN,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            image_size=IMAGE_SIZE,
-            patch_size=8,
-        ),
+        vision_config=tower(image_size=IMAGE_SIZE, patch_size=8),
     )
     processor = SiglipImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
-    return seeded(seed, lambda: SiglipModel(config)), tok, processor
+    return seeded(seed, lambda: redrawn(SiglipModel(config))), tok, processor
+
+
+GEMMA_SPECIALS: Final = ("<pad>", "<eos>", "<bos>", "<unk>", "<mask>")  # ids 0-4, as in Gemma's vocabulary
+
+
+def gemma_vocab() -> dict[str, int]:
+    """A tiny Gemma-style vocabulary: the specials at Gemma's ids, "▁", the printable ASCII characters and the 256
+    byte-fallback tokens."""
+    import string
+
+    chars = ["▁"] + [c for c in string.printable if not c.isspace()]
+    return {t: i for i, t in enumerate([*GEMMA_SPECIALS, *chars, *(f"<0x{b:02X}>" for b in range(256))])}
+
+
+def _siglip2_configs(tok: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    ids = {f"{t}_token_id": getattr(tok, f"{t}_token_id") for t in ("pad", "eos", "bos")}
+    return tower(vocab_size=len(tok), max_position_embeddings=64, **ids), tower(patch_size=8)
+
+
+@functools.cache
+def tiny_siglip2(seed: int = 0) -> tuple[Any, Any, Any]:
+    """(SiglipModel, GemmaTokenizer, SiglipImageProcessor): a SigLIP 2 FixRes checkpoint's classes (model_type
+    siglip, Gemma's tokenizer without BOS and with EOS, as transformers' SigLIP 2 conversion sets it), tiny, with
+    weights of std 0.2."""
+    from transformers import GemmaTokenizer, SiglipConfig, SiglipModel
+    from transformers.models.siglip import SiglipImageProcessorPil
+
+    tok = GemmaTokenizer(vocab=gemma_vocab(), merges=[], add_bos_token=False, add_eos_token=True)
+    text, vision = _siglip2_configs(tok)
+    config = SiglipConfig(text_config=text, vision_config=dict(vision, image_size=IMAGE_SIZE))
+    processor = SiglipImageProcessorPil(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
+    return seeded(seed, lambda: redrawn(SiglipModel(config))), tok, processor
+
+
+@functools.cache
+def tiny_siglip2_naflex(seed: int = 0) -> tuple[Any, Any, Any]:
+    """(Siglip2Model, Siglip2Tokenizer, Siglip2ImageProcessor): a SigLIP 2 NaFlex checkpoint's classes (model_type
+    siglip2, images as up to 16 patches of 8 px at their own aspect ratio), tiny, with weights of std 0.2."""
+    from transformers import Siglip2Config, Siglip2Model
+    from transformers.models.siglip2 import Siglip2ImageProcessorPil, Siglip2Tokenizer
+
+    tok = Siglip2Tokenizer(vocab=gemma_vocab(), merges=[], add_bos_token=False, add_eos_token=True)
+    text, vision = _siglip2_configs(tok)
+    config = Siglip2Config(text_config=text, vision_config=dict(vision, num_patches=16))
+    processor = Siglip2ImageProcessorPil(patch_size=8, max_num_patches=16)
+    return seeded(seed, lambda: redrawn(Siglip2Model(config))), tok, processor
+
+
+def save_tiny_siglip2(folder: str, *, naflex: bool = False, seed: int = 0) -> str:
+    """Write the tiny SigLIP 2 (FixRes, or NaFlex) as a model folder (weights, tokenizer, image processor)."""
+    for part in (tiny_siglip2_naflex if naflex else tiny_siglip2)(seed):
+        part.save_pretrained(folder)
+    return folder
 
 
 QWEN_SPECIALS: Final = (
@@ -235,7 +286,7 @@ def tiny_qwen3_vl(seed: int = 0) -> tuple[Any, Any, Any]:
     from transformers import Qwen3VLForConditionalGeneration
 
     tok = qwen_tokenizer()
-    config = _qwen3_vl_config(tok)
+    config = _sharpened(_qwen3_vl_config(tok))
     return seeded(seed, lambda: Qwen3VLForConditionalGeneration(config)), tok, qwen3_vl_image_processor()
 
 
@@ -298,12 +349,12 @@ def _qwen2_vl_config(tok: Any) -> Any:
 @functools.cache
 def tiny_qwen2_vl(seed: int = 0) -> tuple[Any, Any, Any]:
     """(Qwen2VLForConditionalGeneration, tokenizer, image processor): VLM2Vec-V2's backbone class, tiny and random
-    (image processor patch 14, merge 2, VLM2Vec's default 28²·4 … 28²·1280 pixels)."""
+    with weights of std 0.2 (image processor patch 14, merge 2, VLM2Vec's default 28²·4 … 28²·1280 pixels)."""
     from transformers import Qwen2VLForConditionalGeneration
     from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
 
     tok = qwen_tokenizer()
-    config = _qwen2_vl_config(tok)
+    config = _sharpened(_qwen2_vl_config(tok))
     proc = Qwen2VLImageProcessorPil(
         patch_size=14,
         merge_size=2,
@@ -351,6 +402,34 @@ def _sharpened(config: Any) -> Any:
     for part in (config, config.text_config, config.vision_config):
         part.initializer_range = CHAT_INIT_RANGE
     return config
+
+
+def redrawn(model: Any, std: float = CHAT_INIT_RANGE, *, every_matrix: bool = True) -> Any:
+    """`model` with its weight matrices drawn again from N(0, std²), in place.
+
+    For architectures whose own initialisation ignores `initializer_range` (CLIP-style towers scale each matrix by
+    its width). The two selections draw in different orders; each fixture names the one its writer used.
+
+    Args:
+        model: the model to redraw.
+        std: the standard deviation of the new draws.
+        every_matrix: True redraws every parameter of two or more dimensions (the CLIP and SigLIP writers); False
+            only the weights of linear, convolution and embedding modules (the MetaCLIP 2 writer). Norms and
+            biases keep the model's own initialisation either way.
+    """
+    import torch
+
+    with torch.no_grad():
+        if every_matrix:
+            for param in model.parameters():
+                if param.dim() >= 2:
+                    param.normal_(0.0, std)
+            return model
+        kinds = (torch.nn.Linear, torch.nn.Conv2d, torch.nn.Conv3d, torch.nn.Embedding)
+        for module in model.modules():
+            if isinstance(module, kinds):
+                module.weight.normal_(0.0, std)
+    return model
 
 
 def _qwen_tokenizer_with(tokens: tuple[str, ...], chat_template: str) -> Any:
@@ -449,7 +528,10 @@ def text_limit(entry: Any, path: str) -> TextLimit | None:
     arch = entry.options.get("arch")
     if arch not in DEFAULT_MAX_LENGTH:
         return None  # the tiny VLM and reranker do not truncate
-    return TextLimit(_max_length(entry, arch), build_tokenizer(add_bos_eos=arch == "clip"))
+    tokenizer = (
+        build_tokenizer(add_bos_eos=True) if arch == "clip" else eos_appended(build_tokenizer(add_bos_eos=False))
+    )
+    return TextLimit(_max_length(entry, arch), tokenizer)
 
 
 def _placed(model: Any, device: str, dtype: str) -> Any:
@@ -478,6 +560,7 @@ def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") 
             proc,
             device=device,
             padding="max_length",
+            padding_side="right",
             max_length=_max_length(entry, arch),
         )
     if arch == "vlm":

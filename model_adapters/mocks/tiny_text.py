@@ -3,7 +3,8 @@
 Each has the architecture class of a real checkpoint (Qwen3-Embedding, BGE-M3, ReasonIR's Llama-3.1, the BGE
 reranker's XLM-R cross-encoder, a MetaCLIP 2 dual tower) and the files its authors' loaders read
 (sentence-transformers modules.json and prompts, FlagEmbedding's M3 heads). The authors' code and our adapter load
-the same folder, which proves a recipe equal to that code (tests/fixtures/<recipe>/NOTE.md). Their numbers are noise.
+the same folder, which proves a recipe equal to that code (tests/fixtures/<recipe>/NOTE.md). Their numbers are noise;
+their weights have std 0.2 (`tiny.CHAT_INIT_RANGE`), so that a wrong position or mask rule shows in the vectors.
 
 Tokenizers are built locally with the real tokenizer family's class and specials:
 
@@ -23,7 +24,7 @@ import json
 import os
 from typing import Any, Final
 
-from model_adapters.mocks.tiny import seeded
+from model_adapters.mocks.tiny import CHAT_INIT_RANGE, redrawn, seeded
 
 HIDDEN: Final = 32
 SEED: Final = 0
@@ -106,6 +107,7 @@ def tiny_qwen3(seed: int = SEED) -> tuple[Any, Any]:
         eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"),
         sliding_window=None,  # the real Qwen3-Embedding config.json: no window, use_sliding_window false
         use_sliding_window=False,
+        initializer_range=CHAT_INIT_RANGE,
     )
     return seeded(seed, lambda: Qwen3Model(config)), tok
 
@@ -268,6 +270,7 @@ def tiny_llama(seed: int = SEED) -> tuple[Any, Any]:
         rope_parameters=_llama3_1_rope(),
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
+        initializer_range=CHAT_INIT_RANGE,
     )
     return seeded(seed, lambda: LlamaModel(config)), tok
 
@@ -321,6 +324,7 @@ def _xlmr_config(tok: Any, max_positions: int, **extra: Any) -> Any:
         pad_token_id=tok.pad_token_id,
         bos_token_id=0,
         eos_token_id=2,
+        initializer_range=CHAT_INIT_RANGE,
         **extra,
     )
 
@@ -394,7 +398,7 @@ def tiny_metaclip_2(seed: int = SEED) -> tuple[Any, Any, Any]:
         projection_dim=16,
     )
     processor = CLIPImageProcessorPil(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
-    return seeded(seed, lambda: MetaClip2Model(config)), tok, processor
+    return seeded(seed, lambda: redrawn(MetaClip2Model(config), every_matrix=False)), tok, processor
 
 
 def save_metaclip_2(folder: str, seed: int = SEED) -> str:

@@ -1,5 +1,7 @@
 """Builds what `triad list models` shows: each registry model's name, type, status, backends and needs.
 
+It also says whether a model's loader finds its packages installed here.
+
 Type and status use the words of docs/models.md's systems table: `recipes.SYSTEM_TYPES`, and verified, refused or
 API. The listing and that table can then be checked against each other.
 """
@@ -9,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from model_adapters.models import recipes
+from model_adapters.models import dependencies, recipes
 from model_adapters.models.registry import ModelEntry
 
 UNVERIFIED: Final = "unverified"  # a plug-in's entry whose recipe names no authors' code
@@ -25,6 +27,7 @@ class ModelRow:
     sees: str  # "text+image" or "text only"
     backends: str  # what can run its forward: "torch", "torch, onnx" for `--backend onnx`, "API", or "-" if refused
     needs: str  # what running it takes, or why it is refused
+    loadable: str  # "yes", "no: pip install X" when its loader's packages are missing here, or "-" if refused
 
 
 def system_type(entry: ModelEntry) -> str:
@@ -79,13 +82,24 @@ def needs(entry: ModelEntry) -> str:
     return f"Hub weights {entry.hub_id} (downloaded once; or --model-path DIR)"
 
 
+def loadable(entry: ModelEntry) -> str:
+    """Whether the entry's loader finds its packages in this environment ("-" for a refused entry)."""
+    return "-" if status(entry) == "refused" else dependencies.loadable(entry)
+
+
 def model_rows(entries: dict[str, ModelEntry]) -> list[ModelRow]:
     """One row per real model (the tiny random test models left out), embedders first, in registry order."""
     real = [e for e in entries.values() if not e.random_init]
     ordered = [e for e in real if e.kind == "embedder"] + [e for e in real if e.kind != "embedder"]
     return [
         ModelRow(
-            e.name, system_type(e), status(e), "text+image" if e.sees_images else "text only", backends(e), needs(e)
+            e.name,
+            system_type(e),
+            status(e),
+            "text+image" if e.sees_images else "text only",
+            backends(e),
+            needs(e),
+            loadable(e),
         )
         for e in ordered
     ]

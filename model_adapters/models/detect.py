@@ -72,6 +72,24 @@ class Checkpoint:
         return bool(self.config.get("auto_map"))
 
     @property
+    def remote_classes(self) -> set[str]:
+        """The classes config.json auto_map names, each as "module.Class" and as "Class" (a "repo--" prefix
+        dropped; a value may be a [slow, fast] pair)."""
+        found: set[str] = set()
+        for value in (self.config.get("auto_map") or {}).values():
+            for ref in value if isinstance(value, list) else [value]:
+                if isinstance(ref, str):
+                    ref = ref.split("--")[-1]
+                    found.update((ref, ref.rsplit(".", 1)[-1]))
+        return found
+
+    @property
+    def tokenizer_class(self) -> str:
+        """tokenizer_config.json tokenizer_class ("" when there is none)."""
+        conf = _json(self.read, "tokenizer_config.json") if self.has_file("tokenizer_config.json") else None
+        return str(conf.get("tokenizer_class") or "") if isinstance(conf, dict) else ""
+
+    @property
     def query_prompt(self) -> str | None:
         """config_sentence_transformers.json prompts["query"], or None when it has none."""
         conf = _json(self.read, ST_CONFIG) if self.has_file(ST_CONFIG) else None
@@ -103,6 +121,7 @@ class Checkpoint:
                 f"config.json model_type {self.config.get('model_type')!r}",
                 f"architectures {', '.join(self.architectures) or 'none'}",
                 "remote code (auto_map)" if self.remote_code else "no auto_map",
+                f"tokenizer_class {self.tokenizer_class!r}" if self.tokenizer_class else "no tokenizer_class",
             ]
         parts.append(ST_MODULES if self.has_file(ST_MODULES) else f"no {ST_MODULES}")
         return "; ".join(parts)
@@ -116,9 +135,11 @@ def matches(match: recipes.Match, ckpt: Checkpoint) -> bool:
         not match.model_types or ckpt.model_type in match.model_types,
         not match.architectures or any(a in match.architectures for a in ckpt.architectures),
         match.remote_code is None or ckpt.remote_code == match.remote_code,
+        not match.remote_classes or bool(ckpt.remote_classes & set(match.remote_classes)),
         not match.text_only or not any(key in ckpt.config for key in recipes.MULTIMODAL_CONFIG_KEYS),
         all(ckpt.has_file(name) for name in match.files),
         match.query_prompt is None or ckpt.query_prompt == match.query_prompt,
+        not match.tokenizer_classes or ckpt.tokenizer_class in match.tokenizer_classes,
     )
     return all(checks) and all(t in ckpt.tokens for t in match.tokens)
 
@@ -127,7 +148,7 @@ def candidates(ckpt: Checkpoint, kind: str) -> list[recipes.Recipe]:
     """The recipes of `kind` the checkpoint matches: those naming its Hub id, else those whose signature it shows."""
     of_kind = [r for r in recipes.RECIPES if r.kind == kind]
     if ckpt.hub_id is not None:
-        by_id = [r for r in of_kind if ckpt.hub_id in r.match.hub_ids]
+        by_id = [r for r in of_kind if r.match.names_hub_id(ckpt.hub_id)]
         if by_id:
             return by_id
     found = [r for r in of_kind if matches(r.match, ckpt)]

@@ -56,6 +56,7 @@ class Family:
         extra_options: option names allowed beside the dataclass's fields.
         reads_weights: False for a family whose models are built in memory, as the tiny test family. A
             `--model-path` folder is then not checked against it.
+        modules: the third-party modules its loader imports (`model_adapters.models.dependencies`).
     """
 
     name: str
@@ -65,6 +66,7 @@ class Family:
     text_limit: TextLimiter | None = None
     extra_options: tuple[str, ...] = ()
     reads_weights: bool = True
+    modules: tuple[str, ...] = ()
 
     def option_names(self) -> set[str] | None:
         """The option names a row of this family may set (None: any)."""
@@ -91,25 +93,42 @@ def _tiny_text_limit(entry: Any, path: str) -> Any:
     return _tiny().text_limit(entry, path)
 
 
+TORCH: Final = ("numpy", "torch", "transformers", "huggingface_hub")  # what every local family imports
+TORCH_IMAGES: Final = (*TORCH, "PIL")
+
 FAMILY_TABLE: Final[dict[str, Family]] = {
     f.name: f
     for f in (
-        Family(DUAL_TOWER, dual_tower.DualTowerOptions, load=dual_tower.load, text_limit=dual_tower.text_limit),
+        Family(
+            DUAL_TOWER,
+            dual_tower.DualTowerOptions,
+            load=dual_tower.load,
+            text_limit=dual_tower.text_limit,
+            modules=TORCH_IMAGES,
+        ),
         Family(
             SENTENCE_TRANSFORMER,
             sentence_transformer.SentenceTransformerOptions,
             load=sentence_transformer.load,
             text_limit=sentence_transformer.text_limit,
+            modules=(*TORCH_IMAGES, "sentence_transformers"),
         ),
-        Family(VLM, vlm.VlmOptions, load=vlm.load),
-        Family(QWEN_CHAT, qwen_chat.ChatOptions, load=qwen_chat.load),
+        Family(VLM, vlm.VlmOptions, load=vlm.load, modules=TORCH_IMAGES),
+        Family(QWEN_CHAT, qwen_chat.ChatOptions, load=qwen_chat.load, modules=TORCH_IMAGES),
         Family(
             BIDIRECTIONAL_LLAMA,
             bidirectional_llama.BidirectionalLlamaOptions,
             load=bidirectional_llama.load,
             text_limit=bidirectional_llama.text_limit,
+            modules=TORCH_IMAGES,
         ),
-        Family(RERANKER, reranker.RerankerOptions, load=reranker.load, load_reranker=reranker.load_reranker),
+        Family(
+            RERANKER,
+            reranker.RerankerOptions,
+            load=reranker.load,
+            load_reranker=reranker.load_reranker,
+            modules=TORCH_IMAGES,
+        ),
         # the testing package's random models (model_adapters.mocks), imported on first use
         Family(
             TINY,
@@ -118,10 +137,17 @@ FAMILY_TABLE: Final[dict[str, Family]] = {
             load_reranker=_tiny_load_reranker,
             text_limit=_tiny_text_limit,
             reads_weights=False,
+            modules=(*TORCH_IMAGES, "tokenizers"),
         ),
-        Family(API, api.ApiOptions, load=api.load),
+        Family(API, api.ApiOptions, load=api.load, modules=("numpy",)),
         # `generation`: the spec that `reasoning.resolved` adds to an entry before it loads
-        Family(REASONING, qwen_chat.ChatOptions, load=reasoning.load, extra_options=(*reasoning.OPTIONS, "generation")),
+        Family(
+            REASONING,
+            qwen_chat.ChatOptions,
+            load=reasoning.load,
+            extra_options=(*reasoning.OPTIONS, "generation"),
+            modules=TORCH_IMAGES,
+        ),
     )
 }
 FAMILIES: Final = tuple(FAMILY_TABLE)

@@ -80,26 +80,47 @@ class Reference:
 class Match:
     """What a checkpoint's own files must show for detection to choose a recipe without `--recipe`.
 
-    `hub_ids`: exact Hub ids (or Hugging Face cache snapshots of them) — enough on their own. The other fields form
-    the signature; a recipe with no signature field set is chosen by Hub id only. Every signature field that is set
-    must hold: `model_types` (config.json model_type is one of them), `architectures` (one of them is listed in
-    config.json architectures), `remote_code` (True: config.json has an auto_map; False: it has none), `tokens` (all
-    are tokens of the tokenizer), `files` (all exist), `text_only` (config.json has none of MULTIMODAL_CONFIG_KEYS),
-    `query_prompt` (config_sentence_transformers.json prompts["query"] is exactly this).
+    `hub_ids`: exact Hub ids, or `fnmatch` patterns of them (or Hugging Face cache snapshots of them) — enough on
+    their own. The other fields form the signature; a recipe with no signature field set is chosen by Hub id only.
+    Every signature field that is set must hold: `model_types` (config.json model_type is one of them),
+    `architectures` (one of them is listed in config.json architectures), `remote_code` (True: config.json has an
+    auto_map; False: it has none), `remote_classes` (a config.json auto_map value names one of these classes,
+    "module.Class" or "Class"), `tokens` (all are tokens of the tokenizer), `tokenizer_classes`
+    (tokenizer_config.json tokenizer_class is one of them), `files` (all exist), `text_only` (config.json has none
+    of MULTIMODAL_CONFIG_KEYS), `query_prompt` (config_sentence_transformers.json prompts["query"] is exactly this).
     """
 
     hub_ids: tuple[str, ...] = ()
     model_types: tuple[str, ...] = ()
     architectures: tuple[str, ...] = ()
     remote_code: bool | None = None
+    remote_classes: tuple[str, ...] = ()
     tokens: tuple[str, ...] = ()
+    tokenizer_classes: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
     text_only: bool | None = None
     query_prompt: str | None = None
 
     @property
     def has_signature(self) -> bool:
-        return bool(self.model_types or self.architectures or self.tokens or self.files)
+        return bool(
+            self.model_types
+            or self.architectures
+            or self.remote_classes
+            or self.tokens
+            or self.tokenizer_classes
+            or self.files
+        )
+
+    def names_hub_id(self, hub_id: str) -> bool:
+        """Whether `hub_id` is one of `hub_ids` or matches one of their patterns.
+
+        >>> Match(hub_ids=("google/siglip2-*",)).names_hub_id("google/siglip2-so400m-patch14-384")
+        True
+        """
+        from fnmatch import fnmatchcase
+
+        return any(fnmatchcase(hub_id, pattern) for pattern in self.hub_ids)
 
 
 @dataclass(frozen=True)
@@ -151,10 +172,26 @@ QWEN3_VL_RERANKER_REF: Final = Reference(
     "QwenLM/Qwen3-VL-Embedding src/models/qwen3_vl_reranker.py", "8ce3aab1fbcc", "tests/test_qwen3_vl_reference.py"
 )
 DUAL_TOWER_REF: Final = Reference(
-    "transformers 5.24.0 get_text_features / get_image_features (documented usage) + paper B.2.1 fusion",
-    "v5.24.0",
+    "transformers 5.25.0 get_text_features / get_image_features (documented usage) + paper B.2.1 fusion",
+    "v5.25.0",
     "tests/test_dual_tower_reference.py",
 )
+SIGLIP_REF: Final = Reference(
+    "google-research/big_vision configs/proj/image_text/SigLIP_demo.ipynb (tokenize max_len 64, sticky EOS, padded "
+    "with EOS, no lower-casing), models/proj/image_text/text_transformer.py (no attention mask, last position) + "
+    "transformers 5.25.0 SiglipModel get_text_features / get_image_features + paper B.2.1 fusion",
+    "0127fb6b337e",
+    "tests/test_dual_tower_reference.py",
+)
+SIGLIP2_REF: Final = Reference(
+    "google-research/big_vision configs/proj/image_text/SigLIP2_demo.ipynb (text preprocessing: lower, tok gemma, "
+    "no BOS, sticky EOS, 64), models/proj/image_text/text_transformer.py (no attention mask, last position) + "
+    "transformers 5.25.0 SiglipModel / Siglip2Model get_text_features / get_image_features + paper B.2.1 fusion",
+    "0127fb6b337e",
+    "tests/test_dual_tower_reference.py",
+)
+SIGLIP_TOKENIZERS: Final = ("SiglipTokenizer", "SiglipTokenizerFast")  # SigLIP 1: T5's sentencepiece, 32k
+SIGLIP2_TOKENIZERS: Final = ("GemmaTokenizer", "GemmaTokenizerFast", "Siglip2Tokenizer")  # SigLIP 2: Gemma's, 256k
 VLM2VEC_REF: Final = Reference(
     "TIGER-AI-Lab/VLM2Vec src/model/processor.py (process_input_text, Qwen2_VL_process_fn), src/model/model.py "
     "(MMEBModel._pooling)",
@@ -443,6 +480,15 @@ QWEN3_EMBEDDING_SIGNATURE: Final[dict[str, Any]] = {
 # benchmark instruction after the checkpoint's default task, so it refuses such a checkpoint.
 INSTRUCTION_TEMPLATE_MARKER: Final = "Instruct:"
 
+# BGE-VL's Hub config.json auto_map (FlagEmbedding research/BGE_VL: AutoModel -> modeling_MMRet_CLIP.CLIPModel)
+BGE_VL_REMOTE_CLASS: Final = "modeling_MMRet_CLIP.CLIPModel"
+EVA_CLIP_REFUSED: Final = (
+    "its authors' code (baaivision/EVA @ 5623d08bb08a EVA-CLIP/rei/eva_clip) builds the image preprocessing from "
+    "torchvision (transform.py lines 5-7) and the EVA vision tower from timm (eva_vit_model.py lines 10-13), and "
+    "torchvision cannot be installed beside transformers here; ARK §4.1 does not say which EVA-CLIP (EVA01 or "
+    "EVA02, B/L/E, 8B, 18B) it ran; the Hub checkpoints' EvaCLIPModel is remote code that transformers' CLIPModel "
+    "does not run"
+)
 TEXT_LIMIT: Final = {"max_length": ("text_config.max_position_embeddings", None)}
 
 RECIPES: Final[tuple[Recipe, ...]] = (
@@ -469,20 +515,28 @@ RECIPES: Final[tuple[Recipe, ...]] = (
     Recipe(
         "siglip",
         DUAL_TOWER,
-        options={"padding": "max_length"},
+        options={"padding": "max_length", "padding_side": "right"},
         config_options={"max_length": ("text_config.max_position_embeddings", 64)},
-        match=Match(model_types=("siglip",), remote_code=False),
-        reference=DUAL_TOWER_REF,
-        description="SigLIP (max-length padded text, no attention mask, as trained)",
+        match=Match(model_types=("siglip",), tokenizer_classes=SIGLIP_TOKENIZERS, remote_code=False),
+        reference=SIGLIP_REF,
+        description="SigLIP (its T5 tokenizer; max-length padded text at the end, no attention mask, as trained)",
     ),
     Recipe(
         "siglip2",
         DUAL_TOWER,
-        options={"padding": "max_length", "lowercase": True},
+        options={"padding": "max_length", "padding_side": "right", "lowercase": True},
         config_options={"max_length": ("text_config.max_position_embeddings", 64)},
-        match=Match(model_types=("siglip2",), remote_code=False),
-        reference=DUAL_TOWER_REF,
-        description="SigLIP-2 (lower-cased, max-length padded text, as the model card)",
+        # FixRes checkpoints say model_type siglip (the SigLIP 1 classes), NaFlex ones siglip2: Gemma's tokenizer
+        # tells SigLIP 2 from SigLIP 1 (big_vision README_siglip2.md: "the vocab size (256k) and the tokenizer")
+        match=Match(
+            hub_ids=("google/siglip2-*",),
+            model_types=("siglip", "siglip2"),
+            tokenizer_classes=SIGLIP2_TOKENIZERS,
+            remote_code=False,
+        ),
+        reference=SIGLIP2_REF,
+        description="SigLIP 2, FixRes or NaFlex (A-Z lower-cased, padded at the end to 64, no attention mask, as "
+        "big_vision feeds it)",
     ),
     Recipe(
         "metaclip-2",
@@ -512,12 +566,20 @@ RECIPES: Final[tuple[Recipe, ...]] = (
         description="jina-clip-v2 (remote code)",
     ),
     Recipe(
+        "bge-vl-clip-folder",
+        DUAL_TOWER,
+        match=Match(model_types=("clip",), remote_classes=(BGE_VL_REMOTE_CLASS,)),
+        refused="a folder whose config.json auto_map loads BGE-VL's remote CLIPModel (modeling_MMRet_CLIP.py) is "
+        "run only as the checkpoint it copies, since its remote code file is not the one the fixture proves: "
+        "--model bge-vl-base (or bge-vl-large) --model-path DIR, or --recipe bge-vl-clip",
+        description="a local copy of BGE-VL-CLIP (its remote code named by auto_map)",
+    ),
+    Recipe(
         "eva-clip",
         DUAL_TOWER,
-        match=Match(model_types=("clip",), remote_code=True),
-        refused="EVA-CLIP's config says model_type clip, but its auto_map loads remote code (EvaCLIPModel: EVA "
-        "vision tower, rotary embeddings) that transformers' CLIPModel does not run, and no fixture proves that code",
-        description="EVA-CLIP (remote code behind model_type clip)",
+        match=Match(model_types=("clip",), remote_classes=("EvaCLIPModel",)),
+        refused=EVA_CLIP_REFUSED,
+        description="EVA-CLIP (remote code EvaCLIPModel behind model_type clip)",
     ),
     # --- text embedders with their own query prompts (ARK §4.1 caption-then-embed) -------------------------
     Recipe(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
 from model_adapters.models import plugins
+from model_adapters.models.dependencies import require_loadable
 from model_adapters.models.family_table import FAMILIES as FAMILIES
 from model_adapters.models.family_table import TINY as TINY
 from model_adapters.models.family_table import Family, Loader, check_options, family_of
@@ -23,7 +24,7 @@ from triad_dataset.contract.errors import TriadError
 
 # Bump when an adapter changes what it feeds a model or how it pools: cached vectors of older versions are ignored.
 # docs/runner.md "The embedding cache" says what each version changed.
-ADAPTER_VERSION: Final = "3"
+ADAPTER_VERSION: Final = "4"
 
 
 @dataclass(frozen=True)
@@ -476,6 +477,7 @@ def load_encoder(
         runtime: what the run gives an API family: its response store and `offline`. Never part of the identity.
     """
     load = _loader(entry)
+    require_loadable(entry)
     return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype, **runtime)
 
 
@@ -484,6 +486,7 @@ def load_reranker(
 ) -> Any:
     """Load the entry's pairwise scorer, a `Reranker`, on `device`."""
     load = _loader(entry, reranker=True)
+    require_loadable(entry)
     return load(entry, resolve_path(entry, model_path), device=device, dtype=dtype or entry.dtype)
 
 

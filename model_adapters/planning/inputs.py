@@ -65,6 +65,19 @@ def join_instruction(instruction: str | None, text: str) -> str:
     return INSTRUCTION_JOIN.format(instruction=instruction, text=text)
 
 
+ASCII_LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def ascii_lower(text: str) -> str:
+    """The text with A-Z lower-cased and every other character kept, as big_vision's `lower` op does (TensorFlow's
+    `tf.strings.lower` with its default encoding '', i.e. ASCII), the one SigLIP 2's authors apply.
+
+    >>> ascii_lower("Éclair IN Paris")
+    'Éclair in paris'
+    """
+    return text.translate(ASCII_LOWER)
+
+
 def _split_reference(text: str) -> tuple[str, str] | None:
     """(reference attributes, user part starting at "User ...") or None when the text has no reference part."""
     if not text.startswith(REFERENCE_PREFIX):

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
-from model_adapters.planning.inputs import join_instruction
+from model_adapters.planning.inputs import ascii_lower, join_instruction
 from model_adapters.protocol import ModelInput
 
 TOKENIZE_CHUNK: Final = 1024
@@ -33,7 +33,7 @@ class TextLimit:
     def model_text(self, item: ModelInput) -> str:
         """The text the encoder tokenizes for one input ("" when it has none: nothing to cut)."""
         text = join_instruction(item.instruction, item.text)
-        return text.lower() if self.lowercase else text
+        return ascii_lower(text) if self.lowercase else text
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         """Untruncated token counts (special tokens included), as the encoder's tokenizer call would see them."""

@@ -57,7 +57,7 @@ def write_validated(
     """Write the folder with its card and audit; abort (TriadError, nothing written) if the validator objects."""
     from triad_dataset.contract.errors import TriadError
     from triad_dataset.contract.features import features_for
-    from triad_dataset.folder.card import render_card
+    from triad_dataset.folder.card import licence_text, render_card
     from triad_dataset.folder.io import write_folder
     from triad_dataset.folder.validate import validate_folder
 
@@ -75,7 +75,16 @@ def write_validated(
             )
 
     features = {c: features_for(c) for c in tables}
-    path = write_folder(out_dir, tables, features=features, card=card, audit=audit, overwrite=overwrite, check=check)
+    path = write_folder(
+        out_dir,
+        tables,
+        features=features,
+        card=card,
+        audit=audit,
+        overwrite=overwrite,
+        check=check,
+        licence=licence_text(edition),
+    )
     return path, audit
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 from triad_dataset.contract import names
 from triad_dataset.contract.errors import TriadError
@@ -171,12 +172,18 @@ def scale_folder(
         },
     )
     card_path = src_dir / folder.CARD_NAME
-    body = folder.split_front_matter(card_path.read_text(encoding="utf-8"))[1] if card_path.is_file() else ""
+    meta, body = folder.split_front_matter(card_path.read_text(encoding="utf-8")) if card_path.is_file() else ({}, "")
+    kept = {k: v for k, v in meta.items() if k.startswith("license") or k in ("language", "task_categories", "tags")}
+    front = f"---\n{yaml.safe_dump(kept, sort_keys=False, allow_unicode=True)}---\n\n" if kept else ""
     card = (
-        f"# Pool-scaled TRIAD constraints subsets ({audit['pool_scaling']['size']} candidates)\n\n"
+        f"{front}# Pool-scaled TRIAD constraints subsets ({audit['pool_scaling']['size']} candidates)\n\n"
         "Built by `triad_dataset.editions.pool_scaling` (paper Appendix A.5): each query keeps its original 1,000 "
         "candidates and appends products that fail the complete positive rule, in a fixed order seeded with "
         f"{seed}; pools of different sizes are nested.\n\n{body}"
     )
+    licence_path = src_dir / folder.LICENSE_NAME  # the source's licences apply to every item it copies
+    licence = licence_path.read_text(encoding="utf-8") if licence_path.is_file() else None
     features = {c: features_for(c) for c in tables}
-    return folder.write_folder(out_dir, tables, features=features, card=card, audit=audit, overwrite=overwrite)
+    return folder.write_folder(
+        out_dir, tables, features=features, card=card, audit=audit, overwrite=overwrite, licence=licence
+    )

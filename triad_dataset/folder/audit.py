@@ -11,19 +11,18 @@ positives/siblings per query (A.1: 1.77 positives and 9.05 siblings for I2C, 5 a
 ...          "positive_ids": ["a"], "profile": None, "session_type": None, "num_turns": None}]
 >>> summarize({"abstraction_i2c": rows})["abstraction_i2c"]["mean_per_role"]
 {'positive': 1.0, 'sibling': 1.0, 'random': 1.0}
->>> random_ap(3, 1), random_ap(2, 2)  # (1 + 1/2 + 1/3) / 3; every ordering is perfect
-(0.611111111111111, 1.0)
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from triad_dataset.contract import names as n
+from triad_dataset.contract.chance import random_ap, random_map  # noqa: F401  (random_map: re-exported for its callers)
 from triad_dataset.contract.schema import DomainSchema, schemas_from_audit
 from triad_dataset.folder import io as folder
 
@@ -64,31 +63,6 @@ PAPER_CONDITIONS_PER_1000 = {"P": 1050, "N": 900}
 PAPER_SAME_POSITIVES = {c: v for c, v in zip(n.SAME_CONFIGS, (2.042, 5.156), strict=True)}
 PAPER_TRAP_FLAGS_PER_QUERY = {c: v for c, v in zip(n.STATE_CONFIGS, (2.249, 3.342), strict=True)}
 SCHEMA_ROLE_HEADERS = {"constraint": "constraint", "modifiable": "modifiable", "non_constraint_hard": "preserved"}
-
-
-def random_ap(n_candidates: int, n_positives: int) -> float:
-    """Exact expected AP of a uniformly random ranking of `n_candidates` with `n_positives` (paper eq. 2 with one
-    tie group): (1/n) * sum_j (1 + (j-1)(m-1)/(n-1)) / j = (H_n + (m-1)(n-H_n)/(n-1)) / n."""
-    n_c, m = int(n_candidates), int(n_positives)
-    if m < 1 or n_c < m:
-        raise ValueError(f"random_ap needs 1 <= positives <= candidates, got {m} of {n_c}")
-    if n_c == 1:
-        return 1.0
-    harmonic = float(sum(1.0 / j for j in range(1, n_c + 1)))
-    return (harmonic + (m - 1) * (n_c - harmonic) / (n_c - 1)) / n_c
-
-
-def random_map(shapes: Iterable[tuple[int, int]]) -> float:
-    """Chance mAP: the mean `random_ap` over queries given as (pool size, positives); a query without a positive
-    counts 0, as in AP. Each distinct shape is computed once (pools repeat a few shapes).
-
-    >>> round(random_map([(3, 1), (3, 1), (4, 0)]), 4)
-    0.4074
-    """
-    counts = Counter((int(c), int(p)) for c, p in shapes)
-    total = sum(k * random_ap(c, p) for (c, p), k in counts.items() if p > 0)
-    n = sum(counts.values())
-    return total / n if n else 0.0
 
 
 def _mean(total: float, count: int) -> float:

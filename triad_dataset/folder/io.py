@@ -4,6 +4,7 @@ Layout::
 
     <dir>/README.md        dataset card; YAML front matter lists every config (`configs:`) and its features
     <dir>/audit.json       the build audit ("benchmark": "triad" | "ark", "pool_size", figures per config)
+    <dir>/LICENSE.md       the licences of the folder's contents, when the builder gives them (the card links it)
     <dir>/data/<config>/test-<hash12>-00000-of-00001.parquet
 
 `hash12` is the first 12 hex digits of the sha256 of the shard's bytes. `datasets` caches a local folder by its
@@ -45,6 +46,17 @@ from triad_dataset.contract.errors import TriadError
 
 CARD_NAME = "README.md"
 AUDIT_NAME = "audit.json"
+LICENSE_NAME = "LICENSE.md"  # the card's `license_link` when its licence is `other`
+# The Hub's size categories of a dataset card (huggingface_hub DatasetCardData), by their upper bound on rows.
+SIZE_CATEGORIES: tuple[tuple[float, str], ...] = (
+    (1e3, "n<1K"),
+    (1e4, "1K<n<10K"),
+    (1e5, "10K<n<100K"),
+    (1e6, "100K<n<1M"),
+    (1e7, "1M<n<10M"),
+    (1e8, "10M<n<100M"),
+    (1e9, "100M<n<1B"),
+)
 DATA_DIR = "data"
 Benchmark = Literal["triad", "ark"]
 BENCHMARKS: tuple[Benchmark, ...] = ("triad", "ark")
@@ -185,16 +197,27 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     return {}, text
 
 
+def size_category(rows: int) -> str:
+    """The Hub's `size_categories` value for a dataset of `rows` rows in all.
+
+    >>> size_category(999), size_category(1000), size_category(14_502), size_category(10**9)
+    ('n<1K', '1K<n<10K', '10K<n<100K', '1B<n<10B')
+    """
+    return next((label for bound, label in SIZE_CATEGORIES if rows < bound), "1B<n<10B")
+
+
 def card_with_configs(
     card: str, shards: Mapping[str, str], features: Mapping[str, Any], counts: Mapping[str, tuple[int, int]]
 ) -> str:
-    """The README text: the card's own front matter plus `configs:` and `dataset_info:` for every shard."""
+    """The README text: the card's own front matter, `size_categories` from the rows of every config, and
+    `configs:` and `dataset_info:` for every shard."""
     from datasets.info import DatasetInfo, DatasetInfosDict
     from datasets.splits import SplitDict, SplitInfo
     from huggingface_hub import DatasetCardData
 
     meta, body = split_front_matter(card)
     meta = {k: v for k, v in meta.items() if k not in ("configs", "dataset_info")}
+    meta["size_categories"] = [size_category(sum(rows for rows, _ in counts.values()))]
     infos = {}
     for config in shards:
         splits = SplitDict()
@@ -232,7 +255,12 @@ def _check_target(out_dir: Path, overwrite: bool) -> None:
 
 
 def _write_files(
-    tmp: Path, tables: Mapping[str, Sequence[Mapping]], features: Mapping[str, Any], card: str, audit: Mapping[str, Any]
+    tmp: Path,
+    tables: Mapping[str, Sequence[Mapping]],
+    features: Mapping[str, Any],
+    card: str,
+    audit: Mapping[str, Any],
+    licence: str | None,
 ) -> None:
     shards: dict[str, str] = {}
     counts: dict[str, tuple[int, int]] = {}
@@ -245,6 +273,8 @@ def _write_files(
         shards[config], counts[config] = shard, (len(tables[config]), num_bytes)
     (tmp / CARD_NAME).write_text(card_with_configs(card, shards, features, counts), encoding="utf-8")
     (tmp / AUDIT_NAME).write_text(json.dumps(audit, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if licence is not None:
+        (tmp / LICENSE_NAME).write_text(licence.rstrip() + "\n", encoding="utf-8")
 
 
 def check_output_dir(out_dir: str | os.PathLike, overwrite: bool) -> None:
@@ -261,6 +291,7 @@ def write_folder(
     audit: Mapping[str, Any],
     overwrite: bool = False,
     check: Callable[[Path], None] | None = None,
+    licence: str | None = None,
 ) -> Path:
     """Write a dataset folder into a temporary sibling, then rename it to `out_dir` (nothing half-written).
 
@@ -269,7 +300,8 @@ def write_folder(
     `card` is the card's markdown (it may start with YAML front matter; `configs:` and `dataset_info:` are added).
     An existing `out_dir` is a TriadError unless `overwrite`; even then only an empty folder or a dataset folder
     (one with audit.json) is replaced. `check(tmp_dir)`, when given, runs on the finished temporary folder before
-    the rename; whatever it raises aborts the write and leaves `out_dir` as it was.
+    the rename; whatever it raises aborts the write and leaves `out_dir` as it was. `licence`, when given, is written
+    as LICENSE.md, the file a card with `license: other` names in `license_link`.
     """
     out_dir = Path(out_dir)
     missing = [c for c in tables if c not in features]
@@ -282,7 +314,7 @@ def write_folder(
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
     trash = None
     try:
-        _write_files(tmp, tables, features, card, audit)
+        _write_files(tmp, tables, features, card, audit, licence)
         if check is not None:
             check(tmp)
         _check_target(out_dir, overwrite)  # it may have appeared while we were writing

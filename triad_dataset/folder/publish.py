@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from triad_dataset.contract.errors import TriadError
-from triad_dataset.folder.io import AUDIT_NAME, CARD_NAME, DATA_DIR
+from triad_dataset.folder.io import AUDIT_NAME, CARD_NAME, DATA_DIR, LICENSE_NAME
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 TOKEN_HELP = "log in with `hf auth login` or set HF_TOKEN"
@@ -27,6 +27,8 @@ def upload_plan(directory: str | os.PathLike) -> list[tuple[str, int]]:
     missing = [p.name for p in files[:2] if not p.is_file()]
     if missing or len(files) == 2:
         raise TriadError(f"{root}: not a built dataset folder (missing {', '.join(missing) or 'data/*.parquet'})")
+    if (root / LICENSE_NAME).is_file():
+        files.insert(0, root / LICENSE_NAME)  # sorted: "LICENSE.md" < "README.md"
     return [(p.relative_to(root).as_posix(), p.stat().st_size) for p in files]
 
 
