@@ -38,7 +38,8 @@ test-fast: setup
 
 # the inner loop: metrics, the dataset contracts, the Space's checks, the layer and cache-key checks and every
 # package's doctests, without torch (the session fails if it is imported). Left out: the two evaluate module scripts
-# (evaluate imports transformers and torch) and the one doctest that builds a torch tensor. Timings: CONTRIBUTING.md.
+# (evaluate imports transformers and torch) and the doctests that import torch (tests/import_guard.py deselects
+# them). Timings: CONTRIBUTING.md.
 UNIT_TESTS := $(addprefix tests/test_,$(addsuffix .py,\
   metrics_core metrics_scoring metrics_stats metrics_paper_diagnostics metrics_trec_eval columnar_scoring \
   names features schema_roles validate folder same state constraints ark_validate ark_importer \
@@ -47,9 +48,7 @@ UNIT_TESTS := $(addprefix tests/test_,$(addsuffix .py,\
 UNIT_DOCTESTS := metrics triad_dataset ark_dataset model_adapters spaces_app triad_cli
 test-unit: setup
 	$(PY) -m pytest -m "not slow and not browser" -p tests.import_guard --forbid-imports torch \
-	  --ignore=metrics/triad_map --ignore=metrics/ark_retrieval \
-	  --deselect model_adapters/families/bidirectional_llama.py::model_adapters.families.bidirectional_llama.pooled_mask \
-	  $(UNIT_TESTS) $(UNIT_DOCTESTS)
+	  --ignore=metrics/triad_map --ignore=metrics/ark_retrieval $(UNIT_TESTS) $(UNIT_DOCTESTS)
 
 # the mini editions, minilm on TRIAD, its report, the board seeded (times: README, Quick start); OCR=1 (or
 # `make demo-ocr`) adds ARK over OCR captions, slow the first time and cached afterwards

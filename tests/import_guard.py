@@ -1,11 +1,13 @@
 """A pytest plugin for `make test-unit`: `-p tests.import_guard --forbid-imports torch` fails a session that imports torch.
 
-It names the test, or the collection step, during which each forbidden module was first imported. It checks the
-process it runs in, so run it without pytest-xdist.
+It names the test, or the collection step, during which each forbidden module was first imported. A doctest whose
+examples import a forbidden module is deselected: `make test` runs it. The plugin checks the process it runs in, so
+run it without pytest-xdist.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 
 import pytest
@@ -37,6 +39,22 @@ def pytest_configure(config: pytest.Config) -> None:
     names = {n.strip() for n in config.getoption("--forbid-imports").split(",") if n.strip()}
     if names:
         _WATCH.append(ImportWatch(names))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the doctests whose examples import a forbidden module."""
+    if not _WATCH:
+        return
+    names = "|".join(re.escape(name) for name in sorted(_WATCH[0].names))
+    imports = re.compile(rf"^\s*(import|from)\s+({names})\b", re.M)
+    kept, dropped = [], []
+    for item in items:
+        test = getattr(item, "dtest", None)  # a DoctestItem's doctest.DocTest
+        uses = test is not None and any(imports.search(example.source) for example in test.examples)
+        (dropped if uses else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
