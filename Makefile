@@ -10,7 +10,7 @@ export TOKENIZERS_PARALLELISM := false
 STAMP := .make/setup$(subst /,_,$(abspath $(PY))).stamp
 DEMO_DIR ?= demo_output
 
-.PHONY: setup test test-fast demo demo-ocr lint bench artifacts
+.PHONY: setup test test-fast test-unit demo demo-ocr lint bench artifacts
 setup: $(STAMP)
 $(STAMP): setup.cfg constraints.txt scripts/setup_machine.sh $(filter $(VENV_PY),$(PY))
 	PY=$(PY) scripts/setup_machine.sh
@@ -27,13 +27,28 @@ lint: setup
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 
+# the whole suite; the 20 slowest tests are listed so that a new slow one shows up in CI
 test: setup
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=20
 	$(PY) scripts/check_artifacts.py
 
 # the suite without the slow and browser tests, spread over every core (pytest-xdist)
 test-fast: setup
 	$(PY) -m pytest -m "not slow and not browser" -n auto
+
+# the inner loop: metrics, the dataset contracts, the Space's checks, the layer and cache-key checks and every
+# package's doctests, without torch (the session fails if it is imported). Left out: the two evaluate module scripts
+# (evaluate imports transformers and torch) and the doctests that import torch (tests/import_guard.py deselects
+# them). Timings: CONTRIBUTING.md.
+UNIT_TESTS := $(addprefix tests/test_,$(addsuffix .py,\
+  metrics_core metrics_scoring metrics_stats metrics_paper_diagnostics metrics_trec_eval columnar_scoring \
+  names features schema_roles validate folder same state constraints ark_validate ark_importer \
+  space_validation space_names space_hostile space_scoring space_reproduction space_markers space_storage space_db \
+  import_graph private_names cache_keys))
+UNIT_DOCTESTS := metrics triad_dataset ark_dataset model_adapters spaces_app triad_cli
+test-unit: setup
+	$(PY) -m pytest -m "not slow and not browser" -p tests.import_guard --forbid-imports torch \
+	  --ignore=metrics/triad_map --ignore=metrics/ark_retrieval $(UNIT_TESTS) $(UNIT_DOCTESTS)
 
 # the mini editions, minilm on TRIAD, its report, the board seeded (times: README, Quick start); OCR=1 (or
 # `make demo-ocr`) adds ARK over OCR captions, slow the first time and cached afterwards

@@ -1,4 +1,4 @@
-"""ARK gallery-wide ranking (issue 6): a 5,000-item gallery x 100 queries from cached vectors, and encoder calls
+"""ARK gallery-wide ranking: a 5,000-item gallery x 100 queries from cached vectors, and encoder calls
 equal distinct items on the ARK mini edition.
 
     python benchmarks/bench_ark_ranking.py

@@ -14,7 +14,7 @@ stayed below it); each is compared with a named alternative measured in the same
 
     python3 benchmarks/bench_build_abstraction.py [--classes 16000] [--queries 1000] [--keep DIR]
 
-Target (issue 2): each paper-size subset in under 5 minutes and 4 GiB on 2 cores.
+Target: each paper-size subset in under 5 minutes and 4 GiB on 2 cores.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Paper-size constraints + state build: time and peak memory per stage (issue 2 "Performance").
+"""Paper-size constraints + state build: time and peak memory per stage.
 
 Builds 1,000 constraints queries and their 1,000 state dialogues with 1,000-candidate pools (plus the 500 Same
 queries and the corpus) from a synthetic 13,000-item catalog, stage by stage, then compares the vectorised

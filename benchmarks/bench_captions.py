@@ -1,4 +1,4 @@
-"""OCR captions (issue 12): seconds per image of the `ocr` captioner on ARK mini gallery images, against a cached
+"""OCR captions: seconds per image of the `ocr` captioner on ARK mini gallery images, against a cached
 `triad caption` re-run over the same folder (which reads the caption cache and does no OCR).
 
     python benchmarks/bench_captions.py --data demo_output/ark [--cache-dir DIR] [--sample 8]
@@ -24,7 +24,7 @@ def bench_ocr(data: str, sample: int) -> dict[str, float]:
     """Seconds per image of OCR on the first `sample` gallery images of every subtype (engine already loaded)."""
     from model_adapters.captioners import registry
     from model_adapters.captioners.caption import collect_images
-    from model_adapters.runner import select_configs
+    from model_adapters.planning.configs import select_configs
 
     captioner = registry.load(registry.get_entry("ocr"))
     captioner.caption([collect_images(data, select_configs(data, "ark", "all")[:1])[0].data])  # warm-up

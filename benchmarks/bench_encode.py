@@ -1,4 +1,4 @@
-"""The runner's encode phase against the bare model on the same inputs, same batch size and threads (issue 24).
+"""The runner's encode phase against the bare model on the same inputs, same batch size and threads.
 
 1. `minilm` (real weights) on every config of a TRIAD mini edition: the runner's `encode_items` (token-count order,
    tokenization prepared ahead on a thread, cache writes off the main thread) with torch float32, with ONNX Runtime
@@ -9,7 +9,7 @@
    (`time.process_time`, every thread of the side's process, over the same span as the wall time) with the ratio of
    the medians: on a shared machine the CPU-second ratio is the one to trust. With `--baseline DIR` (a checkout of
    an older commit) its runner is a further side. Padded tokens per item (what the batches computed, / the items) for the runner's order, the order before
-   issue 24 (text length) and bare sentence-transformers' order, from minilm's tokenizer.
+   the overlapped encode pipeline (text length) and bare sentence-transformers' order, from minilm's tokenizer.
 2. Tiny CLIP and tiny Qwen3-VL (random weights, real architecture classes) on `--images` inputs with 800x600 JPEGs:
    the runner's `encode_items` against the pipeline limit, the slower of (a) the bare forward on ready tensors and
    (b) the preprocessing (decode, resize, tokenize: the encoder's `prepare`) alone on every core; in-process. On a
@@ -144,7 +144,7 @@ def padding_table(texts: list[str], roles: list[str]) -> dict[str, float]:
     return {
         "tokens_per_item": round(sum(lengths) / len(texts), 2),
         "runner, token count (this commit)": per_item(sorted(idx, key=lambda i: (lengths[i], i)), True),
-        "runner, text length (before issue 24)": per_item(sorted(idx, key=lambda i: (len(texts[i]), i)), True),
+        "runner, text length (before token buckets)": per_item(sorted(idx, key=lambda i: (len(texts[i]), i)), True),
         "bare sentence-transformers (text length, one call)": per_item(
             sorted(idx, key=lambda i: -len(texts[i])), False
         ),

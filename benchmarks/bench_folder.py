@@ -1,4 +1,4 @@
-"""Dataset folder I/O (issue 2): writing, reading and validating a paper-size constraints pair.
+"""Dataset folder I/O: writing, reading and validating a paper-size constraints pair.
 
 A synthetic paper-size pair is written (a 13,000-product corpus with 60 KB pictures, and two 1,000-query configs with
 1,000-candidate pools) and compared with the alternatives measured in the same run:

@@ -1,4 +1,4 @@
-"""Runner benchmarks (issue 4): distinct items vs pool slots, cached re-run, scoring 1,000 x 1,000, minilm items/s.
+"""Runner benchmarks: distinct items vs pool slots, cached re-run, scoring 1,000 x 1,000, minilm items/s.
 
     python benchmarks/bench_runner.py [--data DIR] [--limit N] [--skip-minilm-run]
 
@@ -50,8 +50,8 @@ def find_data(arg: str | None, tmp: str) -> tuple[str, str]:
 
 
 def bench_distinct(data: str, limit: int | None) -> str:
+    from model_adapters.planning.configs import select_configs
     from model_adapters.planning.plan import plan_triad
-    from model_adapters.runner import select_configs
 
     configs = select_configs(data, "triad", "all")
     rows = []

@@ -1,4 +1,4 @@
-"""Scaling of `triad run` and of the Space's rescoring with the number of pool slots (issue 16).
+"""Scaling of `triad run` and of the Space's rescoring with the number of pool slots.
 
 Builds synthetic TRIAD folders (every task config, 1,000-candidate pools, random image bytes) at 1x, 3x and 10x the
 mini edition's 1,121,120 pool slots and at the paper's 9,009,000, runs the runner's phases with a model-free hashed
@@ -163,10 +163,11 @@ def measure(data: str, out: str) -> dict:
     import tqdm.auto  # noqa: F401
 
     from metrics import columnar, scoring
+    from model_adapters.models.selection import resolve_model
     from model_adapters.planning.plan import plan_triad, release_arrow_memory
     from model_adapters.ranks import rank_plan
-    from model_adapters.run_encoder import RunEncoder
-    from model_adapters.runner import RunConfig, resolve_model
+    from model_adapters.run.config import RunConfig
+    from model_adapters.run.encoder import RunEncoder
     from model_adapters.testing import HashedEncoder
     from model_adapters.vectors import distributed
     from model_adapters.vectors.plan_vectors import EncodeSettings, encode_plan

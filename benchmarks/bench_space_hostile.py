@@ -5,9 +5,9 @@ reads the process's resident memory (/proc/self/statm) every 2 ms, and the figur
 memory just before the call ("over idle").
 
 - hostile: two ~2 KB dictionary-encoded parquet files, each declaring 10^7 candidate ids in one ranking (the
-  attack of issue 11), inside an otherwise valid six-subset submission; bound: +200 MiB over idle;
+  hostile-submitter attack), inside an otherwise valid six-subset submission; bound: +200 MiB over idle;
 - valid, paper size: a correct six-subset submission of 6 x 1,000 queries x 1,000 candidates, scored with every
-  diagnostic and interval; bound: 500 MiB over idle per submission in progress (issue 16);
+  diagnostic and interval; bound: 500 MiB over idle per submission in progress;
 - the named alternative, measured in the same run: materializing one hostile file the way the Space used to
   (`ParquetFile.read` + `to_pylist`).
 

@@ -1,5 +1,5 @@
 """Two runs' rankings, query by query: identical, different only where candidates' scores differ by < `--tol`
-(float noise of another batching reorders near-ties), or different (issue 24's check that bucketing changes nothing).
+(float noise of another batching reorders near-ties), or different (the check that token bucketing changes nothing).
 
 A query's rankings agree up to near-ties when, walking run B's order, no candidate is followed by one that run A
 scores more than `tol` higher. Also printed: the largest score difference of one candidate between the two runs,

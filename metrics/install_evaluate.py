@@ -1,11 +1,12 @@
-"""Make `evaluate.load("triad-benchmark/triad_map")` / `evaluate.load("triad-benchmark/ark_retrieval")` work offline.
+"""Makes `evaluate.load("triad-benchmark/triad_map")` and `.../ark_retrieval` work offline.
 
-`evaluate.load("NS/name")` is a community module: evaluate asks the Hub for the Space `NS/name`, and when that fails
-(offline) falls back to the newest cached copy in its modules cache:
+`evaluate.load("NS/name")` loads a community module: evaluate asks the Hub for the Space `NS/name`, and when that
+fails offline it falls back to the newest cached copy in its modules cache:
 `$HF_MODULES_CACHE/evaluate_modules/metrics/NS--<name>/<hash>/<name>.py`. This installer writes our module scripts
-into exactly that place, under the namespace `NAMESPACE` (never `evaluate-metric`, the namespace of Hugging Face's
-own metrics), with evaluate's own cache writer (the function a Hub download uses). Run it again after changing a
-module: the newest copy wins.
+into that place under the namespace `NAMESPACE`, never `evaluate-metric`, the namespace of Hugging Face's own
+metrics. The copy is named by evaluate's own `files_to_hash`. Run it again after changing a module: the newest copy
+wins. The layout is evaluate 0.4's, the range setup.cfg allows, and `tests/test_metrics_evaluate.py` loads the
+modules through it.
 
     python -m metrics.install_evaluate              # then, offline:
     HF_EVALUATE_OFFLINE=1 python -c 'import evaluate; print(evaluate.load("triad-benchmark/triad_map").name)'
@@ -19,6 +20,7 @@ A path needs no install: `evaluate.load(module_path("triad_map"))` works from an
 from __future__ import annotations
 
 import argparse
+import shutil
 from pathlib import Path
 
 MODULES: tuple[str, ...] = ("triad_map", "ark_retrieval")
@@ -34,26 +36,26 @@ def module_path(name: str) -> str:
 
 
 def install(modules_cache: str | None = None) -> list[str]:
-    """Copy every module script (and its card) into evaluate's modules cache; returns the installed script paths.
+    """Copy every module script and its card into evaluate's modules cache and return the scripts' paths.
 
-    ``modules_cache`` defaults to evaluate's own setting (``$HF_MODULES_CACHE``, else ~/.cache/huggingface/modules).
+    Args:
+        modules_cache: evaluate's modules cache, by default its own setting, `$HF_MODULES_CACHE`, else
+            ~/.cache/huggingface/modules.
     """
-    from evaluate.loading import DownloadMode, _create_importable_file, init_dynamic_modules
+    from evaluate.loading import files_to_hash, init_dynamic_modules
 
-    dynamic_modules_path = init_dynamic_modules(hf_modules_cache=modules_cache)
+    metrics_dir = Path(init_dynamic_modules(hf_modules_cache=modules_cache)) / "metrics"
     installed = []
     for name in MODULES:
-        folder = Path(module_path(name))
-        module, _ = _create_importable_file(
-            local_path=str(folder / f"{name}.py"),
-            local_imports=[],
-            additional_files=[("README.md", str(folder / "README.md"))],
-            dynamic_modules_path=dynamic_modules_path,
-            module_namespace="metrics",
-            name=f"{NAMESPACE}/{name}",
-            download_mode=DownloadMode.REUSE_DATASET_IF_EXISTS,
-        )
-        installed.append(str(Path(dynamic_modules_path).parent / Path(*module.split("."))) + ".py")
+        script = Path(module_path(name)) / f"{name}.py"
+        module_dir = metrics_dir / f"{NAMESPACE}--{name}"
+        copy_dir = module_dir / files_to_hash([str(script)])
+        copy_dir.mkdir(parents=True, exist_ok=True)
+        for package in (metrics_dir, module_dir, copy_dir):
+            (package / "__init__.py").touch()
+        shutil.copyfile(script.with_name("README.md"), copy_dir / "README.md")
+        shutil.copyfile(script, copy_dir / script.name)  # written last: its time makes it the newest copy
+        installed.append(str(copy_dir / script.name))
     return installed
 
 

@@ -12,11 +12,11 @@ writers, kept out of the product code paths; their entries come in through the `
 - `model_adapters.models.registry`: one declarative `ModelEntry` per model; `get_entry`, `load_encoder`, `load_reranker`;
   installed packages add entries through the `triad.models` entry-point group.
 - `model_adapters.models.identity`: `ModelIdentity`, what every output and the cache name a model by.
-- `model_adapters.models.resolve`: registry name / Hub id / folder / Python encoder -> identity + loader.
+- `model_adapters.models.resolve`: registry name / Hub id / folder / Python encoder -> a `ResolvedModel`.
 - `model_adapters.planning.inputs`: docs/protocol.md §3 model inputs from rows, the query-side input variants, input keys.
 - `model_adapters.vectors.cache`: the on-disk embedding cache.
 - `model_adapters.ranks.ranking`: batched pool / gallery ranking and the rerank splice.
-- `model_adapters.runner`: `run(RunConfig) -> dict`. See docs/runner.md.
+- `model_adapters.runner`: `run(RunConfig) -> dict`, the public path to `model_adapters/run/`. See docs/runner.md.
 """
 
 from __future__ import annotations

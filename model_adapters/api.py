@@ -32,7 +32,8 @@ def evaluate(
     `score_pairs` or a registry name / Hub id / folder. Other keywords are `RunConfig` fields (limit, batch_size,
     cache_dir, no_cache, variant, device, quiet, ...). `out` defaults to a new temporary folder.
     """
-    from model_adapters.runner import RunConfig, run
+    from model_adapters.run.config import RunConfig
+    from model_adapters.run.runner import run
 
     own = not isinstance(model, str) or ":" in model
     own_reranker = reranker is not None and (not isinstance(reranker, str) or ":" in reranker)

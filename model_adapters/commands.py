@@ -158,7 +158,7 @@ def run_config(args: argparse.Namespace) -> Any:
     """The `RunConfig` of parsed `triad run` arguments: each field from the option of its name, except three."""
     from dataclasses import fields
 
-    from model_adapters.run_config import RunConfig
+    from model_adapters.run.config import RunConfig
     from model_adapters.vectors.checks import SAMPLE_SIZE
 
     renamed = {
@@ -171,7 +171,7 @@ def run_config(args: argparse.Namespace) -> Any:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from model_adapters.runner import run
+    from model_adapters.run.runner import run
 
     output_folder(args.out)  # before anything is loaded or encoded
     cfg = run_config(args)

@@ -1,4 +1,4 @@
-"""Check that the project's artifacts work outside the repository (issue 14, item 3).
+"""Check that the project's artifacts work outside the repository.
 
     python scripts/check_artifacts.py [--work DIR] [--skip-run]
 

@@ -29,8 +29,7 @@ PACKAGES: tuple[str, ...] = ("triad_dataset", "ark_dataset", "metrics", "model_a
 # The project's order, lowest first: triad_dataset's pipeline stages (its subpackages: contract -> sources and
 # folder -> tracks -> editions -> its commands), then the other parts, each with its own commands on top of it;
 # the `triad` dispatcher (triad_cli) sits above every part. The prefixes of one tuple form one layer
-# (`triad_dataset` itself: its __init__ and data/). `triad_dataset.cli` is the alias `python -m triad_dataset.cli`
-# of the dispatcher, a three-line forward to triad_cli.main: it belongs to the dispatcher's layer.
+# (`triad_dataset` itself: its __init__ and data/).
 DEFAULT_LAYERS: tuple[tuple[str, ...], ...] = (
     ("triad_dataset", "triad_dataset.contract"),
     ("triad_dataset.sources", "triad_dataset.folder"),
@@ -42,7 +41,7 @@ DEFAULT_LAYERS: tuple[tuple[str, ...], ...] = (
     ("metrics",),
     # model_adapters' stages of a run, lowest first; the package itself (re-exporting `evaluate`), `api` and
     # `testing` sit on top of them, then its commands.
-    ("model_adapters.protocol",),
+    ("model_adapters.protocol", "model_adapters.atomic"),
     ("model_adapters.planning",),
     ("model_adapters.families",),
     # the testing package's tiny models sit on the families they run; their entries and captioners on top
@@ -51,28 +50,27 @@ DEFAULT_LAYERS: tuple[tuple[str, ...], ...] = (
     ("model_adapters.generation",),
     ("model_adapters.models",),
     ("model_adapters.ranks",),
-    # what a run is made of: its settings, memo, models and encoder, results.json and console output
+    ("model_adapters.results",),
+    # what a run is made of: its settings, memo, models and encoder, results.json and console output, then the Run
     (
-        "model_adapters.run_config",
-        "model_adapters.run_clock",
-        "model_adapters.run_memo",
-        "model_adapters.run_encoder",
-        "model_adapters.results",
-        "model_adapters.console",
+        "model_adapters.run.config",
+        "model_adapters.run.clock",
+        "model_adapters.run.memo",
+        "model_adapters.run.encoder",
+        "model_adapters.run.results_json",
+        "model_adapters.run.console",
     ),
-    ("model_adapters.runner",),
+    ("model_adapters.run", "model_adapters.run.runner"),
     ("model_adapters.captioners",),
     ("model_adapters.mocks.entries", "model_adapters.mocks.tiny_captioners"),
-    ("model_adapters", "model_adapters.api", "model_adapters.testing"),
+    ("model_adapters", "model_adapters.api", "model_adapters.runner", "model_adapters.testing"),
     ("model_adapters.commands", "model_adapters.captioners.commands"),
     ("spaces_app",),
     ("spaces_app.commands",),
-    ("triad_cli", "triad_dataset.cli"),
+    ("triad_cli",),
 )
-# The top-level packages in the same order: a module of one may import only its own package and those before it
-# (the dispatcher's alias `triad_dataset.cli` excepted, see above).
+# The top-level packages in the same order: a module of one may import only its own package and those before it.
 PACKAGE_ORDER: tuple[str, ...] = PACKAGES
-PACKAGE_EXCEPTIONS: frozenset[str] = frozenset({"triad_dataset.cli"})
 
 
 @dataclass(frozen=True)
@@ -206,7 +204,7 @@ def upward(edges: Sequence[Edge], layers: Sequence[Sequence[str]]) -> list[Edge]
 
 
 def upward_packages(
-    edges: Sequence[Edge], order: Sequence[str] = PACKAGE_ORDER, exceptions: frozenset[str] = PACKAGE_EXCEPTIONS
+    edges: Sequence[Edge], order: Sequence[str] = PACKAGE_ORDER, exceptions: frozenset[str] = frozenset()
 ) -> list[Edge]:
     """Imports from a module of one top-level package into a package later in ``order`` (the arrows a reader of the
     folders sees), whatever the finer layers say; modules in ``exceptions`` are not checked."""

@@ -80,7 +80,8 @@ def make(spec: RefSpec, folder: str | Path, out: str | Path, *, cache_dir: str |
     """Run ``spec``'s model over every config of ``folder`` into ``out`` (rankings, results.json, ties.json)."""
     from model_adapters.ranks import output
     from model_adapters.ranks.rank_plan import RankingsWriter
-    from model_adapters.runner import Run, RunConfig
+    from model_adapters.run.config import RunConfig
+    from model_adapters.run.runner import Run
     from model_adapters.vectors import distributed
 
     hub = "/" in spec.spec

@@ -100,6 +100,6 @@ def cache_for(db: str | Path | None) -> Path:
     own cache (TRIAD_CACHE, ~/.cache/triad/embeddings)."""
     if db or os.environ.get("TRIAD_SPACE_CACHE"):
         return worker.cache_dir(db or ".")
-    from model_adapters.run_config import default_cache_dir
+    from model_adapters.run.config import default_cache_dir
 
     return Path(default_cache_dir())

@@ -372,6 +372,7 @@ def mini():
     return build_mini_abstraction(seed=0)
 
 
+@pytest.mark.slow
 def test_mini_edition_shape(mini) -> None:
     t = mini.tables
     for config in (I2C, C2I, SELF_I2C, SELF_C2I):
@@ -387,6 +388,7 @@ def test_mini_edition_shape(mini) -> None:
     assert all(r["query_image"]["bytes"] for r in t[I2C])
 
 
+@pytest.mark.slow
 def test_mini_edition_is_deterministic(mini) -> None:
     again = build_mini_abstraction(seed=0)
     assert again.tables == mini.tables

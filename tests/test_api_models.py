@@ -1,4 +1,4 @@
-"""API-only models (issue 21): Seed1.6-embedding (Volcengine Ark) as an embedder and GPT-5.2 (OpenAI-compatible chat
+"""API-only models: Seed1.6-embedding (Volcengine Ark) as an embedder and GPT-5.2 (OpenAI-compatible chat
 completions) as ARK's rewriter, end to end against a fake server on 127.0.0.1 (tests/fake_api.py; no other network):
 the requests the provider's SDK would send, the response cache (a re-run requests nothing; `--offline` reads only the
 cache and runs with the network unreachable), retries on 429 / 5xx, and one clear line for every failure. The API
@@ -21,7 +21,7 @@ from model_adapters.models.registry import get_entry
 from model_adapters.protocol import ModelInput
 from model_adapters.testing import png, write_tiny_ark
 from tests.fake_api import ARK_MODEL, ARK_PATH, CHAT_PATH, CHAT_REPORTED, FakeApi, fake_vector
-from triad_dataset.cli import main
+from triad_cli.main import main
 from triad_dataset.contract.errors import TriadError
 
 KEY = "sk-test-SECRET-4f9c2"  # must never reach a file, a message or results.json

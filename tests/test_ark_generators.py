@@ -42,6 +42,7 @@ def each_query(build):
 # ---------------------------------------------------------------- shared shape
 
 
+@pytest.mark.slow
 def test_subtypes_and_sizes(builds):
     assert MINI_SUBTYPES == ("spatial_cogmap", "mathematics", "code_drawing", "calendar", "electronics")
     assert [m.SUBTYPE for m in (spatial_cogmap, mathematics, code_drawing, calendar_pages, electronics)] == list(

@@ -42,6 +42,7 @@ def test_from_numpy_and_strings_build_the_arrays_pyarrow_builds():
     assert strings([]).equals(pa.array([], pa.string()))
 
 
+@pytest.mark.slow
 def test_a_cached_rerun_imports_nothing_it_does_not_use(tmp_path):
     data = str(write_tiny_triad(tmp_path / "triad"))
     args = ["run", "--encoder", "model_adapters.testing:HashedEncoder", "--name", "hashed", "--revision", "1"]

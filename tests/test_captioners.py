@@ -1,5 +1,5 @@
 """ARK's text-space track: the OCR captioner, the caption cache, `triad caption`, caption-then-embed in the runner,
-`triad rewrite`, and the tiny random captioner / rewriter (issue 12)."""
+`triad rewrite`, and the tiny random captioner / rewriter."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from model_adapters.planning import textspace
 from model_adapters.planning.plan import load_rewrites
 from model_adapters.runner import RunConfig, run
 from model_adapters.testing import tiny_ark_tables, write_tiny_ark
-from triad_dataset.cli import main
+from triad_cli.main import main
 from triad_dataset.contract.errors import TriadError
 from triad_dataset.folder.io import read_rows
 

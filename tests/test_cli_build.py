@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from PIL import Image
 
+import triad_cli.main as cli
 from tests.toy_triad import TOY_POOL, toy_tables, write_toy
-from triad_dataset import cli
 from triad_dataset.contract import names as n
 from triad_dataset.contract.records import BuildResult
 from triad_dataset.editions import mini
@@ -245,6 +245,7 @@ def _write_cars_table(path: Path, n_items: int) -> None:
 
 def _write_fashion_styles(root: Path, n_items: int) -> None:
     """Kaggle Fashion Product Images layout (styles.csv + images/<id>.jpg) plus a visual-annotation CSV."""
+    from triad_dataset.sources.catalog import STYLES_COLUMNS
     from triad_dataset.sources.synthetic import synthetic_catalog
 
     catalog = synthetic_catalog("fashion", n_items=n_items, seed=2)
@@ -252,20 +253,7 @@ def _write_fashion_styles(root: Path, n_items: int) -> None:
     with (root / "styles.csv").open("w", newline="") as styles, (root / "ann.csv").open("w", newline="") as ann:
         s = csv.writer(styles)
         a = csv.writer(ann)
-        s.writerow(
-            [
-                "id",
-                "gender",
-                "masterCategory",
-                "subCategory",
-                "articleType",
-                "baseColour",
-                "season",
-                "year",
-                "usage",
-                "productDisplayName",
-            ]
-        )
+        s.writerow(STYLES_COLUMNS)
         a.writerow(["id", "pattern", "sleeve_length", "length"])
         for position, item in enumerate(catalog.items):
             at = item.attributes

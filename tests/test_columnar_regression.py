@@ -1,4 +1,4 @@
-"""The columnar runner gives the rankings and metrics of the code before it (issue 16: "for a fixed encoder,
+"""The columnar runner gives the rankings and metrics of the code before it ("for a fixed encoder,
 rankings and results identical to those of the code just before this change").
 
 `tests/data/toy_rankings_before_columnar.json` was written by the runner at commit c849dac (row-dict plan) on the
@@ -46,7 +46,7 @@ def test_rankings_and_metrics_match_the_row_dict_runner(kind, tmp_path):
 
 
 def test_a_rerun_reuses_validation_and_scores_and_writes_the_same_results(tmp_path, monkeypatch):
-    from model_adapters import runner
+    from model_adapters.run import runner
 
     data = str(write_tiny_triad(tmp_path / "triad"))
     cache = tmp_path / "cache"

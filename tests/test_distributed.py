@@ -55,7 +55,7 @@ def test_two_processes_match_one(tmp_path):
         "--nproc_per_node",
         "2",
         "-m",
-        "triad_dataset.cli",
+        "triad_cli",
         "run",
         "--model",
         "tiny-random-clip",
@@ -147,7 +147,7 @@ def test_accelerate_cpu_forms_are_refused_in_one_line(tmp_path):
     line (accelerate passes the child's stderr through, then adds its own traceback and exits 1); `--multi_cpu` is
     refused by accelerate itself."""
     data = str(write_tiny_triad(tmp_path / "triad"))
-    run_args = ["-m", "triad_dataset.cli", "run", "--model", "tiny-random-clip", "--data", data, "--out", "o"]
+    run_args = ["-m", "triad_cli", "run", "--model", "tiny-random-clip", "--data", data, "--out", "o"]
     cpu = [_launcher("accelerate"), "launch", "--cpu", "--num_processes", "2", *run_args]
     proc = subprocess.run(cpu, env=_env(), cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and REFUSED in proc.stderr.splitlines(), proc.stderr[-3000:]

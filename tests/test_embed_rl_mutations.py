@@ -88,7 +88,7 @@ def test_embed_rl_fixture_tells_each_rule_apart(folder, mutation):
 def test_embed_rl_tcot_fixture_tells_each_rule_apart(folder, mutation):
     base = get_entry("embed-rl-2b-tcot")
     entry = dataclasses.replace(
-        base, options={**base.options, "generator": "tiny:qwen3-vl", "generator_revision": "seed1"}
+        base, own_options={**base.own_options, "generator": "tiny:qwen3-vl", "generator_revision": "seed1"}
     )
     enc = load_encoder(reasoning.resolved(entry, folder, _repo_files), model_path=folder, dtype="float32")
     assert isinstance(enc, embed_rl_tcot.EmbedRLTCoT)

@@ -43,7 +43,7 @@ def enc(tmp_path_factory) -> embed_rl_tcot.EmbedRLTCoT:
     folder = tiny.save_tiny_chat_checkpoint("embed-rl", str(tmp_path_factory.mktemp("ckpt") / "tiny-embed-rl"))
     base = get_entry("embed-rl-2b-tcot")
     entry = dataclasses.replace(
-        base, options={**base.options, "generator": "tiny:qwen3-vl", "generator_revision": "seed1"}
+        base, own_options={**base.own_options, "generator": "tiny:qwen3-vl", "generator_revision": "seed1"}
     )
     out = load_encoder(reasoning.resolved(entry, folder, _repo_files), model_path=folder, dtype="float32")
     assert isinstance(out, embed_rl_tcot.EmbedRLTCoT)

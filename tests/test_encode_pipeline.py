@@ -1,4 +1,4 @@
-"""The overlapped encode pipeline (issue 24): token-count bucketing, batches prepared ahead, vectors unchanged by
+"""The overlapped encode pipeline: token-count bucketing, batches prepared ahead, vectors unchanged by
 order and batching, the cache writer, out-of-memory and growth, failures in the background threads."""
 
 from __future__ import annotations

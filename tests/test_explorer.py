@@ -57,6 +57,7 @@ def triad_run(mini_triad_dir: Path, tmp_path_factory: pytest.TempPathFactory) ->
     return write_run(tmp_path_factory.mktemp("run") / "random", gold.rows, rankings, fingerprint=gold.fingerprint)
 
 
+@pytest.mark.slow
 def test_view_shows_the_datasets_roles_and_the_submitted_ranks(mini_triad_dir: Path, triad_run: Path):
     gold = load_gold(mini_triad_dir)
     corpus = ex.Corpus(mini_triad_dir)
@@ -75,6 +76,7 @@ def test_view_shows_the_datasets_roles_and_the_submitted_ranks(mini_triad_dir: P
             assert view.value == pytest.approx(scored[config]["per_query_ap"][row["query_id"]], abs=1e-12)
 
 
+@pytest.mark.slow
 def test_typed_negatives_name_the_requirement_they_fail(mini_triad_dir: Path):
     """Every typed negative of a constraints query, whatever its rank, says which requirement it fails, and the
     requirements named agree with its role (a p_violation fails a requested value, an n_violation an excluded one)."""
@@ -94,6 +96,7 @@ def test_typed_negatives_name_the_requirement_they_fail(mini_triad_dir: Path):
         assert bool(kept) == (shown.role == n.IMPLICIT_VIOLATION), shown
 
 
+@pytest.mark.slow
 def test_state_view_has_every_turn(mini_triad_dir: Path, triad_run: Path):
     gold = load_gold(mini_triad_dir)
     row = next(r for r in gold.rows["state_fashion"] if len(r["turns"]) == 3)
@@ -104,6 +107,7 @@ def test_state_view_has_every_turn(mini_triad_dir: Path, triad_run: Path):
     assert view.conditions and view.image == ex.ImageKey(n.DOMAIN_CORPUS["fashion"], row["query_image_id"])
 
 
+@pytest.mark.slow
 def test_report_numbers_are_results_json(mini_triad_dir: Path, triad_run: Path, tmp_path: Path):
     out = write_report([triad_run], tmp_path / "r.html", data=mini_triad_dir, worst_n=2, thumbs_root=tmp_path / "th")
     text = out.read_text(encoding="utf-8")
@@ -117,6 +121,7 @@ def test_report_numbers_are_results_json(mini_triad_dir: Path, triad_run: Path, 
     assert text.count('class="qv"') == 2 * len(n.TASK_CONFIGS)
 
 
+@pytest.mark.slow
 def test_report_refuses_another_folders_run(mini_triad_dir: Path, triad_run: Path, tmp_path: Path):
     other = tmp_path / "other"
     other.mkdir()
@@ -169,6 +174,7 @@ def test_ark_view_and_report(tmp_path: Path):
     assert shown[subtype] == f"{loaded.results['configs'][subtype]['metrics']['recall@1']:.4f}"
 
 
+@pytest.mark.slow
 def test_space_explorer_renders_a_stored_submission(mini_triad_dir: Path, triad_run: Path, tmp_path: Path):
     """Through the Space's own submit path: the stored top ids and positive ranks give the same view as the whole
     ranking; a hidden or unknown submission is not explorable; deleting the row removes its file."""
@@ -203,6 +209,7 @@ def test_space_explorer_renders_a_stored_submission(mini_triad_dir: Path, triad_
     assert explore_store.load(db, sid, config) == ({}, {})
 
 
+@pytest.mark.slow
 def test_constraints_view_names_its_reference_product(mini_triad_dir: Path):
     """The reference product shown is the query's `query_image_id` row: its id, text and the attribute values the
     positive rule compares against (the same values `RuleChecker` is built from)."""

@@ -1,4 +1,4 @@
-"""The generation stage (issue 21): a reasoning embedder's generations are cached under their own identity
+"""The generation stage: a reasoning embedder's generations are cached under their own identity
 (generator, revision, prompts, decoding, seed + each input's bytes), reused — never regenerated, not even by the
 cache check — and part of the embedding cache key; results.json records them with the fallback counts.
 
@@ -26,7 +26,7 @@ from model_adapters.models.identity import ModelIdentity
 from model_adapters.planning.inputs import QUERY, input_key
 from model_adapters.protocol import Generation, GenerationSpec, ModelInput
 from model_adapters.testing import HashedEncoder, write_tiny_triad
-from triad_dataset.cli import main
+from triad_cli.main import main
 from triad_dataset.contract.errors import TriadError
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -60,8 +60,9 @@ def test_clean_tree_exits_zero(tmp_path: Path, capsys) -> None:
 def test_the_project_has_no_import_cycle_and_no_upward_import(capsys) -> None:
     """The layers, lowest first: triad_dataset's stages (contract; sources and folder; tracks; editions; its
     commands), ark_dataset (then its commands), metrics, model_adapters' stages (protocol; planning; families;
-    vectors; generation; models; ranks; the run's parts: run_config, run_memo, run_encoder, results, console;
-    runner; captioners; then the package's `api` and `testing`; then its commands),
+    vectors; generation; models; ranks; results; the run's parts: run.config, run.memo, run.encoder,
+    run.results_json, run.console; run.runner; captioners; then the package's `api`, `runner` and `testing`; then
+    its commands),
     spaces_app (then its commands), and the `triad` dispatcher triad_cli on top (scripts/import_graph.py
     DEFAULT_LAYERS); and between the top-level packages in that order, no import runs upward either."""
     assert import_graph.main(["--root", str(ROOT)]) == 0, capsys.readouterr().err
@@ -69,7 +70,7 @@ def test_the_project_has_no_import_cycle_and_no_upward_import(capsys) -> None:
 
 
 def test_a_package_importing_a_later_package_is_reported(tmp_path: Path) -> None:
-    """Issue 23: `triad_dataset/commands.py` importing `ark_dataset` was the one upward arrow between packages;
+    """`triad_dataset/commands.py` importing `ark_dataset` was the one upward arrow between packages;
     the package-level check names such an import whatever the finer layers say, except the dispatcher's alias."""
     _tree(
         tmp_path,
@@ -88,12 +89,11 @@ def test_a_package_importing_a_later_package_is_reported(tmp_path: Path) -> None
 
 
 def test_the_triad_command_and_its_alias_register_every_part() -> None:
-    """`triad` (triad_cli.main) and `python -m triad_dataset.cli` are one parser: ARK's build kinds come from
-    ark_dataset.commands, validate / publish from triad_cli.folders."""
+    """`triad` (triad_cli.main) registers every part: ARK's build kinds come from ark_dataset.commands, validate /
+    publish from triad_cli.folders."""
     import argparse
 
     from triad_cli.main import build_parser
-    from triad_dataset import cli
 
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
@@ -102,7 +102,6 @@ def test_the_triad_command_and_its_alias_register_every_part() -> None:
     assert set(kinds) == {"mini", "full", "scaled", "ark", "ark-mini"}
     assert kinds["ark-mini"].get_default("handler").__module__ == "ark_dataset.commands"
     assert commands["validate"].get_default("handler").__module__ == "triad_cli.folders"
-    assert cli.main is __import__("triad_cli.main", fromlist=["main"]).main
 
 
 def test_triad_sources_and_folder_do_not_import_each_other() -> None:
@@ -121,14 +120,14 @@ def test_triad_sources_and_folder_do_not_import_each_other() -> None:
 
 
 def test_no_triad_dataset_folder_holds_more_than_12_modules() -> None:
-    """Issue 14: a folder of triad_dataset/ is one screen of names (`__init__.py` not counted)."""
+    """A folder of triad_dataset/ is one screen of names (`__init__.py` not counted)."""
     sizes = {
         str(d.relative_to(ROOT)): len([p for p in d.glob("*.py") if p.name != "__init__.py"])
         for d in [ROOT / "triad_dataset", *(ROOT / "triad_dataset").rglob("*")]
         if d.is_dir() and d.name != "__pycache__"
     }
     assert {d: n for d, n in sizes.items() if n > 12} == {}
-    assert sizes["triad_dataset"] == 2  # cli.py, commands.py
+    assert sizes["triad_dataset"] == 1  # commands.py
 
 
 def test_a_space_submission_is_read_then_checked_one_way() -> None:

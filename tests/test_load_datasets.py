@@ -1,4 +1,4 @@
-"""`datasets.load_dataset` reads our folders offline, with no custom code (issue 2 item 2)."""
+"""`datasets.load_dataset` reads our folders offline, with no custom code."""
 
 from __future__ import annotations
 
@@ -81,11 +81,11 @@ def test_every_mini_config_loads_offline(mini_triad_dir: Path, tmp_path: Path, m
         assert ds.features == features_for(config), config
         assert ds.num_rows == read_table(mini_triad_dir, config, columns=[]).num_rows, config
         if config in n.TASK_CONFIGS:
-            assert ds.num_rows >= 100, config  # issue 2 item 4: every config has >= 100 queries
+            assert ds.num_rows >= 100, config  # every config has >= 100 queries
             assert len(ds[0]["candidate_ids"]) == n.POOL_SIZE, config
         picture = ds[0]["query_image" if config in n.TASK_CONFIGS else "image"]
         has_picture = config not in (n.CONCEPTS_CORPUS, *n.ABSTRACTION_CONFIGS[1:], n.SELF_CONFIGS[1])
         assert isinstance(picture, Image.Image) == has_picture, config  # pictures decode; text-only rows have none
-    monkeypatch.chdir(mini_triad_dir.parent)  # issue 2 item 2: by name from the folder's parent
+    monkeypatch.chdir(mini_triad_dir.parent)  # by name from the folder's parent
     by_name = _load("triad", n.STATE_CONFIGS[1], tmp_path / "cache")
     assert by_name["query_id"] == _load(str(mini_triad_dir), n.STATE_CONFIGS[1], tmp_path / "cache")["query_id"]

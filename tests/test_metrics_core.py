@@ -255,6 +255,7 @@ def test_agrees_with_sklearn_average_precision() -> None:
         assert ours == pytest.approx(average_precision_score(labels, scores), abs=1e-9)
 
 
+@pytest.mark.slow
 def test_agrees_with_ranx() -> None:
     ranx = pytest.importorskip("ranx")
     rng = np.random.default_rng(11)

@@ -24,6 +24,8 @@ from tests.test_ark_support import mini_build
 from triad_dataset.contract import names as n
 from triad_dataset.folder.io import read_rows
 
+pytestmark = pytest.mark.slow  # cross-checks on the mini edition, built once per session
+
 TOL = 1e-12
 K = 10
 COLUMNS = [

@@ -20,17 +20,21 @@ from metrics.install_evaluate import MODULES, module_path
 from triad_dataset.contract import names as n
 
 ROOT = Path(__file__).resolve().parents[1]
-evaluate = pytest.importorskip("evaluate")
+
+
+def _evaluate():
+    """evaluate, imported by the tests that need it (it imports torch and transformers): collection stays light."""
+    return pytest.importorskip("evaluate")
 
 
 @pytest.fixture(scope="module")
 def triad_map():
-    return evaluate.load(module_path("triad_map"))
+    return _evaluate().load(module_path("triad_map"))
 
 
 @pytest.fixture(scope="module")
 def ark_retrieval():
-    return evaluate.load(module_path("ark_retrieval"))
+    return _evaluate().load(module_path("ark_retrieval"))
 
 
 def _random_pools(seed: int, n_q: int = 12):
@@ -129,6 +133,7 @@ _BARE_NAME_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_community_name_loads_offline_after_install(tmp_path: Path) -> None:
     cwd = tmp_path / "elsewhere"
     cwd.mkdir()
@@ -158,13 +163,13 @@ def test_community_name_loads_offline_after_install(tmp_path: Path) -> None:
 
 def _module_script(name: str):
     """The module script as evaluate imports it (from its modules cache), like evaluate's common module test."""
-    factory = evaluate.loading.evaluation_module_factory(module_path(name), module_type="metric")
+    factory = _evaluate().loading.evaluation_module_factory(module_path(name), module_type="metric")
     return importlib.import_module(factory.module_path)
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_compute_takes_no_var_keyword(name: str) -> None:
-    metric_class = evaluate.loading.import_main_class(_module_script(name).__name__)
+    metric_class = _evaluate().loading.import_main_class(_module_script(name).__name__)
     parameters = inspect.signature(metric_class._compute).parameters.values()
     assert [p.name for p in parameters if p.kind == p.VAR_KEYWORD] == []
 
@@ -181,7 +186,7 @@ def test_examples_pass_like_evaluate_common_module_test(name: str) -> None:
     examples resolve to the local folders through a patched `evaluate.load`, doctest runs with evaluate's settings
     (no option flags, ellipsis marker "[...]") and stops at the first failure."""
     module = _module_script(name)
-    real_load = evaluate.load
+    real_load = _evaluate().load
 
     def load_local(path: str, *args, **kwargs):
         return real_load(module_path(path) if path in MODULES else path, *args, **kwargs)

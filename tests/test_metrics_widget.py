@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import evaluate
 import pytest
 
 from metrics.widget import build_widget, compute_from_json
@@ -14,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def triad_map():
+    evaluate = pytest.importorskip("evaluate")  # imported here: it imports torch and transformers
     return evaluate.load(str(ROOT / "metrics" / "triad_map"))
 
 

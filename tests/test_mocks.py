@@ -15,7 +15,7 @@ import pytest
 from model_adapters.families.qwen_chat import ChatOptions
 from model_adapters.models import recipes, registry
 from model_adapters.models.resolve import from_name
-from triad_dataset.cli import main
+from triad_cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_NAMES = (
@@ -58,4 +58,4 @@ def test_a_misspelt_recipe_option_fails_when_the_row_is_built():
     with pytest.raises(TypeError, match="unknown option"):
         ChatOptions.table(backbone="qwen2_vl", poling="last_attended")
     with pytest.raises(TypeError, match="unknown sentence_transformer option"):
-        registry.ModelEntry("x", hub_id="org/x", recipe="bge-m3", options={"max_seq_lenght": 8})
+        registry.ModelEntry("x", recipes.get_recipe("bge-m3"), "org/x", own_options={"max_seq_lenght": 8})

@@ -11,9 +11,9 @@ from model_adapters.families import onnx_text
 from model_adapters.mocks import tiny, tiny_text
 from model_adapters.models.identity import ModelIdentity
 from model_adapters.models.registry import get_entry, load_encoder
+from model_adapters.models.selection import resolve_model
 from model_adapters.protocol import ModelInput
-from model_adapters.run_config import RunConfig
-from model_adapters.run_encoder import resolve_model
+from model_adapters.run.config import RunConfig
 from tests import reference_inputs
 from triad_dataset.contract.errors import TriadError
 
@@ -268,7 +268,7 @@ RERANK_NO_PATH = (
 
 
 def test_onnx_reranking_is_refused_in_one_line_where_it_does_not_apply():
-    from model_adapters.run_encoder import resolve_reranker
+    from model_adapters.models.selection import resolve_reranker
 
     def reranker(**kwargs):
         return resolve_reranker(RunConfig(data="D", out="O", model="minilm", **kwargs))

@@ -1,4 +1,4 @@
-"""Evaluating your own model (issue 9): every way in gets an explicit identity, results.json and the console name
+"""Evaluating your own model: every way in gets an explicit identity, results.json and the console name
 it truthfully, its cache is its own and guarded by a re-encoded sample, and every user error is one line (exit 2).
 """
 
@@ -21,7 +21,7 @@ from model_adapters.models.identity import ModelIdentity, snapshot_of
 from model_adapters.models.resolve import from_name
 from model_adapters.runner import RunConfig, run
 from model_adapters.testing import write_tiny_triad
-from triad_dataset.cli import main
+from triad_cli.main import main
 from triad_dataset.contract.errors import TriadError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -264,7 +264,7 @@ def _minilm_folder() -> str:
 
 @pytest.mark.slow
 def test_a_copied_model_folder_is_named_after_the_folder_not_minilm(triad_dir, tmp_path, capsys, monkeypatch):
-    """issue 9 Done means: `triad run --model ./my-model` with a copy of minilm's weights."""
+    """`triad run --model ./my-model` with a copy of minilm's weights."""
     shutil.copytree(_minilm_folder(), tmp_path / "my-model")
     monkeypatch.chdir(tmp_path)
     code, out, _ = _cli(
@@ -469,7 +469,10 @@ def _plugin(tmp_path: Path, monkeypatch, entries: str) -> None:
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-triad-plugin\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[triad.models]\nfake = fake_triad_plugin:ENTRIES\n")
-    (site / "fake_triad_plugin.py").write_text("from model_adapters.models.registry import ModelEntry\n" + entries)
+    (site / "fake_triad_plugin.py").write_text(
+        "from model_adapters.models.recipes import Recipe\nfrom model_adapters.models.registry import ModelEntry\n"
+        + entries
+    )
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.delitem(sys.modules, "fake_triad_plugin", raising=False)
 
@@ -478,8 +481,8 @@ def test_an_installed_package_adds_registry_entries(triad_dir, tmp_path, monkeyp
     _plugin(
         tmp_path,
         monkeypatch,
-        'ENTRIES = [ModelEntry("plugin-clip", "tiny", "tiny:clip", revision="seed0", '
-        'random_init=True, options={"arch": "clip"})]\n',
+        'ENTRIES = [ModelEntry("plugin-clip", Recipe("plugin-clip", "tiny"), "tiny:clip", revision="seed0", '
+        'random_init=True, own_options={"arch": "clip"})]\n',
     )
     code, _, _ = _cli(
         capsys,
@@ -502,7 +505,7 @@ def test_an_installed_package_adds_registry_entries(triad_dir, tmp_path, monkeyp
 
 
 def test_a_plugin_cannot_take_a_builtin_name(triad_dir, tmp_path, monkeypatch, capsys):
-    _plugin(tmp_path, monkeypatch, 'ENTRIES = [ModelEntry("minilm", "tiny", "tiny:clip")]\n')
+    _plugin(tmp_path, monkeypatch, 'ENTRIES = [ModelEntry("minilm", Recipe("minilm", "tiny"), "tiny:clip")]\n')
     line = _one_line_error(capsys, "--model", "something-else", "--data", triad_dir, "--out", str(tmp_path / "o"))
     assert "model name 'minilm' is already taken" in line
 
@@ -674,7 +677,7 @@ USER_CODE_ERRORS = {
 def test_an_error_in_your_encoder_file_is_one_line_naming_file_and_line(
     triad_dir, tmp_path, monkeypatch, capsys, my_encoder, flag, spec, expected
 ):
-    """Issue 23: a syntax error, an import error or an exception at module level in your encoder / reranker file,
+    """A syntax error, an import error or an exception at module level in your encoder / reranker file,
     or an exception raised by its factory: one line naming the file and line, exit 2, no traceback."""
     for name, text in USER_CODE_ERRORS.items():
         (my_encoder / name).write_text(text, encoding="utf-8")
@@ -804,7 +807,7 @@ def test_a_hub_id_loads_from_the_local_cache_pinned_to_its_commit(triad_dir, tmp
         [
             sys.executable,
             "-m",
-            "triad_dataset.cli",
+            "triad_cli",
             "run",
             "--model",
             "someone/tiny-clip",

@@ -2,7 +2,7 @@
 
 Checked statically with `ast`: `from pkg.mod import _name`, `mod._name` where `mod` (or `pkg.mod`) was bound by
 an import to a project module, and a private module (`pkg._util`) imported from outside the package `pkg`. Only the project's own modules count: a third party's private name (argparse's
-`_SubParsersAction`, evaluate's `_create_importable_file`) is that project's business, not a seam of this one.
+`_SubParsersAction`) is that project's business, not a seam of this one.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ import httpx
 import pytest
 from huggingface_hub import HfApi, constants
 
+import triad_cli.main as cli
 from tests.toy_triad import toy_tables, write_toy
-from triad_dataset import cli
 from triad_dataset.contract import names as n
 from triad_dataset.contract.errors import TriadError
 from triad_dataset.folder.publish import publish, upload_plan

@@ -1,4 +1,4 @@
-"""Identical candidate vectors get bit-identical scores wherever they sit (issue 9 item 7).
+"""Identical candidate vectors get bit-identical scores wherever they sit.
 
 BLAS kernels compute the edge tiles of a matrix product with other code than the inner tiles, so on some CPUs
 (seen on AMD EPYC) two identical columns of `queries @ items.T` differ in the last bit depending on their position.

@@ -2,7 +2,7 @@
 small hand-made TRIAD folder (`model_adapters.testing.write_tiny_triad`; the mini edition's 21,056 distinct inputs
 would take hours of CPU generation — docs/runner.md).
 
-Done-means of issue 21: a run completes; a second run does no generation (0 generator calls, counted on the model
+What must hold: a run completes; a second run does no generation (0 generator calls, counted on the model
 itself) and gives byte-identical rankings; a changed prompt or decoding setting generates again under another key;
 TWN is refused with its reason; a real entry that cannot read its generation config offline says so in one line.
 """
@@ -20,7 +20,7 @@ from model_adapters.models import registry
 from model_adapters.models.resolve import from_name
 from model_adapters.runner import RunConfig, run
 from model_adapters.testing import tiny_triad_tables, write_tiny_triad
-from triad_dataset.cli import main
+from triad_cli.main import main
 from triad_dataset.contract.errors import TriadError
 
 UME = "tiny-random-ume-r1-gen"
@@ -132,7 +132,7 @@ def test_a_changed_prompt_or_decoding_setting_generates_again(request, monkeypat
     entry = registry.get_entry(model)
     name = f"{model}-changed"
     monkeypatch.setitem(
-        registry.REGISTRY, name, dataclasses.replace(entry, name=name, options={**entry.options, **change})
+        registry.REGISTRY, name, dataclasses.replace(entry, name=name, own_options={**entry.own_options, **change})
     )
     r2 = _run(name, data, root / "changed", root / "cache")
     assert r2["generation"]["key"] != r1["generation"]["key"]

@@ -1,4 +1,4 @@
-"""The recipe table (issue 20): a checkpoint is fed only by a recipe its own files match unambiguously; anything
+"""The recipe table: a checkpoint is fed only by a recipe its own files match unambiguously; anything
 else is refused in one line that lists the recipes; `--recipe generic` runs the unverified pipeline and every
 output says so; refused recipes give their reason; every verified recipe names a reference test that exists.
 """
@@ -15,7 +15,7 @@ from model_adapters.models import detect, recipes
 from model_adapters.models.registry import ENTRIES, TINY
 from model_adapters.models.resolve import from_name
 from model_adapters.testing import write_tiny_triad
-from triad_dataset.cli import main
+from triad_cli.main import main
 from triad_dataset.contract.errors import TriadError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,7 +61,7 @@ def test_every_recipe_is_verified_refused_or_generic_and_its_reference_test_exis
 
 def test_every_registry_entry_is_fed_by_a_recipe_of_its_family():
     for entry in ENTRIES:
-        recipe = recipes.get_recipe(entry.recipe, kind=entry.kind)
+        recipe = recipes.get_recipe(entry.recipe.name, kind=entry.kind)
         assert entry.family in (recipe.family, TINY), entry.name
         if entry.family != TINY:
             assert {k: v for k, v in recipe.options.items()} == {k: entry.options[k] for k in recipe.options}
@@ -70,7 +70,7 @@ def test_every_registry_entry_is_fed_by_a_recipe_of_its_family():
 def test_every_recipe_and_entry_loads_through_its_family_row():
     from model_adapters.families import dual_tower, reranker
     from model_adapters.models.family_table import FAMILY_TABLE
-    from model_adapters.models.registry import ModelEntry, get_entry
+    from model_adapters.models.registry import get_entry
 
     for recipe in recipes.RECIPES:
         row = recipe.family_row
@@ -80,9 +80,9 @@ def test_every_recipe_and_entry_loads_through_its_family_row():
     assert get_entry("bge-reranker-v2-m3", kind="reranker").family_row.load_reranker is reranker.load_reranker
     assert [n for n, f in FAMILY_TABLE.items() if not f.reads_weights] == [TINY]
     with pytest.raises(TypeError) as err:
-        ModelEntry("x", "dual_towr", "org/x")
+        recipes.Recipe("x", "dual_towr")
     assert str(err.value) == (
-        "model x: unknown family 'dual_towr'; valid: dual_tower, sentence_transformer, vlm, qwen_chat, "
+        "recipe x: unknown family 'dual_towr'; valid: dual_tower, sentence_transformer, vlm, qwen_chat, "
         "bidirectional_llama, reranker, tiny, api, reasoning"
     )
 
@@ -235,7 +235,7 @@ def test_refused_recipes_give_their_reason_by_signature_by_hub_id_and_by_name(tm
         from_name(eva, recipe="nope")
 
 
-# --- issue 20 Done means: an unknown Qwen-VL folder is refused; --recipe generic runs and says so -------------------
+# --- an unknown Qwen-VL folder is refused; --recipe generic runs and says so -------------------------------------
 @pytest.mark.parametrize("backbone", ["qwen3_vl", "qwen2_vl"])
 def test_unknown_qwen_vl_folder_exits_2_listing_recipes(triad_dir, qwen3_vl_folder, tmp_path, capsys, backbone):
     folder = qwen3_vl_folder if backbone == "qwen3_vl" else tiny.save_tiny_qwen2_vl(str(tmp_path / "some-qwen2-vl"))

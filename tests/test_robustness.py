@@ -76,7 +76,7 @@ def test_analyse_runs_and_command(tmp_path, capsys):
     for i, res in enumerate(_runs()):
         (tmp_path / f"r{i}").mkdir()
         (tmp_path / f"r{i}" / "results.json").write_text(json.dumps(res))
-    from triad_dataset.cli import main
+    from triad_cli.main import main
 
     assert main(["robustness", *[str(tmp_path / f"r{i}") for i in range(12)], "--reference", "A"]) == 0
     out = capsys.readouterr().out

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from model_adapters.commands import run_config
-from model_adapters.run_config import RunConfig
+from model_adapters.run.config import RunConfig
 from model_adapters.vectors.checks import SAMPLE_SIZE
 from triad_cli.main import build_parser
 

@@ -267,7 +267,7 @@ def test_out_of_memory_halves_the_batch(triad_dir, tmp_path, capsys):
 
 
 def test_cli_user_error_has_no_traceback(triad_dir, tmp_path, capsys):
-    from triad_dataset.cli import main
+    from triad_cli.main import main
 
     code = main(["run", "--model", "nope", "--data", triad_dir, "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
@@ -510,7 +510,7 @@ def small_limit_clip(monkeypatch):
     from model_adapters.models import registry
 
     entry = registry.get_entry("tiny-random-clip")
-    small = dataclasses.replace(entry, options={**entry.options, "max_length": SMALL_LIMIT})
+    small = dataclasses.replace(entry, own_options={**entry.own_options, "max_length": SMALL_LIMIT})
     monkeypatch.setitem(registry.REGISTRY, entry.name, small)
     return small
 
@@ -573,7 +573,7 @@ def test_counted_limit_is_the_encoders_own(model):
 
 
 def test_results_say_how_the_inputs_were_batched(triad_dir, tmp_path):
-    """run.encoding (issue 24): the order, the batch sizes, the preparer threads and the padding, as encoded."""
+    """run.encoding: the order, the batch sizes, the preparer threads and the padding, as encoded."""
     enc = run(_cfg(triad_dir, tmp_path, configs="constraints_cars", no_cache=True))["run"]["encoding"]
     assert enc["order"] == "token count" and enc["prepared_ahead"] >= 1 and enc["batch_halvings"] == 0
     assert enc["batch_size"] == {"start": 16, "final": 16, "largest": 16, "grew": False}  # CPU: no growing

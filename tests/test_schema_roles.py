@@ -176,7 +176,7 @@ def test_random_ap_is_the_expected_ap_of_an_all_tied_ranking(pool: int, positive
 
 
 def test_build_full_schema_flag_reads_the_file_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from triad_dataset import cli
+    import triad_cli.main as cli
 
     bad = tmp_path / "roles.json"
     bad.write_text(json.dumps({"cars": {"attributes": [{"name": "colour"}]}}), encoding="utf-8")

@@ -25,6 +25,8 @@ from spaces_app import testing
 from spaces_app.settings import Settings
 from triad_dataset.contract import names as n
 
+pytestmark = pytest.mark.slow  # one Space server for the module; its tests run in order on its state
+
 XSS = "<img src=x onerror=alert(1)>"
 XSS_FAMILY = "<script>alert(2)</script>"
 MARKDOWN_NAME = "form **md** [x](https://example.org/x)"
@@ -77,7 +79,7 @@ def _space(tmp_path_factory: pytest.TempPathFactory):
     cmd = [
         sys.executable,
         "-m",
-        "triad_dataset.cli",
+        "triad_cli",
         "run",
         "--model",
         "tiny-random-clip",
@@ -158,7 +160,7 @@ def test_triad_space_verify_through_the_admin_api(space: dict) -> None:
     """`triad space verify --url --token` re-checks a submission of a running Space through its admin-token API."""
     import gradio_client
 
-    from triad_dataset.cli import main
+    from triad_cli.main import main
 
     url = f"http://127.0.0.1:{space['settings'].port}/"
     with pytest.raises(gradio_client.exceptions.AppError, match="wrong admin token"):
@@ -400,7 +402,7 @@ def test_forged_forwarded_for_is_ignored(space: dict) -> None:
     assert [p for p in stored_as if p.exists()] == []  # ... the sweeper removes it once aged out
     db = Database(space["settings"].db_path)
     stored = next(s for s in db.submissions(include_hidden=True) if s["model_name"] == "forged header")
-    # the TCP peer, not the header: a loopback peer on a board without login is the local owner (issue 23)
+    # the TCP peer, not the header: a loopback peer on a board without login is the local owner
     assert stored["submitter"] == "local" != address_key(FORGED, db.secret())
 
 

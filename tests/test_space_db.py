@@ -205,7 +205,7 @@ def test_revision_changes_with_every_change_to_the_submissions(tmp_path: Path) -
     assert db.revision() == 5  # the failed insert rolled back, its bump too
 
 
-# the schema-2 tables as the previous release created them (spaces_app/db.py before issue 22)
+# the schema-2 tables as the previous release created them (spaces_app/db.py before the trust review)
 SCHEMA_2 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS submissions (

@@ -1,4 +1,4 @@
-"""Issue 23: a leaderboard that explains itself — track headers and legends, the chance level from the gold, links,
+"""A leaderboard that explains itself — track headers and legends, the chance level from the gold, links,
 Compare's one decision rule, texts that say what the code does, and the plots' data (spaces_app/legend.py,
 chance.py, significance.py, plots.py)."""
 

@@ -1,4 +1,4 @@
-"""The Space against a hostile submitter (issue 11): bounded decoding, named rejections for every malformed input,
+"""The Space against a hostile submitter: bounded decoding, named rejections for every malformed input,
 duplicates by main-subset content, name ownership, bookkeeping, trust marks, partial runs, a kill during a burst,
 and the operator's command line. Each test fails on the code before these defences."""
 
@@ -275,7 +275,7 @@ def test_unsafe_zip_member_names(db: Database, world: dict, tmp_path: Path, memb
     rejected(db, submit(db, world, [archive]), "evil.zip: unsafe path", fragment)
 
 
-# --- issue 9: only complete runs; the run's model identity is shown ------------------------------------------
+# --- only complete runs; the run's model identity is shown ---------------------------------------------------
 @pytest.mark.parametrize(
     ("change", "fragment"),
     [
@@ -462,7 +462,7 @@ def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     for var in ("TRIAD_SPACE_DATA", "TRIAD_SPACE_ARK_DATA", "TRIAD_SPACE_DB"):
         env.pop(var, None)
     return subprocess.run(
-        [sys.executable, "-m", "triad_dataset.cli", "space", *args],
+        [sys.executable, "-m", "triad_cli", "space", *args],
         cwd=cwd,
         env=env,
         capture_output=True,

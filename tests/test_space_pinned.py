@@ -181,6 +181,7 @@ def test_concurrent_claims_of_shared_uploads_all_succeed(tmp_path: Path, monkeyp
     assert guard.sweep() == 59 and not any(p.exists() for p in shared + own)  # ... until they age out
 
 
+@pytest.mark.slow
 def test_fifty_concurrent_submissions_sharing_nine_files_are_all_stored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

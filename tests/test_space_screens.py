@@ -1,4 +1,4 @@
-"""Issue 23 in Chromium: every tab of the leaderboard, served without an admin token, shows the track headers, the
+"""In Chromium: every tab of the leaderboard, served without an admin token, shows the track headers, the
 chance level, the links and the plots (each with its table one click away), and no Admin tab. A screenshot of
 every tab is saved to artifacts/space/ (git-ignored; TRIAD_ARTIFACTS=DIR saves them under DIR/space/ instead)."""
 

@@ -1,4 +1,4 @@
-"""Issue 22's findings, each reproduced and now answered, and issue 23's local owner.
+"""The trust review's findings, each reproduced and now answered, and the local owner.
 
 Every test names the finding it reproduces (see docs/space.md, "What the Space refuses and flags"). The
 reproduction check itself (an honest tiny-random-clip run verified, one swapped pair failed, an oracle failed or
@@ -699,7 +699,7 @@ def test_f23_the_admin_table_has_hidden_and_submitted(db: Database, world: dict)
     assert table.loc[0, "Hidden"] == "yes" and len(table.loc[0, "Submitted"]) == len("2026-01-01 00:00")
 
 
-# --- issue 23, item 2: on a board without login, the operator is one local owner ---------------------------------
+# --- on a board without login, the operator is one local owner ------------------------------------------------
 def test_local_board_cli_demo_and_browser_are_one_owner(
     world: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

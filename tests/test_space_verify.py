@@ -1,4 +1,4 @@
-"""The reproduction check (issue 22): a `triad run --model tiny-random-clip` output submitted unchanged is verified by
+"""The reproduction check: a `triad run --model tiny-random-clip` output submitted unchanged is verified by
 `triad space verify`; the same run with one sampled query's top two candidates swapped fails, naming that pair; an
 oracle built from the public labels is never verified (claiming the model it fails, claiming nothing it is flagged).
 Blends and the measured false-pass figures: tests/test_space_blends.py."""
@@ -56,7 +56,7 @@ def submit(db: Database, tiny: dict, run: Path, name: str, submitter: str = "hf:
 
 
 def cli_verify(db: Database, tiny: dict, *extra: str) -> int:
-    from triad_dataset.cli import main
+    from triad_cli.main import main
 
     return main(["space", "verify", "--db", str(db.path), "--data", str(tiny["root"] / "triad"), *extra])
 
@@ -68,6 +68,7 @@ def copy_run(tiny: dict, name: str) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_an_unchanged_run_is_verified_and_one_swapped_pair_fails(
     tiny: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -196,6 +197,7 @@ def test_an_oracle_is_never_verified_and_is_flagged(tiny: dict, tmp_path: Path) 
     assert "FLAGGED: I2C 1.000 ≥ 1" in note["text"] and note["order"] == 1.5  # after every unflagged row
 
 
+@pytest.mark.slow
 def test_ark_runs_are_checked_against_items_they_leave_out(tmp_path: Path) -> None:
     """ARK rankings list the top 100 of a whole gallery: an honest tiny run is verified; an oracle that lists the
     positive first and leaves out what the model prefers fails on the unlisted items the sample keeps."""
@@ -235,7 +237,7 @@ def test_ark_runs_are_checked_against_items_they_leave_out(tmp_path: Path) -> No
     pq.write_table(pq.read_table(path).from_pylist(rows, schema=pq.read_schema(path)), oracle / "rankings" / path.name)
     cheat = submit_files(db, golds, files(oracle), model_name="tiny-random-clip", submitter="local")
     assert cheat.accepted and "R@1: " in cheat.message, cheat.message
-    from triad_dataset.cli import main
+    from triad_cli.main import main
 
     assert main(["space", "verify", "--db", str(db.path), "--ark-data", str(tmp_path / "ark"), "--pending"]) == 1
     by_id = {s["id"]: s for s in db.submissions(include_hidden=True)}

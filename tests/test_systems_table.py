@@ -1,4 +1,4 @@
-"""docs/models.md's table of every system of both papers (issue 20 item 8) against the recipe table it describes:
+"""docs/models.md's table of every system of both papers against the recipe table it describes:
 each verified row's entries are registry entries fed by a verified recipe whose reference commit the row names, each
 refused row's entries (or Hub ids / model types) are refused by the recipe table, the counts at the top are the rows'
 counts, and the types are the leaderboard's family names."""
@@ -53,7 +53,7 @@ def test_verified_rows_name_verified_recipes_and_their_commits(rows):
         assert names, r["id"]
         for name in names:
             entry = REGISTRY[name]
-            recipe = recipes.RECIPES_BY_NAME[entry.recipe]
+            recipe = recipes.RECIPES_BY_NAME[entry.recipe.name]
             assert recipe.reference is not None and recipe.refused is None, (r["id"], name)
             assert f"@ {recipe.reference.commit}" in r["reference"], (r["id"], name, recipe.reference.commit)
 
@@ -63,7 +63,7 @@ def test_refused_rows_are_refused_by_the_recipe_table(rows):
     for r in (r for r in rows if r["status"] == "refused"):
         for name in _ticked(r["entries"]):
             if name in REGISTRY:
-                assert recipes.RECIPES_BY_NAME[REGISTRY[name].recipe].refused, (r["id"], name)
+                assert recipes.RECIPES_BY_NAME[REGISTRY[name].recipe.name].refused, (r["id"], name)
             else:  # a Hub id or a model type that detection refuses
                 assert any(name in x.match.hub_ids or name in x.match.model_types for x in refused), (r["id"], name)
 
@@ -74,7 +74,7 @@ def test_the_counts_at_the_top_are_the_rows(rows, section):
     assert f"**{counts['verified']} of {len(rows)} rows verified**" in head
     assert f"**{counts['refused']} refused**" in head and f"**{counts['API']} API entries**" in head
     assert f"**{counts['runs, own prompt']} captioners" in head and f"**{counts['not built']} not built**" in head
-    assert counts["verified"] >= 30  # issue 20: at least 30 of the papers' systems verified
+    assert counts["verified"] >= 30  # at least 30 of the papers' systems verified
 
 
 def test_the_leaderboard_offers_every_first_stage_type():

@@ -90,7 +90,7 @@ def test_text_embedder_matches_its_authors_code(recipe, folders):
     ref = official(recipe)
     name, builder = EMBEDDERS[recipe]
     entry = get_entry(name)
-    assert entry.recipe == recipe and not entry.sees_images
+    assert entry.recipe.name == recipe and not entry.sees_images
     enc = load_encoder(entry, model_path=folders(builder), dtype="float32")
     assert tiny_text.weights_sum(enc.model[0].model) == pytest.approx(ref["weights_sum"], rel=1e-9)
     queries = [ModelInput(t, None, i) for t, i in reference_inputs.TEXT_QUERIES]
@@ -219,7 +219,7 @@ def _cross_encoder(folders):
     from model_adapters.models.registry import load_reranker
 
     entry = get_entry("bge-reranker-v2-m3", kind="reranker")
-    assert entry.recipe == "bge-reranker-v2-m3" and not entry.sees_images
+    assert entry.recipe.name == "bge-reranker-v2-m3" and not entry.sees_images
     return load_reranker(entry, model_path=folders(tiny_text.save_bge_reranker), dtype="float32")
 
 
@@ -276,7 +276,7 @@ def test_text_cross_encoder_fixture_fails_when_a_rule_changes(rule, folders):
 # --- ReasonIR-8B: transformers' LlamaModel with is_causal=False against the authors' ReasonIRModel.encode -----------
 def _reasonir(folders):
     entry = get_entry("reasonir-8b")
-    assert entry.recipe == "reasonir" and not entry.sees_images and entry.has_instruction_field
+    assert entry.recipe.name == "reasonir" and not entry.sees_images and entry.has_instruction_field
     return load_encoder(entry, model_path=folders(tiny_text.save_reasonir), dtype="float32")
 
 

@@ -49,7 +49,7 @@ def encoder(folder: str, seed: int, max_new_tokens: int) -> ume_r1_gen.UmeR1Gen:
     """The registry's ume-r1-2b-gen recipe loaded from the tiny folder, with the fixture's seed and length."""
     base = get_entry("ume-r1-2b-gen")
     entry = dataclasses.replace(
-        base, options={**base.options, "seed": seed, "decoding": {"max_new_tokens": max_new_tokens}}
+        base, own_options={**base.own_options, "seed": seed, "decoding": {"max_new_tokens": max_new_tokens}}
     )
     entry = reasoning.resolved(entry, folder, _repo_files)
     enc = load_encoder(entry, model_path=folder, dtype="float32")

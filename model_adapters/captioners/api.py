@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from model_adapters.families.api import payload_key
-from model_adapters.families.api_client import JsonClient, connect, provider, raise_failures
+from model_adapters.families.api_client import JsonClient, LazyClient, provider, raise_failures
 from model_adapters.generation.records import RecordCache, RecordFormat
 from model_adapters.protocol import OfflineMiss
 from triad_dataset.contract.errors import TriadError
@@ -73,7 +73,7 @@ class ChatRewriter:
         self.provider = provider(entry.options["provider"])
         self.responses = responses if responses is not None else RecordCache(None, response_identity(entry), RESPONSES)
         self.offline = offline
-        self._client: JsonClient | None = None
+        self._client = LazyClient(self.provider, entry.hub_id, f"rewriter {entry.name}")
         self.requested = 0
         self.cached = 0
         self.reported: Counter[str] = Counter()
@@ -89,16 +89,6 @@ class ChatRewriter:
         body.update({k: v for k, v in sorted(self.entry.options.items()) if k not in NOT_SENT})
         return body
 
-    def _connect(self, n: int) -> JsonClient:
-        if self._client is None:
-            self._client = connect(
-                self.provider,
-                self.entry.hub_id,
-                f"rewriter {self.entry.name}",
-                f"{n} quer(ies) are not in the response cache ({self.responses.dir or 'memory'})",
-            )
-        return self._client
-
     def rewrite(self, queries: Sequence[str]) -> list[str]:
         bodies = [self.payload(q) for q in queries]
         keys = [payload_key(b) for b in bodies]
@@ -112,7 +102,9 @@ class ChatRewriter:
         return [stored[k]["text"] for k in keys]
 
     def _request(self, todo: list[str], by_key: dict[str, tuple[dict[str, Any], str]]) -> None:
-        client = self._connect(len(todo))
+        client = self._client.get(
+            f"{len(todo)} quer(ies) are not in the response cache ({self.responses.dir or 'memory'})"
+        )
         whats = [describe_query(by_key[k][1]) for k in todo]
         results = client.post_all([by_key[k][0] for k in todo], whats, lambda r, what: self._parse(r, what, client))
         done = {k: v for k, v in zip(todo, results, strict=True) if not isinstance(v, TriadError)}
@@ -137,9 +129,7 @@ class ChatRewriter:
         }
 
     def api_stats(self) -> dict[str, Any]:
-        calls = (
-            self._client.stats.to_json() if self._client is not None else {"requests": 0, "retries": 0, "status": {}}
-        )
+        calls = self._client.stats()
         return {
             "responses_requested": self.requested,
             "responses_cached": self.cached,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from model_adapters.atomic import replacing
 from model_adapters.captioners import registry
 from model_adapters.captioners.cache import CaptionCache, image_key
 from model_adapters.planning.textspace import META, TABLE
@@ -214,8 +215,6 @@ def write_table(
         metadata={"triad_captioner": json.dumps(meta, sort_keys=True)},
     )
     table = pa.Table.from_pylist(rows, schema=schema)
-    tmp_table, tmp_meta = folder / f".{TABLE}.tmp", folder / f".{META}.tmp"
-    pq.write_table(table, tmp_table)
-    tmp_meta.write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
-    os.replace(tmp_table, folder / TABLE)
-    os.replace(tmp_meta, folder / META)
+    with replacing(folder / META) as tmp_meta, replacing(folder / TABLE) as tmp_table:  # the table moves first
+        pq.write_table(table, tmp_table)
+        tmp_meta.write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")

@@ -1,14 +1,17 @@
-"""Captioners and rewriters: one declarative entry each (the model registry's style); loading is lazy.
+"""Lists the captioners and rewriters, one declarative entry each in the model registry's style, loaded lazily.
 
-The ARK paper captions gallery images for its text retrievers with Qwen3-VL-8B-Instruct (paper §4.1, prompt in its
-Table 26) and checks robustness with Kimi-VL-A3B-Instruct and GLM-4.6V-Flash (H.1); it rewrites queries with GPT-5.2
-(§4.3, prompt in its Table 27). Our copy of the paper gives the titles of Tables 26/27 but not their text, so the
-prompts below are ours, written from the paper's description (documented in docs/ark.md). Kimi-VL needs the Hub's
-remote code (transformers has no Kimi-VL class), so it has no entry; GPT-5.2 is API-only: `gpt-5.2` sends the
-rewrite prompt to OpenAI's chat completions API (captioners/api.py; `api:MODEL` any other model of an OpenAI-compatible
-endpoint), and `qwen3-8b` is an open stand-in through transformers. `ocr` is the offline captioner that runs on any CPU (rapidocr's ONNX weights ship
-inside its wheel). The `tiny-random-*` entries are randomly initialised, for tests only: never results; their
-loader is the testing package's (`model_adapters.mocks.tiny_captioners`).
+The ARK paper captions gallery images for its text retrievers with Qwen3-VL-8B-Instruct: paper §4.1, the prompt in
+its Table 26. It checks robustness with Kimi-VL-A3B-Instruct and GLM-4.6V-Flash, H.1. It rewrites queries with
+GPT-5.2, §4.3, the prompt in its Table 27. Our copy of the paper gives the titles of Tables 26 and 27 but not their
+text, so the prompts below are ours, written from the paper's description and documented in docs/ark.md.
+- Kimi-VL needs the Hub's remote code, since transformers has no Kimi-VL class, so it has no entry.
+- GPT-5.2 is API-only: `gpt-5.2` sends the rewrite prompt to OpenAI's chat completions API through
+  captioners/api.py, and `api:MODEL` any other model of an OpenAI-compatible endpoint. `qwen3-8b` is an open
+  stand-in through transformers.
+- `ocr` is the offline captioner that runs on any CPU: rapidocr's ONNX weights ship inside its wheel.
+- The `tiny-random-*` entries are randomly initialised, for tests only, and never results. The testing package's
+  `model_adapters.mocks.tiny_captioners` loads them.
+Installed packages add entries and families through the `triad.models` entry points.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import importlib
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Final, Literal
 
+from model_adapters.models import plugins
 from triad_dataset.contract.errors import TriadError
 
 # Bump when a captioner/rewriter changes what it feeds a model or how it turns the output into text.
@@ -30,18 +34,35 @@ LLM: Final = "llm"
 TINY: Final = "tiny"
 API: Final = "api"  # an OpenAI-compatible chat completions API (captioners/api.py)
 GeneratorKind = Literal["captioner", "rewriter"]
-GeneratorFamily = Literal["ocr", "vlm", "llm", "tiny", "api"]
-# The module whose `load(entry, path, *, device, **runtime)` loads each family; `tiny` is the testing package's.
-FAMILY_MODULES: Final = {
-    OCR: "model_adapters.captioners.ocr",
-    VLM: "model_adapters.captioners.generation",
-    LLM: "model_adapters.captioners.generation",
-    TINY: "model_adapters.mocks.tiny_captioners",
-    API: "model_adapters.captioners.api",
+
+
+@dataclass(frozen=True)
+class GeneratorFamily:
+    """One family of captioners and rewriters.
+
+    Args:
+        name: what entries call the family.
+        module: the module whose `load(entry, path, *, device, **runtime)` builds the family's models.
+    """
+
+    name: str
+    module: str
+
+
+# The built-in families, `tiny` being the testing package's. Installed packages add more through `models.plugins`.
+FAMILIES: Final[dict[str, GeneratorFamily]] = {
+    f.name: f
+    for f in (
+        GeneratorFamily(OCR, "model_adapters.captioners.ocr"),
+        GeneratorFamily(VLM, "model_adapters.captioners.generation"),
+        GeneratorFamily(LLM, "model_adapters.captioners.generation"),
+        GeneratorFamily(TINY, "model_adapters.mocks.tiny_captioners"),
+        GeneratorFamily(API, "model_adapters.captioners.api"),
+    )
 }
 API_PREFIX: Final = "api:"  # `--rewriter api:MODEL`: MODEL through the OpenAI-compatible API (captioners/api.py)
 
-# Our caption prompt (paper Table 26's text is not in our copy; see the module docstring).
+# Our caption prompt: paper Table 26's text is not in our copy, as the module docstring says.
 CAPTION_PROMPT: Final = (
     "Describe this image in detail so that it can be found by a text search. Transcribe all visible text, numbers, "
     "labels and symbols exactly, then describe the objects, diagrams, charts, layout and the relations between "
@@ -56,12 +77,14 @@ REWRITE_PROMPT: Final = (
     "Query: {query}"
 )
 
-# rapidocr settings: "Det.limit_type": "max" keeps small images at their size (the default "min" upscales every
-# image to a 736-pixel short side: slow, and no better on rendered text); "Global.use_cls": False skips the
-# text-orientation classifier (ARK's rendered text is upright; on the mini calendar pages the classifier turned
-# "Tu" into "n"); "normalize": "NFKC" turns the full-width digits the recogniser sometimes returns ("１") into ASCII
-# (seen on 260 of the 520 mini electronics images); the other values are rapidocr's defaults, written out so they are
-# part of the identity.
+# rapidocr settings:
+# - "Det.limit_type": "max" keeps small images at their size. The default "min" upscales every image to a 736-pixel
+#   short side, which is slow and no better on rendered text.
+# - "Global.use_cls": False skips the text-orientation classifier. ARK's rendered text is upright, and on the mini
+#   calendar pages the classifier turned "Tu" into "n".
+# - "normalize": "NFKC" turns the full-width digits that the recogniser sometimes returns, such as "１", into ASCII.
+#   They were seen on 260 of the 520 mini electronics images.
+# - The other values are rapidocr's defaults, written out so that they are part of the identity.
 OCR_OPTIONS: Final = {
     "Det.limit_type": "max",
     "Det.limit_side_len": 736,
@@ -74,11 +97,11 @@ OCR_OPTIONS: Final = {
 
 @dataclass(frozen=True)
 class GeneratorEntry:
-    """One captioner or rewriter. `hub_id` may be a Hub repo id or a local directory; `revision` pins it."""
+    """One captioner or rewriter. `hub_id` is a Hub repo id or a local directory, and `revision` pins it."""
 
     name: str
     kind: GeneratorKind
-    family: GeneratorFamily
+    family: str
     hub_id: str
     revision: str = "main"
     dtype: str = "float32"
@@ -176,21 +199,44 @@ ENTRIES: Final[tuple[GeneratorEntry, ...]] = (
 REGISTRY: Final[dict[str, GeneratorEntry]] = {e.name: e for e in ENTRIES}
 
 
+def plugin_rows() -> tuple[dict[str, GeneratorEntry], dict[str, GeneratorFamily]]:
+    """Return the captioners, rewriters and families that the `triad.models` entry points add, each by name.
+
+    A name already taken is refused.
+    """
+    entries: dict[str, GeneratorEntry] = {}
+    families: dict[str, GeneratorFamily] = {}
+    for row in plugins.rows():
+        value = row.value
+        if isinstance(value, (GeneratorEntry, GeneratorFamily)):
+            table: dict[str, Any] = entries if isinstance(value, GeneratorEntry) else families
+            if value.name in (REGISTRY if table is entries else FAMILIES) or value.name in table:
+                raise TriadError(f"{row.where}: name {value.name!r} is already taken; choose another name")
+            table[value.name] = value
+    return entries, families
+
+
+def _entries() -> dict[str, GeneratorEntry]:
+    """Map the built-in entries and the installed ones by name."""
+    return {**REGISTRY, **plugin_rows()[0]}
+
+
 def get_entry(name: str, kind: GeneratorKind = CAPTIONER) -> GeneratorEntry:
-    """The entry named `name` of `kind`; an unknown name lists the valid ones.
+    """Return the entry named `name` of `kind`. An unknown name lists the valid ones.
 
     >>> get_entry("ocr").options["Det.limit_type"]
     'max'
     """
     if kind == REWRITER and name.startswith(API_PREFIX) and len(name) > len(API_PREFIX):
         return _api_rewriter(name[len(API_PREFIX) :])
-    entry = REGISTRY.get(name)
+    entries = _entries()
+    entry = entries.get(name)
     if entry is not None and entry.family == API:
         from model_adapters.captioners import api
 
         entry = api.resolved(entry)
     if entry is None or entry.kind != kind:
-        valid = sorted(n for n, e in REGISTRY.items() if e.kind == kind) + (
+        valid = sorted(n for n, e in entries.items() if e.kind == kind) + (
             [API_PREFIX + "MODEL"] if kind == REWRITER else []
         )
         raise TriadError(f"unknown {kind} {name!r}; valid: {', '.join(valid)}")
@@ -198,8 +244,11 @@ def get_entry(name: str, kind: GeneratorKind = CAPTIONER) -> GeneratorEntry:
 
 
 def _api_rewriter(model: str) -> GeneratorEntry:
-    """`api:MODEL`: the registered API rewriter of that model (`api:gpt-5.2` is `gpt-5.2`), else MODEL through the
-    OpenAI-compatible endpoint ($OPENAI_BASE_URL or OpenAI's) with the rewrite prompt and the API's defaults."""
+    """Resolve `api:MODEL`: the registered API rewriter of that model, else MODEL through an OpenAI-compatible API.
+
+    `api:gpt-5.2` is `gpt-5.2`. Another model goes to $OPENAI_BASE_URL, or OpenAI's endpoint, with the rewrite prompt
+    and the API's defaults.
+    """
     from model_adapters.captioners import api
 
     for entry in ENTRIES:
@@ -222,8 +271,9 @@ def _api_rewriter(model: str) -> GeneratorEntry:
 
 
 def with_options(entry: GeneratorEntry, settings: list[str] | None) -> GeneratorEntry:
-    """The entry with `KEY=VALUE` overrides (values parsed as JSON when they parse, else kept as strings);
-    `max_new_tokens` and `prompt` override the fields of the same name, other keys go into `options`.
+    """Return the entry with `KEY=VALUE` overrides, each value parsed as JSON when it parses, else kept as a string.
+
+    `max_new_tokens`, `prompt` and `max_batch` override the fields of the same name. Other keys go into `options`.
 
     >>> with_options(get_entry("ocr"), ["Global.text_score=0.8"]).options["Global.text_score"]
     0.8
@@ -248,7 +298,7 @@ def with_options(entry: GeneratorEntry, settings: list[str] | None) -> Generator
 
 
 def identity(entry: GeneratorEntry, model_path: str | None = None) -> dict[str, Any]:
-    """Everything that changes a caption/rewrite: a changed setting is a different captioner (and cache)."""
+    """Return everything that changes a caption or rewrite: a changed setting is another captioner and cache."""
     import os
 
     out = {
@@ -272,7 +322,16 @@ def identity(entry: GeneratorEntry, model_path: str | None = None) -> dict[str, 
 
 
 def load(entry: GeneratorEntry, *, model_path: str | None = None, device: str = "cpu", **runtime: Any) -> Any:
-    """Instantiate the entry's captioner (a `Captioner`) or rewriter (a `Rewriter`); `runtime`: an API entry's
-    response store and --offline (`triad rewrite`)."""
-    module = importlib.import_module(FAMILY_MODULES[entry.family])
+    """Load the entry's captioner, a `Captioner`, or its rewriter, a `Rewriter`.
+
+    Args:
+        entry: the captioner or rewriter.
+        model_path: a local folder loaded instead of the entry's Hub id.
+        device: where the weights go.
+        runtime: an API entry's response store and `offline`, from `triad rewrite`.
+    """
+    family = FAMILIES.get(entry.family) or plugin_rows()[1].get(entry.family)
+    if family is None:
+        raise TriadError(f"{entry.name}: unknown captioner family {entry.family!r}; valid: {', '.join(FAMILIES)}")
+    module = importlib.import_module(family.module)
     return module.load(entry, model_path or entry.hub_id, device=device, **runtime)

@@ -10,13 +10,13 @@ it reads only that cache, and queries missing from it stop the command in one li
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from model_adapters.atomic import replacing
 from model_adapters.captioners import registry
 from model_adapters.protocol import OfflineMiss
 from triad_dataset.contract.errors import TriadError
@@ -41,7 +41,7 @@ class RewriteConfig:
 def run_rewrite(cfg: RewriteConfig) -> list[dict[str, str]]:
     from tqdm.auto import tqdm
 
-    from model_adapters.runner import select_configs
+    from model_adapters.planning.configs import select_configs
     from model_adapters.vectors.distributed import default_device
     from triad_dataset.folder.io import read_rows
 
@@ -106,7 +106,7 @@ def _api_runtime(entry: registry.GeneratorEntry, cfg: RewriteConfig) -> dict[str
         return {}
     from model_adapters.captioners import api
     from model_adapters.generation.records import RecordCache
-    from model_adapters.runner import default_api_cache
+    from model_adapters.run.config import default_api_cache
 
     responses = RecordCache(cfg.api_cache or default_api_cache(), api.response_identity(entry), api.RESPONSES)
     responses.load()
@@ -116,9 +116,6 @@ def _api_runtime(entry: registry.GeneratorEntry, cfg: RewriteConfig) -> dict[str
 def _write(path: str, rows: list[dict[str, str]], meta: dict[str, Any]) -> None:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    meta_tmp = target.with_name(f".{target.name}.meta.tmp")
-    meta_tmp.write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, target)
-    os.replace(meta_tmp, target.with_name(target.name + ".meta.json"))
+    with replacing(target.with_name(target.name + ".meta.json")) as meta_tmp, replacing(target) as tmp:
+        tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        meta_tmp.write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")

@@ -36,7 +36,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from model_adapters.families.api_client import JsonClient, Provider, connect, provider, raise_failures
+from model_adapters.families.api_client import JsonClient, LazyClient, Provider, provider, raise_failures
 from model_adapters.planning.inputs import join_instruction
 from model_adapters.protocol import ModelInput, OfflineMiss
 from triad_dataset.contract.errors import TriadError
@@ -191,20 +191,10 @@ class ArkEmbedder:
         self.dim = int(self.options["dimensions"])
         self.responses = responses if responses is not None else _MemoryResponses()
         self.offline = offline
-        self._client: JsonClient | None = None
+        self._client = LazyClient(self.provider, entry.hub_id, f"model {entry.name}")
         self.requested = 0
         self.cached = 0
         self.reported: Counter[str] = Counter()
-
-    def _connect(self, n: int) -> JsonClient:
-        if self._client is None:
-            self._client = connect(
-                self.provider,
-                self.entry.hub_id,
-                f"model {self.entry.name}",
-                f"{n} input(s) are not in the response cache ({self.responses.dir})",
-            )
-        return self._client
 
     def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
         return self._encode(batch)
@@ -225,7 +215,7 @@ class ArkEmbedder:
         return np.stack([found[k] for k in keys])
 
     def _request(self, todo: list[str], by_key: dict[str, tuple[dict[str, Any], ModelInput]]) -> dict[str, np.ndarray]:
-        client = self._connect(len(todo))
+        client = self._client.get(f"{len(todo)} input(s) are not in the response cache ({self.responses.dir})")
         whats = [describe_input(by_key[k][1]) for k in todo]
         results = client.post_all([by_key[k][0] for k in todo], whats, lambda r, what: self._parse(r, what, client))
         done = {k: v for k, v in zip(todo, results, strict=True) if not isinstance(v, TriadError)}
@@ -244,9 +234,7 @@ class ArkEmbedder:
 
     def api_stats(self) -> dict[str, Any]:
         """What results.json "api" records about this process's calls."""
-        calls = (
-            self._client.stats.to_json() if self._client is not None else {"requests": 0, "retries": 0, "status": {}}
-        )
+        calls = self._client.stats()
         return {
             "responses_requested": self.requested,
             "responses_cached": self.cached,

@@ -1,14 +1,14 @@
-"""JSON over HTTP for API-only models (the embedder in `families.api`, the rewriter in `captioners.api`).
+"""Sends JSON over HTTP for the API-only models: the embedder in `families.api`, the rewriter in `captioners.api`.
 
-- the key comes from the environment variable the provider names and goes into the Authorization header only: no
-  identity, cache, result or message ever holds it (`redact` is applied to every message built from a response);
-- bounded concurrency (`Transport.concurrency` requests in flight), retries with exponential backoff (or the server's
-  Retry-After, capped) on 429, any 5xx, a timeout or a dropped connection; any other 4xx is not retried;
-- bounded memory: a response body larger than `Transport.max_response_bytes` is refused (Content-Length first, then
-  the bytes actually read), an error body is read up to 64 KiB;
-- every failure is one `TriadError` line: the model, the URL, what went wrong, the input it was for.
+- The key comes from the environment variable the provider names and goes into the Authorization header only. No
+  identity, cache, result or message ever holds it: `redact` is applied to every message built from a response.
+- Concurrency is bounded by `Transport.concurrency` requests in flight. A 429, any 5xx, a timeout or a dropped
+  connection is retried with exponential backoff, or after the server's Retry-After, capped. Any other 4xx is not.
+- Memory is bounded: a response body larger than `Transport.max_response_bytes` is refused, by its Content-Length
+  first, then by the bytes actually read. An error body is read up to 64 KiB.
+- Every failure is one `TriadError` line: the model, the URL, what went wrong, the input it was for.
 
-Plain `urllib` (no dependency); loopback URLs bypass any proxy set in the environment.
+It uses plain `urllib`, with no dependency. Loopback URLs bypass any proxy set in the environment.
 """
 
 from __future__ import annotations
@@ -47,8 +47,10 @@ class Transport:
 
 @dataclass(frozen=True)
 class Provider:
-    """An API provider: its default base URL (`base_url_env` overrides it: a gateway, another region), the path of
-    the endpoint, the environment variable holding the key, and the transport settings."""
+    """An API provider: its base URL, the endpoint's path, the variable holding the key, and the transport settings.
+
+    `base_url_env` names the variable that overrides the base URL, for a gateway or another region.
+    """
 
     name: str
     base_url: str
@@ -184,8 +186,11 @@ class JsonClient:
     def post_all(
         self, payloads: Sequence[dict[str, Any]], whats: Sequence[str], parse: Callable[[Any, str], Any]
     ) -> list[Any]:
-        """`parse(response, what)` of each payload's response, `Transport.concurrency` requests at a time, in
-        payload order; a payload that failed gives its `TriadError` in its place (the caller keeps the others)."""
+        """Return `parse(response, what)` of each payload's response, in payload order.
+
+        `Transport.concurrency` requests run at a time. A payload that failed gives its `TriadError` in its place, and
+        the caller keeps the others.
+        """
 
         def one(i: int) -> Any:
             try:
@@ -230,8 +235,10 @@ def api_key(p: Provider) -> str | None:
 
 
 def connect(p: Provider, base_url: str, label: str, missing: str) -> JsonClient:
-    """A client of the provider's endpoint under `base_url`, with the key from its environment variable; without
-    one, a line saying what needs requesting (`missing`) and which variable to set."""
+    """Return a client of the provider's endpoint under `base_url`, with the key from its environment variable.
+
+    Without a key, one line says what needs requesting, `missing`, and which variable to set.
+    """
     key = api_key(p)
     if key is None:
         raise TriadError(
@@ -239,6 +246,32 @@ def connect(p: Provider, base_url: str, label: str, missing: str) -> JsonClient:
             "--api-cache the folder that holds them"
         )
     return JsonClient(base_url + p.path, key, p.transport, label.split(" ", 1)[-1])
+
+
+class LazyClient:
+    """Connects to a provider's endpoint on the first request, so that a run served from its cache needs no key.
+
+    Args:
+        p: the provider.
+        base_url: the endpoint the requests go to.
+        label: how messages name the model, e.g. "model seed1.6-embedding".
+    """
+
+    def __init__(self, p: Provider, base_url: str, label: str) -> None:
+        self.provider, self.base_url, self.label = p, base_url, label
+        self.client: JsonClient | None = None
+
+    def get(self, missing: str) -> JsonClient:
+        """Return the client, connected now if it is not yet. `missing` says what needs requesting without a key."""
+        if self.client is None:
+            self.client = connect(self.provider, self.base_url, self.label, missing)
+        return self.client
+
+    def stats(self) -> dict[str, Any]:
+        """Return the calls made so far as `CallStats.to_json` writes them, zeros before the first request."""
+        if self.client is None:
+            return {"requests": 0, "retries": 0, "status": {}}
+        return self.client.stats.to_json()
 
 
 def raise_failures(results: Sequence[Any], what: str) -> None:

@@ -203,7 +203,7 @@ def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "bfloat16")
     if config.model_type != MODEL_TYPE:
         raise TriadError(
             f"model {entry.name}: config.json says model_type {config.model_type!r}; recipe "
-            f"{entry.recipe} was proven on a {MODEL_TYPE!r} backbone (ReasonIRModel)"
+            f"{entry.recipe.name} was proven on a {MODEL_TYPE!r} backbone (ReasonIRModel)"
         )
     config.is_causal = False  # bidirectional attention: ReasonIRModel.encode's `is_causal=False`
     model = LlamaModel.from_pretrained(path, config=config, dtype=torch_dtype(dtype), **kwargs).to(device).eval()  # type: ignore[arg-type]  # transformers' stubs hide `to`'s self behind a decorator

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from model_adapters.atomic import replacing
 from model_adapters.families import onnx_text
 from model_adapters.families.cross_encoder import TextCrossEncoder
 from model_adapters.protocol import ModelInput
@@ -96,14 +97,9 @@ def export(base: TextCrossEncoder, path: str, label: str) -> None:
     """Trace the model into `path` (written under a temporary name, checked, then moved into place)."""
     queries, candidates = probes()[0]
     inputs = base.tokenize(queries, candidates)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        onnx_text.trace(_traced(base.model), inputs, list(NAMES), tmp, output=OUTPUT)
-        check_equal(base, OnnxCrossEncoder(base, onnx_text.session(tmp), exported=True), label)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    with replacing(path) as tmp:
+        onnx_text.trace(_traced(base.model), inputs, list(NAMES), str(tmp), output=OUTPUT)
+        check_equal(base, OnnxCrossEncoder(base, onnx_text.session(str(tmp)), exported=True), label)
 
 
 def wrap(base: Any, folder: str, label: str, *, log: bool = True) -> OnnxCrossEncoder:

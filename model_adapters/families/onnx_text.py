@@ -23,6 +23,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from model_adapters.atomic import replacing
 from model_adapters.families.sentence_transformer import Prepared, SentenceTransformerEncoder
 from model_adapters.planning.inputs import CANDIDATE, QUERY
 from model_adapters.planning.truncation import TextLimit
@@ -196,14 +197,9 @@ def export(model: Any, path: str, label: str) -> None:
 
     features = model.preprocess(list(PROBES[:3]), prompt="")
     names = [k for k, v in features.items() if isinstance(v, torch.Tensor)]
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        trace(_traced(model, names), features, names, tmp)
-        check_equal(model, session(tmp), label)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    with replacing(path) as tmp:
+        trace(_traced(model, names), features, names, str(tmp))
+        check_equal(model, session(str(tmp)), label)
 
 
 def check_equal(model: Any, sess: Any, label: str) -> None:

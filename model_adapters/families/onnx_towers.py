@@ -18,6 +18,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from model_adapters.atomic import replacing
 from model_adapters.families import onnx_text
 from model_adapters.families.common import features, l2_normalize
 from model_adapters.families.dual_tower import DualTowerEncoder
@@ -129,22 +130,20 @@ def export(base: DualTowerEncoder, folder: str, label: str) -> None:
     """Trace both towers into `folder` (temporary names, checked against torch, then moved into place)."""
     prepared = base.prepare(probes()[0], "candidate")
     names = list(prepared["text"])
-    text_tmp, image_tmp = (os.path.join(folder, f"{f}.{os.getpid()}.tmp") for f in (TEXT, IMAGE))
-    try:
-        onnx_text.trace(_tower(base.model, "get_text_features", names), prepared["text"], names, text_tmp)
+    text_path, image_path = os.path.join(folder, TEXT), os.path.join(folder, IMAGE)
+    # the image tower moves first: the text tower's file says both are in place
+    with replacing(text_path) as text_tmp, replacing(image_path) as image_tmp:
+        onnx_text.trace(_tower(base.model, "get_text_features", names), prepared["text"], names, str(text_tmp))
         onnx_text.trace(
-            _tower(base.model, "get_image_features", [PIXELS]), {PIXELS: prepared["image"][PIXELS]}, [PIXELS], image_tmp
+            _tower(base.model, "get_image_features", [PIXELS]),
+            {PIXELS: prepared["image"][PIXELS]},
+            [PIXELS],
+            str(image_tmp),
         )
-        candidate = OnnxTowers(base, onnx_text.session(text_tmp), onnx_text.session(image_tmp), exported=True)
+        candidate = OnnxTowers(base, onnx_text.session(str(text_tmp)), onnx_text.session(str(image_tmp)), exported=True)
         for batch in probes():
             want = base.encode_candidates(batch)
             onnx_text.check_cosines(candidate.encode_candidates(batch), want, label)
-        os.replace(image_tmp, os.path.join(folder, IMAGE))
-        os.replace(text_tmp, os.path.join(folder, TEXT))  # last: its presence says both are in place
-    finally:
-        for tmp in (text_tmp, image_tmp):
-            if os.path.exists(tmp):
-                os.remove(tmp)
 
 
 def wrap(base: DualTowerEncoder, folder: str, label: str, *, log: bool = True) -> OnnxTowers:

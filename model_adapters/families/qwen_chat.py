@@ -544,7 +544,7 @@ def load(entry: Any, path: str, *, device: str = "cpu", dtype: str = "float32") 
     config = AutoConfig.from_pretrained(path, **kwargs)
     if config.model_type != opts.backbone:
         raise TriadError(
-            f"{where}: recipe {entry.recipe} is for {opts.backbone} checkpoints; {path} is {config.model_type}"
+            f"{where}: recipe {entry.recipe.name} is for {opts.backbone} checkpoints; {path} is {config.model_type}"
         )
     model = AutoModel.from_pretrained(path, dtype=torch_dtype(dtype), **kwargs)
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)

@@ -146,7 +146,7 @@ def resolved(entry: Any, source: str, open_repo: OpenRepo) -> Any:
     if kind not in KINDS:
         raise TriadError(f"model {entry.name}: option reasoning={kind!r} is not one of {', '.join(KINDS)}")
     spec = _ume_r1_spec(entry, source, open_repo) if kind == UME_R1_GEN else _tcot_spec(entry, open_repo)
-    return dataclasses.replace(entry, options={**entry.options, "generation": spec})
+    return dataclasses.replace(entry, own_options={**entry.own_options, "generation": spec})
 
 
 def spec_of(entry: Any) -> GenerationSpec:
@@ -171,7 +171,7 @@ def _chat_checkpoint(entry: Any, path: str, device: str, dtype: str, model_class
     config = AutoConfig.from_pretrained(path, **kwargs)
     if config.model_type != opts.backbone:
         raise TriadError(
-            f"{where}: recipe {entry.recipe} is for {opts.backbone} checkpoints; {path} is {config.model_type}"
+            f"{where}: recipe {entry.recipe.name} is for {opts.backbone} checkpoints; {path} is {config.model_type}"
         )
     cls = AutoModelForImageTextToText if model_class == "lm" else AutoModel
     model = cls.from_pretrained(path, dtype=torch_dtype(dtype), **kwargs)

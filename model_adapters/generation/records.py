@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from model_adapters.vectors.cache import atomic_write, model_key
+from model_adapters.atomic import atomic_write
+from model_adapters.vectors.cache import model_key
 from triad_dataset.contract.errors import TriadError
 
 META: Final = "meta.json"

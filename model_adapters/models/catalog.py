@@ -1,8 +1,9 @@
-"""What `triad list models` shows: each registry model's name, type, status, backends, what it needs to run and
-whether its loader's packages are installed here.
+"""Builds what `triad list models` shows: each registry model's name, type, status, backends and needs.
 
-Type and status use the words of docs/models.md's systems table (`recipes.SYSTEM_TYPES`; verified / refused / API),
-so the listing and that table can be checked against each other.
+It also says whether a model's loader finds its packages installed here.
+
+Type and status use the words of docs/models.md's systems table: `recipes.SYSTEM_TYPES`, and verified, refused or
+API. The listing and that table can then be checked against each other.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Final
 from model_adapters.models import dependencies, recipes
 from model_adapters.models.registry import ModelEntry
 
-UNVERIFIED: Final = "unverified"  # an entry (a plug-in's) whose recipe names no authors' code
+UNVERIFIED: Final = "unverified"  # a plug-in's entry whose recipe names no authors' code
 
 
 @dataclass(frozen=True)
@@ -24,9 +25,9 @@ class ModelRow:
     type: str  # one of recipes.SYSTEM_TYPES
     status: str  # "verified", "refused", "API" or "unverified"
     sees: str  # "text+image" or "text only"
-    backends: str  # what can run its forward: "torch", "torch, onnx" (`--backend onnx`), "API" or "-" (refused)
-    needs: str  # what running it takes (or why it is refused)
-    loadable: str  # "yes", "no: pip install X" (its loader's packages are missing here) or "-" (refused)
+    backends: str  # what can run its forward: "torch", "torch, onnx" for `--backend onnx`, "API", or "-" if refused
+    needs: str  # what running it takes, or why it is refused
+    loadable: str  # "yes", "no: pip install X" when its loader's packages are missing here, or "-" if refused
 
 
 def system_type(entry: ModelEntry) -> str:
@@ -40,18 +41,23 @@ def system_type(entry: ModelEntry) -> str:
 
 
 def status(entry: ModelEntry) -> str:
-    """refused (its recipe says why), API (needs the provider), verified (its recipe names the authors' code)."""
-    recipe = entry.recipe_row
-    if recipe is not None and recipe.refused:
+    """Say "refused" if its recipe says why, "API" if it needs a provider, "verified" if its recipe has a reference.
+
+    Any other entry, a plug-in's, is "unverified".
+    """
+    if entry.recipe.refused:
         return "refused"
     if entry.family == recipes.API:
         return "API"
-    return "verified" if recipe is not None and recipe.reference is not None else UNVERIFIED
+    return "verified" if entry.recipe.reference is not None else UNVERIFIED
 
 
 def backends(entry: ModelEntry) -> str:
-    """What can run the entry's forward: torch, and ONNX Runtime where its recipe has an ONNX path (`--backend onnx`,
-    for a reranker `--rerank-backend onnx`); an API model runs at its provider; a refused one nowhere."""
+    """Say what can run the entry's forward: torch, and ONNX Runtime where its recipe has an ONNX path.
+
+    That path is `--backend onnx`, for a reranker `--rerank-backend onnx`. An API model runs at its provider, and a
+    refused one nowhere.
+    """
     from model_adapters.families import onnx_rerank, onnx_text
 
     if status(entry) == "refused":
@@ -59,13 +65,12 @@ def backends(entry: ModelEntry) -> str:
     if entry.family == recipes.API:
         return "API"
     onnx = onnx_rerank.RECIPES if entry.kind == "reranker" else onnx_text.RECIPES
-    return "torch, onnx" if entry.recipe in onnx else "torch"
+    return "torch, onnx" if entry.recipe.name in onnx else "torch"
 
 
 def needs(entry: ModelEntry) -> str:
-    """What running the entry takes: its weights (where from), an API key, or the reason it is refused."""
-    recipe = entry.recipe_row
-    if recipe is not None and recipe.refused:
+    """Say what running the entry takes: its weights and where they come from, an API key, or why it is refused."""
+    if entry.recipe.refused:
         return f"cannot be run as its authors run it (`triad run --model {entry.name}` says why; docs/models.md)"
     if entry.family == recipes.API:
         from model_adapters.families.api import provider

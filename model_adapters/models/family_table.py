@@ -1,9 +1,9 @@
-"""The model families: for each, the options a table row may set and the functions that load its models.
+"""Lists the model families: for each, the options a row may set and the functions that load its models.
 
-A recipe names its family (`model_adapters.models.recipes`); the family's `Family` row carries the callables that
+A recipe in `model_adapters.models.recipes` names its family. The family's `Family` row carries the callables that
 build an encoder, a reranker and a text limit. The family modules import torch and transformers only inside those
-functions, so naming them here loads nothing. The tiny test family's module (`model_adapters.mocks.tiny`) is
-imported on first use only.
+functions, so naming them here loads nothing. The tiny test family's module, `model_adapters.mocks.tiny`, is
+imported on first use only. Installed packages add families through the `triad.models` entry points.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from model_adapters.families import (
     sentence_transformer,
     vlm,
 )
+from model_adapters.models import plugins
+from triad_dataset.contract.errors import TriadError
 
 DUAL_TOWER: Final = "dual_tower"
 SENTENCE_TRANSFORMER: Final = "sentence_transformer"
@@ -30,13 +32,13 @@ VLM: Final = "vlm"
 RERANKER: Final = "reranker"
 QWEN_CHAT: Final = "qwen_chat"
 TINY: Final = "tiny"
-API: Final = "api"  # API-only models (model_adapters/families/api.py): requests to a provider, responses cached
+API: Final = "api"  # API-only models, families/api.py: requests to a provider, responses cached
 BIDIRECTIONAL_LLAMA: Final = "bidirectional_llama"  # a Llama run with is_causal=False, instruction-excluded mean
-REASONING: Final = "reasoning"  # generate, then embed (model_adapters/families/reasoning.py; TRIAD §5.4, B.2.1)
+REASONING: Final = "reasoning"  # generate, then embed: families/reasoning.py, TRIAD §5.4 and B.2.1
 
 # (entry, path, *, device, dtype, **runtime) -> an Encoder or a Reranker
 Loader = Callable[..., Any]
-# (entry, path) -> a truncation.TextLimit (tokenizer only, no weights) or None
+# (entry, path) -> a truncation.TextLimit, a tokenizer without weights, or None
 TextLimiter = Callable[[Any, str], Any]
 
 
@@ -46,12 +48,13 @@ class Family:
 
     Args:
         name: what recipes, entries and results.json call the family.
-        options: the frozen dataclass whose fields are the option names a row of this family may set (None: any).
-        load: builds the encoder of an entry (`registry.load_encoder`).
-        load_reranker: builds the pairwise scorer of a reranker entry (None: the family has no rerankers).
-        text_limit: the entry's text limit before any weights load (None: the family does not truncate text).
+        options: the frozen dataclass whose fields are the option names a row of this family may set. None
+            allows any name.
+        load: builds the encoder of an entry, for `registry.load_encoder`.
+        load_reranker: builds the pairwise scorer of a reranker entry. None when the family has no rerankers.
+        text_limit: the entry's text limit before any weights load. None when the family does not truncate text.
         extra_options: option names allowed beside the dataclass's fields.
-        reads_weights: False for a family whose models are built in memory (the tiny test family): a
+        reads_weights: False for a family whose models are built in memory, as the tiny test family. A
             `--model-path` folder is then not checked against it.
         modules: the third-party modules its loader imports (`model_adapters.models.dependencies`).
     """
@@ -137,16 +140,34 @@ FAMILY_TABLE: Final[dict[str, Family]] = {
             modules=(*TORCH_IMAGES, "tokenizers"),
         ),
         Family(API, api.ApiOptions, load=api.load, modules=("numpy",)),
+        # `generation`: the spec that `reasoning.resolved` adds to an entry before it loads
         Family(
-            REASONING, qwen_chat.ChatOptions, load=reasoning.load, extra_options=reasoning.OPTIONS, modules=TORCH_IMAGES
+            REASONING,
+            qwen_chat.ChatOptions,
+            load=reasoning.load,
+            extra_options=(*reasoning.OPTIONS, "generation"),
+            modules=TORCH_IMAGES,
         ),
     )
 }
 FAMILIES: Final = tuple(FAMILY_TABLE)
 
 
+def plugin_families() -> dict[str, Family]:
+    """Map the families that the `triad.models` entry points add by name. A name already taken is refused."""
+    out: dict[str, Family] = {}
+    for row in plugins.rows():
+        if isinstance(row.value, Family):
+            if row.value.name in FAMILY_TABLE or row.value.name in out:
+                raise TriadError(f"{row.where}: family name {row.value.name!r} is already taken; choose another name")
+            out[row.value.name] = row.value
+    return out
+
+
 def family_of(name: str, where: str) -> Family:
-    """The family named `name`; an unknown name is a TypeError naming `where` and the valid families.
+    """Return the family named `name`, built in or installed.
+
+    An unknown name is a TypeError naming `where` and the valid families.
 
     >>> family_of("vlm", "row").load is vlm.load
     True
@@ -157,13 +178,19 @@ def family_of(name: str, where: str) -> Family:
 bidirectional_llama, reranker, tiny, api, reasoning
     """
     family = FAMILY_TABLE.get(name)
-    if family is None:
-        raise TypeError(f"{where}: unknown family {name!r}; valid: {', '.join(FAMILIES)}")
-    return family
+    if family is not None:
+        return family
+    installed = plugin_families()
+    if name not in installed:
+        raise TypeError(f"{where}: unknown family {name!r}; valid: {', '.join([*FAMILIES, *installed])}")
+    return installed[name]
 
 
 def check_options(family: str, names: Iterable[str], where: str) -> None:
     """Refuse option names that the family's options dataclass does not define: a typo fails at import.
+
+    A row built while the entry points are read may name a family that they deliver: it is checked again once
+    they are all read (`registry.plugin_entries`).
 
     >>> check_options(DUAL_TOWER, ["max_length"], "row")
     >>> check_options(DUAL_TOWER, ["max_lenght"], "row")
@@ -171,6 +198,8 @@ def check_options(family: str, names: Iterable[str], where: str) -> None:
     ...
     TypeError: row: unknown dual_tower option(s) max_lenght
     """
+    if family not in FAMILY_TABLE and plugins.reading():
+        return
     known = family_of(family, where).option_names()
     unknown = sorted(set(names) - known) if known is not None else []
     if unknown:

@@ -143,6 +143,10 @@ class Recipe:
     description: str = ""
 
     def __post_init__(self) -> None:
+        self.check()
+
+    def check(self) -> None:
+        """Refuse option names that the recipe's family does not define (a TypeError naming the recipe)."""
         check_options(self.family, [*self.options, *self.config_options], f"recipe {self.name}")
 
     @property

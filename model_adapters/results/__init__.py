@@ -1,5 +1,8 @@
-"""results.json of a run (docs/CONTRACTS.md §3): `build.results_json` assembles it; `results.schema.json` beside
-this file is its JSON Schema (`SCHEMA_PATH`), which the tests check every assembled file against."""
+"""Reads and compares results.json files; `results.schema.json` beside this file is their JSON Schema (`SCHEMA_PATH`).
+
+`model_adapters.run.results_json` assembles results.json (docs/CONTRACTS.md §3), and the tests check every
+assembled file against the schema.
+"""
 
 from __future__ import annotations
 

@@ -19,7 +19,6 @@ import hashlib
 import io
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any, Final, Literal
 
 import numpy as np
 
+from model_adapters.atomic import atomic_write
 from triad_dataset.contract.errors import TriadError
 
 FORMAT_VERSION: Final = 1
@@ -43,22 +43,6 @@ def model_key(identity: Mapping[str, Any]) -> str:
     """
     blob = json.dumps(dict(identity), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:20]
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` through a temporary file in the same folder, so a reader never sees half a file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-_atomic_write = atomic_write  # the former private name, still imported by spaces_app.testing
 
 
 def _describe(meta: Mapping[str, Any]) -> str:

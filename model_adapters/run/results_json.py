@@ -1,4 +1,4 @@
-"""Assemble results.json (docs/CONTRACTS.md §3; schema: `results.schema.json` beside this file).
+"""Assembles results.json, docs/CONTRACTS.md §3, whose schema is `model_adapters/results/results.schema.json`.
 
 results = results_json(cfg, plan, models, scored, report, timings, ctx)
 results.update(stage_results(plan, models, run_encoder, counters, cfg))
@@ -16,8 +16,8 @@ from typing import Any
 from model_adapters.models.recipes import API, UNVERIFIED
 from model_adapters.models.resolve import ResolvedModel
 from model_adapters.planning.plan import Plan
-from model_adapters.run_config import RunConfig
-from model_adapters.run_encoder import RunEncoder
+from model_adapters.run.config import RunConfig
+from model_adapters.run.encoder import RunEncoder
 from model_adapters.vectors import distributed
 from triad_dataset.contract.errors import TriadError
 
@@ -30,7 +30,7 @@ UNVERIFIED_WARNING = (
 
 @dataclass(frozen=True)
 class Models:
-    """The run's first-stage model and its reranker (None when the run is not reranked)."""
+    """The run's first-stage model and its reranker, which is None when the run is not reranked."""
 
     model: ResolvedModel
     reranker: ResolvedModel | None = None
@@ -49,7 +49,7 @@ def results_json(
     timings: Mapping[str, float],
     ctx: distributed.Context,
 ) -> dict[str, Any]:
-    """results.json without the stage parts (`stage_results`).
+    """Assemble results.json without the stage parts, which `stage_results` adds.
 
     Args:
         cfg: the run's settings.
@@ -69,7 +69,7 @@ def results_json(
         summary["map"] = {c: configs[c]["metrics"]["map"] for c in config_names}
     results: dict[str, Any] = {
         "benchmark": plan.benchmark,
-        # complete: every query of every selected config was ranked; `--limit` runs are partial and the
+        # complete: every query of every selected config was ranked. `--limit` runs are partial, and the
         # leaderboard refuses them
         "complete": cfg.limit is None,
         "model": model_json(models.model),
@@ -103,7 +103,7 @@ def _run_json(
     timings: Mapping[str, float],
     ctx: distributed.Context,
 ) -> dict[str, Any]:
-    """results.json "run": sizes of the plan, the encoding report, timings and where the run ran."""
+    """Assemble results.json "run": sizes of the plan, the encoding report, timings and where the run ran."""
     per_config = {
         cp.config: {
             "queries": len(cp.rows),
@@ -120,7 +120,7 @@ def _run_json(
         "timings_s": dict(timings),
         "limit": cfg.limit,
         "batch_size": cfg.batch_size or model.max_batch,
-        # the device a model ran on; null when none ran (every vector came from the cache: torch is never imported)
+        # the device a model ran on, null when none ran because every vector came from the cache
         "device": ctx.requested_device,
         "processes": ctx.world,
     }
@@ -133,12 +133,12 @@ def stage_results(
     counters: list[dict[str, Any]],
     cfg: RunConfig,
 ) -> dict[str, Any]:
-    """results.json "reproducible", "rewriter", "api" and "generation".
+    """Assemble results.json "reproducible", "rewriter", "api" and "generation".
 
     Args:
         plan: the ranked plan.
         models: the first-stage model and the reranker.
-        run_encoder: the run's encoder (its generation stage and API response store).
+        run_encoder: the run's encoder, with its generation stage and API response store.
         counters: each process's `RunEncoder.process_counters()`, rank 0's first.
         cfg: the run's settings.
 
@@ -166,7 +166,7 @@ def stage_results(
 
 
 def sum_counters(parts: list[Mapping[str, Any]]) -> dict[str, Any]:
-    """Counters summed over processes; a nested dict (reported model names, HTTP statuses) is summed by key.
+    """Sum counters over processes. A nested dict, such as reported model names or HTTP statuses, is summed by key.
 
     >>> sum_counters([{"requests": 2, "status": {"200": 2}}, {"requests": 1, "status": {"200": 1, "429": 1}}])
     {'reported_models': {}, 'status': {'200': 3, '429': 1}, 'requests': 3}
@@ -185,7 +185,7 @@ def sum_counters(parts: list[Mapping[str, Any]]) -> dict[str, Any]:
 def _api_json(
     model: ResolvedModel, run_encoder: RunEncoder, counters: list[dict[str, Any]], cfg: RunConfig
 ) -> dict[str, Any]:
-    """results.json "api": provider, endpoint, model version and the call counters summed over processes."""
+    """Assemble results.json "api": provider, endpoint, model version and the call counters summed over processes."""
     summed = sum_counters([c["api"] for c in counters if c.get("api")])
     options = model.identity.options
     return {
@@ -201,7 +201,7 @@ def _api_json(
 
 
 def rewriter_meta(rewrites: str | None) -> dict[str, Any] | None:
-    """The rewriter identity `triad rewrite` wrote beside a rewrites file (REWRITES.meta.json); None without one."""
+    """Read the rewriter identity that `triad rewrite` wrote beside a rewrites file, `REWRITES.meta.json`, if any."""
     meta = Path(f"{rewrites}.meta.json") if rewrites else None
     if meta is None or not meta.is_file():
         return None
@@ -213,7 +213,7 @@ def rewriter_meta(rewrites: str | None) -> dict[str, Any] | None:
 
 
 def model_json(model: ResolvedModel) -> dict[str, Any]:
-    """results.json "model": the identity plus, for a model loaded through an entry, the entry's public fields."""
+    """Assemble results.json "model": the identity, plus the entry's public fields for a model loaded through one."""
     out = model.identity.to_json()
     entry = model.entry
     if entry is not None:

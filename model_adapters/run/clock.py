@@ -1,4 +1,4 @@
-"""Wall and CPU seconds per phase of a run (results.json `run.timings_s` and `run.cpu_s`)."""
+"""Measures the wall and CPU seconds of each phase of a run, for results.json `run.timings_s` and `run.cpu_s`."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ class PhaseClock:
     cpu_tick: float = field(default_factory=time.process_time)
 
     def lap(self, phase: str, minus: float = 0.0, cpu_minus: float = 0.0) -> None:
-        """Record the seconds since the previous lap (less `minus` wall, `cpu_minus` CPU) as `phase`; restart."""
+        """Record the seconds since the previous lap as `phase`, less `minus` wall and `cpu_minus` CPU seconds."""
         now, cpu_now = time.perf_counter(), time.process_time()
         self.wall[phase] = now - self.tick - minus
         self.cpu[phase] = cpu_now - self.cpu_tick - cpu_minus

@@ -1,9 +1,8 @@
-"""The run's models: resolved from its settings, and the encoder as `vectors.plan_vectors` sees it (`RunEncoder`,
-an `EncoderSource`) with its embedding cache.
+"""Gives `vectors.plan_vectors` the run's encoder, a `RunEncoder`, and opens its embedding cache.
 
-An API model gets its response store and --offline; a reasoning embedder is encoded through its generation stage,
-which exists before any model loads (a run whose vectors are cached counts its fallbacks from the stored
-generations without loading anything).
+`model_adapters.models.selection` resolves the run's models from its settings. An API model gets its response
+store and `--offline`. A reasoning embedder is encoded through its generation stage, which exists before any model
+loads: a run whose vectors are cached counts its fallbacks from the stored generations without loading anything.
 """
 
 from __future__ import annotations
@@ -14,11 +13,11 @@ from collections.abc import Callable
 from typing import Any
 
 from model_adapters.generation.stage import GENERATION_DIR, GenerationStage, ReasoningAdapter, is_reasoning
-from model_adapters.models.identity import TORCH, library_versions, pillow_notice
+from model_adapters.models.identity import TORCH, pillow_notice
 from model_adapters.models.recipes import API, DUAL_TOWER
-from model_adapters.models.resolve import ResolvedModel, from_name, from_python
+from model_adapters.models.resolve import ResolvedModel
 from model_adapters.planning import textspace
-from model_adapters.run_config import RunConfig, default_api_cache
+from model_adapters.run.config import RunConfig, default_api_cache
 from model_adapters.vectors import distributed
 from model_adapters.vectors.cache import EmbeddingCache
 from triad_dataset.contract.errors import TriadError
@@ -31,7 +30,7 @@ def log(ctx: distributed.Context, cfg: RunConfig, msg: str) -> None:
 
 
 def open_cache(model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context) -> EmbeddingCache | None:
-    """The model's embedding cache, loaded; None with --no-cache or for a model that declares no revision."""
+    """Load the model's embedding cache. None with --no-cache or for a model that declares no revision."""
     notice = pillow_notice(model.identity.versions)
     if notice is not None:
         log(ctx, cfg, notice)
@@ -45,80 +44,18 @@ def open_cache(model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context) -
             "a revision, --revision / revision=..., to cache them)",
         )
         return None
-    # a run over one captioner's captions keeps its vectors apart from another's (ARK text space)
+    # a run over one captioner's captions keeps its vectors apart from another's, in ARK's text space
     cache = EmbeddingCache(cfg.cache_root, {**model.identity.cache_fields(), **textspace.identity_part(cfg.captions)})
     cache.load()
     return cache
 
 
-def resolve_model(cfg: RunConfig) -> ResolvedModel:
-    """The model of the run and its identity (`model_adapters.models.resolve`)."""
-    if cfg.encoder is not None:
-        if cfg.model is not None:
-            raise TriadError(
-                f"give either a model (--model {cfg.model}) or your own encoder, not both: an encoder "
-                "never borrows another model's name, settings or cache"
-            )
-        resolved = from_python(cfg.encoder, name=cfg.name, revision=cfg.revision, sees_images=cfg.sees_images)
-        return with_backend(resolved, cfg.backend)
-    if not cfg.model:
-        raise TriadError("no model: give --model NAME|ORG/NAME|FOLDER or --encoder module:factory")
-    if cfg.sees_images is not None:
-        raise TriadError(
-            "--sees-images / --text-only apply to your own encoder (--encoder); a model's family decides what it sees"
-        )
-    resolved = from_name(
-        cfg.model, model_path=cfg.model_path, name=cfg.name, revision=cfg.revision, dtype=cfg.dtype, recipe=cfg.recipe
-    )
-    return with_backend(resolved, cfg.backend)
-
-
-def with_backend(model: ResolvedModel, backend: str) -> ResolvedModel:
-    """The model with `backend` in its identity (and so in its cache key); a model the backend cannot run is refused
-    in one line (`families.onnx_text.refusal`, for a reranker `families.onnx_rerank.refusal`). The default torch
-    backend leaves the identity as it is."""
-    if backend == TORCH:
-        return model
-    from dataclasses import replace
-
-    from model_adapters.families import onnx_rerank, onnx_text
-
-    identity = model.identity
-    reranker = identity.kind == "reranker"
-    if backend != onnx_text.ONNX:
-        flag = "--rerank-backend" if reranker else "--backend"
-        raise TriadError(f"{flag} {backend}: unknown backend; valid: {TORCH}, {onnx_text.ONNX}")
-    if reranker:
-        why = onnx_rerank.refusal(identity.recipe, identity.dtype, identity.label)
-    else:
-        why = onnx_text.refusal(identity.recipe, identity.dtype, identity.label)
-    if why is not None:
-        raise TriadError(why)
-    model.identity = replace(
-        identity, backend=backend, versions={**identity.versions, **library_versions(onnx_text.LIBRARIES)}
-    )
-    return model
-
-
-def resolve_reranker(cfg: RunConfig) -> ResolvedModel | None:
-    """The reranker of the run (`--rerank` or your own), or None when the run is not reranked."""
-    if cfg.reranker is not None:
-        if cfg.rerank:
-            raise TriadError(f"give either --rerank {cfg.rerank} or your own reranker, not both")
-        return with_backend(from_python(cfg.reranker, kind="reranker"), cfg.rerank_backend)
-    if not cfg.rerank:
-        if cfg.rerank_backend != TORCH:
-            raise TriadError(f"--rerank-backend {cfg.rerank_backend}: the run has no reranker (--rerank NAME)")
-        return None
-    resolved = from_name(
-        cfg.rerank, kind="reranker", model_path=cfg.rerank_model_path, dtype=cfg.dtype, recipe=cfg.rerank_recipe
-    )
-    return with_backend(resolved, cfg.rerank_backend)
-
-
 def graph_folder(model: ResolvedModel, cfg: RunConfig) -> tuple[str, Any]:
-    """Where the model's ONNX graph lives: the cache folder's `onnx/<cache key>/`, or with --no-cache a temporary
-    folder (its handle is returned too: the folder is removed when the handle goes)."""
+    """Return where the model's ONNX graph lives, and the handle of a temporary folder or None.
+
+    The graph lives in the cache folder's `onnx/<cache key>/`, or with --no-cache in a temporary folder that is
+    removed when its handle goes.
+    """
     from model_adapters.families import onnx_text
 
     if cfg.no_cache:
@@ -130,8 +67,7 @@ def graph_folder(model: ResolvedModel, cfg: RunConfig) -> tuple[str, Any]:
 
 
 def load_reranker(model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context) -> Any:
-    """The loaded reranker; on `--rerank-backend onnx` behind ONNX Runtime, its graph exported once per identity
-    (`graph_folder`)."""
+    """Load the reranker. With `--rerank-backend onnx` it runs behind ONNX Runtime, exported once per identity."""
     if model.identity.backend == TORCH:
         return model.load(ctx.device, cfg.dtype)
     from model_adapters.families import onnx_rerank, onnx_text
@@ -145,7 +81,7 @@ def load_reranker(model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context
 
 
 def _generation_spec(model: ResolvedModel) -> Any:
-    """The generation stage's spec of a reasoning embedder: its object's, else its entry's options'."""
+    """Return a reasoning embedder's generation spec: its object's, else the one in its entry's options."""
     if model.obj is not None:
         return model.obj.generation
     if model.entry is None:
@@ -162,17 +98,17 @@ class RunEncoder:
         self.responses: EmbeddingCache | None = None
         self._raw: Any = None
         self._encoder: Any = None
-        self._tmp: Any = None  # --no-cache --backend onnx: the temporary folder of the exported graph
+        self._tmp: Any = None  # with --no-cache --backend onnx, the temporary folder of the exported graph
         if model.identity.generation is not None:
             self.stage = GenerationStage(_generation_spec(model), self.generation_root, label=model.identity.label)
 
     @property
     def generation_root(self) -> str | None:
-        """Where the generation stage keeps its generations (None with --no-cache)."""
+        """Where the generation stage keeps its generations, None with --no-cache."""
         return None if self.cfg.no_cache else os.path.join(self.cfg.cache_root, GENERATION_DIR)
 
     def load_model(self) -> Any:
-        """The loaded model object itself (an API model with its response store and --offline)."""
+        """Load the model object itself once, an API model with its response store and `--offline`."""
         if self._raw is None:
             runtime: dict[str, Any] = {}
             if self.model.identity.family == API and self.model.obj is None:
@@ -194,8 +130,7 @@ class RunEncoder:
         return self._raw
 
     def _onnx(self, base: Any) -> Any:
-        """The torch encoder `base` with ONNX Runtime as its forward; the graph exported once per model identity
-        (`graph_folder`)."""
+        """Wrap the torch encoder `base` with ONNX Runtime as its forward, exporting the graph once per identity."""
         from model_adapters.families import onnx_text, onnx_towers
 
         identity = self.model.identity
@@ -204,7 +139,7 @@ class RunEncoder:
         return wrap(base, folder, identity.label, log=self.ctx.is_main and not self.cfg.quiet)
 
     def encoder(self) -> Any:
-        """The `Encoder` the encode loop calls (a reasoning embedder behind its `ReasoningAdapter`)."""
+        """Return the `Encoder` that the encode loop calls, a reasoning embedder behind its `ReasoningAdapter`."""
         if self._encoder is None:
             raw = self.load_model()
             if self.stage is not None and not is_reasoning(raw):
@@ -216,14 +151,17 @@ class RunEncoder:
         return self._encoder
 
     def check_encoder(self) -> tuple[Any, Callable[[str, str], bool] | None]:
-        """What the cache check re-encodes with: a reasoning embedder from its stored generations only (items
-        without one are left out), never regenerating: a new generation would be another input, not drift."""
+        """Return what the cache check re-encodes with, and which items it may check.
+
+        A reasoning embedder re-encodes from its stored generations only, and items without one are left out. It
+        never generates again: a new generation would be another input, not drift.
+        """
         if self.stage is None:
             return self.load_model(), None
         return ReasoningAdapter(self.load_model(), self.stage, generate=False), self.stage.stored
 
     def process_counters(self) -> dict[str, Any]:
-        """This process's API call counters and fresh generations (gathered on rank 0)."""
+        """Return this process's API call counters and fresh generations, which rank 0 gathers."""
         obj = self.model.obj
         api = obj.api_stats() if obj is not None and callable(getattr(obj, "api_stats", None)) else None
         return {

@@ -1,13 +1,14 @@
-"""`RunMemo`: what a re-run on an unchanged dataset folder need not compute again.
+"""Remembers in `RunMemo` what a re-run on an unchanged dataset folder need not compute again.
 
-Three values are remembered: the folder's validation, the counts of truncated inputs (which would otherwise load
-the model's tokenizer) and the scores of rankings identical to a previous run's (which would otherwise redo the
-bootstrap intervals).
+Three values are remembered:
+- the folder's validation,
+- the counts of truncated inputs, which would otherwise load the model's tokenizer,
+- the scores of rankings identical to a previous run's, which would otherwise redo the bootstrap intervals.
 
-They are stored as small JSON files under `<cache root>/_runs/`, keyed by the folder's stamp (relative path, size
-and modification time of every file of the folder — a rebuilt folder also changes its shard names, which carry
-their content hash) plus what else decides the value (the validator's source code; the model identity, configs,
-variant and limit; for the scores, a digest of the rankings themselves, the seed and the metrics code). A changed
+They are small JSON files under `<cache root>/_runs/`. Each is keyed by the folder's stamp, the relative path, size
+and modification time of every file of the folder. A rebuilt folder also changes its shard names, which carry their
+content hash. The key also holds what else decides the value: the validator's source code, the model identity,
+configs, variant and limit, and for the scores a digest of the rankings, the seed and the metrics code. A changed
 folder, model, setting or ranking computes afresh.
 """
 
@@ -22,7 +23,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from model_adapters.vectors.cache import atomic_write
+from model_adapters.atomic import atomic_write
 
 RUNS_DIR: Final = "_runs"
 
@@ -46,14 +47,14 @@ def _source_digest(module_name: str) -> str:
 
 
 def _plain(value: Any) -> Any:
-    """numpy scalars as Python numbers; anything else JSON cannot hold is refused."""
+    """Turn numpy scalars into Python numbers and refuse anything else that JSON cannot hold."""
     if hasattr(value, "item") and callable(value.item):
         return value.item()
     raise TypeError(f"cannot store {type(value).__name__} in a run record")
 
 
 def file_digest(path: str | None) -> str | None:
-    """sha256 of a file's bytes; None when there is no file."""
+    """Return the sha256 of a file's bytes, or None when there is no file."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else None
 
 
@@ -82,7 +83,7 @@ class RunMemo:
         return self.dir / f"{kind}-{hashlib.sha256(blob.encode()).hexdigest()[:32]}.json"
 
     def get(self, kind: str, key: Mapping[str, Any]) -> Any:
-        """The value stored under (kind, key); None when there is none or it cannot be read."""
+        """Return the value stored under `kind` and `key`, or None when there is none or it cannot be read."""
         path = self._path(kind, key)
         if path is None or not path.exists():
             return None
@@ -92,20 +93,20 @@ class RunMemo:
             return None
 
     def put(self, kind: str, key: Mapping[str, Any], value: Any) -> None:
-        """Store `value` under (kind, key); a cache that cannot be written is left as it is."""
+        """Store `value` under `kind` and `key`. A cache that cannot be written is left as it is."""
         path = self._path(kind, key)
         if path is None:
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            text = json.dumps({"key": key, "value": value}, default=_plain)  # NaN kept (JSON extension)
+            text = json.dumps({"key": key, "value": value}, default=_plain)  # NaN kept, as a JSON extension
             atomic_write(path, text.encode("utf-8"))
         except (OSError, TypeError):
-            pass  # a read-only cache (or a value JSON cannot hold) only costs the next run the time to recompute
+            pass  # a read-only cache, or a value JSON cannot hold, only costs the next run the time to recompute
 
     # --- the three memoised steps ------------------------------------------------------------------------------
     def validate(self, data: str, benchmark: str, validate: Callable[[str, str], list[str]]) -> list[str]:
-        """`validate(data, benchmark)`, skipped when this folder (same files, sizes, times) already passed it."""
+        """Run `validate(data, benchmark)` unless this folder, with the same files, sizes and times, passed it."""
         key = self.validation_key(data, benchmark) if self.dir is not None else {}
         if self.get("validated", key):
             return []
@@ -115,9 +116,9 @@ class RunMemo:
         return problems
 
     def truncation(self, key_of: Callable[[], Mapping[str, Any]], count: Callable[[], Any], reuse: bool = True) -> Any:
-        """`count()`, or the counts a finished run stored under `key_of()`; a None count is not stored.
+        """Return `count()`, or the counts a finished run stored under `key_of()`. A None count is not stored.
 
-        With `reuse` False (an encoder given as an object, which may change) the counts are always made afresh.
+        With `reuse` False, for an encoder given as an object that may change, the counts are always made afresh.
         """
         if not reuse or self.dir is None:
             return count()
