@@ -180,12 +180,12 @@ def test_a_verifier_machine_makes_the_reference_run_the_space_does_not(
 ) -> None:
     """A model the Space does not run itself waits for `triad space verify --url --token --pending`, which claims the
     wanted reference run, makes it in a child process and posts it; the Space then judges the row against it."""
-    from triad_dataset.cli import main
+    from triad_cli.main import main
 
     root, client = space["root"], space["client"]
     monkeypatch.setenv("TRIAD_SPACE_VERIFY_MODELS", "none")  # this server's queue makes no reference run now
     run = root / "run-siglip"
-    cmd = [sys.executable, "-m", "triad_dataset.cli", "run", "--model", "tiny-random-siglip", "--no-validate"]
+    cmd = [sys.executable, "-m", "triad_cli", "run", "--model", "tiny-random-siglip", "--no-validate"]
     cmd += ["--data", str(root / "triad"), "--out", str(run), "--quiet", "--cache-dir", str(root / "cache")]
     subprocess.run(cmd, check=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"}, timeout=300)
     answer = submit(client, run_files(run), "tiny-random-siglip (on a verifier)")

@@ -128,7 +128,7 @@ class _FailingPragma:
 def test_a_database_that_cannot_be_opened_is_one_line_and_exit_2(
     world: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, broken: str
 ) -> None:
-    from triad_dataset.cli import main
+    from triad_cli.main import main
 
     db = tmp_path / "space.sqlite"
     if broken == "malformed":
@@ -201,7 +201,7 @@ def test_triad_report_names_a_malformed_results_field(
 ) -> None:
     import shutil
 
-    from triad_dataset.cli import main
+    from triad_cli.main import main
 
     run = tmp_path / "run"
     shutil.copytree(world["runs"][0], run)
