@@ -3,7 +3,8 @@
 `tests/data/cache_keys.json` holds `ModelIdentity.cache_fields()` and `cache_key()` of every registry entry, every
 installed tiny entry, a local folder, a local copy, Hub ids, an own encoder and an ONNX run. It was written once by
 the code before the model description was rewritten, and is never regenerated: a change here means users' cached
-vectors are no longer found. To change a key on purpose, bump `ADAPTER_VERSION` and say so in docs/runner.md.
+vectors are no longer found. To change keys on purpose, bump `ADAPTER_VERSION` (every family model) or one recipe's
+`feed_version` (that recipe's models), re-write this file and say so in docs/runner.md.
 
 Library versions are replaced by fixed values and temporary paths by placeholders, so the keys do not depend on
 the machine. A Hub id resolves offline through a Hugging Face cache written here, at a fixed commit.

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
 from model_adapters.models.family_table import API
-from model_adapters.models.recipes import UNVERIFIED, UNVERIFIED_LABEL
+from model_adapters.models.recipes import RECIPES_BY_NAME, UNVERIFIED, UNVERIFIED_LABEL
 
 SOURCE_KINDS: Final = ("registry", "hub", "local", "python", "entry_point")
 TORCH: Final = "torch"  # the default backend: absent from `to_json` and the cache key (keys made before it stay valid)
@@ -183,6 +183,9 @@ class ModelIdentity:
             fields.pop("source")
         if self.family is not None:  # a family adapter changed what it feeds the model: older vectors are stale
             fields["adapter_version"] = ADAPTER_VERSION
+        feed = RECIPES_BY_NAME[self.recipe].feed_version if self.recipe in RECIPES_BY_NAME else 0
+        if feed:  # this recipe's adapter changed what it feeds: only its models' older vectors are stale
+            fields["feed_version"] = feed
         return fields
 
     def cache_key(self) -> str:

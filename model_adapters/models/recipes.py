@@ -141,6 +141,9 @@ class Recipe:
     text_only: bool = False  # the family never sees images (they are left out of inputs and cache keys)
     dtype: str | None = None  # default dtype when config.json gives none (else float32)
     description: str = ""
+    # Bump when the adapter changes what it feeds this recipe's models without changing its options: the cache key
+    # then changes for these models only (docs/runner.md "The embedding cache" lists each bump).
+    feed_version: int = 0
 
     def __post_init__(self) -> None:
         self.check()
@@ -665,6 +668,7 @@ RECIPES: Final[tuple[Recipe, ...]] = (
         match=Match(hub_ids=("VLM2Vec/VLM2Vec-V2.0",)),
         reference=VLM2VEC_REF,
         description="VLM2Vec-V2.0: no chat template, '<|image_pad|> {instruction} {text}', last attended token",
+        feed_version=1,  # 1: the authors' sequential positions (VLM2Vec src/model/model.py calls no rope index)
     ),
     Recipe(
         "vlm2vec-v1",
@@ -675,6 +679,7 @@ RECIPES: Final[tuple[Recipe, ...]] = (
         reference=VLM2VEC_V1_REF,
         description="VLM2Vec-V1 (Qwen2-VL): the V2 path, every image first resized to 1344x1344 "
         "(image_resolution 'high', as the authors evaluate V1 checkpoints)",
+        feed_version=1,  # 1: the authors' sequential positions, as vlm2vec-v2
     ),
     # --- Qwen-VL chat embedders (model_adapters/families/qwen_chat.py) ---------------------------------------------
     Recipe(

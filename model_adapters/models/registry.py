@@ -22,9 +22,10 @@ from model_adapters.models.family_table import Family, Loader, check_options, fa
 from model_adapters.models.recipes import Recipe, get_recipe
 from triad_dataset.contract.errors import TriadError
 
-# Bump when an adapter changes what it feeds a model or how it pools: cached vectors of older versions are ignored.
-# docs/runner.md "The embedding cache" says what each version changed.
-ADAPTER_VERSION: Final = "4"
+# Bump when an adapter changes what it feeds every model of a family or how it pools: cached vectors of older versions
+# are ignored. A change to one recipe bumps that recipe's `feed_version` instead, so other models' caches keep
+# hitting. docs/runner.md "The embedding cache" says what each version changed.
+ADAPTER_VERSION: Final = "3"
 
 
 @dataclass(frozen=True)
