@@ -85,6 +85,44 @@ def test_a_stage_logs_everything_and_shows_one_bar(tmp_path: Path, console_fd: i
     assert [line for line in log.splitlines() if line.startswith("encode:")] == bar  # the final state only
 
 
+SLOW_STAGE = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {scripts!r})
+from demo_console import StageConsole
+from triad_dataset.contract.progress import progress
+
+log = Path({log!r})
+console = StageConsole(1, interval=0.2)
+with console.stage(log, bar="encode"):
+    print("loading the model")
+    time.sleep(1.0)  # no bar yet, no output: the console still hears from the stage
+    sys.stderr.write("log so far: " + repr(log.read_text()) + "\\n")  # written as it goes, not at the end
+    bar = progress(total=3, desc="encode", unit="item", interval=0.2)
+    for _ in range(3):
+        time.sleep(0.5)
+        bar.update(1)
+    bar.close()
+console.say("      done")
+"""
+
+
+def test_off_a_terminal_a_slow_stage_prints_progress_lines_and_logs_as_it_goes(tmp_path: Path) -> None:
+    """`make demo > log`: a line at least every interval (0.2 s here, 10 s in the demo), the log line by line."""
+    log_path = tmp_path / "logs" / "1-stage.log"
+    code = SLOW_STAGE.format(scripts=str(ROOT / "scripts"), log=str(log_path))
+    with open(tmp_path / "console.txt", "wb") as sink:
+        subprocess.run([sys.executable, "-c", code], check=True, timeout=120, stdout=sink)
+    console = (tmp_path / "console.txt").read_text(encoding="utf-8").splitlines()
+    log = log_path.read_text(encoding="utf-8").splitlines()
+    assert sum(line.startswith("      still running, ") for line in console) >= 3  # while the model loads
+    bar = [line for line in console if line.startswith("encode:")]
+    assert len(bar) >= 3 and "3/3" in bar[-1] and any("1/3" in line or "2/3" in line for line in bar)
+    assert console[-1] == "      done"
+    assert "log so far: 'loading the model\\n'" in log  # the stage's first line was in its log a second later
+    assert sum(line.startswith("encode:") for line in log) >= 3  # the bar's states, as lines
+
+
 def test_minutes() -> None:
     assert [demo_console.minutes(s) for s in (5.04, 59.96, 60.4, 299.5)] == [
         "5.0 s",

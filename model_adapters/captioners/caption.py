@@ -85,11 +85,11 @@ def _caption_batches(
     captioner: Any, todo: list[ImageItem], batch: int, cache: CaptionCache | None, show: bool
 ) -> tuple[dict[str, str], dict[str, str]]:
     """Captions (and errors) of `todo` by image key; each successful batch goes to the cache at once."""
-    from tqdm.auto import tqdm
+    from triad_dataset.contract.progress import progress
 
     captions: dict[str, str] = {}
     errors: dict[str, str] = {}
-    with tqdm(total=len(todo), desc="caption", unit="img", disable=not show) as bar:
+    with progress(total=len(todo), desc="caption", unit="img", disable=not show) as bar:
         for start in range(0, len(todo), batch):
             chunk = todo[start : start + batch]
             try:

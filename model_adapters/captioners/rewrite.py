@@ -39,10 +39,9 @@ class RewriteConfig:
 
 
 def run_rewrite(cfg: RewriteConfig) -> list[dict[str, str]]:
-    from tqdm.auto import tqdm
-
     from model_adapters.planning.configs import select_configs
     from model_adapters.vectors.distributed import default_device
+    from triad_dataset.contract.progress import progress
     from triad_dataset.folder.io import read_rows
 
     if cfg.limit is not None and cfg.limit < 1:
@@ -58,7 +57,7 @@ def run_rewrite(cfg: RewriteConfig) -> list[dict[str, str]]:
     )
     out: list[dict[str, str]] = []
     offline_missing, where = 0, ""
-    for start in tqdm(range(0, len(queries), entry.max_batch), desc="rewrite", unit="batch", disable=cfg.quiet):
+    for start in progress(range(0, len(queries), entry.max_batch), desc="rewrite", unit="batch", disable=cfg.quiet):
         chunk = queries[start : start + entry.max_batch]
         try:
             texts = rewriter.rewrite([text for _, text in chunk])

@@ -85,9 +85,9 @@ def _progress(pairs: list[Any], show: bool, unit: str) -> Any:
     """`pairs` behind a progress bar when shown; as they are otherwise (tqdm's lock imports multiprocessing)."""
     if not show:
         return pairs
-    from tqdm.auto import tqdm
+    from triad_dataset.contract.progress import progress
 
-    return tqdm(pairs, desc="rank", unit=unit)
+    return progress(pairs, desc="rank", unit=unit)
 
 
 def rank_triad_config(plan: Plan, cp: ConfigPlan, vectors: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

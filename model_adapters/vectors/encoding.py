@@ -140,7 +140,7 @@ def encode_items(
     """Vectors for `keys` (queries through encode_queries, candidates through encode_candidates; a `StagedEncoder`
     through prepare + forward, prepared ahead on `workers` threads). `grow`: double the batch size while it fits
     (until the first out-of-memory, then settle; the runner allows it on CUDA)."""
-    from tqdm.auto import tqdm
+    from triad_dataset.contract.progress import progress
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
     staged = isinstance(encoder, StagedEncoder)
@@ -175,7 +175,7 @@ def encode_items(
         workers=stats.prepared_ahead or 1,
         depth=2 * max(1, stats.prepared_ahead) + 2,
     )
-    bar = tqdm(total=len(ordered), desc="encode", unit="item", disable=not show_progress, dynamic_ncols=True)
+    bar = progress(total=len(ordered), desc="encode", unit="item", disable=not show_progress, dynamic_ncols=True)
     writer = pipeline.Writer(cache.put) if cache is not None else None
     host = _Host(device, dim, model, writer, out, stats, labels)
     batches = _Batches(encoder, staged, sizes, stats, host, labels, bar, skip_bad_images, model, log)
