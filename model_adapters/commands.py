@@ -177,8 +177,11 @@ def _handle(args: argparse.Namespace) -> int:
     cfg = run_config(args)
     try:
         run(cfg, check=lambda job: check_out(cfg.out, job.model.identity.name, args.overwrite, job.ctx.is_main))
-    except KeyboardInterrupt:
-        print(interrupted_line(cfg), file=sys.stderr)
+    except KeyboardInterrupt as exc:  # a RunInterrupted names the phase and what was kept
+        print(
+            f"triad run: {exc}" if str(exc) else f"triad run: interrupted; nothing was written to {cfg.out}",
+            file=sys.stderr,
+        )
         return 130
     return 0
 
@@ -199,16 +202,3 @@ def check_out(out: str, name: str, overwrite: bool, say: bool = True) -> None:
         )
     if say:
         print(f"{out}: replacing the finished run of {previous} there", file=sys.stderr)
-
-
-def interrupted_line(cfg: Any) -> str:
-    """What an interrupted `triad run` kept, and that running it again resumes."""
-    if cfg.no_cache:
-        kept = "--no-cache: no vectors were kept, a re-run encodes everything again"
-    else:
-        own = " (your --encoder's only when it has a revision)" if cfg.encoder is not None else ""
-        kept = (
-            f"the batches encoded so far are kept in the embedding cache {cfg.cache_root}{own}; "
-            "run the same command again to resume from them"
-        )
-    return f"triad run: interrupted; nothing was written to {cfg.out}; {kept}"

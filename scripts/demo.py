@@ -56,19 +56,22 @@ class Demo:
         self.report = out / f"report-{model}-triad.html"
         self.n_stages = 4 + len(self.runs) + (1 if ocr else 0)
         self.done = 0
+        self.current = ""  # the stage running, as its heading says it
         self.results: dict[str, dict[str, Any]] = {}
         self.seeded = ""
 
     def _stage(self, title: str, slug: str, bar: str | None, body: Any) -> Any:
         self.done += 1
+        self.current = f"[{self.done}/{self.n_stages}] {title}"
         log = self.out / "logs" / f"{self.done}-{slug}.log"
-        self.console.say(f"[{self.done}/{self.n_stages}] {title}")
+        self.console.say(self.current)
         timer = Timer()
         try:
             with self.console.stage(log, bar=bar):
                 value, summary = body()
-        except BaseException:
-            self.console.say(f"      failed after {minutes(timer.seconds)}; its whole output: {log}")
+        except BaseException as exc:
+            how = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+            self.console.say(f"      {how} after {minutes(timer.seconds)}; its whole output: {log}")
             raise
         self.console.say(f"      {summary + ' · ' if summary else ''}{minutes(timer.seconds)} · log {log}")
         return value
@@ -264,6 +267,13 @@ class Demo:
             say(f"  {command}\n      {what}")
 
 
+def interrupted_line(stage: str, detail: str) -> str:
+    """The demo's last line after Ctrl-C: the stage stopped, what its run kept, and what the next demo reuses."""
+    where = f" in stage {stage}" if stage else " before its first stage"
+    said = f" ({detail})" if detail else ""
+    return f"demo: interrupted{where}{said}; the finished stages are reused by the next make demo"
+
+
 def _commands_as_typed() -> tuple[str, str]:
     """`triad` and `python` as they run from this shell: bare when PATH finds this interpreter's, else their path
     (e.g. `.venv/bin/triad` when the venv is not activated)."""
@@ -364,8 +374,8 @@ def main(argv: list[str] | None = None) -> int:
     except TriadError as exc:
         print(f"demo: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("demo: interrupted (finished stages are reused by the next run)", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(interrupted_line(demo.current, str(exc)), file=sys.stderr)
         return 130
     if args.ocr:
         demo.compare_ocr()

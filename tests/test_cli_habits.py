@@ -166,10 +166,10 @@ def test_ctrl_c_says_what_was_kept_and_a_rerun_resumes(triad_dir, tmp_path, caps
     args = ["run", "--encoder", f"{tmp_path / 'interrupting.py'}:build", "--name", "counting", "--data", triad_dir]
     args += ["--out", str(out), "--cache-dir", str(cache), "--batch-size", "4", "--quiet", "--no-validate"]
     code, _, err = _cli(capsys, *args)
+    (folder,) = [p for p in cache.iterdir() if p.is_dir()]  # this encoder's identity's folder
     assert code == 130 and err.strip() == (
-        f"triad run: interrupted; nothing was written to {out}; the batches encoded so far are kept in the "
-        f"embedding cache {cache} (your --encoder's only when it has a revision); run the same command again to "
-        "resume from them"
+        f"triad run: interrupted while encoding; the 4 vectors encoded so far are kept in the embedding cache "
+        f"{folder}; run the same command again to resume from them; nothing was written to {out}"
     )
     assert not (out / "results.json").exists()
     (tmp_path / "stop").unlink()

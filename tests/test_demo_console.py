@@ -237,3 +237,14 @@ def test_with_ocr_a_text_only_models_captioned_ark_run_is_shown_beside_chance(tm
         "ARK R@1 / R@10: chance -> over OCR captions",
         "  calendar         0.050 / 0.500   ->   0.250 / 0.750",
     ]
+
+
+def test_ctrl_c_in_the_demo_names_the_stage_and_what_its_run_kept():
+    demo = _demo_module()
+    assert demo.interrupted_line("[3/5] minilm on TRIAD -> o", "interrupted while ranking; x") == (
+        "demo: interrupted in stage [3/5] minilm on TRIAD -> o (interrupted while ranking; x); the finished stages "
+        "are reused by the next make demo"
+    )
+    assert demo.interrupted_line("", "") == (
+        "demo: interrupted before its first stage; the finished stages are reused by the next make demo"
+    )

@@ -42,9 +42,11 @@ from model_adapters.run import console
 from model_adapters.run.clock import PhaseClock
 from model_adapters.run.config import RunConfig
 from model_adapters.run.encoder import RunEncoder, load_reranker, log, open_cache
+from model_adapters.run.interrupt import DONE, RunInterrupted, Stopped
 from model_adapters.run.memo import RunMemo, file_digest
 from model_adapters.run.results_json import Models, results_json, stage_results
 from model_adapters.vectors import distributed
+from model_adapters.vectors.cache import EmbeddingCache
 from model_adapters.vectors.plan_vectors import EncodeSettings, encode_plan
 from triad_dataset.contract.errors import TriadError
 
@@ -60,13 +62,30 @@ def run(cfg: RunConfig, check: Callable[[Run], None] | None = None) -> dict[str,
             it. `triad run` refuses an `--out` that holds another model's run this way.
     """
     ctx = distributed.init(cfg.device)
+    job = None
     try:
         job = Run.start(cfg, ctx)
         if check is not None:
             check(job)
         return job.run()
+    except RunInterrupted:
+        raise
+    except KeyboardInterrupt as exc:
+        raise RunInterrupted(stopped(cfg, job).line()) from exc
     finally:
         ctx.close()
+
+
+def stopped(cfg: RunConfig, job: Run | None) -> Stopped:
+    """Where `job` stopped (None: before its models were resolved), for the line an interrupted run ends with."""
+    if job is None:
+        return Stopped("prepare", cfg.out)
+    cache = job.cache
+    identity = job.model.identity
+    why = "--no-cache" if cfg.no_cache else f"{identity.name} declares no revision"
+    if cache is None:
+        return Stopped(job.phase, cfg.out, uncached=why)
+    return Stopped(job.phase, cfg.out, str(cache.dir), written=cache.stats.written)
 
 
 @dataclass
@@ -86,6 +105,8 @@ class Run:
     rerank_plan: Plan | None = None
     top_k: int = 0  # set by rank: how many first-stage candidates the reranker reorders
     clock: PhaseClock = field(default_factory=PhaseClock)
+    phase: str = "prepare"  # the phase running, named by the line an interrupted run ends with
+    cache: EmbeddingCache | None = None  # set by encode: the model's embedding cache, None when not cached
 
     @classmethod
     def start(cls, cfg: RunConfig, ctx: distributed.Context) -> Run:
@@ -132,6 +153,7 @@ class Run:
         except BaseException:
             staged.discard()
             raise
+        self.phase = DONE
         if not self.cfg.quiet:
             console.print_results(results, self.benchmark, self.cfg.out)
         return results
@@ -156,6 +178,7 @@ class Run:
 
     def plan_inputs(self) -> None:
         """Plan the run. Rank 0 plans and counts the truncated inputs, and the others get only the distinct items."""
+        self.phase = "plan"
         sees_images = self.model.identity.sees_images
         if self.ctx.world == 1:
             self.planned = self._plan_for(sees_images)
@@ -231,14 +254,16 @@ class Run:
             grow=not cfg.batch_size,
             quiet=cfg.quiet,
         )
-        cache = open_cache(model, cfg, self.ctx)
-        vectors, report = encode_plan(self.plan, self.run_encoder, self.ctx, cache, settings)
+        self.cache = open_cache(model, cfg, self.ctx)
+        self.phase = "encode"
+        vectors, report = encode_plan(self.plan, self.run_encoder, self.ctx, self.cache, settings)
         self.images_read = self.ctx.gather(self.plan.items.images_read)
         self.clock.lap("encode")
         return vectors, report
 
     def rank(self, vectors: dict[str, np.ndarray], written: RankingsWriter) -> tuple[Rankings, Rankings]:
         """Rank every config and rerank its head, writing each once ranked; return the final and first rankings."""
+        self.phase = "rank"
         cfg, reranker_model, sees_images = self.cfg, self.models.reranker, self.model.identity.sees_images
         reranker = load_reranker(reranker_model, cfg, self.ctx) if reranker_model is not None else None
         # A text-only first stage drops images from its plan. An image-seeing reranker still gets the full inputs,
@@ -258,7 +283,7 @@ class Run:
 
     def score(self, final: Rankings) -> dict[str, Any]:
         """Score the final rankings with `rank_plan.score`, or take the memo's scores for identical rankings."""
-        cfg = self.cfg
+        self.phase, cfg = "score", self.cfg
         try:
             scored = self.memo.scores(
                 cfg.data, self.plan, final, cfg.seed, lambda: score(self.plan, final, cfg.seed, data=cfg.data)
@@ -285,6 +310,7 @@ class Run:
             report: the encoding report of `encode`.
             written: the writer of the rankings files. The time it spent is the write phase.
         """
+        self.phase = "write"
         counters = report.pop("counters")  # per process: API calls and fresh generations, not for results["run"]
         results = results_json(self.cfg, self.plan, self.models, scored, report, self.clock.wall, self.ctx)
         results.update(stage_results(self.plan, self.models, self.run_encoder, counters, self.cfg))
