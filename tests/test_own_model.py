@@ -217,7 +217,7 @@ def test_an_encoder_without_revision_is_not_cached(triad_dir, tmp_path, capsys):
     )
     assert res["run"]["cache_dir"] is None and not cache.exists()
     notes = [line for line in capsys.readouterr().err.splitlines() if "not cached" in line]
-    source = f"tests.test_own_model.{NoRevision.__qualname__}"
+    source = f"test_own_model.{NoRevision.__qualname__}"  # the defining file's stem and the class
     assert notes == [
         f"note: length (python {source}) declares no revision: its vectors are not cached (give it a "
         "revision, --revision / revision=..., to cache them)"

@@ -13,9 +13,25 @@ from triad_dataset.contract.errors import TriadError
 
 
 def class_path(obj: Any) -> str:
-    """`module.QualifiedName` of the object's class."""
+    """`stem.QualifiedName` of the object's class, `stem` the name of the file that defines it.
+
+    The same class gets the same path however its file was loaded: `--encoder my_encoder.py:build`, `import
+    examples.my_encoder` or a script run as `__main__`. So its embedding cache is shared. A class with no file of
+    its own keeps its module's name.
+    """
+    import inspect
+    import sys
+
     cls = type(obj)
-    return f"{cls.__module__}.{cls.__qualname__}"
+    module = sys.modules.get(cls.__module__)
+    try:
+        path = inspect.getfile(module) if module is not None else ""
+    except TypeError:  # a built-in module, or one made without a file
+        path = ""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if stem == "__init__":
+        stem = os.path.basename(os.path.dirname(path))
+    return f"{stem or cls.__module__.rpartition('.')[2]}.{cls.__qualname__}"
 
 
 def _where(exc: BaseException, own_file: str | None) -> str:
