@@ -318,15 +318,11 @@ def _provenance(runs: Sequence[Run], gold: Gold) -> str:
 
 
 def write_report(run_dirs: Sequence[str | Path], out: str | Path, **kwargs: Any) -> Path:
-    """Build the report and write it atomically to `out`."""
-    import os
-    import tempfile
+    """Build the report and write it atomically to `out`, with the permissions the umask gives any new file."""
+    from model_adapters.atomic import atomic_write
 
     text = build_report(run_dirs, **kwargs)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, out)
+    atomic_write(out, text.encode("utf-8"))
     return out

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
 
 from triad_dataset.contract.errors import TriadError
+
+DEBUG = "--debug"
+SIGPIPE_EXIT = 141  # what a shell reports for a command stopped by SIGPIPE
 
 # Modules that contribute subcommands. Each defines `register(subparsers) -> None` and / or
 # `register_build(kinds) -> None` (kinds of `triad build`); a handler is set with `parser.set_defaults(handler=fn)`
@@ -44,6 +48,9 @@ def _modules() -> list[ModuleType]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="triad", description="TRIAD and ARK retrieval benchmarks.")
+    parser.add_argument(
+        "--debug", action="store_true", help="an error shows its traceback, not one line (anywhere on the line)"
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules = _modules()
     build = subparsers.add_parser("build", help="build a dataset folder (TRIAD mini/full/scaled, ARK)")
@@ -59,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv)
+    except BrokenPipeError:  # `triad list configs | head` stopped reading: stop quietly, as `yes | head` does
+        _quiet_stdout()
+        return SIGPIPE_EXIT
     except ModuleNotFoundError as exc:  # a dependency this interpreter lacks: say which environment has it
         from triad_cli.environment import missing_dependency
 
@@ -69,9 +79,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null, so the interpreter's last flush does not fail on the closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no file descriptor behind sys.stdout (a test's capture)
+        pass
+    finally:
+        os.close(devnull)
+
+
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    debug = DEBUG in given  # after a subcommand too: `triad run ... --debug`
+    args = parser.parse_args([a for a in given if a != DEBUG])
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
@@ -79,6 +102,8 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         return int(handler(args) or 0)
     except TriadError as exc:
+        if debug:
+            raise
         print(f"triad {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

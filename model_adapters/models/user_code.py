@@ -34,7 +34,7 @@ def class_path(obj: Any) -> str:
     return f"{stem or cls.__module__.rpartition('.')[2]}.{cls.__qualname__}"
 
 
-def _where(exc: BaseException, own_file: str | None) -> str:
+def where(exc: BaseException, own_file: str | None) -> str:
     """`file:line` of the user's code where ``exc`` arose: the line a SyntaxError names, else the innermost
     traceback frame in the user's file (or, failing that, the innermost frame outside Python's import machinery).
     Paths under the current folder are shown relative to it."""
@@ -57,7 +57,7 @@ def _user_code_error(spec: str, exc: Exception, own_file: str | None, what: str)
     """One line for an exception raised by the user's encoder / reranker file (a user error: exit 2)."""
     message = exc.msg if isinstance(exc, SyntaxError) else str(exc).strip()
     first = message.splitlines()[0] if message else ""
-    return TriadError(f"{spec}: {_where(exc, own_file)}: {what} {type(exc).__name__}{': ' + first if first else ''}")
+    return TriadError(f"{spec}: {where(exc, own_file)}: {what} {type(exc).__name__}{': ' + first if first else ''}")
 
 
 def _import(module_name: str, spec: str) -> Any:

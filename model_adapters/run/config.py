@@ -9,7 +9,7 @@ from typing import Any
 
 from model_adapters.planning import inputs
 from model_adapters.vectors import checks
-from triad_dataset.contract.errors import TriadError
+from triad_dataset.contract.errors import TriadError, output_folder
 
 
 @dataclass
@@ -65,6 +65,14 @@ class RunConfig:
         ):
             if value is not None and value < 1:
                 raise TriadError(f"{flag} must be at least 1, got {value}")
+
+    def check_folders(self) -> None:
+        """Refuse an `out`, cache folder or API cache that is a file, or lies under one, naming the option."""
+        output_folder(self.out, "--out")
+        if not self.no_cache:
+            output_folder(self.cache_root, "--cache-dir" if self.cache_dir else "the embedding cache ($TRIAD_CACHE)")
+        if self.api_cache:
+            output_folder(self.api_cache, "--api-cache")
 
     @property
     def cache_root(self) -> str:

@@ -42,6 +42,7 @@ from model_adapters.run import console
 from model_adapters.run.clock import PhaseClock
 from model_adapters.run.config import RunConfig
 from model_adapters.run.encoder import RunEncoder, load_reranker, log, open_cache
+from model_adapters.run.failure import encoder_failed
 from model_adapters.run.interrupt import DONE, RunInterrupted, Stopped
 from model_adapters.run.memo import RunMemo, file_digest
 from model_adapters.run.results_json import Models, results_json, stage_results
@@ -61,6 +62,7 @@ def run(cfg: RunConfig, check: Callable[[Run], None] | None = None) -> dict[str,
         check: sees the run once its models are resolved, before anything is read or written, and raises to stop
             it. `triad run` refuses an `--out` that holds another model's run this way.
     """
+    cfg.check_folders()  # before anything loads: nothing half-written
     ctx = distributed.init(cfg.device)
     job = None
     try:
@@ -256,7 +258,14 @@ class Run:
         )
         self.cache = open_cache(model, cfg, self.ctx)
         self.phase = "encode"
-        vectors, report = encode_plan(self.plan, self.run_encoder, self.ctx, self.cache, settings)
+        try:
+            vectors, report = encode_plan(self.plan, self.run_encoder, self.ctx, self.cache, settings)
+        except TriadError:
+            raise
+        except Exception as exc:  # your own encoder's: one line naming its file, line, batch and input
+            if model.identity.source_kind != "python":
+                raise
+            raise TriadError(encoder_failed(exc, model, self.plan)) from exc
         self.images_read = self.ctx.gather(self.plan.items.images_read)
         self.clock.lap("encode")
         return vectors, report

@@ -24,6 +24,7 @@ from triad_dataset.contract.errors import TriadError
 GROW_AFTER: Final = 4  # batches that ran at one size before it doubles (where growing is allowed)
 GROW_LIMIT: Final = 16  # growing stops at this many times the starting batch size
 HOST_EVERY: Final = 8  # on CUDA, vectors move to the host every this many batches (one sync, not one per batch)
+FAILED_BATCH: Final = "triad_failed_batch"  # what an encoder's exception carries: (role, batch number, its keys)
 
 
 @dataclass
@@ -227,6 +228,8 @@ class _Batches:
                     self.one(batch)
                 except Exception as exc:
                     if not _is_oom(exc):
+                        number = self.stats.batches + len(self.host.pending) + 1
+                        setattr(exc, FAILED_BATCH, (batch.role, number, list(batch.keys)))  # for the error line
                         raise
                     self._halve(batch, exc)
                     todo.extendleft(reversed(_split(batch, self.sizes())))
