@@ -263,8 +263,9 @@ def _minilm_folder() -> str:
 
 
 @pytest.mark.slow
-def test_a_copied_model_folder_is_named_after_the_folder_not_minilm(triad_dir, tmp_path, capsys, monkeypatch):
-    """`triad run --model ./my-model` with a copy of minilm's weights."""
+def test_a_copied_model_folder_is_named_by_its_card_not_minilm(triad_dir, tmp_path, capsys, monkeypatch):
+    """`triad run --model ./my-model` with a copy of minilm's weights: named by its model card, `# all-MiniLM-L6-v2`
+    (never by the registry name of the entry that ships them)."""
     shutil.copytree(_minilm_folder(), tmp_path / "my-model")
     monkeypatch.chdir(tmp_path)
     code, out, _ = _cli(
@@ -282,10 +283,10 @@ def test_a_copied_model_folder_is_named_after_the_folder_not_minilm(triad_dir, t
     )
     assert code == 0
     saved = json.loads((tmp_path / "X" / "results.json").read_text())
-    assert saved["model"]["name"] == "my-model" and saved["model"]["source"] == str(tmp_path / "my-model")
+    assert saved["model"]["name"] == "all-MiniLM-L6-v2" and saved["model"]["source"] == str(tmp_path / "my-model")
     assert saved["model"]["source_kind"] == "local" and saved["model"]["family"] == "sentence_transformer"
     assert saved["model"]["sees_images"] is False
-    # `--model minilm --model-path ./my-model`: minilm's settings, the folder's name; the same identity as above
+    # `--model minilm --model-path ./my-model`: minilm's settings, the folder's card name; the same identity as above
     # (the same content digest), so its vectors come from the same cache with no re-encoded sample
     code, _, _ = _cli(
         capsys,
@@ -303,7 +304,7 @@ def test_a_copied_model_folder_is_named_after_the_folder_not_minilm(triad_dir, t
         "cache",
     )
     copy = json.loads((tmp_path / "Y" / "results.json").read_text())
-    assert code == 0 and (copy["model"]["name"], copy["model"]["settings_of"]) == ("my-model", "minilm")
+    assert code == 0 and (copy["model"]["name"], copy["model"]["settings_of"]) == ("all-MiniLM-L6-v2", "minilm")
     assert (copy["model"]["recipe"], copy["model"]["input_pipeline"]) == ("sentence-transformers", "verified")
     assert copy["run"]["cache_hits"] == copy["run"]["distinct_items"] and copy["run"]["cache_check"] is None
     # the same weights through the registry entry give the same numbers (the folder is loaded the same way)

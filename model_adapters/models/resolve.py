@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from model_adapters.generation.stage import is_reasoning, spec_identity, summary_of
 from model_adapters.models import detect, recipes
+from model_adapters.models.folder_name import folder_name
 from model_adapters.models.identity import ModelIdentity, folder_signature, snapshot_of
 from model_adapters.models.registry import ModelEntry, entry_names, find_entry, load_encoder, load_reranker, text_limit
 from model_adapters.models.user_code import check_protocol, class_path, default_name, load_factory
@@ -81,6 +82,11 @@ class ResolvedModel:
             return text_limit(self.entry, model_path=self.model_path)
         own = getattr(self.obj, "text_limit", None)
         return own() if callable(own) else None
+
+
+def _registry_name(kind: str) -> Any:
+    """Says whether a name is a registry model's (a folder's card name that is one names the folder instead)."""
+    return lambda name: find_entry(name, kind=kind) is not None
 
 
 def _refuse_registry_name(name: str, kind: str) -> None:
@@ -213,7 +219,7 @@ def _local_copy(
         )
     snapshot = snapshot_of(folder)
     own_snapshot = snapshot is not None and snapshot[0] == entry.hub_id
-    label = name or (entry.name if own_snapshot else os.path.basename(folder))
+    label = name or (entry.name if own_snapshot else folder_name(folder, taken=_registry_name(kind)))
     if label != entry.name:
         _refuse_registry_name(label, kind)
     entry = _with_generation(entry, folder)
@@ -247,7 +253,7 @@ def _folder(
     chosen, options, default_dtype = detect.detect(
         _folder_reader(folder), where=folder, kind=kind, recipe=recipe, hub_id=snapshot[0] if snapshot else None
     )
-    label = name or (snapshot[0] if snapshot else os.path.basename(folder))
+    label = name or (snapshot[0] if snapshot else folder_name(folder, taken=_registry_name(kind)))
     _refuse_registry_name(label, kind)
     entry = _with_generation(ModelEntry(label, chosen, folder, revision="", own_options=options), folder)
     identity = _identity_of(
