@@ -1,6 +1,6 @@
 """`make demo`: the TRIAD and ARK mini editions, the default model (minilm) run on TRIAD and written up by `triad
-report`, the leaderboard seeded with the runs, then one screen saying where everything is and what to try next (its time: README,
-"Quick start").
+report`, the leaderboard seeded with the runs, then one screen saying where everything is and what to try next. It prints
+each stage's time and its whole time, with the load it ran under (a measured figure: docs/benchmarks.md).
 
 `make demo OCR=1` / `make demo-ocr` (`--ocr`) adds ARK's text-space track: OCR captions of every ARK mini gallery
 image, the model run over them, and its R@1 / R@10 beside chance. A text-only model (minilm) is not run on ARK's
@@ -9,8 +9,8 @@ sees images is run on ARK as it is. OCR of the 2,580 mini images
 is the slow step (16 min 10 s on 2 quiet cores, 0.38 s per image; up to ≈ 70 min under load, 1.7 s per image;
 cached in ~/.cache/triad/captions, so a second run does no OCR).
 
-The terminal shows one progress bar per stage and one result line; each stage's whole output (tables, third-party
-logs) goes to OUT/logs/. Steps whose output exists (a built folder) are reused; runs re-use their embedding cache
+The terminal shows one progress bar per stage and one result line (off a terminal, `make demo > log`: the bar's state
+or "still running" every 10 s); each stage's whole output (tables, third-party logs) goes to OUT/logs/, line by line. Steps whose output exists (a built folder) are reused; runs re-use their embedding cache
 (OUT/cache), so a second `make demo` is fast; --fresh deletes OUT first.
 """
 
@@ -201,7 +201,7 @@ class Demo:
         out, say = self.out, self.console.say
         triad = self.results.get("triad") or {}
         chance = _chance(self.triad_dir)
-        say(f"\n=== done in {minutes(seconds)}. Where everything is (under {out}/):")
+        say(f"\n=== done in {minutes(seconds)} ({machine_load()}). Where everything is (under {out}/):")
         rows = [
             (self.triad_dir, f'TRIAD mini edition: load_dataset("{self.triad_dir.resolve()}", "state_cars")'),
             (self.ark_dir, "ARK mini edition (5 program-generated subtypes)"),
@@ -265,6 +265,16 @@ class Demo:
             tips.append(("make demo-ocr", f"add ARK over OCR captions ({OCR_TIME})"))
         for command, what in tips:
             say(f"  {command}\n      {what}")
+
+
+def machine_load() -> str:
+    """The load the demo's time was measured under: the 1-minute load average and the cores this process may use."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        load = f"load {os.getloadavg()[0]:.1f}"
+    except OSError:  # no load average on this system
+        load = "load unknown"
+    return f"{load} on {cores} cores"
 
 
 def interrupted_line(stage: str, detail: str) -> str:
