@@ -60,3 +60,12 @@ def test_a_terminal_keeps_the_redrawn_bar_and_the_variable_overrides(monkeypatch
     assert lines_wanted(terminal)
     monkeypatch.setenv(progress_module.MODE_ENV, "bar")
     assert not lines_wanted(io.StringIO())
+
+
+def test_a_notebook_keeps_its_widget(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+
+    monkeypatch.delenv(progress_module.MODE_ENV, raising=False)
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+    assert not lines_wanted() and lines_wanted(io.StringIO())

@@ -46,10 +46,15 @@ class LineWriter:
 
 
 def lines_wanted(stream: Any = None) -> bool:
-    """Whether progress goes out as whole lines: `TRIAD_PROGRESS`, else whether `stream` is not a terminal."""
+    """Whether progress goes out as whole lines: `TRIAD_PROGRESS`, else whether `stream` is not a terminal.
+
+    A notebook's standard error is no terminal, but draws tqdm's widget: no lines there.
+    """
     mode = os.environ.get(MODE_ENV, "").strip().lower()
     if mode in ("bar", "lines"):
         return mode == "lines"
+    if stream is None and "ipykernel" in sys.modules:  # a notebook: tqdm.auto draws its widget
+        return False
     stream = stream or sys.stderr
     try:
         return not stream.isatty()
@@ -65,10 +70,12 @@ def progress(iterable: Iterable[Any] | None = None, *, interval: float = LINE_EV
         interval: the seconds between progress lines when the output is not a terminal.
         options: tqdm's own (`total`, `desc`, `unit`, `disable`, `leave` ...).
     """
-    from tqdm.auto import tqdm
-
     if options.get("disable") or not lines_wanted(options.get("file")):
-        return tqdm(iterable, **options)
+        from tqdm.auto import tqdm as drawn
+
+        return drawn(iterable, **options)
+    from tqdm.std import tqdm  # plain text, whatever the environment
+
     options = {**options, "file": LineWriter(options.get("file")), "mininterval": interval, "ncols": 100}
     options.pop("dynamic_ncols", None)
     bar = tqdm(iterable, **options)
