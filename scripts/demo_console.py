@@ -171,8 +171,8 @@ class _Live:
         self.said, self.fresh = now, False
 
     def end(self, console: int) -> None:
-        """Show the bar's final state once the stage is done."""
-        if self.state:
+        """Show the bar's final state once the stage is done (off a terminal, unless its last line showed it)."""
+        if self.state and (self.tty or self.fresh):
             text = ("\r" + self.state[: self.width].ljust(self.width)) if self.tty else self.state
             os.write(console, text.encode() + b"\n")
 
