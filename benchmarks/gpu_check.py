@@ -88,7 +88,7 @@ def check_reranker(device: str, dtype: str) -> float:
 
 
 def check_chat(name: str, device: str, dtype: str) -> float:
-    """A Qwen-VL chat recipe (tests/test_qwen_chat_reference.py CASES): its registry entry on its tiny folder."""
+    """A Qwen-VL chat recipe (tests/models/test_qwen_chat_reference.py CASES): its registry entry on its tiny folder."""
     import dataclasses
     import tempfile
 
