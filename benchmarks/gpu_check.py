@@ -93,7 +93,7 @@ def check_chat(name: str, device: str, dtype: str) -> float:
     import tempfile
 
     from model_adapters.mocks import tiny
-    from tests.test_qwen_chat_reference import CASES
+    from tests.models.test_qwen_chat_reference import CASES
 
     case = CASES[name]
     ref = json.loads((FIXTURES / case.fixture / "official.json").read_text())

@@ -8,8 +8,8 @@ import pytest
 
 from spaces_app import names
 from spaces_app.db import Database
-from tests.space_refusals import rejected
 from tests.space.test_space_trust import db, edited, submit, world
+from tests.space_refusals import rejected
 
 __all__ = ["db", "world"]  # the fixtures, shared with tests/space/test_space_trust.py
 
