@@ -172,7 +172,9 @@ QWEN3_VL_EMBEDDING_REF: Final = Reference(
     "tests/models/test_qwen3_vl_reference.py",
 )
 QWEN3_VL_RERANKER_REF: Final = Reference(
-    "QwenLM/Qwen3-VL-Embedding src/models/qwen3_vl_reranker.py", "8ce3aab1fbcc", "tests/models/test_qwen3_vl_reference.py"
+    "QwenLM/Qwen3-VL-Embedding src/models/qwen3_vl_reranker.py",
+    "8ce3aab1fbcc",
+    "tests/models/test_qwen3_vl_reference.py",
 )
 DUAL_TOWER_REF: Final = Reference(
     "transformers 5.25.0 get_text_features / get_image_features (documented usage) + paper B.2.1 fusion",
@@ -237,7 +239,9 @@ LAMRA_REF: Final = Reference(
     QWEN_CHAT_TEST,
 )
 SENTENCE_TRANSFORMERS_REF: Final = Reference(
-    "sentence-transformers SentenceTransformer.encode (the model's own modules.json)", "5.x", "tests/models/test_adapters.py"
+    "sentence-transformers SentenceTransformer.encode (the model's own modules.json)",
+    "5.x",
+    "tests/models/test_adapters.py",
 )
 
 ARK_EMBEDDINGS_REF: Final = Reference(
