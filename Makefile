@@ -40,11 +40,14 @@ test-fast: setup
 # package's doctests, without torch (the session fails if it is imported). Left out: the two evaluate module scripts
 # (evaluate imports transformers and torch) and the doctests that import torch (tests/import_guard.py deselects
 # them). Timings: CONTRIBUTING.md.
-UNIT_TESTS := $(addprefix tests/test_,$(addsuffix .py,\
-  metrics_core metrics_scoring metrics_stats metrics_paper_diagnostics metrics_trec_eval columnar_scoring \
-  names features schema_roles validate folder same state constraints ark_validate ark_importer \
-  space_validation space_names space_hostile space_scoring space_reproduction space_markers space_storage space_db \
-  import_graph private_names cache_keys))
+UNIT_TESTS := \
+  tests/metrics/test_metrics_core.py tests/metrics/test_metrics_scoring.py tests/metrics/test_metrics_stats.py tests/metrics/test_metrics_paper_diagnostics.py \
+  tests/metrics/test_metrics_trec_eval.py tests/metrics/test_columnar_scoring.py tests/datasets/test_names.py tests/datasets/test_features.py \
+  tests/datasets/test_schema_roles.py tests/datasets/test_validate.py tests/datasets/test_folder.py tests/datasets/test_same.py \
+  tests/datasets/test_state.py tests/datasets/test_constraints.py tests/datasets/test_ark_validate.py tests/datasets/test_ark_importer.py \
+  tests/space/test_space_validation.py tests/space/test_space_names.py tests/space/test_space_hostile.py tests/space/test_space_scoring.py \
+  tests/space/test_space_reproduction.py tests/space/test_space_markers.py tests/space/test_space_storage.py tests/space/test_space_db.py \
+  tests/repo/test_import_graph.py tests/repo/test_private_names.py tests/models/test_cache_keys.py
 UNIT_DOCTESTS := metrics triad_dataset ark_dataset model_adapters spaces_app triad_cli
 test-unit: setup
 	$(PY) -m pytest -m "not slow and not browser" -p tests.import_guard --forbid-imports torch \

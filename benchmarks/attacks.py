@@ -3,7 +3,7 @@
 Each attack takes one query of the honest run — its ranked candidate ids, the model's scores in that order, and
 which ids are positives — and returns a new order of the same ids. The submitted score vector stays the honest
 run's sorted one, so the file still reads best-first. `benchmarks/oracle_false_pass.py` measures how often each
-passes the check; tests/test_space_blends.py checks that none is verified.
+passes the check; tests/space/test_space_blends.py checks that none is verified.
 """
 
 from __future__ import annotations

@@ -88,12 +88,12 @@ def check_reranker(device: str, dtype: str) -> float:
 
 
 def check_chat(name: str, device: str, dtype: str) -> float:
-    """A Qwen-VL chat recipe (tests/test_qwen_chat_reference.py CASES): its registry entry on its tiny folder."""
+    """A Qwen-VL chat recipe (tests/models/test_qwen_chat_reference.py CASES): its registry entry on its tiny folder."""
     import dataclasses
     import tempfile
 
     from model_adapters.mocks import tiny
-    from tests.test_qwen_chat_reference import CASES
+    from tests.models.test_qwen_chat_reference import CASES
 
     case = CASES[name]
     ref = json.loads((FIXTURES / case.fixture / "official.json").read_text())

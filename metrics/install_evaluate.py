@@ -5,7 +5,7 @@ fails offline it falls back to the newest cached copy in its modules cache:
 `$HF_MODULES_CACHE/evaluate_modules/metrics/NS--<name>/<hash>/<name>.py`. This installer writes our module scripts
 into that place under the namespace `NAMESPACE`, never `evaluate-metric`, the namespace of Hugging Face's own
 metrics. The copy is named by evaluate's own `files_to_hash`. Run it again after changing a module: the newest copy
-wins. The layout is evaluate 0.4's, the range setup.cfg allows, and `tests/test_metrics_evaluate.py` loads the
+wins. The layout is evaluate 0.4's, the range setup.cfg allows, and `tests/metrics/test_metrics_evaluate.py` loads the
 modules through it.
 
     python -m metrics.install_evaluate              # then, offline:

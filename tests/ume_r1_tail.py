@@ -5,7 +5,7 @@ reads the last position instead when that token is among the last two positions 
 real Qwen2-VL template the generation prompt always follows the marker, so the rule never fires there; these
 templates (the Qwen2-VL template's content loop without role wrappers) make it fire, or just miss it, on the fixed
 inputs of tests/reference_inputs.py. Used by benchmarks/reference/run_ume_r1_tail_official.py (the authors' code)
-and tests/test_ume_r1_tail_reference.py (our adapter); tests/fixtures/ume_r1_tail/NOTE.md.
+and tests/models/test_ume_r1_tail_reference.py (our adapter); tests/fixtures/ume_r1_tail/NOTE.md.
 """
 
 from __future__ import annotations

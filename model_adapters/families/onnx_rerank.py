@@ -21,7 +21,7 @@ from model_adapters.families.cross_encoder import TextCrossEncoder
 from model_adapters.protocol import ModelInput
 from triad_dataset.contract.errors import TriadError
 
-RECIPES: Final = ("bge-reranker-v2-m3",)  # each proven equal to torch (tests/test_onnx_backend.py)
+RECIPES: Final = ("bge-reranker-v2-m3",)  # each proven equal to torch (tests/models/test_onnx_backend.py)
 FILE: Final = "rerank.onnx"
 OUTPUT: Final = "logits"
 NAMES: Final = ("input_ids", "attention_mask")

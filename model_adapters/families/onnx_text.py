@@ -33,7 +33,7 @@ from triad_dataset.contract.errors import TriadError
 ONNX: Final = "onnx"
 TEXT_RECIPES: Final = ("sentence-transformers", "bge-m3")  # this module
 TOWER_RECIPES: Final = ("clip", "siglip", "siglip2", "metaclip-2", "bge-vl-clip")  # `onnx_towers` (its CLASSES)
-RECIPES: Final = (*TEXT_RECIPES, *TOWER_RECIPES)  # each proven equal to torch (tests/test_onnx_backend.py)
+RECIPES: Final = (*TEXT_RECIPES, *TOWER_RECIPES)  # each proven equal to torch (tests/models/test_onnx_backend.py)
 LIBRARIES: Final = ("onnxruntime",)  # added to an ONNX run's recorded versions (torch, which exports, already is)
 MODULES: Final = ("Transformer", "Pooling", "Dense", "Normalize")  # the sentence-transformers modules traced
 FILE: Final = "model.onnx"

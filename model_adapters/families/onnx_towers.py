@@ -30,7 +30,7 @@ TEXT: Final = "text.onnx"
 IMAGE: Final = "image.onnx"
 PIXELS: Final = "pixel_values"
 # The transformers classes whose towers take only token ids (+ mask) and pixel values, each proven equal to torch on
-# a tiny model of the class (tests/test_onnx_backend.py).
+# a tiny model of the class (tests/models/test_onnx_backend.py).
 CLASSES: Final = ("CLIPModel", "SiglipModel", "MetaClip2Model")
 
 

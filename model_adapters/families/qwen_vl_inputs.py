@@ -8,7 +8,7 @@ between min/max pixels, RGBA pasted on white, PIL's default bicubic resize), the
 grid_t·grid_h·grid_w / merge² copies exactly as `Qwen3VLProcessor.replace_image_token` does.
 
 We build the processor's output from its tokenizer and image processor because `Qwen3VLProcessor` cannot be
-constructed without torchvision (its video processor); `tests/test_qwen3_vl_reference.py` proves the token ids and
+constructed without torchvision (its video processor); `tests/models/test_qwen3_vl_reference.py` proves the token ids and
 vectors identical to the official code's on a tiny Qwen3-VL.
 """
 

@@ -98,7 +98,7 @@ class SentenceTransformerEncoder:
     """Encodes as `SentenceTransformer.encode_query` / `encode_document` / `encode` do, in two steps (`prepare`:
     `SentenceTransformer.preprocess` with the prompt those methods resolve; `forward`: the model's modules, as
     `SentenceTransformer._inference` runs them), so the runner can tokenize the next batch while the model runs
-    (protocol.StagedEncoder); tests/test_encode_pipeline.py checks the two steps equal `encode_query` /
+    (protocol.StagedEncoder); tests/models/test_encode_pipeline.py checks the two steps equal `encode_query` /
     `encode_document` on models with and without prompts."""
 
     prepare_threads = 1  # preprocess uses the model's one tokenizer (serialised by a lock)

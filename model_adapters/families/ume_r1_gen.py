@@ -12,7 +12,7 @@ prompt) and src/eval/VLM2Vec/eval_twomode.py (`encode_embeddings` mode "gen", `g
   is none or `j + 1 >= len(ids) - 1` (the end-of-output check). Step k >= 1 feeds generated token k - 1, so the
   embedding is the last-layer state at generated position idx - 1. We generate once, store the ids, and read that
   position from one teacher-forced forward over prompt + generated ids (`read_index`): equal in exact arithmetic
-  because the model is causal (tests/test_ume_r1_gen_reference.py: cosine >= 0.9999 against the hidden states of
+  because the model is causal (tests/models/test_ume_r1_gen_reference.py: cosine >= 0.9999 against the hidden states of
   `generate`, and against the eval's read-out run on the same tiny checkpoint).
 
 Per row, "the last step" is the row's own (a batch of one: its generation ends at its first end token); in a batched

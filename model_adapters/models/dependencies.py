@@ -1,7 +1,7 @@
 """Whether an entry can load here: the packages its loader imports, found in the installed environment or named.
 
 Each family declares the third-party modules its loader imports (`family_table.Family.modules`, checked against the
-family modules' own imports by tests/test_loader_dependencies.py); a recipe adds what transformers needs for its
+family modules' own imports by tests/models/test_loader_dependencies.py); a recipe adds what transformers needs for its
 checkpoints (`requires`, e.g. peft for a LoRA adapter); an entry shipped in a package needs that package. Nothing is
 imported: `importlib.util.find_spec` only looks the modules up.
 """

@@ -169,29 +169,31 @@ class Recipe:
 QWEN3_VL_EMBEDDING_REF: Final = Reference(
     "QwenLM/Qwen3-VL-Embedding src/models/qwen3_vl_embedding.py (+ qwen-vl-utils 0.0.14 fetch_image)",
     "8ce3aab1fbcc",
-    "tests/test_qwen3_vl_reference.py",
+    "tests/models/test_qwen3_vl_reference.py",
 )
 QWEN3_VL_RERANKER_REF: Final = Reference(
-    "QwenLM/Qwen3-VL-Embedding src/models/qwen3_vl_reranker.py", "8ce3aab1fbcc", "tests/test_qwen3_vl_reference.py"
+    "QwenLM/Qwen3-VL-Embedding src/models/qwen3_vl_reranker.py",
+    "8ce3aab1fbcc",
+    "tests/models/test_qwen3_vl_reference.py",
 )
 DUAL_TOWER_REF: Final = Reference(
     "transformers 5.25.0 get_text_features / get_image_features (documented usage) + paper B.2.1 fusion",
     "v5.25.0",
-    "tests/test_dual_tower_reference.py",
+    "tests/models/test_dual_tower_reference.py",
 )
 SIGLIP_REF: Final = Reference(
     "google-research/big_vision configs/proj/image_text/SigLIP_demo.ipynb (tokenize max_len 64, sticky EOS, padded "
     "with EOS, no lower-casing), models/proj/image_text/text_transformer.py (no attention mask, last position) + "
     "transformers 5.25.0 SiglipModel get_text_features / get_image_features + paper B.2.1 fusion",
     "0127fb6b337e",
-    "tests/test_dual_tower_reference.py",
+    "tests/models/test_dual_tower_reference.py",
 )
 SIGLIP2_REF: Final = Reference(
     "google-research/big_vision configs/proj/image_text/SigLIP2_demo.ipynb (text preprocessing: lower, tok gemma, "
     "no BOS, sticky EOS, 64), models/proj/image_text/text_transformer.py (no attention mask, last position) + "
     "transformers 5.25.0 SiglipModel / Siglip2Model get_text_features / get_image_features + paper B.2.1 fusion",
     "0127fb6b337e",
-    "tests/test_dual_tower_reference.py",
+    "tests/models/test_dual_tower_reference.py",
 )
 SIGLIP_TOKENIZERS: Final = ("SiglipTokenizer", "SiglipTokenizerFast")  # SigLIP 1: T5's sentencepiece, 32k
 SIGLIP2_TOKENIZERS: Final = ("GemmaTokenizer", "GemmaTokenizerFast", "Siglip2Tokenizer")  # SigLIP 2: Gemma's, 256k
@@ -199,16 +201,16 @@ VLM2VEC_REF: Final = Reference(
     "TIGER-AI-Lab/VLM2Vec src/model/processor.py (process_input_text, Qwen2_VL_process_fn), src/model/model.py "
     "(MMEBModel._pooling)",
     "6e1e1d42d4cb",
-    "tests/test_vlm2vec_reference.py",
+    "tests/models/test_vlm2vec_reference.py",
 )
 VLM2VEC_V1_REF: Final = Reference(
     "TIGER-AI-Lab/VLM2Vec experiments/public/eval/eval_vlm2vecv1_8gpu.sh (--image_resolution high "
     "--resize_use_processor false), src/data/collator/eval_collator.py (MultimodalEvalDataCollator), "
     "src/model/processor.py, src/model/model.py",
     "6e1e1d42d4cb",
-    "tests/test_vlm2vec_reference.py",
+    "tests/models/test_vlm2vec_reference.py",
 )
-QWEN_CHAT_TEST: Final = "tests/test_qwen_chat_reference.py"
+QWEN_CHAT_TEST: Final = "tests/models/test_qwen_chat_reference.py"
 EMBED_RL_REF: Final = Reference(
     "ZoengHN/Embed-RL eval/mmeb_eval/vlm2vec/src/model/processor.py (Qwen3_VL_process_fn), "
     "src/model/model.py (MMEBModel.encode_input) + eval/toy_eval/image_eval.py",
@@ -237,23 +239,25 @@ LAMRA_REF: Final = Reference(
     QWEN_CHAT_TEST,
 )
 SENTENCE_TRANSFORMERS_REF: Final = Reference(
-    "sentence-transformers SentenceTransformer.encode (the model's own modules.json)", "5.x", "tests/test_adapters.py"
+    "sentence-transformers SentenceTransformer.encode (the model's own modules.json)",
+    "5.x",
+    "tests/models/test_adapters.py",
 )
 
 ARK_EMBEDDINGS_REF: Final = Reference(
     "volcengine/volcengine-python-sdk volcenginesdkarkruntime/resources/multimodal_embeddings.py + "
     "types/multimodal_embedding/ (the request and response the provider's SDK builds and parses)",
     "b5be43b5e6b3",
-    "tests/test_api_models.py",
+    "tests/models/test_api_models.py",
 )
 QWEN3_EMBEDDING_REF: Final = Reference(
     "QwenLM/Qwen3-Embedding evaluation/qwen3_embedding_model.py (TransformersTextEmbedder, evaluation/run_mteb.sh "
     "settings) + README usage",
     "f4ad0c434c0e",
-    "tests/test_text_reference.py",
+    "tests/models/test_text_reference.py",
 )
 DIVER_REF: Final = Reference(
-    "AQ-MedAI/Diver README.md (Transformers Usage)", "95b111b0adad", "tests/test_text_reference.py"
+    "AQ-MedAI/Diver README.md (Transformers Usage)", "95b111b0adad", "tests/models/test_text_reference.py"
 )
 # Qwen3-Embedding's instruction field (TRIAD/ARK B.3: the benchmark instruction goes in the model's instruction
 # field): README get_detailed_instruct / run_mteb.sh instruction_template "Instruct: {}\nQuery:".
@@ -268,26 +272,26 @@ METACLIP_2_REF: Final = Reference(
     "facebookresearch/MetaCLIP README.md (Huggingface usage: AutoModel / AutoProcessor) + transformers 5.24.0 "
     "MetaClip2Model get_text_features / get_image_features + paper B.2.1 fusion",
     "f47f7841f6a9",
-    "tests/test_dual_tower_reference.py",
+    "tests/models/test_dual_tower_reference.py",
 )
 BGE_VL_REF: Final = Reference(
     "FlagOpen/FlagEmbedding research/BGE_VL/modeling_MMRet_CLIP.py (CLIPModel.encode: the remote code of "
     "BAAI/BGE-VL-base/-large)",
     "7ed43d67ec03",
-    "tests/test_dual_tower_reference.py",
+    "tests/models/test_dual_tower_reference.py",
 )
 BGE_M3_REF: Final = Reference(
     "FlagOpen/FlagEmbedding FlagEmbedding/inference/embedder/encoder_only/m3.py "
     "(BGEM3FlagModel.encode dense_vecs; model card max_length 8192)",
     "7ed43d67ec03",
-    "tests/test_text_reference.py",
+    "tests/models/test_text_reference.py",
 )
 
 BGE_RERANKER_REF: Final = Reference(
     "FlagOpen/FlagEmbedding FlagEmbedding/inference/reranker/encoder_only/base.py "
     "(FlagReranker.compute_score, normalize=True)",
     "7ed43d67ec03",
-    "tests/test_text_reference.py",
+    "tests/models/test_text_reference.py",
 )
 # Options of the Qwen-VL chat embedder (model_adapters/families/qwen_chat.py `ChatOptions`), each read from the
 # authors' code named in its Reference; docs/models.md "Input pipelines" lists them.
@@ -409,7 +413,7 @@ REASONIR_REF: Final = Reference(
     "README.md Transformers usage + evaluation/bright/retrievers.py retrieval_reasonir and configs/reasonir/*.json "
     "(instructions, max_length)",
     "0aac96269e45",
-    "tests/test_text_reference.py",
+    "tests/models/test_text_reference.py",
 )
 # ReasonIR's instruction field is `encode(..., instruction=...)`; its BRIGHT configs wrap the task instruction as
 # "<|user|>\n{task}\n<|embed|>\n" and give documents "<|embed|>\n" (TRIAD/ARK B.3: the benchmark instruction goes
@@ -425,14 +429,14 @@ UME_R1_GEN_REF: Final = Reference(
     "XMUDeepLIT/UME-R1 README.md (generative example: prompt, generate) + src/eval/VLM2Vec/eval_twomode.py "
     "(encode_embeddings mode gen, get_gen_embedding_idx)",
     "55e551260dd7",
-    "tests/test_ume_r1_gen_reference.py",
+    "tests/models/test_ume_r1_gen_reference.py",
 )
 EMBED_RL_TCOT_REF: Final = Reference(
     "ZoengHN/Embed-RL data_pipe/eval_cot_generate/image_cot_generate.py (the T-CoT requests), "
     "train/reinforcement_learning/verl/verl/utils/dataset/vlm2vec_dataset.py (the four prompts), "
     "eval/mmeb_eval/vlm2vec/src/model/processor.py (Qwen3_VL_process_fn, process_cot_with_visual_content)",
     "87b52f735d75",
-    "tests/test_embed_rl_tcot_reference.py",
+    "tests/models/test_embed_rl_tcot_reference.py",
 )
 # The README's generative prompt, verbatim (trailing spaces included), after the Disc suffix "\n<disc_emb>\n".
 UME_R1_GEN_PROMPT: Final = (

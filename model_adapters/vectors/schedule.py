@@ -6,7 +6,7 @@ Items with images stream their images from the parquet shards in storage order (
 so they are sorted within windows of a few batches read in that order, never across the whole file; items without
 images, already in text-length order, are sorted by tokens within windows of 64 batches (so the model starts after
 the first window's token counts, not all of them). The batches' order changes only which inputs share a batch:
-vectors are the same up to float noise (tests/test_encode_pipeline.py).
+vectors are the same up to float noise (tests/models/test_encode_pipeline.py).
 """
 
 from __future__ import annotations
