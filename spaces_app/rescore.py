@@ -161,7 +161,7 @@ def _each_row(db: Database, golds: GoldStore) -> Iterator[tuple[str, dict[str, A
             continue
         try:
             summary = rescored_summary(sub, gold, kept)
-        except (KeyError, ValueError) as exc:
+        except (IndexError, KeyError, ValueError) as exc:
             yield f"{head} left as stored: its kept rankings do not fit the gold ({exc})", None, sid
             continue
         if _same(summary, sub["summary"]):
