@@ -16,7 +16,7 @@ from spaces_app import legend, testing
 from spaces_app.status import RANKED_APART, SHORT
 from spaces_app.submit import submit_run_dir
 from spaces_app.verify import UNVERIFIED
-from tests.test_space_screens import ARGS, CHROMIUM, served
+from tests.space.test_space_screens import ARGS, CHROMIUM, served
 from triad_dataset.contract import names as n
 
 WIDTHS = (1280, 1920)
