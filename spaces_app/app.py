@@ -26,6 +26,7 @@ from starlette.middleware import Middleware  # noqa: E402
 
 from spaces_app import (  # noqa: E402
     answers,
+    diagnostics,
     endpoints,
     explorer_tab,
     handlers,
@@ -83,8 +84,12 @@ SUBMIT_HELP = """Upload what `triad run` wrote: the `rankings/*.parquet` files a
 run folder. TRIAD needs the six main subsets (Self/Same optional); ARK needs every subtype the server holds.
 The server checks and rescores everything; the status below names any problem. Nothing is stored on rejection.
 """
+# Rank, id, model, its marker, one width per subset (the six fit a 1280 px window; long names wrap), then family,
+# size, submitter, results.json, status and ties (all fit 1920 px)
+MAIN_WIDTHS: list[str | int] = ["80px", "44px", "164px", "112px", *["116px"] * len(handlers.MAIN)]
+MAIN_WIDTHS += ["100px", "72px", "96px", "112px", "280px", "100px"]
 CSS = """
-.gradio-container {max-width: 1280px !important}
+.gradio-container {max-width: 100% !important}
 #status textarea {font-family: ui-monospace, monospace; font-size: 13px}
 """
 
@@ -131,6 +136,8 @@ def layout(lb: Leaderboard) -> gr.Blocks:
                     interactive=False,
                     datatype="str",
                     elem_id="main-table",
+                    wrap=True,
+                    column_widths=MAIN_WIDTHS,
                 )
                 with gr.Accordion("What the columns mean, and chance level", open=True):
                     main_legend = gr.Markdown(elem_id="legend")
@@ -148,23 +155,8 @@ def layout(lb: Leaderboard) -> gr.Blocks:
                 ref_table = gr.Dataframe(interactive=False, datatype="str", elem_id="reference-table")
                 ref_legend = gr.Markdown()
             with gr.Tab("Diagnostics", id="diagnostics"):
-                diag_pick = gr.Dropdown(label="Submission", choices=[])
-                heatmap = gr.Plot(label="Typed-negative top-10 entry rate")
-                trap_df = gr.Dataframe(label="Conflict traps (state subsets)", interactive=False)
-                hop_df = gr.Dataframe(label="Per-hop I2C (other-hop positives stay in place)", interactive=False)
-                with gr.Row():
-                    with gr.Column():
-                        depth_plot = gr.Plot(label="C2I mAP by concept depth", elem_id="depth-plot")
-                        with gr.Accordion("C2I mAP by concept depth: table", open=False):
-                            depth_df = gr.Dataframe(interactive=False)
-                    with gr.Column():
-                        profile_plot = gr.Plot(label="Constraints mAP by profile D1–D7", elem_id="profile-plot")
-                        with gr.Accordion("mAP by profile: table", open=False):
-                            profile_df = gr.Dataframe(interactive=False)
-                cost_plot = gr.Plot(label="Dialogue cost: AP(state) − AP(constraints)", elem_id="cost-plot")
-                with gr.Accordion("Dialogue cost: table", open=False):
-                    cost_df = gr.Dataframe(interactive=False)
-                paper_df = gr.Dataframe(label="Paper C.3 / Fig. 9 / C.4 / D.3 diagnostics", interactive=False)
+                diag_pick = gr.Dropdown(label="Submission", choices=[], elem_id="diagnostics-pick")
+                panels = diagnostics_panels(diagnostics.DIAGNOSTICS)
             with gr.Tab("Rank range", id="rank-range"):
                 rr_plot = gr.Plot(label="Best and worst rank over the six subsets (paper Figure 2)")
                 rr_table = gr.Dataframe(
@@ -189,23 +181,25 @@ def layout(lb: Leaderboard) -> gr.Blocks:
             with gr.Tab("ARK", id="ark"):
                 gr.Markdown(legend.ARK_TAB_NOTE.format(top=ARK_TOP, depth=ARK_MIN_DEPTH))
                 ark_legend = gr.Markdown()
-                ark_df = gr.Dataframe(
-                    label="R@1 by knowledge domain", interactive=False, datatype="str", elem_id="ark-table"
-                )
-                ark_domain_plot = gr.Plot(label="R@1 per knowledge domain", elem_id="ark-domain-plot")
-                with gr.Accordion("R@1 per knowledge domain with 95% intervals: table", open=False):
-                    ark_domain_long = gr.Dataframe(interactive=False, datatype="str")
-                ark_skill_plot = gr.Plot(label="R@1 per reasoning skill", elem_id="ark-skill-plot")
-                with gr.Accordion("R@1 per reasoning skill: tables", open=False):
-                    ark_skill_df = gr.Dataframe(label="R@1 by reasoning skill", interactive=False, datatype="str")
-                    ark_skill_long = gr.Dataframe(label="with 95% intervals", interactive=False, datatype="str")
-                ark_sub_df = gr.Dataframe(label="R@1 per subtype", interactive=False, datatype="str")
-                ark_rob_df = gr.Dataframe(
-                    label="Captioner robustness of text-space rows (paper H.1): Spearman ρ of "
-                    "model rankings between captioners (≥ 3 models)",
-                    interactive=False,
-                    datatype="str",
-                )
+                ark_empty = gr.Markdown(elem_id="ark-empty")
+                with gr.Column(visible=False) as ark_body:
+                    ark_df = gr.Dataframe(
+                        label="R@1 by knowledge domain", interactive=False, datatype="str", elem_id="ark-table"
+                    )
+                    ark_domain_plot = gr.Plot(label="R@1 per knowledge domain", elem_id="ark-domain-plot")
+                    with gr.Accordion("R@1 per knowledge domain with 95% intervals: table", open=False):
+                        ark_domain_long = gr.Dataframe(interactive=False, datatype="str")
+                    ark_skill_plot = gr.Plot(label="R@1 per reasoning skill", elem_id="ark-skill-plot")
+                    with gr.Accordion("R@1 per reasoning skill: tables", open=False):
+                        ark_skill_df = gr.Dataframe(label="R@1 by reasoning skill", interactive=False, datatype="str")
+                        ark_skill_long = gr.Dataframe(label="with 95% intervals", interactive=False, datatype="str")
+                    ark_sub_df = gr.Dataframe(label="R@1 per subtype", interactive=False, datatype="str")
+                    ark_rob_df = gr.Dataframe(
+                        label="Captioner robustness of text-space rows (paper H.1): Spearman ρ of "
+                        "model rankings between captioners (≥ 3 models)",
+                        interactive=False,
+                        datatype="str",
+                    )
             with gr.Tab("Submit", id="submit"):
                 gr.Markdown(SUBMIT_HELP)
                 files = gr.File(
@@ -271,6 +265,8 @@ def layout(lb: Leaderboard) -> gr.Blocks:
             ark_skill_df,
             ark_sub_df,
             ark_rob_df,
+            ark_body,
+            ark_empty,
             about_status,
             main_legend,
             ref_legend,
@@ -284,12 +280,7 @@ def layout(lb: Leaderboard) -> gr.Blocks:
             trigger(lb.bind(handlers.triad_table), triad_inputs, main_table, api_visibility=private)
             trigger(lb.bind(handlers.reference_table), [search, family], ref_table, api_visibility=private)
         detail_pick.change(lb.bind(handlers.detail), detail_pick, [meta_df, detail_df], api_visibility=private)
-        diag_pick.change(
-            lb.bind(handlers.diagnostics),
-            diag_pick,
-            [heatmap, trap_df, hop_df, depth_plot, depth_df, profile_plot, profile_df, cost_plot, cost_df, paper_df],
-            api_visibility=private,
-        )
+        diag_pick.change(lb.bind(handlers.diagnostics), diag_pick, panels, api_visibility=private)
         for trigger in (family.change, every_row.change):
             trigger(rank_range, [family, every_row], rank_outputs, api_visibility=private)
         demo.load(rank_range, [family, every_row], rank_outputs, api_visibility=private)
@@ -318,6 +309,47 @@ def layout(lb: Leaderboard) -> gr.Blocks:
         gr.api(lb.bind(caller.reference_tasks), api_name="reference_tasks")
         gr.api(lb.bind(caller.reference_report), api_name="reference_report")
     return demo
+
+
+def diagnostics_panels(declared: tuple[diagnostics.Diagnostic, ...]) -> list[gr.components.Component]:
+    """One component per declared diagnostic, in order (call inside the Diagnostics tab); returns them."""
+    out: list[gr.components.Component] = []
+    i = 0
+    while i < len(declared):
+        row = declared[i].row
+        group = [declared[i]]
+        while row and i + len(group) < len(declared) and declared[i + len(group)].row == row:
+            group.append(declared[i + len(group)])
+        if row:
+            with gr.Row():
+                for column in _columns(group):
+                    with gr.Column():
+                        out += [_panel(d) for d in column]
+        else:
+            out.append(_panel(group[0]))
+        i += len(group)
+    return out
+
+
+def _columns(group: list[diagnostics.Diagnostic]) -> list[list[diagnostics.Diagnostic]]:
+    """A row's panels split into columns, a new column at each plot."""
+    columns: list[list[diagnostics.Diagnostic]] = []
+    for d in group:
+        if d.kind == diagnostics.PLOT or not columns:
+            columns.append([])
+        columns[-1].append(d)
+    return columns
+
+
+def _panel(d: diagnostics.Diagnostic) -> gr.components.Component:
+    """The component of one diagnostic: a plot, a table, or a table in a closed accordion."""
+    elem = d.elem_id or None
+    if d.kind == diagnostics.PLOT:
+        return gr.Plot(label=d.label, elem_id=elem)
+    if d.folded:
+        with gr.Accordion(d.label, open=False):
+            return gr.Dataframe(interactive=False, elem_id=elem)
+    return gr.Dataframe(label=d.label, interactive=False, elem_id=elem)
 
 
 def stop_threads(threads: tuple[Sweeper, VerifyQueue], lb: Leaderboard | None = None) -> None:

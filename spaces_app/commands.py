@@ -15,7 +15,8 @@ ACCEPTED, REJECTED, DUPLICATE = 0, 2, 3
 USAGE = """triad space [--data DIR] [--ark-data DIR] [--db FILE] [--port N] [--host H]   serve the leaderboard
        triad space --submit RUN_DIR --model-name NAME [--model-link URL] [--family F] [--params N] [--db FILE]
        triad space bundle --out DIR       a ready-to-push Space folder
-       triad space verify (--id N | --pending) ...   the reproduction check"""
+       triad space verify (--id N | --pending) ...   the reproduction check
+       triad space rescore --db FILE [--data DIR] [--ark-data DIR]   recompute stored rows' diagnostics"""
 EPILOG = (
     "--submit exits 0 when the run is accepted, 3 when it repeats a stored submission (nothing is stored), 2 when "
     "it is rejected (one line on stderr says why; nothing is stored)."
@@ -40,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--family", default="other", help="with --submit: model family")
     p.add_argument("--params", default="", help="with --submit: parameter count (e.g. 86M)")
     p.set_defaults(handler=_handle)
-    sub = p.add_subparsers(dest="space_command", title="subcommands", metavar="{bundle,verify}")
+    sub = p.add_subparsers(dest="space_command", title="subcommands", metavar="{bundle,verify,rescore}")
     bundle.register(sub)  # `triad space bundle --out DIR`
     v = sub.add_parser(
         "verify", help="make the leaderboard's own runs of the models pending rows name, and judge the rows"
@@ -55,6 +56,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     v.add_argument("--ark-data", help=f"ARK dataset folder (default {DEFAULT_ARK})")
     v.add_argument("--device", default="cpu", help="device for the model (cpu, cuda, cuda:1, ...)")
     v.set_defaults(handler=_verify)
+    r = sub.add_parser("rescore", help="recompute stored rows' summaries and diagnostics from their kept rankings")
+    r.add_argument("--db", required=True, help="the leaderboard database to update")
+    r.add_argument("--data", help=f"TRIAD gold folder the rows were scored on (default {DEFAULT_TRIAD})")
+    r.add_argument("--ark-data", help=f"ARK gold folder (default {DEFAULT_ARK})")
+    r.set_defaults(handler=_rescore)
 
 
 def _apply_env(args: argparse.Namespace) -> None:
@@ -109,21 +115,40 @@ def submit_exit_code(outcome: Any) -> int:
     return DUPLICATE if outcome.existing_id is not None else REJECTED
 
 
+def _gold_folders(args: argparse.Namespace) -> dict[str, Any]:
+    """The gold folders named by --data / --ark-data, the environment or the defaults; those with an audit.json."""
+    from pathlib import Path
+
+    folders = {
+        "triad": Path(args.data or os.environ.get("TRIAD_SPACE_DATA") or DEFAULT_TRIAD),
+        "ark": Path(args.ark_data or os.environ.get("TRIAD_SPACE_ARK_DATA") or DEFAULT_ARK),
+    }
+    return {b: f for b, f in folders.items() if (f / "audit.json").is_file()}
+
+
+def _rescore(args: argparse.Namespace) -> int:
+    """`triad space rescore`: every stored row's summary recomputed from its kept rankings, one line per row."""
+    from pathlib import Path
+
+    from spaces_app import rescore
+    from spaces_app.gold import GoldStore
+
+    db = rescore.open_db(Path(args.db))
+    changed = rescore.rescore(db, GoldStore(_gold_folders(args)), lambda line: print(line, flush=True))
+    print(f"rescored: {changed} row(s) changed")
+    return 0
+
+
 def _verify(args: argparse.Namespace) -> int:
     """`triad space verify`: sampled first looks and reference runs for a database file or a Space's admin API;
     exit 1 when any checked submission failed, 0 otherwise (what cannot be checked here is listed and stays
     pending)."""
-    from pathlib import Path
 
     from spaces_app import remote
     from spaces_app.gold import GoldStore
 
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    folders = {
-        "triad": Path(args.data or os.environ.get("TRIAD_SPACE_DATA") or DEFAULT_TRIAD),
-        "ark": Path(args.ark_data or os.environ.get("TRIAD_SPACE_ARK_DATA") or DEFAULT_ARK),
-    }
-    folders = {b: f for b, f in folders.items() if (f / "audit.json").is_file()}
+    folders = _gold_folders(args)
     golds = GoldStore(folders)
     db = args.db or (None if args.url else os.environ.get("TRIAD_SPACE_DB") or DEFAULT_DB)
     source = remote.store(

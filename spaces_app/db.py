@@ -589,6 +589,15 @@ class Database(ReferenceTables, MirrorRows):
             for r in rows
         ]
 
+    def set_summary(self, submission_id: int, summary: Mapping[str, Any]) -> None:
+        """Replace a row's stored summary (a rescore); its scores and per-query values stay."""
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE submissions SET summary_json = ? WHERE id = ?",
+                (json.dumps(summary, sort_keys=True, allow_nan=False), submission_id),
+            )
+        self.changed(ROW, submission_id)
+
     def set_run_note(self, submission_id: int, key: str, text: str) -> None:
         """Add one note to a row's run record (what the row says about itself, e.g. its explorer file)."""
         with self._write() as conn:

@@ -32,6 +32,8 @@ NOTE: Final = (
     "violates — and the rank of every positive is listed. The worst query is the one with the lowest AP (ARK: "
     "reciprocal rank of the positive)."
 )
+EMPTY: Final = "No {bench} submission on the board yet: once a run is submitted, its worst query is shown here first."
+BEFORE: Final = "Pick a submission and a subset, then Show."
 _LOCK = threading.Lock()
 _CORPORA: dict[tuple[str, str], tuple[ex.Corpus, Thumbnails]] = {}
 
@@ -135,13 +137,21 @@ def top_k(k: Any) -> int:
     return max(1, min(int(value), explore_store.TOP_STORED)) if math.isfinite(value) else ex.TOP_K
 
 
-def explorer_choices(lb: Leaderboard, benchmark: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """The submission and subset pickers for a benchmark: its visible submissions, its subsets, none chosen."""
+def explorer_choices(lb: Leaderboard, benchmark: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], str]:
+    """The pickers for a benchmark with its newest submission and first subset preselected, and that submission's
+    worst query; without any submission, the pickers empty and a line saying so."""
     options: list[tuple[str, int | str]] = [*choices(lb, benchmark)]
+    subsets = configs(benchmark)
+    first = options[0][1] if options else None
+    if first is None:
+        shown = _message(EMPTY.format(bench=benchmark.upper()))
+    else:
+        shown = render(lb, benchmark, first, None, subsets[0], MODES[0])
     return (
-        gr.update(choices=options, value=None),
+        gr.update(choices=options, value=first),
         gr.update(choices=[("none", ""), *options], value=""),
-        gr.update(choices=configs(benchmark), value=None),
+        gr.update(choices=subsets, value=subsets[0] if options else None),
+        shown,
     )
 
 
@@ -164,8 +174,8 @@ def build(lb: Leaderboard, demo: gr.Blocks) -> None:
             query = gr.Textbox(label="Query id (for 'by query id')", elem_id="explorer-query")
             k = gr.Slider(1, explore_store.TOP_STORED, value=ex.TOP_K, step=1, label="Top k", elem_id="explorer-k")
         show = gr.Button("Show", elem_id="explorer-show")
-        out = gr.HTML(elem_id="explorer-view")
-    pickers = lb.bind(explorer_choices)
-    bench.change(pickers, bench, [first, second, config], api_visibility="private")
-    demo.load(pickers, bench, [first, second, config], api_visibility="private")
+        out = gr.HTML(_message(BEFORE), elem_id="explorer-view")
+    pickers, outputs = lb.bind(explorer_choices), [first, second, config, out]
+    bench.change(pickers, bench, outputs, api_visibility="private")
+    demo.load(pickers, bench, outputs, api_visibility="private")
     show.click(lb.bind(explorer_show), [bench, first, second, config, mode, query, k], out, api_visibility="private")

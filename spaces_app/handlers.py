@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import gradio as gr
 import pandas as pd
 
+from spaces_app import diagnostics as diag
 from spaces_app import legend, plots, views
 from spaces_app.board import Leaderboard
 from triad_dataset.contract import names as triad_names
@@ -80,26 +81,10 @@ def detail(lb: Leaderboard, sid: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
     return views.metadata_table(sub), views.for_display(views.detail_table(sub, MAIN + REFERENCE))
 
 
-def diagnostics(lb: Leaderboard, sid: Any) -> tuple[Figure | pd.DataFrame | None, ...]:
-    """Heatmap, traps, hops; the depth, profile and dialogue-cost plots each with its table; paper tables."""
+def diagnostics(lb: Leaderboard, sid: Any) -> tuple[Any, ...]:
+    """The Diagnostics tab's panels for one submission, one value per `diagnostics.DIAGNOSTICS` entry in order."""
     sub = lb.by_id(sid)
-    if sub is None:
-        empty = pd.DataFrame()
-        return None, empty, empty, None, empty, None, empty, None, empty, empty
-    chances = lb.chance("triad")
-    fmt = views.for_display
-    return (
-        plots.entry_rate_figure(sub),
-        fmt(views.trap_table(sub)),
-        fmt(views.hop_table(sub)),
-        plots.depth_plot(sub, chances.get(MAIN[1])),
-        fmt(views.depth_table(sub)),
-        plots.profile_plot(sub, chances),
-        fmt(plots.profile_long(sub)),
-        plots.dialogue_cost_plot(sub),
-        fmt(views.dialogue_cost_table(sub)),
-        fmt(views.paper_diagnostics_table(sub)),
-    )
+    return diag.values(diag.DIAGNOSTICS, sub, lb.chance("triad") if sub is not None else {})
 
 
 def _rank_cell(x: float) -> str:
@@ -139,6 +124,15 @@ def ark_status(lb: Leaderboard, df: pd.DataFrame) -> pd.DataFrame:
     return views.with_status(df, lb.annotations("ark", list(lb.golds.get("ark").configs)))
 
 
+def ark_empty_state(lb: Leaderboard) -> tuple[dict[str, Any], str]:
+    """The ARK tab's tables shown only with rows; else hidden, and a line saying why there are none."""
+    if "ark" not in lb.golds.available():
+        return gr.update(visible=False), legend.ARK_NOT_SERVED
+    if not lb.board("ark", ark_configs(lb)):
+        return gr.update(visible=False), legend.ARK_EMPTY
+    return gr.update(visible=True), ""
+
+
 def ark_tables(lb: Leaderboard) -> tuple[Any, ...]:
     """The ARK tab: the table by domain, the domain and skill bars each with its tables, subtypes, robustness."""
     subs = lb.board("ark", ark_configs(lb))
@@ -176,6 +170,7 @@ def refresh(lb: Leaderboard, search: str, family: str, sort_by: str, every_row: 
         gr.update(choices=t_choices, value=first),
         gr.update(choices=t_choices, value=second),
         *ark_tables(lb),
+        *ark_empty_state(lb),
         lb.status_line(),
         *legends(lb),
     )

@@ -83,7 +83,8 @@ ROWS_NOTE: Final = (
     "**Verified?** beside each name: *✓ verified* = the leaderboard ran the named model itself and every query "
     "agrees (the row shows the leaderboard's numbers); *unverified* = self-reported; *pending* = the leaderboard's "
     "own run is still to come; *✗ failed* = it disagrees (listed only with *Every row*); *older gold* = scored on an "
-    "earlier gold. Only verified, unflagged rows get a **Rank**; every other row says *unranked*, and **Status** "
+    "earlier gold. **Rank**: verified rows among themselves; self-reported rows among themselves, marked *(self)*, "
+    "and pending rows likewise, marked *(pending)*; flagged, failed and older-gold rows say *unranked*; **Status** "
     "gives the whole reason."
 )
 TIES_NOTE: Final = (
@@ -166,6 +167,12 @@ def card_markdown(card: str) -> str:
     return card.strip()
 
 
+ARK_EMPTY: Final = (
+    "**No ARK submission yet.** Run `triad run --model NAME --data ARK_FOLDER --out RUN` on the ARK gold and "
+    "upload the run in the **Submit** tab, or ask for an evaluation there; the tables and bars appear with the "
+    "first row."
+)
+ARK_NOT_SERVED: Final = "**This leaderboard serves no ARK gold**, so it has no ARK rows and refuses ARK uploads."
 ARK_TAB_NOTE: Final = (
     "ARK: Recall@1 macro-averaged over subtypes, then per knowledge domain and reasoning skill, rescored on this "
     "server from the submitted rankings. `triad run` writes each query's top {top} of its subtype's whole gallery "

@@ -32,6 +32,8 @@ SHORT: Final = {
     OLDER_GOLD: "older gold",
     verify.FAILED: "✗ failed",
 }
+# unflagged rows of these groups are ranked among their own group, the word after the number says which
+RANKED_APART: Final = {ORDER[verify.UNVERIFIED]: " (self)", ORDER[verify.PENDING]: " (pending)"}
 ALL_TIED: Final = "scores all tied"
 UNRANKED: Final = "unranked"
 

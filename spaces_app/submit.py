@@ -222,9 +222,10 @@ def _interval(entry: Mapping[str, Any], metric: str) -> tuple[float | None, floa
     return None, None
 
 
-def _rows_for_db(
+def rows_for_db(
     benchmark: str, scored: Mapping[str, Any], configs: Sequence[str]
 ) -> tuple[list[ScoreRow], dict[str, dict[str, float]], dict[str, Any]]:
+    """What a row stores of a scoring output: its score rows, per-query values and summary without per-query maps."""
     metric = TRIAD_METRIC if benchmark == "triad" else ARK_METRIC
     per_query_key = "per_query_ap" if benchmark == "triad" else "positive_rank"  # CONTRACTS §4 output keys
     rows, per_query, summary = [], {}, {}
@@ -615,7 +616,7 @@ def evaluate(golds: gold_mod.GoldStore, parsed: ParsedSubmission) -> Evaluated:
     checked = validation.check_rankings(benchmark, gold, parsed)
     scored = _score(benchmark, gold, checked)
     configs = sorted(parsed.rankings)
-    rows, per_query, summary = _rows_for_db(benchmark, scored, configs)
+    rows, per_query, summary = rows_for_db(benchmark, scored, configs)
     label = captioner.label_from_results(parsed.results)
     if label:  # ARK text-space runs: the captioner is part of the row
         summary[captioner.SUMMARY_KEY] = label

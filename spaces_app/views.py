@@ -99,8 +99,9 @@ def score_table(
     """One row per submission, one column per config (3 decimals); no aggregate column (paper: none over subsets).
 
     With ``status`` (`spaces_app.status.annotate`): a short status marker beside the model name ("· unranked"
-    where the row has no rank), Status and Ties columns, verified rows listed first, and a Rank (by ``sort_by``)
-    among the verified rows only, or among every row with ``rank_all``."""
+    where the row has no rank), Status and Ties columns, verified rows listed first, and a Rank (by ``sort_by``):
+    verified rows among themselves, self-reported and pending rows each among their own group and marked so, or
+    every row among all with ``rank_all``."""
     labels = labels or {c: display(c) for c in configs}
     rows = []
     for s in subs:
@@ -120,7 +121,8 @@ def score_table(
             row[TIES_COL] = "none" if info["ties"] is None else f"±{info['ties'] / 2:.{DECIMALS}f}"
         rows.append(row)
     marker = [MARKER_COL] if status is not None else []
-    cols = [ID_COL, MODEL_COL, *marker, FAMILY_COL, PARAMS_COL, *(labels[c] for c in configs), SUBMITTER_COL, CHECK_COL]
+    # the subsets right after the name and its marker, so that all six fit a 1280 px window; family and size after
+    cols = [ID_COL, MODEL_COL, *marker, *(labels[c] for c in configs), FAMILY_COL, PARAMS_COL, SUBMITTER_COL, CHECK_COL]
     if status is not None:
         cols += [STATUS_COL, TIES_COL, "_order"]
     df = pd.DataFrame(rows, columns=cols)
@@ -132,19 +134,31 @@ def score_table(
 
 
 def _ranked(df: pd.DataFrame, sort_by: str | None, rank_all: bool) -> pd.DataFrame:
-    """The Rank column: position by ``sort_by`` among verified rows (order 0), or every listed row."""
-    from spaces_app.status import ORDER
+    """The Rank column by ``sort_by``: every listed row among every other with ``rank_all``; else each unflagged
+    group among itself — verified rows plainly, self-reported and pending ones marked (`status.RANKED_APART`)."""
+    from spaces_app.status import ORDER, RANKED_APART
 
-    eligible = (df["_order"] < ORDER["older gold"]) if rank_all else (df["_order"] == 0)
     ranks = pd.Series([""] * len(df), index=df.index, dtype=object)
-    if sort_by in df.columns and sort_by not in (MODEL_COL, FAMILY_COL, PARAMS_COL) and eligible.any():
-        values = pd.to_numeric(df.loc[eligible, sort_by], errors="coerce")
-        ranks[eligible] = values.rank(ascending=False, method="min").map(lambda r: "" if r != r else f"{r:.0f}")
+    if sort_by in df.columns and sort_by not in (MODEL_COL, FAMILY_COL, PARAMS_COL):
+        groups = {"": df["_order"] < ORDER["older gold"]} if rank_all else _rank_groups(df["_order"], RANKED_APART)
+        for word, eligible in groups.items():
+            if eligible.any():
+                values = pd.to_numeric(df.loc[eligible, sort_by], errors="coerce").rank(ascending=False, method="min")
+                ranks[eligible] = [_rank_cell(r, word) for r in values]
     df = df.drop(columns="_order")
     df.insert(0, RANK_COL, ranks)
     unranked = ranks == ""
     df.loc[unranked, MARKER_COL] = df.loc[unranked, MARKER_COL] + " · unranked"
     return df
+
+
+def _rank_cell(rank: float, word: str) -> str:
+    return "" if rank != rank else f"{rank:.0f}{word}"
+
+
+def _rank_groups(order: pd.Series, apart: Mapping[int, str]) -> dict[str, pd.Series]:
+    """The rows ranked among themselves: verified (order 0) with no word, then each group of ``apart``."""
+    return {"": order == 0, **{word: order == group for group, word in apart.items()}}
 
 
 def with_status(df: pd.DataFrame, notes: Mapping[int, Mapping[str, Any]]) -> pd.DataFrame:

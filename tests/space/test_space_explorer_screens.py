@@ -115,8 +115,9 @@ def test_leaderboard_marks_each_row_beside_its_name(page: Any) -> None:
     table = page.locator("#main-table")
     verified = table.get_by_text("✓ verified", exact=True).filter(visible=True).first
     verified.wait_for(timeout=30_000)
-    unranked = table.get_by_text("unverified · unranked", exact=True).filter(visible=True).first
+    unranked = table.get_by_text("unverified", exact=True).filter(visible=True).first  # self-reported: ranked apart
     unranked.wait_for(timeout=10_000)
+    table.get_by_text("1 (self)", exact=True).filter(visible=True).first.wait_for(timeout=10_000)
     headers = [h.inner_text().strip() for h in table.get_by_role("columnheader").all()]
     named = [h for h in headers if h]
     assert named.index("Verified?") == named.index("Model") + 1, named  # beside the name, before the scores

@@ -43,22 +43,34 @@ def _table(rank_all: bool = False) -> dict[str, tuple[str, str]]:
     notes = status.annotate(SUBS, [C1, C2], None, GOLD, status.Plausibility(bound=2.0, margin=5.0))
     table = views.score_table(SUBS, [C1, C2], sort_by=n.DISPLAY_NAMES[C1], status=notes, rank_all=rank_all)
     columns = list(table.columns)
-    assert columns[: columns.index(views.FAMILY_COL)] == [views.RANK_COL, views.ID_COL, views.MODEL_COL, "Verified?"]
+    subsets = [n.DISPLAY_NAMES[C1], n.DISPLAY_NAMES[C2]]  # right after the marker; family and size later
+    assert (
+        columns[: columns.index(views.FAMILY_COL)]
+        == [views.RANK_COL, views.ID_COL, views.MODEL_COL, "Verified?"] + subsets
+    )
     return {
         m: (r, k) for m, r, k in zip(table[views.MODEL_COL], table[views.RANK_COL], table["Verified?"], strict=True)
     }
 
 
-def test_marker_beside_the_name_and_why_a_row_is_unranked() -> None:
+def test_marker_beside_the_name_and_each_groups_rank() -> None:
     assert _table() == {
         "m1": ("1", "✓ verified"),
         "m4": ("2", "✓ verified"),
         "m7": ("", "✓ verified, scores tied · unranked"),  # a flag takes the row out of the ranking
-        "m2": ("", "unverified · unranked"),
-        "m3": ("", "pending · unranked"),
+        "m2": ("1 (self)", "unverified"),  # ranked among the self-reported rows, marked so
+        "m3": ("1 (pending)", "pending"),
         "m5": ("", "older gold · unranked"),
         "m6": ("", "✗ failed · unranked"),
     }
+
+
+def test_self_reported_rows_are_ranked_in_listing_order() -> None:
+    subs = [_sub(i, verify.UNVERIFIED, v) for i, v in ((1, 0.2), (2, 0.5), (3, 0.5), (4, 0.1))]
+    notes = status.annotate(subs, [C1, C2], None, GOLD, status.Plausibility(bound=2.0, margin=5.0))
+    table = views.score_table(subs, [C1, C2], sort_by=n.DISPLAY_NAMES[C1], status=notes)
+    assert table[views.MODEL_COL].tolist() == ["m2", "m3", "m1", "m4"]
+    assert table[views.RANK_COL].tolist() == [f"{r} (self)" for r in (1, 1, 3, 4)]  # ties share a rank
 
 
 def test_every_row_ranks_the_unverified_but_not_older_gold_or_failed() -> None:

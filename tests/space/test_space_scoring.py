@@ -170,10 +170,10 @@ def test_table_has_no_aggregate_and_sorts_and_filters() -> None:
     assert list(table.columns) == [
         "id",
         "Model",
+        n.DISPLAY_NAMES[c1],  # the subsets right after the name, family and size after them
+        n.DISPLAY_NAMES[c2],
         "Family",
         "Params",
-        n.DISPLAY_NAMES[c1],
-        n.DISPLAY_NAMES[c2],
         "Submitter",
         "results.json",
     ]
