@@ -18,9 +18,7 @@ from triad_dataset.contract.errors import TriadError
 ROOT = Path(__file__).resolve().parent.parent
 FIRST_PARTY = {"model_adapters", "triad_dataset", "ark_dataset", "metrics", "spaces_app", "triad_cli"}
 # The modules whose third-party imports the family's loader reaches (the `tiny` family: the test models' writer).
-LOADER_MODULE = {name: f"model_adapters.families.{name}" for name in FAMILY_TABLE} | {
-    "tiny": "model_adapters.mocks.tiny"
-}
+LOADER_MODULE = {name: f"model_adapters.families.{name}" for name in FAMILY_TABLE} | {"tiny": "tests.doubles.tiny"}
 
 
 def third_party_imports(module: str, seen: set[str]) -> set[str]:

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from model_adapters.mocks import tiny
 from model_adapters.models import detect, recipes
 from model_adapters.models.registry import ENTRIES, TINY
 from model_adapters.models.resolve import from_name
-from model_adapters.testing import write_tiny_triad
+from tests.doubles import tiny
+from tests.doubles.folders import write_tiny_triad
 from triad_cli.main import main
 from triad_dataset.contract.errors import TriadError
 

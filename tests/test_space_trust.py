@@ -597,7 +597,7 @@ def test_f21_sigterm_drains_a_submission_in_flight(world: dict, tmp_path: Path) 
         port = s.getsockname()[1]
     env = {
         **os.environ,
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
         "GRADIO_TEMP_DIR": str(tmp_path / "gradio"),
         "TRIAD_SPACE_VERIFY_MODELS": "none",
     }

@@ -10,7 +10,7 @@ text, so the prompts below are ours, written from the paper's description and do
   stand-in through transformers.
 - `ocr` is the offline captioner that runs on any CPU: rapidocr's ONNX weights ship inside its wheel.
 - The `tiny-random-*` entries are randomly initialised, for tests only, and never results. The testing package's
-  `model_adapters.mocks.tiny_captioners` loads them.
+  `tests.doubles.tiny_captioners` loads them.
 Installed packages add entries and families through the `triad.models` entry points.
 """
 
@@ -56,7 +56,7 @@ FAMILIES: Final[dict[str, GeneratorFamily]] = {
         GeneratorFamily(OCR, "model_adapters.captioners.ocr"),
         GeneratorFamily(VLM, "model_adapters.captioners.generation"),
         GeneratorFamily(LLM, "model_adapters.captioners.generation"),
-        GeneratorFamily(TINY, "model_adapters.mocks.tiny_captioners"),
+        GeneratorFamily(TINY, "tests.doubles.tiny_captioners"),
         GeneratorFamily(API, "model_adapters.captioners.api"),
     )
 }

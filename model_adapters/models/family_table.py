@@ -2,7 +2,7 @@
 
 A recipe in `model_adapters.models.recipes` names its family. The family's `Family` row carries the callables that
 build an encoder, a reranker and a text limit. The family modules import torch and transformers only inside those
-functions, so naming them here loads nothing. The tiny test family's module, `model_adapters.mocks.tiny`, is
+functions, so naming them here loads nothing. The tiny test family's module, `tests.doubles.tiny`, is
 imported on first use only. Installed packages add families through the `triad.models` entry points.
 """
 
@@ -76,7 +76,7 @@ class Family:
 
 
 def _tiny() -> ModuleType:
-    from model_adapters.mocks import tiny
+    from tests.doubles import tiny
 
     return tiny
 
@@ -129,7 +129,7 @@ FAMILY_TABLE: Final[dict[str, Family]] = {
             load_reranker=reranker.load_reranker,
             modules=TORCH_IMAGES,
         ),
-        # the testing package's random models (model_adapters.mocks), imported on first use
+        # the testing package's random models (tests.doubles), imported on first use
         Family(
             TINY,
             None,

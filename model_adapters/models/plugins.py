@@ -16,7 +16,7 @@ from triad_dataset.contract.errors import TriadError
 
 GROUP: Final = "triad.models"
 # Entry points into this project's own packages: their model entries count as registry entries, not a plug-in's.
-OWN: Final = ("model_adapters.",)
+OWN: Final = ("model_adapters.", "tests.doubles.")
 # The row types, named by module and class so that this low layer imports none of them.
 ROW_TYPES: Final = (
     "model_adapters.models.registry.ModelEntry",

@@ -2,8 +2,8 @@
 
 setup.cfg names `ENTRIES` under `[options.entry_points] triad.models`, so `triad run --model tiny-random-clip` works
 wherever this package is installed, while `triad run --help` lists the real models only. Each entry holds a real
-recipe moved onto the tiny family: the tiny family (`model_adapters.mocks.tiny`) and the tiny reasoning loader
-(`model_adapters.mocks.tiny_reasoning`) build the models in memory. Their numbers are never results.
+recipe moved onto the tiny family: the tiny family (`tests.doubles.tiny`) and the tiny reasoning loader
+(`tests.doubles.tiny_reasoning`) build the models in memory. Their numbers are never results.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Final
 
-from model_adapters.mocks import tiny_reasoning
 from model_adapters.models.recipes import EMBED_RL_TCOT_OPTIONS, TINY, UME_R1_GEN_OPTIONS, Recipe, get_recipe
 from model_adapters.models.registry import ModelEntry
+from tests.doubles import tiny_reasoning
 
 
 def _tiny(recipe: str, *, kind: str = "embedder", instruction: bool = False) -> Recipe:

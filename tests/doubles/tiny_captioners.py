@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from model_adapters.captioners.generation import LlmRewriter, VlmCaptioner
 from model_adapters.captioners.registry import CAPTIONER
-from model_adapters.mocks import tiny
+from tests.doubles import tiny
 
 # ChatML (the Qwen chat format) for the tiny models, which have no template of their own.
 CHATML_TEMPLATE: Final = (
