@@ -36,7 +36,7 @@ test: setup
 test-fast: setup
 	$(PY) -m pytest -m "not slow and not browser" -n auto
 
-# the inner loop: metrics, the dataset contracts, the Space's checks, the layer and cache-key checks and every
+# the inner loop: metrics, the dataset contracts, the Space's checks, the layer, cache-key and test-double checks and every
 # package's doctests, without torch (the session fails if it is imported). Left out: the two evaluate module scripts
 # (evaluate imports transformers and torch) and the doctests that import torch (tests/import_guard.py deselects
 # them). Timings: CONTRIBUTING.md.
@@ -44,7 +44,7 @@ UNIT_TESTS := $(addprefix tests/test_,$(addsuffix .py,\
   metrics_core metrics_scoring metrics_stats metrics_paper_diagnostics metrics_trec_eval columnar_scoring \
   names features schema_roles validate folder same state constraints ark_validate ark_importer \
   space_validation space_names space_hostile space_scoring space_reproduction space_markers space_storage space_db \
-  import_graph private_names cache_keys))
+  import_graph private_names cache_keys doubles))
 UNIT_DOCTESTS := metrics triad_dataset ark_dataset model_adapters spaces_app triad_cli
 test-unit: setup
 	$(PY) -m pytest -m "not slow and not browser" -p tests.import_guard --forbid-imports torch \

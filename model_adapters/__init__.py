@@ -5,7 +5,7 @@ subpackage per stage of a run: `models/` (which model) -> `planning/` (what to e
 reasoning embedder generates first, cached under its own identity) -> `vectors/` (encode, cache) -> `ranks/` (rank,
 score, write); `families/` implement the protocol (`families/api.py`: API-only models), `captioners/` the caption /
 rewrite passes (`captioners/api.py`: API rewriters). Installed packages add models and families through the
-`triad.models` entry point; the tests add their tiny random models that way (tests/doubles/).
+`triad.models` entry-point group (`models/plugins.py`).
 
 - `model_adapters.evaluate(encoder, data=..., configs=..., name=..., revision=...)`: evaluate your own model.
 - `model_adapters.protocol`: the `Encoder` / `Reranker` / `ReasoningEncoder` protocols, `ModelInput`, `GenerationSpec`.

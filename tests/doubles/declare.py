@@ -17,7 +17,7 @@ from typing import Final
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 DISTRIBUTION: Final = "triad-benchmark-tests"
-ENTRY_POINT: Final = "tests.doubles.entries:ENTRIES"
+ENTRY_POINT: Final = "tests.doubles.entries:rows"
 
 
 def declare() -> None:
