@@ -36,7 +36,7 @@ test: setup
 test-fast: setup
 	$(PY) -m pytest -m "not slow and not browser" -n auto
 
-# the inner loop: metrics, the dataset contracts, the Space's checks, the layer and cache-key checks and every
+# the inner loop: metrics, the dataset contracts, the Space's checks, the layer, cache-key and test-double checks and every
 # package's doctests, without torch (the session fails if it is imported). Left out: the two evaluate module scripts
 # (evaluate imports transformers and torch) and the doctests that import torch (tests/import_guard.py deselects
 # them). Timings: CONTRIBUTING.md.
@@ -47,7 +47,8 @@ UNIT_TESTS := \
   tests/datasets/test_state.py tests/datasets/test_constraints.py tests/datasets/test_ark_validate.py tests/datasets/test_ark_importer.py \
   tests/space/test_space_validation.py tests/space/test_space_names.py tests/space/test_space_hostile.py tests/space/test_space_scoring.py \
   tests/space/test_space_reproduction.py tests/space/test_space_markers.py tests/space/test_space_storage.py tests/space/test_space_db.py \
-  tests/repo/test_import_graph.py tests/repo/test_private_names.py tests/models/test_cache_keys.py
+  tests/repo/test_import_graph.py tests/repo/test_private_names.py tests/models/test_cache_keys.py \
+  tests/repo/test_doubles.py
 UNIT_DOCTESTS := metrics triad_dataset ark_dataset model_adapters spaces_app triad_cli
 test-unit: setup
 	$(PY) -m pytest -m "not slow and not browser" -p tests.import_guard --forbid-imports torch \

@@ -72,7 +72,7 @@ def bench_distinct(tmp: str) -> str:
         data = str(build_ark_mini(Path(tmp) / "ark"))
         what = "ARK mini edition"
     except ImportError:
-        from model_adapters.testing import write_tiny_ark
+        from tests.doubles.folders import write_tiny_ark
 
         data, what = str(write_tiny_ark(Path(tmp) / "ark")), "tiny ARK test folder"
     enc = CountingEncoder()

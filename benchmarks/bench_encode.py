@@ -359,6 +359,9 @@ def main() -> None:
         print(json.dumps(bare_side(args.texts, args.threads, args.device)))
         return
     sys.path.insert(0, str(ROOT))
+    from tests.doubles.declare import declare
+
+    declare()  # the tiny-random-* entries are test doubles, declared by the tests (tests/doubles/)
     args.data = os.path.abspath(args.data) if args.data else None
     if args.only != "images":
         if not args.data:

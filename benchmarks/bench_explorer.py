@@ -43,12 +43,12 @@ from PIL import Image  # noqa: E402
 from ark_dataset.mini import build_ark_mini  # noqa: E402
 from spaces_app import explore_store, explorer_tab  # noqa: E402
 from spaces_app import explorer as ex  # noqa: E402
-from spaces_app import testing as T  # noqa: E402
 from spaces_app.board import Leaderboard  # noqa: E402
 from spaces_app.gold import load_gold  # noqa: E402
 from spaces_app.report import MAX_WORST, WORST, write_report  # noqa: E402
 from spaces_app.settings import Settings  # noqa: E402
 from spaces_app.submit import submit_run_dir  # noqa: E402
+from tests.doubles import space_runs as T  # noqa: E402
 from triad_dataset.contract import names as n  # noqa: E402
 from triad_dataset.editions.mini import build_mini  # noqa: E402
 from triad_dataset.folder import io as folder  # noqa: E402

@@ -44,7 +44,7 @@ def find_data(arg: str | None, tmp: str) -> tuple[str, str]:
             build_mini(out)
         return str(out), "mini edition (built now)"
     except ImportError:
-        from model_adapters.testing import write_tiny_triad
+        from tests.doubles.folders import write_tiny_triad
 
         return str(write_tiny_triad(Path(tmp) / "tiny")), "tiny test folder (mini edition not available)"
 

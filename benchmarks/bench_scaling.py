@@ -2,7 +2,7 @@
 
 Builds synthetic TRIAD folders (every task config, 1,000-candidate pools, random image bytes) at 1x, 3x and 10x the
 mini edition's 1,121,120 pool slots and at the paper's 9,009,000, runs the runner's phases with a model-free hashed
-encoder (`model_adapters.testing.HashedEncoder`, so the model is not what is measured) and the Space-style
+encoder (`tests.doubles.folders.HashedEncoder`, so the model is not what is measured) and the Space-style
 rescoring of the six main subsets through `metrics.scoring` (gold loaded once, not timed; then each submitted
 rankings parquet read with pyarrow, turned into pool positions and scored). Each size runs in a fresh process;
 memory is the peak resident size during each phase minus the resident size after importing the stack.
@@ -168,9 +168,9 @@ def measure(data: str, out: str) -> dict:
     from model_adapters.ranks import rank_plan
     from model_adapters.run.config import RunConfig
     from model_adapters.run.encoder import RunEncoder
-    from model_adapters.testing import HashedEncoder
     from model_adapters.vectors import distributed
     from model_adapters.vectors.plan_vectors import EncodeSettings, encode_plan
+    from tests.doubles.folders import HashedEncoder
     from triad_dataset.contract import names as n
 
     cfg = RunConfig(

@@ -38,10 +38,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from _memory import Peak  # noqa: E402  (benchmarks/_memory.py, next to this script)
 
 from metrics import scoring  # noqa: E402
-from spaces_app import testing as T  # noqa: E402
 from spaces_app.db import Database  # noqa: E402
 from spaces_app.gold import GoldStore  # noqa: E402
 from spaces_app.submit import RateLimit, submit_files  # noqa: E402
+from tests.doubles import space_runs as T  # noqa: E402
 from triad_dataset.contract import names as n  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"

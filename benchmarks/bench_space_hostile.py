@@ -90,7 +90,7 @@ def run_child(*args: str) -> dict:
 
 # --- setup ------------------------------------------------------------------------------------------------------
 def make_case(root: Path, n_queries: int, pool: int) -> tuple[Path, list[Path]]:
-    from spaces_app import testing as T
+    from tests.doubles import space_runs as T
     from triad_dataset.contract import names as n
 
     tables = T.triad_tables(n_queries, pool, seed=1, configs=n.MAIN_CONFIGS, corpus_size=3 * pool)

@@ -1,6 +1,6 @@
 """Run every family's tiny model on CUDA in float32 and bfloat16 and compare with the CPU reference fixtures.
 
-No network needed: the tiny models are built from configs (model_adapters.mocks.tiny) and the fixtures are in
+No network needed: the tiny models are built from configs (tests.doubles.tiny) and the fixtures are in
 tests/fixtures/. Tolerances (stated here, printed with every result):
 - float32 on CUDA: cosine >= 0.9999 per vector, reranker |score difference| <= 1e-4 (as on CPU);
 - bfloat16: cosine >= 0.99 per vector, reranker |score difference| <= 1e-2 (bf16 keeps 8 mantissa bits; the
@@ -24,6 +24,9 @@ sys.path.insert(0, str(ROOT))
 from model_adapters.models.registry import get_entry, load_encoder, load_reranker  # noqa: E402
 from model_adapters.protocol import ModelInput  # noqa: E402
 from tests import reference_inputs as R  # noqa: E402
+from tests.doubles.declare import declare  # noqa: E402
+
+declare()  # the tiny-random-* entries are test doubles, declared by the tests (tests/doubles/)
 
 FIXTURES = ROOT / "tests" / "fixtures"
 TOLERANCE = {"float32": (0.9999, 1e-4), "bfloat16": (0.99, 1e-2)}
@@ -63,7 +66,7 @@ def check_siglip2(device: str, dtype: str) -> float:
     """The siglip2 entry's loader on the tiny SigLIP 2 FixRes folder, against the dual-tower fixture."""
     import tempfile
 
-    from model_adapters.mocks import tiny
+    from tests.doubles import tiny
 
     ref = json.loads((FIXTURES / "dual_tower" / "reference.json").read_text())["siglip2"]
     folder = tiny.save_tiny_siglip2(tempfile.mkdtemp(prefix="gpu-check-siglip2-"))
@@ -92,7 +95,7 @@ def check_chat(name: str, device: str, dtype: str) -> float:
     import dataclasses
     import tempfile
 
-    from model_adapters.mocks import tiny
+    from tests.doubles import tiny
     from tests.models.test_qwen_chat_reference import CASES
 
     case = CASES[name]
@@ -110,7 +113,7 @@ def check_chat(name: str, device: str, dtype: str) -> float:
 def check_vlm2vec_v1(device: str, dtype: str) -> float:
     import tempfile
 
-    from model_adapters.mocks import tiny
+    from tests.doubles import tiny
 
     ref = json.loads((FIXTURES / "vlm2vec_v1" / "official.json").read_text())
     folder = tiny.save_tiny_qwen2_vl(tempfile.mkdtemp(prefix="gpu-check-vlm2vec-v1-"))
@@ -126,7 +129,7 @@ CHAT_RECIPES = ("embed-rl", "ume-r1-disc", "rzenembed", "lamra-ret", "ops-mm-emb
 def check_reasonir(device: str, dtype: str) -> float:
     import tempfile
 
-    from model_adapters.mocks.tiny_text import save_reasonir
+    from tests.doubles.tiny_text import save_reasonir
 
     ref = json.loads((FIXTURES / "reasonir" / "official.json").read_text())
     with tempfile.TemporaryDirectory() as folder:

@@ -4,8 +4,8 @@ At the top: what a user imports (`evaluate`, the `protocol`, the `runner`) and t
 subpackage per stage of a run: `models/` (which model) -> `planning/` (what to encode) -> `generation/` (text a
 reasoning embedder generates first, cached under its own identity) -> `vectors/` (encode, cache) -> `ranks/` (rank,
 score, write); `families/` implement the protocol (`families/api.py`: API-only models), `captioners/` the caption /
-rewrite passes (`captioners/api.py`: API rewriters). `mocks/` holds the tiny random test models and fixture-model
-writers, kept out of the product code paths; their entries come in through the `triad.models` entry point.
+rewrite passes (`captioners/api.py`: API rewriters). Installed packages add models and families through the
+`triad.models` entry-point group (`models/plugins.py`).
 
 - `model_adapters.evaluate(encoder, data=..., configs=..., name=..., revision=...)`: evaluate your own model.
 - `model_adapters.protocol`: the `Encoder` / `Reranker` / `ReasoningEncoder` protocols, `ModelInput`, `GenerationSpec`.

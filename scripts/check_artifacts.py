@@ -2,7 +2,8 @@
 
     python scripts/check_artifacts.py [--work DIR] [--skip-run]
 
-1. the wheel (`pip wheel --no-deps .`) installs into a fresh virtual environment, and from a working directory
+1. the wheel (`pip wheel --no-deps .`) holds the six packages and declares the `triad` command only (no test
+   double, no `triad.models` row); it installs into a fresh virtual environment, and from a working directory
    outside the repository `triad build mini` and `triad run --model minilm --limit 5` work from it;
 2. each evaluate module's Space folder, written from the wheel by `python -m metrics.space_folder`, loads with
    `evaluate.load(<that dir>)` and computes with no project package importable (it carries the code it runs), and
@@ -29,6 +30,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,6 +76,11 @@ def build_wheel(work: Path) -> Path:
     wheels = sorted(out.glob("triad_benchmark-*.whl"))
     if len(wheels) != 1:
         raise CheckFailed(f"{out}: expected one triad_benchmark wheel, found {[w.name for w in wheels]}")
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        tops = {n.split("/")[0] for n in wheel.namelist()}
+    others = sorted(t for t in tops - set(PACKAGES) if not t.endswith(".dist-info"))
+    if others:  # the test doubles live in tests/, never in the wheel
+        raise CheckFailed(f"{wheels[0].name}: holds {others} besides the packages {PACKAGES}")
     return wheels[0]
 
 
@@ -120,6 +127,12 @@ def make_venv(work: Path, wheel: Path) -> Path:
     outside = {p: f for p, f in files.items() if not _inside(f, venv)}
     if outside:
         raise CheckFailed(f"not imported from the wheel: {outside}")
+    probe = (
+        "from importlib.metadata import distribution as d; print([e.value for e in d('triad-benchmark').entry_points])"
+    )
+    declared = _run([str(python), "-c", probe], cwd=work).strip()
+    if declared != "['triad_cli.main:main']":  # the `triad` command only: no `triad.models` rows such as test models
+        raise CheckFailed(f"the wheel declares entry points {declared}, expected the triad command only")
     return python
 
 

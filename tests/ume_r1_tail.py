@@ -14,7 +14,7 @@ import json
 import os
 from typing import Final
 
-from model_adapters.mocks import tiny
+from tests.doubles import tiny
 
 # The Qwen2-VL template's content loop, collected into one string (so that a filter sees the whole user turn, however
 # its text is split into parts), then written out by each section's ending.

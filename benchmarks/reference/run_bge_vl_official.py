@@ -1,6 +1,6 @@
 # ruff: noqa: E402  (driver for the authors' code in a scratch venv; imports follow the path setup)
 """Run BGE-VL-CLIP's own `CLIPModel.encode` (FlagOpen/FlagEmbedding research/BGE_VL/modeling_MMRet_CLIP.py, the
-remote code of BAAI/BGE-VL-base / -large) on the tiny CLIP of model_adapters.mocks.tiny (seed 0) over
+remote code of BAAI/BGE-VL-base / -large) on the tiny CLIP of tests.doubles.tiny (seed 0) over
 EMBED_INPUTS; transformers 4.57.1 scratch venv (tests/fixtures/bge-vl/NOTE.md).
 Usage: python run_bge_vl_official.py TINY_CLIP_FOLDER OUT.json DIR_WITH_modeling_MMRet_CLIP.py"""
 

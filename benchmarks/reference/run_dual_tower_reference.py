@@ -32,8 +32,8 @@ sys.path.insert(0, os.getcwd())
 import torch
 from PIL import Image
 
-from model_adapters.mocks import tiny
 from tests import reference_inputs as R
+from tests.doubles import tiny
 
 SIGLIP2_LENGTH = 64  # big_vision SigLIP2_demo.ipynb SEQLEN
 

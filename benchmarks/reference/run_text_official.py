@@ -1,6 +1,6 @@
 # ruff: noqa: E402, B905  (driver for the authors' code in a scratch venv; imports follow the path setup)
 """Run the authors' code of ARK's text embedders and text cross-encoder on the tiny folders of
-model_adapters.mocks.tiny_text, on the fixed inputs of tests/reference_inputs.py (TEXT_*), and write what it
+tests.doubles.tiny_text, on the fixed inputs of tests/reference_inputs.py (TEXT_*), and write what it
 computed (token ids per input, vectors / scores, the weights' sum) as a fixture. Each system runs in its own scratch
 venv with its authors' pinned versions (tests/fixtures/<recipe>/NOTE.md gives the venv, the command and every
 substitution). Nothing of theirs is copied here: their code is imported from a checkout at the named commit.

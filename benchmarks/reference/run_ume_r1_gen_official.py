@@ -3,7 +3,7 @@
 
 Usage: python run_ume_r1_gen_official.py TINY_FOLDER OUT.json EXCERPT_DIR
 (transformers 5.24 + qwen-vl-utils 0.0.14 scratch venv; TINY_FOLDER from
-`model_adapters.mocks.tiny_reasoning.save_tiny_ume_r1_gen`). EXCERPT_DIR holds `ume_r1_gen_excerpt.py`:
+`tests.doubles.tiny_reasoning.save_tiny_ume_r1_gen`). EXCERPT_DIR holds `ume_r1_gen_excerpt.py`:
 `get_gen_embedding_idx`, `normalize_reps` and the query-side "gen" branch of `encode_embeddings`, copied verbatim from
 src/eval/VLM2Vec/eval_twomode.py @ 55e55126 into a function `encode_gen(model, inputs, processor, max_new_tokens)`
 that also returns the trimmed ids and indices it computes (the repository could not be fetched, only read file by

@@ -1,6 +1,6 @@
 # ruff: noqa: E401, E402, E702, B905  (driver for the authors' code in a scratch venv; imports must follow the path setup)
 """Run VLM2Vec's own encoding path (process_input_text, Qwen2_VL_process_fn, MMEBModel pooling) on the tiny
-Qwen2-VL written by model_adapters.mocks.tiny.save_tiny_qwen2_vl; transformers 4.52.3 scratch venv.
+Qwen2-VL written by tests.doubles.tiny.save_tiny_qwen2_vl; transformers 4.52.3 scratch venv.
 Usage: python run_vlm2vec_official.py TINY_FOLDER OUT.json REPO_ROOT VLM2VEC_CHECKOUT"""
 
 import io

@@ -1,7 +1,7 @@
 # ruff: noqa: E401, E402, E702, B905  (driver for the authors' code in a scratch venv; imports must follow the path setup)
 """Run VLM2Vec's evaluation of V1 checkpoints (experiments/public/eval/eval_vlm2vecv1_8gpu.sh @ 6e1e1d4:
 --pooling eos --normalize true --image_resolution high --resize_use_processor false) on the tiny Qwen2-VL written by
-model_adapters.mocks.tiny.save_tiny_qwen2_vl; transformers 4.52.3 scratch venv.
+tests.doubles.tiny.save_tiny_qwen2_vl; transformers 4.52.3 scratch venv.
 Usage: python run_vlm2vec_v1_official.py TINY_FOLDER OUT.json VLM2VEC_CHECKOUT
 
 Images go through the eval collator (`MultimodalEvalDataCollator._get_batch_inputs`: Image.open, then

@@ -1,5 +1,5 @@
 # ruff: noqa: E702  (helper of the drivers that run authors' code pinned to transformers 4.x in scratch venvs)
-"""Copy a tiny Qwen2-VL folder written by transformers 5.24 (model_adapters.mocks.tiny) into the layout
+"""Copy a tiny Qwen2-VL folder written by transformers 5.24 (tests.doubles.tiny) into the layout
 transformers 4.45-4.52 read: config flattened (text_config at top level, rope_scaling {"type": "mrope"}), the
 tokenizer config's `extra_special_tokens` renamed `additional_special_tokens` and its class Qwen2TokenizerFast, the
 chat template also in tokenizer_config.json, min_pixels/max_pixels beside the image processor's `size`. The weights

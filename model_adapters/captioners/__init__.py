@@ -5,7 +5,7 @@ run plan reads captions tables, the captioners only write them).
 - `protocol`: the `Captioner` and `Rewriter` interfaces (typing.Protocol; any object with the method works);
 - `registry`: one declarative entry per captioner / rewriter (the model registry's style);
 - `ocr`: the offline OCR captioner (rapidocr + onnxruntime); `generation`: VLM captioners and LLM rewriters
-  through transformers generation (tiny random test versions: `model_adapters.mocks.tiny_captioners`);
+  through transformers generation;
 - `cache`: captions keyed by captioner identity + sha256 of the image bytes; `caption`: `triad caption`;
   `rewrite`: `triad rewrite`.
 """

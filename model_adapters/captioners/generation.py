@@ -3,7 +3,6 @@
 Inputs are built by the model's own processor / tokenizer chat template (`apply_chat_template`): one user turn with
 the image first and the prompt after it (captioner), or the prompt with the query filled in (rewriter). Generation
 is greedy (`do_sample=False`), left padded, and only the new tokens are decoded (special tokens skipped, stripped).
-The tiny random test versions (`model_adapters.mocks.tiny_captioners`) run the same classes.
 """
 
 from __future__ import annotations

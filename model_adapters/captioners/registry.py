@@ -9,8 +9,6 @@ text, so the prompts below are ours, written from the paper's description and do
   captioners/api.py, and `api:MODEL` any other model of an OpenAI-compatible endpoint. `qwen3-8b` is an open
   stand-in through transformers.
 - `ocr` is the offline captioner that runs on any CPU: rapidocr's ONNX weights ship inside its wheel.
-- The `tiny-random-*` entries are randomly initialised, for tests only, and never results. The testing package's
-  `model_adapters.mocks.tiny_captioners` loads them.
 Installed packages add entries and families through the `triad.models` entry points.
 """
 
@@ -31,7 +29,6 @@ REWRITER: Final = "rewriter"
 OCR: Final = "ocr"
 VLM: Final = "vlm"
 LLM: Final = "llm"
-TINY: Final = "tiny"
 API: Final = "api"  # an OpenAI-compatible chat completions API (captioners/api.py)
 GeneratorKind = Literal["captioner", "rewriter"]
 
@@ -49,14 +46,13 @@ class GeneratorFamily:
     module: str
 
 
-# The built-in families, `tiny` being the testing package's. Installed packages add more through `models.plugins`.
+# The built-in families. Installed packages add more through `models.plugins`.
 FAMILIES: Final[dict[str, GeneratorFamily]] = {
     f.name: f
     for f in (
         GeneratorFamily(OCR, "model_adapters.captioners.ocr"),
         GeneratorFamily(VLM, "model_adapters.captioners.generation"),
         GeneratorFamily(LLM, "model_adapters.captioners.generation"),
-        GeneratorFamily(TINY, "model_adapters.mocks.tiny_captioners"),
         GeneratorFamily(API, "model_adapters.captioners.api"),
     )
 }
@@ -149,17 +145,6 @@ ENTRIES: Final[tuple[GeneratorEntry, ...]] = (
         description="the paper's H.1 non-Qwen captioner, greedy",
     ),
     GeneratorEntry(
-        "tiny-random-captioner",
-        CAPTIONER,
-        TINY,
-        "tiny:qwen2-vl",
-        revision="seed0",
-        prompt=CAPTION_PROMPT,
-        max_new_tokens=8,
-        random_init=True,
-        description="random tiny Qwen2-VL generating 8 tokens (tests; captions are noise)",
-    ),
-    GeneratorEntry(
         "qwen3-8b",
         REWRITER,
         LLM,
@@ -183,17 +168,6 @@ ENTRIES: Final[tuple[GeneratorEntry, ...]] = (
         options={"provider": "openai", "model": "gpt-5.2"},
         description="the paper's rewriter (§4.3), OpenAI chat completions API ($OPENAI_API_KEY); the API's "
         "default decoding (none given in the paper); not reproducible without provider access",
-    ),
-    GeneratorEntry(
-        "tiny-random-rewriter",
-        REWRITER,
-        TINY,
-        "tiny:qwen2",
-        revision="seed0",
-        prompt=REWRITE_PROMPT,
-        max_new_tokens=8,
-        random_init=True,
-        description="random tiny Qwen2 LM generating 8 tokens (tests; rewrites are noise)",
     ),
 )
 REGISTRY: Final[dict[str, GeneratorEntry]] = {e.name: e for e in ENTRIES}

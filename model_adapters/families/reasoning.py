@@ -6,7 +6,7 @@ A recipe's `options["reasoning"]` names which one. Before anything loads, `resol
 generation spec (`options["generation"]`: `protocol.GenerationSpec` fields), which the run's generation stage keys
 its cache by: the generator and its revision, every prompt, every decoding setting — the generator's own
 generation_config.json (read from its folder or the Hub, no weights) updated with the recipe's settings — and the
-seed. A source without files (the testing package's tiny models) has its generation config served from memory
+seed. A source without files, a model built in memory from a config, has its generation config served from memory
 (`register_generation_configs`); `load` takes the functions that build the checkpoint and the T-CoT generator, so
 another loader can reuse it on other checkpoints.
 """

@@ -88,7 +88,7 @@ def loadable(entry: ModelEntry) -> str:
 
 
 def model_rows(entries: dict[str, ModelEntry]) -> list[ModelRow]:
-    """One row per real model (the tiny random test models left out), embedders first, in registry order."""
+    """One row per real model (randomly initialised test models left out), embedders first, in registry order."""
     real = [e for e in entries.values() if not e.random_init]
     ordered = [e for e in real if e.kind == "embedder"] + [e for e in real if e.kind != "embedder"]
     return [

@@ -2,15 +2,14 @@
 
 A recipe in `model_adapters.models.recipes` names its family. The family's `Family` row carries the callables that
 build an encoder, a reranker and a text limit. The family modules import torch and transformers only inside those
-functions, so naming them here loads nothing. The tiny test family's module, `model_adapters.mocks.tiny`, is
-imported on first use only. Installed packages add families through the `triad.models` entry points.
+functions, so naming them here loads nothing. Installed packages add families through the `triad.models` entry
+points (`model_adapters.models.plugins`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
-from types import ModuleType
 from typing import Any, Final
 
 from model_adapters.families import (
@@ -31,7 +30,6 @@ SENTENCE_TRANSFORMER: Final = "sentence_transformer"
 VLM: Final = "vlm"
 RERANKER: Final = "reranker"
 QWEN_CHAT: Final = "qwen_chat"
-TINY: Final = "tiny"
 API: Final = "api"  # API-only models, families/api.py: requests to a provider, responses cached
 BIDIRECTIONAL_LLAMA: Final = "bidirectional_llama"  # a Llama run with is_causal=False, instruction-excluded mean
 REASONING: Final = "reasoning"  # generate, then embed: families/reasoning.py, TRIAD §5.4 and B.2.1
@@ -54,8 +52,8 @@ class Family:
         load_reranker: builds the pairwise scorer of a reranker entry. None when the family has no rerankers.
         text_limit: the entry's text limit before any weights load. None when the family does not truncate text.
         extra_options: option names allowed beside the dataclass's fields.
-        reads_weights: False for a family whose models are built in memory, as the tiny test family. A
-            `--model-path` folder is then not checked against it.
+        reads_weights: False for a family whose models are built in memory from a config. A `--model-path`
+            folder is then not checked against it.
         modules: the third-party modules its loader imports (`model_adapters.models.dependencies`).
     """
 
@@ -73,24 +71,6 @@ class Family:
         if self.options is None:
             return None
         return {f.name for f in fields(self.options)} | set(self.extra_options)
-
-
-def _tiny() -> ModuleType:
-    from model_adapters.mocks import tiny
-
-    return tiny
-
-
-def _tiny_load(entry: Any, path: str, **kwargs: Any) -> Any:
-    return _tiny().load(entry, path, **kwargs)
-
-
-def _tiny_load_reranker(entry: Any, path: str, **kwargs: Any) -> Any:
-    return _tiny().load_reranker(entry, path, **kwargs)
-
-
-def _tiny_text_limit(entry: Any, path: str) -> Any:
-    return _tiny().text_limit(entry, path)
 
 
 TORCH: Final = ("numpy", "torch", "transformers", "huggingface_hub")  # what every local family imports
@@ -129,16 +109,6 @@ FAMILY_TABLE: Final[dict[str, Family]] = {
             load_reranker=reranker.load_reranker,
             modules=TORCH_IMAGES,
         ),
-        # the testing package's random models (model_adapters.mocks), imported on first use
-        Family(
-            TINY,
-            None,
-            load=_tiny_load,
-            load_reranker=_tiny_load_reranker,
-            text_limit=_tiny_text_limit,
-            reads_weights=False,
-            modules=(*TORCH_IMAGES, "tokenizers"),
-        ),
         Family(API, api.ApiOptions, load=api.load, modules=("numpy",)),
         # `generation`: the spec that `reasoning.resolved` adds to an entry before it loads
         Family(
@@ -175,7 +145,7 @@ def family_of(name: str, where: str) -> Family:
     Traceback (most recent call last):
     ...
     TypeError: row: unknown family 'vml'; valid: dual_tower, sentence_transformer, vlm, qwen_chat, \
-bidirectional_llama, reranker, tiny, api, reasoning
+bidirectional_llama, reranker, api, reasoning...
     """
     family = FAMILY_TABLE.get(name)
     if family is not None:

@@ -7,6 +7,8 @@ a model family, a captioner or rewriter, or a captioner family. Each registry ta
 
 from __future__ import annotations
 
+import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -15,8 +17,9 @@ from typing import Any, Final
 from triad_dataset.contract.errors import TriadError
 
 GROUP: Final = "triad.models"
-# Entry points into this project's own packages: their model entries count as registry entries, not a plug-in's.
-OWN: Final = ("model_adapters.",)
+# This project's distribution: entry points of it and of its companions named `triad-benchmark-<part>`, such as the
+# test suite's doubles (CONTRIBUTING.md), add registry entries, identified as the built-in ones are.
+OWN: Final = "triad-benchmark"
 # The row types, named by module and class so that this low layer imports none of them.
 ROW_TYPES: Final = (
     "model_adapters.models.registry.ModelEntry",
@@ -34,7 +37,7 @@ class Row:
     Args:
         value: the row itself, an instance of one of `ROW_TYPES`.
         where: the entry point, as messages name it.
-        own: whether the entry point is one of this project's own (`OWN`).
+        own: whether the entry point is declared by one of this project's distributions (`OWN`).
     """
 
     value: Any
@@ -42,9 +45,22 @@ class Row:
     own: bool
 
 
+_read_rows: dict[tuple[str, ...], list[Row]] = {}  # the rows read for one sys.path
+
+
 def is_row(value: Any) -> bool:
     """Whether `value` is an instance of one of `ROW_TYPES` or of a subclass."""
     return any(f"{cls.__module__}.{cls.__qualname__}" in ROW_TYPES for cls in type(value).__mro__)
+
+
+def is_own(distribution: str) -> bool:
+    """Whether the distribution named `distribution` is this project's or one of its companions (`OWN`).
+
+    >>> [is_own(name) for name in ("triad-benchmark", "triad_benchmark_tests", "triad-benchmarks", "acme")]
+    [True, True, False, False]
+    """
+    name = re.sub(r"[-_.]+", "-", distribution).lower()
+    return name == OWN or name.startswith(OWN + "-")
 
 
 def reading() -> bool:
@@ -62,11 +78,23 @@ def _read() -> Iterator[None]:
 
 
 def rows() -> list[Row]:
-    """Return every row of every entry point of the group, in entry-point order, and none while they are being read."""
-    from importlib.metadata import entry_points
+    """Return every row of every entry point of the group, in entry-point order, and none while they are being read.
 
+    The entry points are read once for each `sys.path`: a path added later, as a test's plug-in folder, reads them
+    again.
+    """
     if reading():
         return []
+    key = tuple(sys.path)
+    if key not in _read_rows:
+        _read_rows.clear()
+        _read_rows[key] = _read_rows_now()
+    return list(_read_rows[key])
+
+
+def _read_rows_now() -> list[Row]:
+    from importlib.metadata import entry_points
+
     out: list[Row] = []
     with _read():
         for ep in entry_points(group=GROUP):
@@ -81,5 +109,5 @@ def rows() -> list[Row]:
                 if not is_row(value):
                     names = ", ".join(name.rpartition(".")[2] for name in ROW_TYPES)
                     raise TriadError(f"{where}: gives {type(value).__name__}, expected one of {names}")
-                out.append(Row(value, where, ep.value.startswith(OWN)))
+                out.append(Row(value, where, is_own(getattr(ep.dist, "name", "") or "")))
     return out

@@ -34,7 +34,6 @@ from model_adapters.models.family_table import QWEN_CHAT as QWEN_CHAT
 from model_adapters.models.family_table import REASONING as REASONING
 from model_adapters.models.family_table import RERANKER as RERANKER
 from model_adapters.models.family_table import SENTENCE_TRANSFORMER as SENTENCE_TRANSFORMER
-from model_adapters.models.family_table import TINY as TINY
 from model_adapters.models.family_table import VLM as VLM
 from model_adapters.models.family_table import Family, check_options, family_of
 from triad_dataset.contract.errors import TriadError

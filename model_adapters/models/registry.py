@@ -17,7 +17,6 @@ from typing import Any, Final, cast
 from model_adapters.models import plugins
 from model_adapters.models.dependencies import require_loadable
 from model_adapters.models.family_table import FAMILIES as FAMILIES
-from model_adapters.models.family_table import TINY as TINY
 from model_adapters.models.family_table import Family, Loader, check_options, family_of
 from model_adapters.models.recipes import Recipe, get_recipe
 from triad_dataset.contract.errors import TriadError

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from model_adapters.testing import write_tiny_ark, write_tiny_triad
+from tests.doubles.folders import write_tiny_ark, write_tiny_triad
 from triad_cli.main import main
 from triad_dataset.contract.errors import did_you_mean
 from triad_dataset.folder.audit import random_map
@@ -260,7 +260,7 @@ def test_list_configs_names_a_folders_configs_and_refuses_a_non_dataset(triad_di
 
 
 def test_submit_exits_0_accepted_3_duplicate_2_rejected(tmp_path, capsys, monkeypatch):
-    from spaces_app import testing
+    from tests.doubles import space_runs as testing
     from triad_dataset.contract import names as n
 
     for var in ("TRIAD_SPACE_DATA", "TRIAD_SPACE_ARK_DATA", "TRIAD_SPACE_DB"):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from model_adapters.testing import write_tiny_ark, write_tiny_triad
+from tests.doubles.folders import write_tiny_ark, write_tiny_triad
 from triad_cli.environment import ROOT, missing_dependency, missing_line
 from triad_cli.main import main
 

@@ -194,9 +194,9 @@ def test_a_text_only_model_gets_no_ark_row_and_one_line_saying_why(tmp_path: Pat
 
 
 def test_the_demo_writes_a_report_and_its_summary_names_it(tmp_path: Path) -> None:
-    from model_adapters.testing import write_tiny_triad
-    from spaces_app import testing
     from spaces_app.gold import load_gold
+    from tests.doubles import space_runs as testing
+    from tests.doubles.folders import write_tiny_triad
 
     demo = _demo_module()
     console = Said()

@@ -9,7 +9,7 @@ import pytest
 
 from model_adapters.run import console, runner
 from model_adapters.run.interrupt import RunInterrupted, Stopped
-from model_adapters.testing import write_tiny_triad
+from tests.doubles.folders import write_tiny_triad
 from triad_cli.main import main
 
 ENCODER = """

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import model_adapters
-from model_adapters.testing import write_tiny_triad
+from tests.doubles.folders import write_tiny_triad
 from triad_cli.main import main
 from triad_dataset.contract.errors import TriadError
 

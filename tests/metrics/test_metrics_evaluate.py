@@ -144,7 +144,7 @@ def test_community_name_loads_offline_after_install(tmp_path: Path) -> None:
         "HF_HOME": str(tmp_path / "hf_home"),
         "HF_MODULES_CACHE": str(tmp_path / "modules"),
         "HF_EVALUATE_CACHE": str(tmp_path / "evaluate_cache"),
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
     done = subprocess.run(
         [sys.executable, "-c", _BARE_NAME_SCRIPT], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
@@ -219,7 +219,7 @@ def test_module_examples_run_from_any_directory_with_empty_modules_cache(tmp_pat
         **os.environ,
         "HF_EVALUATE_OFFLINE": "1",
         "HF_HUB_OFFLINE": "1",
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
         "HF_MODULES_CACHE": str(tmp_path / "modules"),
         "HF_EVALUATE_CACHE": str(tmp_path / "evaluate_cache"),
     }

@@ -7,11 +7,11 @@ import pytest
 
 from model_adapters.families import dual_tower, vlm
 from model_adapters.families.reranker import JUDGE_SYSTEM, judge_conversation
-from model_adapters.mocks import tiny
 from model_adapters.models.registry import ENTRIES, FAMILIES, REGISTRY, get_entry, load_encoder, load_reranker
 from model_adapters.planning import inputs
 from model_adapters.protocol import Encoder, ModelInput, Reranker
-from model_adapters.testing import png, tiny_triad_tables
+from tests.doubles import tiny
+from tests.doubles.folders import png, tiny_triad_tables
 from triad_dataset.contract import names
 from triad_dataset.contract.errors import TriadError
 
@@ -50,7 +50,7 @@ def test_registry_entries_are_declarative_and_complete():
 def test_custom_loader_is_one_entry(monkeypatch):
     import dataclasses
 
-    entry = dataclasses.replace(get_entry("tiny-random-clip"), name="mine", loader="model_adapters.mocks.tiny:load")
+    entry = dataclasses.replace(get_entry("tiny-random-clip"), name="mine", loader="tests.doubles.tiny:load")
     enc = load_encoder(entry)
     assert enc.encode_queries([ModelInput("x")]).shape == (1, enc.dim)
 

@@ -19,7 +19,7 @@ import pytest
 from model_adapters.families import api as ark
 from model_adapters.models.registry import get_entry
 from model_adapters.protocol import ModelInput
-from model_adapters.testing import png, write_tiny_ark
+from tests.doubles.folders import png, write_tiny_ark
 from tests.fake_api import ARK_MODEL, ARK_PATH, CHAT_PATH, CHAT_REPORTED, FakeApi, fake_vector
 from triad_cli.main import main
 from triad_dataset.contract.errors import TriadError

@@ -11,7 +11,7 @@ import pytest
 
 import model_adapters
 from model_adapters.models.resolve import from_python
-from model_adapters.testing import write_tiny_triad
+from tests.doubles.folders import write_tiny_triad
 from triad_cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]

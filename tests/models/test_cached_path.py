@@ -15,7 +15,7 @@ import pytest
 from metrics.ragged import from_numpy, strings, to_numpy
 from model_adapters.planning.plan import ConfigPlan, sorted_distinct
 from model_adapters.ranks.ranking import unique_rows
-from model_adapters.testing import write_tiny_triad
+from tests.doubles.folders import write_tiny_triad
 
 # imported by a cached re-run before: none of them is used on that path
 UNUSED = ("pandas", "asyncio", "multiprocessing", "urllib.request", "torch", "transformers", "gradio", "datasets")
@@ -45,7 +45,7 @@ def test_from_numpy_and_strings_build_the_arrays_pyarrow_builds():
 @pytest.mark.slow
 def test_a_cached_rerun_imports_nothing_it_does_not_use(tmp_path):
     data = str(write_tiny_triad(tmp_path / "triad"))
-    args = ["run", "--encoder", "model_adapters.testing:HashedEncoder", "--name", "hashed", "--revision", "1"]
+    args = ["run", "--encoder", "tests.doubles.folders:HashedEncoder", "--name", "hashed", "--revision", "1"]
     args += ["--data", data, "--cache-dir", str(tmp_path / "cache"), "--quiet", "--cache-check", "0"]  # no re-encoding
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     code = (

@@ -16,7 +16,7 @@ from model_adapters.captioners.caption import TABLE, CaptionConfig, run_caption
 from model_adapters.planning import textspace
 from model_adapters.planning.plan import load_rewrites
 from model_adapters.runner import RunConfig, run
-from model_adapters.testing import tiny_ark_tables, write_tiny_ark
+from tests.doubles.folders import tiny_ark_tables, write_tiny_ark
 from triad_cli.main import main
 from triad_dataset.contract.errors import TriadError
 from triad_dataset.folder.io import read_rows

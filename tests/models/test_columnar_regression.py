@@ -2,7 +2,7 @@
 rankings and results identical to those of the code just before this change").
 
 `tests/data/toy_rankings_before_columnar.json` was written by the runner at commit c849dac (row-dict plan) on the
-tiny TRIAD and ARK folders with `model_adapters.testing.HashedEncoder`; the same comparison on the whole mini
+tiny TRIAD and ARK folders with `tests.doubles.folders.HashedEncoder`; the same comparison on the whole mini
 edition is in docs/runner.md (every rankings parquet identical row by row, scores included).
 """
 
@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from model_adapters.runner import RunConfig, run
-from model_adapters.testing import HashedEncoder, write_tiny_ark, write_tiny_triad
+from tests.doubles.folders import HashedEncoder, write_tiny_ark, write_tiny_triad
 
 GOLDEN = Path(__file__).parents[1] / "data" / "toy_rankings_before_columnar.json"
 

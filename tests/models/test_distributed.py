@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from model_adapters.runner import RunConfig, run
-from model_adapters.testing import write_tiny_triad
 from model_adapters.vectors import distributed
+from tests.doubles.folders import write_tiny_triad
 from triad_dataset.contract.errors import TriadError
 
 CONFIGS = ("abstraction_i2c", "constraints_cars", "state_cars")

@@ -19,11 +19,11 @@ import pytest
 
 from model_adapters.families.common import features
 from model_adapters.families.dual_tower import DualTowerEncoder
-from model_adapters.mocks import tiny
 from model_adapters.models import detect
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
 from tests import reference_inputs
+from tests.doubles import tiny
 from tests.fixture_mutations import MAX_ONE_MINUS_COS, one_minus_cos
 from triad_dataset.contract.errors import TriadError
 
@@ -187,9 +187,9 @@ def test_metaclip_2_matches_the_documented_usage(tmp_path, monkeypatch):
     """MetaCLIP 2 through the recipe's own loader (AutoModel / AutoTokenizer / AutoImageProcessor of the folder)
     against tests/fixtures/metaclip-2/reference.json (run_dual_tower_reference.py --metaclip-2, NOTE.md there):
     identical ids, 1 - cos <= 1e-6 per fused vector."""
-    from model_adapters.mocks import tiny_text
     from model_adapters.models import detect
     from model_adapters.models.resolve import from_name
+    from tests.doubles import tiny_text
 
     ref = json.loads(METACLIP_2.read_text())
     folder = tiny_text.save_metaclip_2(str(tmp_path / "metaclip2"))
@@ -214,7 +214,7 @@ def test_metaclip_2_matches_the_documented_usage(tmp_path, monkeypatch):
 def test_metaclip_2_fixture_fails_when_a_rule_changes(tmp_path, rule):
     """Text positions one off after the first token, or the mean of the text states instead of the first `</s>`.
     No mask rule applies: the text tower is causal and pools at its first `</s>`, which no padding precedes."""
-    from model_adapters.mocks import tiny_text
+    from tests.doubles import tiny_text
     from tests.fixture_mutations import mutation, sequential
 
     folder = tiny_text.save_metaclip_2(str(tmp_path / "metaclip2"))
@@ -230,7 +230,7 @@ def test_metaclip_2_fixture_fails_when_a_rule_changes(tmp_path, rule):
 def test_metaclip_2_mask_is_unobservable(tmp_path):
     """All inputs in one right-padded batch with the text mask dropped still give the fixture's vectors: causal
     attention and pooling at the first `</s>` keep every padded position out of the embedding."""
-    from model_adapters.mocks import tiny_text
+    from tests.doubles import tiny_text
     from tests.fixture_mutations import dropped_mask
 
     folder = tiny_text.save_metaclip_2(str(tmp_path / "metaclip2"))

@@ -18,11 +18,11 @@ import numpy as np
 import pytest
 
 from model_adapters.families import embed_rl_tcot, qwen_chat, reasoning
-from model_adapters.mocks import tiny
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.models.resolve import _repo_files
 from model_adapters.protocol import Generation, ModelInput
 from tests import reasoning_inputs, reference_inputs
+from tests.doubles import tiny
 from tests.models.test_embed_rl_tcot_reference import reasoned
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"

@@ -12,10 +12,10 @@ from model_adapters.families.common import PerThread
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.planning.plan import Item
 from model_adapters.protocol import ModelInput, StagedEncoder
-from model_adapters.testing import png
 from model_adapters.vectors import schedule
 from model_adapters.vectors.cache import EmbeddingCache
 from model_adapters.vectors.encoding import encode_items
+from tests.doubles.folders import png
 from triad_dataset.contract.errors import TriadError
 
 WORDS = (

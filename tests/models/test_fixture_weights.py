@@ -2,7 +2,7 @@
 
 With transformers' default init (std 0.02) a tiny model's attention is near uniform, so a wrong position or mask
 rule moves its vectors by less than a reference test can tell (tests/fixture_mutations.py). Each fixture writer
-(`model_adapters/mocks/`, named by the fixture's NOTE.md) draws its linear, convolution and embedding weights with
+(`tests/doubles/`, named by the fixture's NOTE.md) draws its linear, convolution and embedding weights with
 std 0.2 (`tiny.CHAT_INIT_RANGE`) and keeps its norm layers' weights at 1. `WRITERS` maps every folder of
 tests/fixtures/ to the models its writer builds.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from model_adapters.mocks import tiny, tiny_text
+from tests.doubles import tiny, tiny_text
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 

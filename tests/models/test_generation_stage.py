@@ -25,7 +25,7 @@ from model_adapters.generation.stage import GENERATIONS, GenerationStage, spec_i
 from model_adapters.models.identity import ModelIdentity
 from model_adapters.planning.inputs import QUERY, input_key
 from model_adapters.protocol import Generation, GenerationSpec, ModelInput
-from model_adapters.testing import HashedEncoder, write_tiny_triad
+from tests.doubles.folders import HashedEncoder, write_tiny_triad
 from triad_cli.main import main
 from triad_dataset.contract.errors import TriadError
 
@@ -321,7 +321,7 @@ class TinyQwenReasoner:
     revision = "v1"
 
     def __init__(self) -> None:
-        from model_adapters.mocks.tiny_captioners import tiny_llm
+        from tests.doubles.tiny_captioners import tiny_llm
 
         self.model, self.tok = tiny_llm(0)
         self.tok.padding_side = "left"

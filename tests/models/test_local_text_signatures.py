@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model_adapters.mocks import tiny_text
 from model_adapters.models.registry import get_entry, load_encoder, load_reranker
 from model_adapters.models.resolve import from_name
 from model_adapters.protocol import ModelInput
 from tests import reference_inputs
+from tests.doubles import tiny_text
 from triad_dataset.contract.errors import TriadError
 
 

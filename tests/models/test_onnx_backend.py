@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from model_adapters.families import onnx_text
-from model_adapters.mocks import tiny, tiny_text
 from model_adapters.models.identity import ModelIdentity
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.models.selection import resolve_model
 from model_adapters.protocol import ModelInput
 from model_adapters.run.config import RunConfig
 from tests import reference_inputs
+from tests.doubles import tiny, tiny_text
 from triad_dataset.contract.errors import TriadError
 
 QUERIES = [ModelInput(t, None, i) for t, i in reference_inputs.TEXT_QUERIES] + [
@@ -73,7 +73,7 @@ def test_onnx_gives_the_tiny_bge_m3s_torch_vectors(bge_m3, tmp_path):
 
 
 def _saved(builder, folder) -> str:
-    """A tiny dual tower (`mocks.tiny`) saved as a checkpoint folder: model, tokenizer, image processor."""
+    """A tiny dual tower (`tests.doubles.tiny`) saved as a checkpoint folder: model, tokenizer, image processor."""
     for part in builder(0):
         part.save_pretrained(folder)
     return str(folder)

@@ -20,7 +20,7 @@ from model_adapters.models import detect
 from model_adapters.models.identity import ModelIdentity, snapshot_of
 from model_adapters.models.resolve import from_name
 from model_adapters.runner import RunConfig, run
-from model_adapters.testing import write_tiny_triad
+from tests.doubles.folders import write_tiny_triad
 from triad_cli.main import main
 from triad_dataset.contract.errors import TriadError
 
@@ -795,7 +795,7 @@ def test_a_hub_id_loads_from_the_local_cache_pinned_to_its_commit(triad_dir, tmp
     family and options give the same numbers as the registry entry of the same (tiny) model."""
     import subprocess
 
-    from model_adapters.mocks import tiny
+    from tests.doubles import tiny
 
     repo = tmp_path / "hub" / "models--someone--tiny-clip"
     snap = repo / "snapshots" / SHA
@@ -803,7 +803,12 @@ def test_a_hub_id_loads_from_the_local_cache_pinned_to_its_commit(triad_dir, tmp
         part.save_pretrained(snap)
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(SHA)
-    env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "HF_HUB_CACHE": str(tmp_path / "hub"),
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
     done = subprocess.run(
         [
             sys.executable,

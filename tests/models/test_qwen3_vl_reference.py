@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from model_adapters.families import qwen_vl_inputs as qvi
-from model_adapters.mocks import tiny
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
 from tests import reference_inputs
+from tests.doubles import tiny
 from tests.fixture_mutations import (
     MAX_ONE_MINUS_COS,
     MAX_SCORE_DIFF,

@@ -1,5 +1,5 @@
 """UME-R1 Gen and Embed-RL + T-CoT as registry models (`triad run --model ...`), on tiny random checkpoints and the
-small hand-made TRIAD folder (`model_adapters.testing.write_tiny_triad`; the mini edition's 21,056 distinct inputs
+small hand-made TRIAD folder (`tests.doubles.folders.write_tiny_triad`; the mini edition's 21,056 distinct inputs
 would take hours of CPU generation — docs/runner.md).
 
 What must hold: a run completes; a second run does no generation (0 generator calls, counted on the model
@@ -19,7 +19,7 @@ from model_adapters.families import embed_rl_tcot, ume_r1_gen
 from model_adapters.models import registry
 from model_adapters.models.resolve import from_name
 from model_adapters.runner import RunConfig, run
-from model_adapters.testing import tiny_triad_tables, write_tiny_triad
+from tests.doubles.folders import tiny_triad_tables, write_tiny_triad
 from triad_cli.main import main
 from triad_dataset.contract.errors import TriadError
 

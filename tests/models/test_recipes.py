@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from model_adapters.mocks import tiny
 from model_adapters.models import detect, recipes
-from model_adapters.models.registry import ENTRIES, TINY
+from model_adapters.models.registry import ENTRIES
 from model_adapters.models.resolve import from_name
-from model_adapters.testing import write_tiny_triad
+from tests.doubles import tiny
+from tests.doubles.entries import TINY
+from tests.doubles.folders import write_tiny_triad
 from triad_cli.main import main
 from triad_dataset.contract.errors import TriadError
 
@@ -69,7 +70,7 @@ def test_every_registry_entry_is_fed_by_a_recipe_of_its_family():
 
 def test_every_recipe_and_entry_loads_through_its_family_row():
     from model_adapters.families import dual_tower, reranker
-    from model_adapters.models.family_table import FAMILY_TABLE
+    from model_adapters.models.family_table import FAMILY_TABLE, plugin_families
     from model_adapters.models.registry import get_entry
 
     for recipe in recipes.RECIPES:
@@ -78,12 +79,12 @@ def test_every_recipe_and_entry_loads_through_its_family_row():
         assert recipe.kind == "embedder" or callable(row.load_reranker), recipe.name
     assert get_entry("clip-vit-b32").family_row.text_limit is dual_tower.text_limit
     assert get_entry("bge-reranker-v2-m3", kind="reranker").family_row.load_reranker is reranker.load_reranker
-    assert [n for n, f in FAMILY_TABLE.items() if not f.reads_weights] == [TINY]
+    assert [n for n, f in {**FAMILY_TABLE, **plugin_families()}.items() if not f.reads_weights] == [TINY]
     with pytest.raises(TypeError) as err:
         recipes.Recipe("x", "dual_towr")
     assert str(err.value) == (
         "recipe x: unknown family 'dual_towr'; valid: dual_tower, sentence_transformer, vlm, qwen_chat, "
-        "bidirectional_llama, reranker, tiny, api, reasoning"
+        "bidirectional_llama, reranker, api, reasoning, tiny"
     )
 
 

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from spaces_app import testing, views
+from spaces_app import views
 from spaces_app.db import Database
 from spaces_app.gold import GoldStore
 from spaces_app.submit import RateLimit, submit_files
+from tests.doubles import space_runs as testing
 from triad_cli.main import main
 from triad_dataset.contract import names as n
 

@@ -11,7 +11,7 @@ import pytest
 
 from model_adapters.results import SCHEMA_PATH
 from model_adapters.runner import RunConfig, run
-from model_adapters.testing import HashedEncoder, write_tiny_ark, write_tiny_triad
+from tests.doubles.folders import HashedEncoder, write_tiny_ark, write_tiny_triad
 
 
 class ParityReranker:

@@ -14,7 +14,7 @@ import pytest
 from metrics import scoring
 from model_adapters.planning import inputs
 from model_adapters.runner import RunConfig, run
-from model_adapters.testing import png, tiny_ark_tables, tiny_triad_tables, write_tiny_ark, write_tiny_triad
+from tests.doubles.folders import png, tiny_ark_tables, tiny_triad_tables, write_tiny_ark, write_tiny_triad
 from triad_dataset.contract.errors import TriadError
 from triad_dataset.folder.io import read_rows
 
@@ -518,7 +518,7 @@ def small_limit_clip(monkeypatch):
 def test_truncated_inputs_are_counted_reported_and_same_when_cached(
     triad_dir, tmp_path, small_limit_clip, monkeypatch, capsys
 ):
-    from model_adapters.mocks.tiny import build_tokenizer
+    from tests.doubles.tiny import build_tokenizer
 
     configs = ["abstraction_i2c", "constraints_cars", "state_cars"]
     expected = _independent_truncation(triad_dir, configs, SMALL_LIMIT, build_tokenizer(add_bos_eos=True))
@@ -547,7 +547,7 @@ def test_truncated_inputs_are_counted_reported_and_same_when_cached(
 
 
 def test_truncation_follows_the_entry_limit_and_families_without_one(triad_dir, tmp_path):
-    from model_adapters.mocks.tiny import build_tokenizer
+    from tests.doubles.tiny import build_tokenizer
 
     res = run(_cfg(triad_dir, tmp_path, model="tiny-random-siglip", configs="state_cars"))
     assert res["run"]["truncated_inputs"] == _independent_truncation(

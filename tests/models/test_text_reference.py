@@ -2,7 +2,7 @@
 
 Each fixture tests/fixtures/<recipe>/official.json was written by benchmarks/reference/run_text_official.py running
 the authors' code (NOTE.md beside it: repository, commit, venv, command, substitutions) on the folder that
-`model_adapters.mocks.tiny_text` writes (weights of std 0.2); here the same folder is loaded through the recipe's
+`tests.doubles.tiny_text` writes (weights of std 0.2); here the same folder is loaded through the recipe's
 real loader (`load_encoder(entry, model_path=folder)`). Required: identical token ids, 1 - cos <= 1e-6 per vector
 (|Δscore| <= 1e-6 for the cross-encoder), and each recipe's fixture must fail when a position, mask or pooling rule
 is changed (tests/fixture_mutations.py).
@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from model_adapters.mocks import tiny_text
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
 from tests import reference_inputs
+from tests.doubles import tiny_text
 from tests.fixture_mutations import (
     MAX_ONE_MINUS_COS,
     MAX_SCORE_DIFF,

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from model_adapters.mocks import tiny, tiny_text
+from tests.doubles import tiny, tiny_text
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -39,11 +39,11 @@ QWEN2_VL_FIXTURES = (
 )
 # every place a Qwen-family config is built in code, and what covers it here
 CONFIG_BUILDERS = {
-    ("model_adapters/mocks/tiny.py", "Qwen3VLConfig"): "test_qwen3_vl_has_no_window",
-    ("model_adapters/mocks/tiny.py", "Qwen2VLConfig"): "test_qwen2_vl_carries_the_real_window",
-    ("model_adapters/mocks/tiny_text.py", "Qwen3Config"): "test_qwen3_carries_the_real_window",
+    ("tests/doubles/tiny.py", "Qwen3VLConfig"): "test_qwen3_vl_has_no_window",
+    ("tests/doubles/tiny.py", "Qwen2VLConfig"): "test_qwen2_vl_carries_the_real_window",
+    ("tests/doubles/tiny_text.py", "Qwen3Config"): "test_qwen3_carries_the_real_window",
     # the tiny captioner stand-in of `triad caption` tests: no real checkpoint, no fixture made on it
-    ("model_adapters/mocks/tiny_captioners.py", "Qwen2Config"): "exempt",
+    ("tests/doubles/tiny_captioners.py", "Qwen2Config"): "exempt",
 }
 
 
@@ -70,7 +70,8 @@ def legacy_folder(src: Path, dst: Path) -> Path:
 
 def test_every_qwen_config_built_in_code_is_covered():
     found = set()
-    for path in sorted((ROOT / "model_adapters").rglob("*.py")) + sorted((ROOT / "benchmarks").rglob("*.py")):
+    places = ("model_adapters", "tests/doubles", "benchmarks")
+    for path in [p for place in places for p in sorted((ROOT / place).rglob("*.py"))]:
         for name in re.findall(r"\b(Qwen\w*Config)\(", path.read_text(encoding="utf-8")):
             found.add((str(path.relative_to(ROOT)), name))
     assert found == set(CONFIG_BUILDERS)

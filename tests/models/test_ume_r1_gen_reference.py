@@ -24,11 +24,11 @@ import numpy as np
 import pytest
 
 from model_adapters.families import reasoning, ume_r1_gen
-from model_adapters.mocks import tiny_reasoning
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.models.resolve import _repo_files
 from model_adapters.protocol import Generation, ModelInput
 from tests import reference_inputs
+from tests.doubles import tiny_reasoning
 from tests.fixture_mutations import MAX_ONE_MINUS_COS, RULES, mutation, one_minus_cos
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "ume_r1_gen" / "official.json"

@@ -17,10 +17,10 @@ import pytest
 
 from model_adapters.families.common import l2_normalize_rows, to_device
 from model_adapters.families.vlm import VLM2VecEncoder, last_attended_vectors, vlm2vec_text
-from model_adapters.mocks import tiny
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.protocol import ModelInput
 from tests import reference_inputs
+from tests.doubles import tiny
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "vlm2vec" / "official.json"
 MAX_DEVIATION = 1e-6  # 1 - cos per vector: float32 on one CPU (the measured figures are in docs/models.md)

@@ -61,7 +61,7 @@ def test_a_forbidden_import_fails_the_session_and_a_doctest_using_it_is_deselect
             str(tmp_path / "doc_uses_wave.py"),
         ],
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])},
         capture_output=True,
         text=True,
         timeout=300,

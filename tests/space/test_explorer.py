@@ -11,7 +11,7 @@ import pytest
 from spaces_app import explorer as ex
 from spaces_app.gold import load_gold
 from spaces_app.report import MAX_WORST, build_report, read_run, score, write_report
-from spaces_app.testing import ark_random_rankings, random_rankings, write_run
+from tests.doubles.space_runs import ark_random_rankings, random_rankings, write_run
 from triad_dataset.contract import names as n
 from triad_dataset.contract.errors import TriadError
 from triad_dataset.contract.rule import Condition, RuleChecker

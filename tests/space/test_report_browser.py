@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from spaces_app import testing
 from spaces_app.gold import load_gold
 from spaces_app.report import MAX_IMAGE_BYTES, build_report, write_report
+from tests.doubles import space_runs as testing
 from tests.space.test_space_screens import ARGS, CHROMIUM, artifacts
 from triad_dataset.contract import names as n
 

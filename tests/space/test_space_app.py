@@ -21,8 +21,8 @@ from types import SimpleNamespace
 import pytest
 
 from ark_dataset import names as ark_names
-from spaces_app import testing
 from spaces_app.settings import Settings
+from tests.doubles import space_runs as testing
 from triad_dataset.contract import names as n
 
 pytestmark = pytest.mark.slow  # one Space server for the module; its tests run in order on its state

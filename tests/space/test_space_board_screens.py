@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 
 from ark_dataset import names as ark_names
-from spaces_app import legend, testing
+from spaces_app import legend
 from spaces_app.status import RANKED_APART, SHORT
 from spaces_app.submit import submit_run_dir
 from spaces_app.verify import UNVERIFIED
+from tests.doubles import space_runs as testing
 from tests.space.test_space_screens import ARGS, CHROMIUM, served
 from triad_dataset.contract import names as n
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from spaces_app import testing
 from spaces_app.db import Database, DuplicateSubmission, NewSubmission, ScoreRow
 from spaces_app.gold import GoldStore
 from spaces_app.submit import RateLimit, submit_files
+from tests.doubles import space_runs as testing
 from triad_dataset.contract import names as n
 
 N_PARALLEL = 20

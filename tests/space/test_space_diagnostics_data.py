@@ -10,10 +10,11 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from spaces_app import app, diagnostics, handlers, testing
+from spaces_app import app, diagnostics, handlers
 from spaces_app.board import Leaderboard
 from spaces_app.settings import Settings
 from spaces_app.submit import submit_run_dir
+from tests.doubles import space_runs as testing
 from triad_dataset.contract import names as n
 
 EXTRA = diagnostics.Diagnostic(

@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 
 from ark_dataset import names as ark_names
-from spaces_app import chance, legend, plots, significance, testing, views
+from spaces_app import chance, legend, plots, significance, views
 from spaces_app.db import Database
 from spaces_app.gold import GoldStore, load_gold
 from spaces_app.submit import RateLimit, submit_files
+from tests.doubles import space_runs as testing
 from triad_dataset.contract import names as n
 from triad_dataset.folder.audit import summarize_config
 

@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 
 from ark_dataset import names as ark_names
-from spaces_app import testing, verify
+from spaces_app import verify
 from spaces_app.db import Database
 from spaces_app.gold import load_gold
 from spaces_app.submit import submit_run_dir
+from tests.doubles import space_runs as testing
 from tests.space.test_space_screens import ARGS, CHROMIUM, artifacts, served
 from triad_dataset.contract import names as n
 

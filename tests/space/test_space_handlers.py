@@ -10,9 +10,10 @@ from types import SimpleNamespace
 import gradio as gr
 import pytest
 
-from spaces_app import endpoints, handlers, testing
+from spaces_app import endpoints, handlers
 from spaces_app.board import Leaderboard
 from spaces_app.settings import Settings
+from tests.doubles import space_runs as testing
 from triad_dataset.contract import names as n
 
 POOL = 8

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from spaces_app import answers, explore_store, explorer_tab, names, testing, worker
+from spaces_app import answers, explore_store, explorer_tab, names, worker
 from spaces_app.board import Leaderboard
 from spaces_app.db import Database, StorageError
 from spaces_app.db_references import reference_item, row_item
 from spaces_app.gold import GoldStore
 from spaces_app.settings import Settings
 from spaces_app.submit import RateLimit, submit_files
+from tests.doubles import space_runs as testing
 from tests.space_refusals import rejected
 from triad_dataset.contract import names as n
 

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spaces_app import testing, views
+from spaces_app import views
 from spaces_app.db import Database
 from spaces_app.gold import GoldStore
 from spaces_app.identity import Window, address_key, client_address, shown
@@ -33,6 +33,7 @@ from spaces_app.refusal import SubmissionError, short
 from spaces_app.submit import RateLimit, submit_files
 from spaces_app.uploads import Limits, json_depth
 from spaces_app.validation import explain_ranking, pool_positions
+from tests.doubles import space_runs as testing
 from tests.space_refusals import rejected
 from triad_dataset.contract import names as n
 
@@ -434,7 +435,7 @@ def test_kill_during_a_burst_loses_nothing(world: dict, tmp_path: Path) -> None:
         for i in range(40)
     ]
     db_path = tmp_path / "burst.sqlite"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     reported: list[int] = []
     for order in (runs, runs[::-1]):  # two kills, each a few accepted submissions into a burst
         proc = subprocess.Popen(
@@ -458,7 +459,11 @@ def test_kill_during_a_burst_loses_nothing(world: dict, tmp_path: Path) -> None:
 
 # --- operator command line ----------------------------------------------------------------------------------------
 def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "GRADIO_ANALYTICS_ENABLED": "False"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "GRADIO_ANALYTICS_ENABLED": "False",
+    }
     for var in ("TRIAD_SPACE_DATA", "TRIAD_SPACE_ARK_DATA", "TRIAD_SPACE_DB"):
         env.pop(var, None)
     return subprocess.run(

@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from spaces_app import explore_store, mirror, names, reference, status, testing, verify, views, worker
+from spaces_app import explore_store, mirror, names, reference, status, verify, views, worker
 from spaces_app.db import Database
 from spaces_app.gold import GoldStore
 from spaces_app.reference import Reference
 from spaces_app.submit import RateLimit, submit_files
+from tests.doubles import space_runs as testing
 from tests.fake_hub import FakeHub
 from triad_dataset.contract import names as n
 

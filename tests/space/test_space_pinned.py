@@ -189,10 +189,11 @@ def test_fifty_concurrent_submissions_sharing_nine_files_are_all_stored(
     together: nine ranking files byte-identical (one shared upload path each), the tenth each submission's own."""
     import threading
 
-    from spaces_app import guard, testing
+    from spaces_app import guard
     from spaces_app.db import Database
     from spaces_app.gold import GoldStore
     from spaces_app.submit import RateLimit, submit_files
+    from tests.doubles import space_runs as testing
     from triad_dataset.contract import names as n
 
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))

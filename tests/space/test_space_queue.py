@@ -167,7 +167,11 @@ def test_sigterm_while_a_model_is_encoding_exits_cleanly(tiny: dict, tmp_path: P
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     flag = tmp_path / "encoding"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "GRADIO_TEMP_DIR": str(tmp_path / "gradio")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "GRADIO_TEMP_DIR": str(tmp_path / "gradio"),
+    }
     env.pop("TRIAD_SPACE_VERIFY_MODELS", None)  # the default set: tiny-random-clip is checked on this server
     args = [str(tiny["root"] / "triad"), str(db.path), str(port), str(flag)]
     proc = subprocess.Popen(

@@ -13,10 +13,11 @@ import pytest
 
 from ark_dataset import names as ark_names
 from metrics.scoring import DIALOGUE_COST, PAPER_DIAGNOSTICS
-from spaces_app import diagnostics, testing
+from spaces_app import diagnostics
 from spaces_app.db import Database
 from spaces_app.rescore import SHARED_POOL, Kept, kept_order
 from spaces_app.submit import submit_run_dir
+from tests.doubles import space_runs as testing
 from triad_cli.main import main
 
 OLD_ROW_LACKS = (PAPER_DIAGNOSTICS, DIALOGUE_COST)  # what a row stored before these diagnostics existed lacks

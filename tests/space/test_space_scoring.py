@@ -12,10 +12,11 @@ import pytest
 from ark_dataset import names as ark_names
 from metrics import scoring
 from metrics.core import stats
-from spaces_app import cells, plots, testing, views
+from spaces_app import cells, plots, views
 from spaces_app.db import Database, ScoreRow
 from spaces_app.gold import GoldStore
 from spaces_app.submit import RateLimit, submit_files
+from tests.doubles import space_runs as testing
 from triad_dataset.contract import names as n
 
 

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from ark_dataset import names as ark_names
-from spaces_app import chance, legend, testing
+from spaces_app import chance, legend
 from spaces_app.gold import load_gold
 from spaces_app.settings import Settings
 from spaces_app.submit import submit_run_dir
+from tests.doubles import space_runs as testing
 from triad_dataset.contract import names as n
 
 ROOT = Path(__file__).resolve().parents[2]

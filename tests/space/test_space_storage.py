@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from spaces_app import submit, testing, verify
+from spaces_app import submit, verify
 from spaces_app.db import Database
 from spaces_app.gold import GoldStore
+from tests.doubles import space_runs as testing
 from triad_dataset.contract import names as n
 
 POOL = 10

@@ -23,11 +23,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from ark_dataset import names as ark_names
-from spaces_app import guard, identity, names, status, testing, verify, views
+from spaces_app import guard, identity, names, status, verify, views
 from spaces_app.db import Database
 from spaces_app.gold import GoldStore
 from spaces_app.settings import Settings
 from spaces_app.submit import RateLimit, submit_files, submit_run_dir
+from tests.doubles import space_runs as testing
 from tests.space_refusals import rejected
 from triad_dataset.contract import names as n
 
@@ -597,7 +598,7 @@ def test_f21_sigterm_drains_a_submission_in_flight(world: dict, tmp_path: Path) 
         port = s.getsockname()[1]
     env = {
         **os.environ,
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
         "GRADIO_TEMP_DIR": str(tmp_path / "gradio"),
         "TRIAD_SPACE_VERIFY_MODELS": "none",
     }

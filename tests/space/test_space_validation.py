@@ -17,7 +17,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ark_dataset import names as ark_names
-from spaces_app import testing
 from spaces_app.db import Database
 from spaces_app.gold import GoldStore
 from spaces_app.ranking_files import ParsedRanking
@@ -25,6 +24,7 @@ from spaces_app.refusal import SubmissionError
 from spaces_app.submit import RateLimit, check_meta, parse_params, submit_files
 from spaces_app.uploads import Limits
 from spaces_app.validation import check_query_ids, explain_ranking
+from tests.doubles import space_runs as testing
 from tests.space_refusals import rejected
 from triad_dataset.contract import names as n
 

@@ -13,10 +13,11 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from spaces_app import status, testing, verify, views
+from spaces_app import status, verify, views
 from spaces_app.db import Database
 from spaces_app.gold import GoldStore
 from spaces_app.submit import RateLimit, submit_files
+from tests.doubles import space_runs as testing
 from triad_dataset.contract import names as n
 
 POOL = 30

@@ -2,7 +2,7 @@
 
 They are built in memory from small configs with locally built tokenizers and image processors (no download);
 the `save_*` writers write them as model folders. Their numbers are noise: their entries
-(`model_adapters.mocks.entries`) are flagged `random_init=True` and the runner labels their results as such.
+(`tests.doubles.entries`) are flagged `random_init=True` and the runner labels their results as such.
 
 The tokenizer is byte-level (every byte is a token, no merges), so distinct texts always get distinct token ids.
 """
@@ -195,7 +195,7 @@ QWEN_MERGES: Final = (("y", "e"), ("ye", "s"), ("n", "o"))  # "yes" and "no" are
 
 def qwen_tokenizer() -> Any:
     """A byte-level BPE tokenizer with Qwen3-VL's special tokens (eos <|im_end|>, pad <|endoftext|>) and the real
-    Qwen3-VL chat template (model_adapters/mocks/data/qwen3_vl_chat_template.json)."""
+    Qwen3-VL chat template (tests/doubles/data/qwen3_vl_chat_template.json)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
@@ -382,7 +382,7 @@ VLM2VEC_SIZE: Final = {"shortest_edge": 28 * 28 * 4, "longest_edge": 28 * 28 * 1
 def qwen2_vl_chat_template() -> str:
     """Qwen2-VL-Instruct's chat template (default system "You are a helpful assistant.").
 
-    Read from model_adapters/mocks/data/qwen2_vl_chat_template.json.
+    Read from tests/doubles/data/qwen2_vl_chat_template.json.
     """
     import json
     import os

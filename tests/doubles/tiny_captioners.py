@@ -1,6 +1,6 @@
 """The tiny random captioner and rewriter: a Qwen2-VL and a Qwen2 LM built in memory, run by the real classes.
 
-They are the loader of the `tiny` captioner family (`model_adapters.captioners.registry`): a byte-level tokenizer
+They are the loader of the `tiny` captioner family (`entries`): a byte-level tokenizer
 and a plain ChatML template, the product's `VlmCaptioner` / `LlmRewriter` around them. Their outputs are noise.
 """
 
@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from model_adapters.captioners.generation import LlmRewriter, VlmCaptioner
 from model_adapters.captioners.registry import CAPTIONER
-from model_adapters.mocks import tiny
+from tests.doubles import tiny
 
 # ChatML (the Qwen chat format) for the tiny models, which have no template of their own.
 CHATML_TEMPLATE: Final = (

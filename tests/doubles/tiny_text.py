@@ -24,7 +24,7 @@ import json
 import os
 from typing import Any, Final
 
-from model_adapters.mocks.tiny import CHAT_INIT_RANGE, redrawn, seeded
+from tests.doubles.tiny import CHAT_INIT_RANGE, redrawn, seeded
 
 HIDDEN: Final = 32
 SEED: Final = 0

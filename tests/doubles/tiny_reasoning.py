@@ -1,6 +1,6 @@
 """Tiny reasoning embedders: UME-R1 Gen and Embed-RL + T-CoT on tiny random checkpoints, built in memory.
 
-`load` is the loader of the tiny reasoning entries (`model_adapters.mocks.entries`): the reasoning family's own
+`load` is the loader of the tiny reasoning entries (`tests.doubles.entries`): the reasoning family's own
 `load` with the tiny checkpoints and the tiny T-CoT generator. Importing this module serves the tiny generation
 configs (`tiny_generation_config`) for `tiny:` sources to the reasoning family's generation spec.
 """
@@ -15,8 +15,8 @@ from model_adapters.families import embed_rl_tcot, reasoning, ume_r1_gen
 from model_adapters.families import qwen_vl_inputs as qvi
 from model_adapters.families.common import torch_dtype
 from model_adapters.families.qwen_chat import IMAGE_PAD, VIDEO_PAD, VISION_END, VISION_START
-from model_adapters.mocks import tiny
 from model_adapters.protocol import GenerationSpec
+from tests.doubles import tiny
 
 SOURCE_PREFIX: Final = "tiny:"
 
