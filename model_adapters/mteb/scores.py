@@ -69,10 +69,19 @@ def triad_scores(
     order = np.argsort(np.where(gold.mask, -scores, np.inf), axis=1, kind="stable")  # ties keep pool order
     scored = score_triad_arrays({config: gold}, {config: order})[config]["metrics"]
     expected = average_precision(rank_scores(np.where(gold.mask, scores, 0.0), gold.labels, gold.mask, ties="expected"))
-    out = {TRIAD_MAIN: float(scored["map"]), "triad_expected_ap": float(expected.mean())}
-    out.update({f"triad_{_key(k)}": float(v) for k, v in scored.items() if k != "map" and isinstance(v, float)})
-    for name, rates in scored.items():
-        if isinstance(rates, dict):
+    return {**triad_score_dict(scored), "triad_expected_ap": float(expected.mean())}
+
+
+def triad_score_dict(metrics: Mapping[str, Any]) -> dict[str, float]:
+    """A TRIAD config's results.json metrics as mteb score keys; rates with no eligible slot are left out.
+
+    >>> triad_score_dict({"map": 0.5, "recall@1": 0.25, "entry_rate@10": {"anchor_violating": 0.1, "x": None}})
+    {'triad_map': 0.5, 'triad_recall_at_1': 0.25, 'entry_rate_at_10_anchor_violating': 0.1}
+    """
+    out = {TRIAD_MAIN: float(metrics["map"])}
+    out.update({f"triad_{_key(k)}": float(v) for k, v in metrics.items() if k != "map" and isinstance(v, float)})
+    for name, rates in metrics.items():
+        if isinstance(rates, Mapping):
             out.update({f"{_key(name)}_{role}": float(v) for role, v in rates.items() if v is not None})
     return out
 
@@ -102,7 +111,16 @@ def ark_scores(
 
     ids = [r["query_id"] for r in rows]
     ranks = positive_ranks(subtype, ids, gallery, [r["positive_id"] for r in rows], results)
-    metrics = score_ark_subtype(subtype, rows, dict(zip(ids, ranks.tolist(), strict=True)))["metrics"]
-    out = {ARK_MAIN: float(metrics["recall@1"])}
-    out.update({f"ark_{_key(k)}": float(v) for k, v in metrics.items() if k != "recall@1"})
-    return out
+    return ark_score_dict(score_ark_subtype(subtype, rows, dict(zip(ids, ranks.tolist(), strict=True)))["metrics"])
+
+
+def ark_score_dict(metrics: Mapping[str, Any]) -> dict[str, float]:
+    """An ARK subtype's results.json metrics as mteb score keys.
+
+    >>> ark_score_dict({"recall@1": 0.5, "ndcg@10": 0.75})
+    {'ark_recall_at_1': 0.5, 'ark_ndcg_at_10': 0.75}
+    """
+    return {
+        ARK_MAIN: float(metrics["recall@1"]),
+        **{f"ark_{_key(k)}": float(v) for k, v in metrics.items() if k != "recall@1"},
+    }
