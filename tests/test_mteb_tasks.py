@@ -64,6 +64,7 @@ def _minilm():
     return SentenceTransformer(str(get_model_path()))
 
 
+@pytest.mark.slow
 def test_six_main_subsets_score_as_triad_run_for_minilm(toy, tmp_path):
     tasks = triad_tasks(str(toy))
     assert [t.metadata.name for t in tasks] == [f"TRIAD-{c}" for c in names.MAIN_CONFIGS]
