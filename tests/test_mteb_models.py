@@ -56,6 +56,17 @@ def test_a_sentence_transformer_object_runs_as_its_verified_recipe(toy, tmp_path
     assert "match our verified recipe sentence-transformers" in capsys.readouterr().err
 
 
+def test_a_sentence_transformer_without_its_folder_runs_unverified(toy, tmp_path, minilm_map):
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(_minilm_path())
+    model[0].auto_model.config._name_or_path = "built-in-memory"  # no folder here holds its files
+    results = _run(model, toy, tmp_path, name="my-st")
+    assert (results["model"]["name"], results["model"]["input_pipeline"]) == ("my-st", "unverified")
+    assert results["model"]["encoder_class"].endswith("SentenceTransformerEncoder")
+    assert _map(results) == pytest.approx(minilm_map, abs=1e-12)  # the same weights fed the same way
+
+
 def _clip_folder(folder: Path) -> str:
     from model_adapters.mocks import tiny
 
@@ -132,3 +143,35 @@ def test_triad_run_model_mteb_name_uses_our_verified_recipe_for_its_files(toy, t
     assert (model["model"]["name"], model["model"]["input_pipeline"]) == (name, "verified")
     assert _map(model) == pytest.approx(minilm_map, abs=1e-12)
     assert f"mteb:{name}: its files" in capsys.readouterr().err
+
+
+@mteb_needed
+def test_an_mteb_model_meta_is_loaded_and_run_unverified(toy, tmp_path):
+    from mteb.models.model_meta import ModelMeta
+    from test_mteb_tasks import _example_encoder
+
+    from model_adapters.mteb import as_mteb_encoder
+
+    def loader(name, revision=None, **kwargs):
+        return as_mteb_encoder(_example_encoder(), name=name, revision=revision)
+
+    meta = ModelMeta.create_empty({"name": "examples/bag-of-words", "revision": "v2", "loader": loader})
+    model = _run(meta, toy, tmp_path)["model"]
+    assert (model["name"], model["revision"], model["input_pipeline"]) == ("examples/bag-of-words", "v2", "unverified")
+    assert model["source"] == "mteb:examples/bag-of-words"
+
+
+@mteb_needed
+def test_an_unknown_mteb_name_is_one_line(toy, tmp_path):
+    with pytest.raises(TriadError, match=r"^mteb:nobody/no-such-model: not a model mteb knows"):
+        _run("mteb:nobody/no-such-model", toy, tmp_path)
+
+
+@mteb_needed
+def test_an_mteb_wrapper_of_verified_files_runs_our_recipe(toy, tmp_path, minilm_map):
+    from mteb.models import SentenceTransformerEncoderWrapper
+    from sentence_transformers import SentenceTransformer
+
+    results = _run(SentenceTransformerEncoderWrapper(SentenceTransformer(_minilm_path())), toy, tmp_path)
+    assert (results["model"]["recipe"], results["model"]["input_pipeline"]) == ("sentence-transformers", "verified")
+    assert _map(results) == pytest.approx(minilm_map, abs=1e-12)
