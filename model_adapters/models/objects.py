@@ -36,7 +36,8 @@ def _is(obj: Any, module: str, names: tuple[str, ...]) -> bool:
 
 def _files_of(obj: Any) -> str | None:
     """The local folder a SentenceTransformer / transformers model was loaded from, or None."""
-    inner = obj[0].auto_model if _is(obj, "sentence_transformers", ("SentenceTransformer",)) else obj
+    is_st = _is(obj, "sentence_transformers", ("SentenceTransformer",))
+    inner = getattr(obj[0], "auto_model", None) if is_st and len(obj) else obj
     path = getattr(getattr(inner, "config", None), "_name_or_path", None) or getattr(inner, "name_or_path", None)
     return str(path) if path and os.path.isdir(str(path)) else None
 

@@ -57,6 +57,7 @@ def _triad_class(base: type, config: str, folder: str, revision: str) -> type:
     def _load(self: Any) -> dict[str, SplitData]:
         plan = plan_triad(self.folder, [config], variant="full", limit=None)
         self.gold = plan.configs[0].triad_gold()
+        self._top_k = max(self._top_k, self.gold.mask.shape[1])  # mteb keeps its top_k: the whole pool must come back
         data = split_data(
             plan.items,
             plan.configs[0],
