@@ -27,7 +27,8 @@ def evaluate(
     """Run `model` over `data` and return the results dict (also written to `out`/results.json).
 
     `model`: an object satisfying `model_adapters.protocol.Encoder` (`dim`, `encode_queries`, `encode_candidates`),
-    a "module:factory" string, or a registry name / Hub id / local folder. `name` is what the results are shown
+    a "module:factory" string, a registry name / Hub id / local folder, "mteb:NAME", a SentenceTransformer, a
+    transformers CLIPModel / SiglipModel, or an mteb encoder / ModelMeta (`model_adapters.models.objects`). `name` is what the results are shown
     under; `revision` versions your encoder (its vectors are cached only with one). `reranker`: an object with
     `score_pairs` or a registry name / Hub id / folder. Other keywords are `RunConfig` fields (limit, batch_size,
     cache_dir, no_cache, variant, device, quiet, ...). `out` defaults to a new temporary folder.
@@ -35,7 +36,7 @@ def evaluate(
     from model_adapters.run.config import RunConfig
     from model_adapters.run.runner import run
 
-    own = not isinstance(model, str) or ":" in model
+    own = not isinstance(model, str) or (":" in model and not model.startswith("mteb:"))
     own_reranker = reranker is not None and (not isinstance(reranker, str) or ":" in reranker)
     cfg = RunConfig(
         model=None if own else model,

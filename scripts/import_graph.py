@@ -44,6 +44,8 @@ DEFAULT_LAYERS: tuple[tuple[str, ...], ...] = (
     ("model_adapters.protocol", "model_adapters.atomic"),
     ("model_adapters.planning",),
     ("model_adapters.families",),
+    # the mteb extra (tasks, encoders both ways, results files) uses planning, families and metrics only
+    ("model_adapters.mteb",),
     ("model_adapters.vectors",),
     ("model_adapters.generation",),
     ("model_adapters.models",),

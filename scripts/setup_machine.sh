@@ -18,7 +18,7 @@ fi
 
 # torch first, pinned to the CPU build on local disk; the constraints file keeps every later resolve on it.
 "$PY" -m pip install -q -c constraints.txt "torch==2.13.0"
-"$PY" -m pip install -q -c constraints.txt -e ".[models,metrics,space,dev]"
+"$PY" -m pip install -q -c constraints.txt -e ".[models,metrics,space,dev,mteb]"
 if "$PY" -c "import torchvision" >/dev/null 2>&1; then
   echo "setup: torchvision is installed and breaks transformers on CPU-only machines; uninstall it" >&2
 fi

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from model_adapters.results.formats import FORMATS
+from model_adapters.results.formats import FORMATS, WRITTEN_FORMATS
 from triad_dataset.contract.errors import TriadError
 
 
@@ -40,8 +40,9 @@ def register(subparsers: Any) -> None:
     r.add_argument(
         "--format",
         default="table",
-        choices=FORMATS,
-        help="table (default), markdown, latex (booktabs), csv or json (csv and json: unrounded records)",
+        choices=FORMATS + WRITTEN_FORMATS,
+        help="table (default), markdown, latex (booktabs), csv or json (csv and json: unrounded records); mteb "
+        "writes each run's mteb TaskResult files and model_meta.json under RUN/mteb/ (docs/mteb.md)",
     )
     r.set_defaults(handler=_results)
 
@@ -147,6 +148,11 @@ def _results(args: argparse.Namespace) -> int:
     from model_adapters.results.side_by_side import expand_runs, side_by_side_tables
 
     runs = expand_runs(args.runs)
+    if args.format in WRITTEN_FORMATS:
+        from model_adapters.results.formats import write_runs
+
+        print(write_runs(runs, args.format))
+        return 0
     if args.compare:
         from model_adapters.results.paired_runs import compare_table
 

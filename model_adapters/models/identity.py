@@ -16,7 +16,7 @@ from typing import Any, Final
 from model_adapters.models.family_table import API
 from model_adapters.models.recipes import RECIPES_BY_NAME, UNVERIFIED, UNVERIFIED_LABEL
 
-SOURCE_KINDS: Final = ("registry", "hub", "local", "python", "entry_point")
+SOURCE_KINDS: Final = ("registry", "hub", "local", "python", "entry_point", "mteb")
 TORCH: Final = "torch"  # the default backend: absent from `to_json` and the cache key (keys made before it stay valid)
 BACKENDS: Final = (TORCH, "onnx")  # what runs the model's forward (`model_adapters.families.onnx_text`)
 # Libraries whose versions can change the vectors; recorded in results.json and part of the cache key.

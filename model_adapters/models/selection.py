@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from model_adapters.models.identity import TORCH, library_versions
+from model_adapters.models.objects import MTEB_PREFIX, from_mteb, from_object
 from model_adapters.models.resolve import ResolvedModel, from_name, from_python
 from triad_dataset.contract.errors import TriadError
 
@@ -42,7 +43,8 @@ def resolve_model(settings: ModelSettings) -> ResolvedModel:
                 f"give either a model (--model {settings.model}) or your own encoder, not both: an encoder "
                 "never borrows another model's name, settings or cache"
             )
-        resolved = from_python(
+        adopted = from_object(settings.encoder, name=settings.name, revision=settings.revision)
+        resolved = adopted or from_python(
             settings.encoder, name=settings.name, revision=settings.revision, sees_images=settings.sees_images
         )
         return with_backend(resolved, settings.backend)
@@ -51,6 +53,10 @@ def resolve_model(settings: ModelSettings) -> ResolvedModel:
     if settings.sees_images is not None:
         raise TriadError(
             "--sees-images / --text-only apply to your own encoder (--encoder); a model's family decides what it sees"
+        )
+    if settings.model.startswith(MTEB_PREFIX):
+        return with_backend(
+            from_mteb(settings.model, model_path=settings.model_path, name=settings.name), settings.backend
         )
     resolved = from_name(
         settings.model,

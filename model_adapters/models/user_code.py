@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-from typing import Any
+from typing import Any, Final
 
 from triad_dataset.contract.errors import TriadError
 
@@ -132,10 +132,17 @@ def default_name(obj: Any, spec: str | None = None) -> str:
     return cls.__name__ if cls.__module__ == module_name else module_name.rpartition(".")[2]
 
 
+# what `model_adapters.evaluate` and `--encoder` accept as a model (`models.objects` recognises the typed ones)
+ACCEPTED: Final = (
+    "an Encoder (encode_queries, encode_candidates), a 'module:factory' string, a registry name, Hub id or folder, "
+    "'mteb:NAME', a SentenceTransformer, a transformers CLIPModel or SiglipModel, or an mteb encoder / ModelMeta"
+)
+
+
 def check_protocol(obj: Any, kind: str, where: str) -> None:
     """Refuse an object that is not an encoder (or reranker, or reasoning embedder) of `model_adapters.protocol`."""
     methods = ("score_pairs",) if kind == "reranker" else ("encode_queries", "encode_candidates")
-    if kind != "reranker" and (callable(getattr(obj, "generate", None)) or callable(getattr(obj, "encode", None))):
+    if kind != "reranker" and callable(getattr(obj, "generate", None)):
         methods = ("generate", "encode")  # a reasoning embedder (protocol.ReasoningEncoder)
         if getattr(obj, "generation", None) is None:
             raise TriadError(
@@ -146,6 +153,8 @@ def check_protocol(obj: Any, kind: str, where: str) -> None:
     missing = [m for m in methods if not callable(getattr(obj, m, None))]
     if missing:
         what = "a reranker" if kind == "reranker" else "an encoder"
+        accepted = "" if kind == "reranker" else f"; accepted: {ACCEPTED}"
         raise TriadError(
             f"{where}: {type(obj).__name__} is not {what} (no {', '.join(missing)}; see model_adapters/protocol.py)"
+            f"{accepted}"
         )

@@ -24,12 +24,15 @@ import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
 
 from model_adapters.ranks.output import text_table
 from triad_dataset.contract.errors import TriadError
 
 FORMATS: Final = ("table", "markdown", "csv", "latex", "json")
+MTEB: Final = "mteb"  # written as files beside each run (mteb's TaskResult JSON), not printed
+WRITTEN_FORMATS: Final = (MTEB,)
 LATEX_SPECIAL: Final = {
     "\\": r"\textbackslash{}",
     "&": r"\&",
@@ -133,3 +136,14 @@ def render(tables: Sequence[Table], fmt: str) -> str:
         return _json(tables)
     one = {"table": _text, "markdown": _markdown, "latex": _latex}[fmt]
     return "\n\n".join(one(t) for t in tables)
+
+
+def write_runs(runs: Sequence[str | Path], fmt: str) -> str:
+    """Write each run in a file format of `WRITTEN_FORMATS` (mteb: RUN/mteb/, the `mteb` extra); lists the files."""
+    if fmt not in WRITTEN_FORMATS:
+        raise TriadError(f"--format {fmt}: not a written format; use one of {', '.join(WRITTEN_FORMATS)}")
+    try:
+        from model_adapters.mteb.results import write_mteb_results
+    except ImportError as exc:
+        raise TriadError(f"--format mteb needs the mteb extra: pip install 'triad-benchmark[mteb]' ({exc})") from exc
+    return "\n".join(str(path) for run in runs for path in write_mteb_results(run))
