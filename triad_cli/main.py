@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -57,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # idle OpenMP threads sleep instead of spinning on shared cores; set before torch is imported (docs/runner.md)
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         return _main(argv)
     except ModuleNotFoundError as exc:  # a dependency this interpreter lacks: say which environment has it
