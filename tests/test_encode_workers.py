@@ -77,7 +77,7 @@ def test_an_encoder_without_single_threaded_runs_in_one_process():
     assert workers.processes_for(Plain(), "cpu", 2) == 1
     assert workers.processes_for(HashEncoder(), "cpu", 2) == 2
     assert workers.processes_for(HashEncoder(), "cuda", 2) == 1
-    assert workers.processes_for(HashEncoder(), "cpu", None) == workers.usable_cores()
+    assert workers.processes_for(HashEncoder(), "cpu", None) == workers.DEFAULT == 1
     assert encode(Plain(), items(20), 2)[1].processes == 1
 
 

@@ -143,7 +143,7 @@ def encode_items(
 ) -> tuple[dict[str, np.ndarray], EncodeStats]:
     """Vectors for `keys` (queries through encode_queries, candidates through encode_candidates; a `StagedEncoder`
     through prepare + forward, prepared ahead on `workers` threads, or in `processes` single-threaded worker
-    processes, default `workers.processes_for`). `grow`: double the batch size while it fits
+    processes (`workers.processes_for`; default one)). `grow`: double the batch size while it fits
     (until the first out-of-memory, then settle; the runner allows it on CUDA)."""
     from tqdm.auto import tqdm
 

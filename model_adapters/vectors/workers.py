@@ -1,12 +1,11 @@
-"""Encode the feeder's batches with single-threaded worker processes on the CPU (`encode_items`' `processes`).
+"""Encode the feeder's batches with single-threaded worker processes on the CPU (`encode_items`' `processes`, opt-in).
 
-On a CPU, N processes with one intra-op thread each use the cores better than one process with N threads: a small
-model's matrix products are too short to amortise a barrier per operator, and threads that wait at one spin or
-sleep while another job holds the core (docs/runner.md). The workers are forked once the model is loaded, so they
-share its weights and import nothing; each sets its threads to one (torch) and calls the encoder's
-`single_threaded()` (an ONNX encoder opens its own one-thread session there). Only encoders that have it get
-workers. The batches are the feeder's, unchanged: the same inputs share a batch
-as in one process, and the parent hands each batch's vectors to the cache writer in the feeder's order.
+N processes with one intra-op thread each never wait at a barrier between threads, which spin or sleep while
+another job holds a shared core; one process whose idle threads sleep does about as well, so workers are opt-in
+(DEFAULT). The workers are forked once the model is loaded, so they share its weights and import nothing; each sets
+torch's threads to one and calls the encoder's `single_threaded()` (an ONNX encoder opens its own one-thread session
+there); only encoders that have it get workers. The batches are the feeder's, unchanged: the same inputs share a
+batch as in one process, and the parent hands each batch's vectors to the cache writer in the feeder's order.
 
 A batch whose worker fails (an image that does not decode, any error) is encoded again in the parent, whose rules
 (skip or refuse, one line) apply as without workers.
@@ -14,7 +13,6 @@ A batch whose worker fails (an image that does not decode, any error) is encoded
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 from collections import deque
@@ -25,6 +23,8 @@ import numpy as np
 
 from model_adapters.protocol import ModelInput, StagedEncoder
 
+DEFAULT: Final = 1  # workers are opt-in: on 2 shared cores they cost 2-4 % more CPU than one process whose idle
+# threads sleep (OMP_WAIT_POLICY=PASSIVE, ONNX Runtime without spinning); docs/benchmarks.md "Encoding on the CPU"
 AHEAD: Final = 2  # batches handed to each worker before the parent waits for the oldest one
 _ENCODER: list[Any] = []  # the encoder the forked workers inherit (set just before the fork)
 
@@ -35,12 +35,15 @@ def usable_cores() -> int:
 
 
 def processes_for(encoder: Any, device: str | None, requested: int | None) -> int:
-    """Processes that run `encoder` on `device`: `requested`, by default one per usable core, on a CPU for a staged
-    encoder that can run single-threaded (`single_threaded()`); else 1 (the encode loop runs in this process)."""
+    """Processes that run `encoder` on `device`: `requested` (default 1: the encode loop in this process, the faster
+    choice measured, docs/benchmarks.md) on a CPU for a staged encoder that can run single-threaded
+    (`single_threaded()`); 1 for any other encoder or device."""
+    import multiprocessing
+
     cpu = not str(device or "cpu").startswith("cuda")
     fork = "fork" in multiprocessing.get_all_start_methods()
     able = isinstance(encoder, StagedEncoder) and callable(getattr(encoder, "single_threaded", None))
-    return max(1, requested if requested is not None else usable_cores()) if cpu and fork and able else 1
+    return max(1, requested or DEFAULT) if cpu and fork and able else 1
 
 
 def _single_threaded() -> None:
@@ -69,6 +72,8 @@ class WorkerPool:
     """`processes` forked workers holding `encoder`; `map` encodes batches in order, AHEAD per worker in flight."""
 
     def __init__(self, encoder: Any, processes: int) -> None:
+        import multiprocessing
+
         _ENCODER[:] = [encoder]
         self.size = processes
         self._pool = multiprocessing.get_context("fork").Pool(processes, initializer=_single_threaded)
