@@ -1,22 +1,24 @@
 """The runner's encode phase against the bare model on the same inputs, same batch size and threads.
 
-1. `minilm` (real weights) on every config of a TRIAD mini edition: the runner's `encode_items` (token-count order,
-   tokenization prepared ahead on a thread, cache writes off the main thread) with torch float32, with ONNX Runtime
-   float32 (`--backend onnx`: its graph exported once before the timed runs, as a re-run finds it in the cache) and
-   with torch bfloat16 weights, against bare `SentenceTransformer.encode` of the very texts the runner feeds (one
-   call, its own length sort), each side a fresh process that counts its imports and model load, all sides
-   interleaved, `--repeats` times; items/s min / median / max and the ratio of the medians, and CPU seconds per item
-   (`time.process_time`, every thread of the side's process, over the same span as the wall time) with the ratio of
-   the medians: on a shared machine the CPU-second ratio is the one to trust. With `--baseline DIR` (a checkout of
-   an older commit) its runner is a further side. Padded tokens per item (what the batches computed, / the items) for the runner's order, the order before
-   the overlapped encode pipeline (text length) and bare sentence-transformers' order, from minilm's tokenizer.
+1. `minilm` (real weights) on the configs of a TRIAD mini edition, each side a fresh process, all sides interleaved
+   `--repeats` times: the runner's `encode_items` with torch float32 on N workers of one thread and in one process
+   of N threads (OMP_WAIT_POLICY=PASSIVE, as `triad` sets it), with ONNX Runtime the same two ways (its graph and
+   feed exported once before the timed runs and loaded without torch, as a cached re-run does), bare
+   `SentenceTransformer.encode` of the very texts the runner feeds on N threads and on one, and with `--bf16` /
+   `--baseline DIR` further runner sides. Per side: CPU seconds (`time.process_time` of the side's process plus its
+   ended children) of the encode phase and of the whole side (imports + load + encode), medians and ranges, each
+   against bare on N threads, and each side's share of the machine's limit, measured in the same run: a GEMM side
+   (fp32 `torch.matmul` 4096^3 on one thread, GFLOP per CPU-second) gives the CPU-seconds the encoded tokens' FLOPs
+   (2 x the transformer layers' parameters per token + attention) cost at that rate; share = that / the side's
+   CPU-seconds. Then ONNX and bfloat16 cosines to torch float32, and padded tokens per item for three orders.
 2. Tiny CLIP and tiny Qwen3-VL (random weights, real architecture classes) on `--images` inputs with 800x600 JPEGs:
    the runner's `encode_items` against the pipeline limit, the slower of (a) the bare forward on ready tensors and
    (b) the preprocessing (decode, resize, tokenize: the encoder's `prepare`) alone on every core; in-process. On a
    CPU both use the same cores, so the limit is reachable only where one of them is negligible; the table also
    shows 1/(1/a + 1/b), the rate when the two take turns on the cores (on CUDA the forward leaves them).
 
-    python benchmarks/bench_encode.py --data demo_output/triad [--repeats 3] [--device cuda] [--baseline DIR] [--onnx-spin]
+    python benchmarks/bench_encode.py --data demo_output/triad [--configs C,..] [--repeats 3] [--device cuda]
+        [--baseline DIR] [--onnx-spin] [--bf16]
 
 On CUDA (`--device cuda`, or benchmarks/gpu_check.sh) the same sides run on the GPU.
 """
