@@ -1,22 +1,24 @@
 """The runner's encode phase against the bare model on the same inputs, same batch size and threads.
 
-1. `minilm` (real weights) on every config of a TRIAD mini edition: the runner's `encode_items` (token-count order,
-   tokenization prepared ahead on a thread, cache writes off the main thread) with torch float32, with ONNX Runtime
-   float32 (`--backend onnx`: its graph exported once before the timed runs, as a re-run finds it in the cache) and
-   with torch bfloat16 weights, against bare `SentenceTransformer.encode` of the very texts the runner feeds (one
-   call, its own length sort), each side a fresh process that counts its imports and model load, all sides
-   interleaved, `--repeats` times; items/s min / median / max and the ratio of the medians, and CPU seconds per item
-   (`time.process_time`, every thread of the side's process, over the same span as the wall time) with the ratio of
-   the medians: on a shared machine the CPU-second ratio is the one to trust. With `--baseline DIR` (a checkout of
-   an older commit) its runner is a further side. Padded tokens per item (what the batches computed, / the items) for the runner's order, the order before
-   the overlapped encode pipeline (text length) and bare sentence-transformers' order, from minilm's tokenizer.
+1. `minilm` (real weights) on the configs of a TRIAD mini edition, each side a fresh process, all sides interleaved
+   `--repeats` times: the runner's `encode_items` with torch float32 on N workers of one thread and in one process
+   of N threads (OMP_WAIT_POLICY=PASSIVE, as `triad` sets it), with ONNX Runtime the same two ways (its graph and
+   feed exported once before the timed runs and loaded without torch, as a cached re-run does), bare
+   `SentenceTransformer.encode` of the very texts the runner feeds on N threads and on one, and with `--bf16` /
+   `--baseline DIR` further runner sides. Per side: CPU seconds (`time.process_time` of the side's process plus its
+   ended children) of the encode phase and of the whole side (imports + load + encode), medians and ranges, each
+   against bare on N threads, and each side's share of the machine's limit, measured in the same run: a GEMM side
+   (fp32 `torch.matmul` 4096^3 on one thread, GFLOP per CPU-second) gives the CPU-seconds the encoded tokens' FLOPs
+   (2 x the transformer layers' parameters per token + attention) cost at that rate; share = that / the side's
+   CPU-seconds. Then ONNX and bfloat16 cosines to torch float32, and padded tokens per item for three orders.
 2. Tiny CLIP and tiny Qwen3-VL (random weights, real architecture classes) on `--images` inputs with 800x600 JPEGs:
    the runner's `encode_items` against the pipeline limit, the slower of (a) the bare forward on ready tensors and
    (b) the preprocessing (decode, resize, tokenize: the encoder's `prepare`) alone on every core; in-process. On a
    CPU both use the same cores, so the limit is reachable only where one of them is negligible; the table also
    shows 1/(1/a + 1/b), the rate when the two take turns on the cores (on CUDA the forward leaves them).
 
-    python benchmarks/bench_encode.py --data demo_output/triad [--repeats 3] [--device cuda] [--baseline DIR] [--onnx-spin]
+    python benchmarks/bench_encode.py --data demo_output/triad [--configs C,..] [--repeats 3] [--device cuda]
+        [--baseline DIR] [--onnx-spin] [--bf16]
 
 On CUDA (`--device cuda`, or benchmarks/gpu_check.sh) the same sides run on the GPU.
 """
@@ -28,6 +30,7 @@ import functools
 import io
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -60,42 +63,69 @@ def runner_side(
     graph: str | None = None,
     configs: list[str] | None = None,
     spin: bool = False,
+    processes: int | None = None,
 ) -> dict[str, Any]:
-    """The runner's encode phase of `configs` (default all; `graph`: the ONNX backend, its graph in that folder;
-    `spin`: its idle threads spinning); the plan is built first (not timed: it is the plan phase)."""
+    """The runner's encode phase of `configs` (default all; `graph`: the ONNX backend, its graph in that folder,
+    loaded without torch when its feed is cached; `spin`: its idle threads spinning; `processes`: worker processes,
+    None the runner's default); the plan is built first (not timed: it is the plan phase)."""
     sys.path.insert(0, os.getcwd())
     from model_adapters.planning.plan import plan_triad
     from triad_dataset.contract.names import TASK_CONFIGS
 
     plan = plan_triad(data, configs or list(TASK_CONFIGS), variant="full", limit=None, sees_images=False)
     keys = list(plan.items)
-    start, cpu = time.perf_counter(), time.process_time()
-    import torch
+    start, cpu = time.perf_counter(), cpu_seconds()
+    encoder = None
+    if graph is not None and not spin:
+        from model_adapters.families import onnx_text
 
-    torch.set_num_threads(threads)
-    from model_adapters.models.registry import get_entry, load_encoder
-    from model_adapters.vectors.encoding import encode_items
+        encoder = getattr(onnx_text, "load_cached", lambda folder: None)(graph)  # the cached ONNX re-run's load
+    if encoder is None:
+        import torch
 
-    encoder = load_encoder(get_entry("minilm"), device=device, dtype=dtype)
-    if graph is not None:
+        torch.set_num_threads(threads)
+        from model_adapters.models.registry import get_entry, load_encoder
+
+        encoder = load_encoder(get_entry("minilm"), device=device, dtype=dtype)
+    if graph is not None and not hasattr(encoder, "spec"):
         from model_adapters.families import onnx_text
 
         if spin:  # the shipped session, but its idle threads spin (ONNX Runtime's own default)
             onnx_text.session = functools.partial(onnx_text.session, spin=True)
         encoder = onnx_text.wrap(encoder, graph, "minilm", log=False)
-    kwargs = {"device": device} if "device" in encode_items.__code__.co_varnames else {}
+    from model_adapters.vectors.encoding import encode_items
+
+    names = encode_items.__code__.co_varnames
+    kwargs: dict[str, Any] = {"device": device} if "device" in names else {}
+    if "processes" in names:
+        kwargs["processes"] = processes
+    loaded, cpu_loaded = time.perf_counter(), cpu_seconds()
     _, stats = encode_items(
         encoder, keys, plan.items, model="minilm", batch_size=BATCH, cache=None, show_progress=False, **kwargs
     )
-    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
+    end, cpu_end = time.perf_counter(), cpu_seconds()
     summary = getattr(stats, "summary", None) or getattr(stats, "figures", None)  # an older checkpoint: `figures`
-    return {"items": len(keys), "seconds": seconds, "cpu_seconds": cpu_seconds, "padding": summary() if summary else {}}
+    return {
+        "items": len(keys),
+        "seconds": end - start,
+        "cpu_seconds": cpu_end - cpu,
+        "encode_seconds": end - loaded,
+        "encode_cpu_seconds": cpu_end - cpu_loaded,
+        "torch_imported": "torch" in sys.modules,
+        "padding": summary() if summary else {},
+    }
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process (every thread) and of its ended children (worker processes)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def bare_side(texts_file: str, threads: int, device: str) -> dict[str, Any]:
     with open(texts_file, encoding="utf-8") as handle:
         texts = json.load(handle)
-    start, cpu = time.perf_counter(), time.process_time()
+    start, cpu = time.perf_counter(), cpu_seconds()
     import torch
 
     torch.set_num_threads(threads)
@@ -104,8 +134,16 @@ def bare_side(texts_file: str, threads: int, device: str) -> dict[str, Any]:
     from model_adapters.models.registry import get_entry, resolve_path
 
     model = SentenceTransformer(resolve_path(get_entry("minilm")), device=device)
+    loaded, cpu_loaded = time.perf_counter(), cpu_seconds()
     model.encode(texts, batch_size=BATCH, convert_to_numpy=True, show_progress_bar=False)
-    return {"items": len(texts), "seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu}
+    end, cpu_end = time.perf_counter(), cpu_seconds()
+    return {
+        "items": len(texts),
+        "seconds": end - start,
+        "cpu_seconds": cpu_end - cpu,
+        "encode_seconds": end - loaded,
+        "encode_cpu_seconds": cpu_end - cpu_loaded,
+    }
 
 
 def runner_texts(data: str, configs: list[str] | None = None) -> tuple[list[str], list[str]]:
@@ -151,72 +189,159 @@ def padding_table(texts: list[str], roles: list[str]) -> dict[str, float]:
     }
 
 
-BARE = "bare SentenceTransformer.encode"
+BARE = "bare SentenceTransformer.encode, N threads"
+RUNNER = "runner, torch, N single-threaded workers (default)"
+GEMM_N = 4096
 
 
-def _side(name: str, code: Path, extra: list[str], args: argparse.Namespace) -> dict[str, Any]:
+def gemm_side() -> dict[str, Any]:
+    """fp32 `torch.matmul` of two 4096x4096 matrices on one thread: GFLOP per CPU-second, best of 3 (after one
+    warm-up product)."""
+    import torch
+
+    torch.set_num_threads(1)
+    a, b = torch.randn(GEMM_N, GEMM_N), torch.randn(GEMM_N, GEMM_N)
+    torch.matmul(a, b)
+    rates = []
+    for _ in range(3):
+        cpu = time.process_time()
+        torch.matmul(a, b)
+        rates.append(2 * GEMM_N**3 / (time.process_time() - cpu) / 1e9)
+    return {"gflop_per_cpu_s": max(rates), "all": rates}
+
+
+def minilm_flops(lengths: list[int]) -> tuple[float, float]:
+    """FLOPs of minilm on inputs of `lengths` tokens: (2 x the transformer layers' parameters per token, the
+    attention products: QK^T and AV, 4 x layers x hidden x length^2 per input); the embedding lookups are free."""
+    from transformers import AutoConfig, AutoModel
+
+    from model_adapters.models.registry import get_entry, resolve_path
+
+    path = resolve_path(get_entry("minilm"))
+    config = AutoConfig.from_pretrained(path)
+    params = sum(p.numel() for p in AutoModel.from_pretrained(path).encoder.parameters())
+    attention = 4 * config.num_hidden_layers * config.hidden_size * sum(n * n for n in lengths)
+    return float(2 * params * sum(lengths)), float(attention)
+
+
+def token_lengths(texts: list[str]) -> list[int]:
+    """Tokens per text as minilm sees them (special tokens included, cut at its limit)."""
+    from transformers import AutoTokenizer
+
+    from model_adapters.models.registry import get_entry, resolve_path
+
+    tok = AutoTokenizer.from_pretrained(resolve_path(get_entry("minilm")))
+    return [len(ids) for ids in tok(texts, truncation=True, max_length=256)["input_ids"]]
+
+
+def table(runs: dict[str, list[dict[str, Any]]], floor: float) -> None:
+    """Per side: CPU-s of the encode phase and of the whole side (medians, min-max), per item, against bare, and the
+    share of the GEMM limit (`floor`: the CPU-s the encoded tokens cost at the limit / the side's CPU-s)."""
+    med = statistics.median
+    enc = {n: [r["encode_cpu_seconds"] for r in rs] for n, rs in runs.items()}
+    whole = {n: [r["cpu_seconds"] for r in rs] for n, rs in runs.items()}
+    items = next(iter(runs.values()))[0]["items"]
+    print(
+        "| side | encode CPU-s median (min-max) | CPU ms/item | x bare | share of the limit | whole side CPU-s "
+        "median (min-max) | x bare | share | items/s (wall, whole side) | torch imported |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    )
+    for name, rs in runs.items():
+        e, w = med(enc[name]), med(whole[name])
+        rate = med([r["items"] / r["seconds"] for r in rs])
+        print(
+            f"| {name} | {e:.2f} ({min(enc[name]):.2f}-{max(enc[name]):.2f}) | {1000 * e / items:.2f} | "
+            f"{e / med(enc[BARE]):.2f}x | {floor / e:.2f} | {w:.2f} ({min(whole[name]):.2f}-{max(whole[name]):.2f}) | "
+            f"{w / med(whole[BARE]):.2f}x | {floor / w:.2f} | {rate:.0f} | {rs[-1].get('torch_imported', True)} |"
+        )
+
+
+def _side(name: str, code: Path, extra: list[str], args: argparse.Namespace, env: dict[str, str] | None = None) -> Any:
     """Run one side in a fresh process; its JSON line."""
-    cmd = [
-        sys.executable,
-        str(ROOT / "benchmarks" / "bench_encode.py"),
-        *extra,
-        *("--threads", str(args.threads), "--device", args.device),
-    ]
-    out = subprocess.run(cmd, env=_env(code), cwd=code, capture_output=True, text=True, check=False)
+    threads = [] if "--threads" in extra else ["--threads", str(args.threads)]
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "bench_encode.py"), *extra, *threads, "--device", args.device]
+    out = subprocess.run(cmd, env={**_env(code), **(env or {})}, cwd=code, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         sys.exit(f"{name} failed:\n{out.stderr[-3000:]}")
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
+PASSIVE = {"OMP_WAIT_POLICY": "PASSIVE"}  # what `triad` sets before torch is imported
+
+
+def sides_of(args: argparse.Namespace, runner: list[str], texts_file: str, graph: str) -> dict[str, Any]:
+    """The minilm sides: (code, arguments, environment) each."""
+    sides: dict[str, Any] = {
+        RUNNER: (ROOT, runner, PASSIVE),
+        "runner, torch, 1 process x N threads": (ROOT, [*runner, "--processes", "1"], PASSIVE),
+        BARE: (ROOT, ["--side", "bare", "--texts", texts_file], {}),
+        "bare SentenceTransformer.encode, 1 thread": (
+            ROOT,
+            ["--side", "bare", "--texts", texts_file, "--threads", "1"],
+            {},
+        ),
+    }
+    if args.device == "cpu":  # the ONNX backend runs on the CPU only
+        sides["runner, ONNX, N single-threaded workers (default), no torch"] = (ROOT, [*runner, "--graph", graph], {})
+        sides["runner, ONNX, 1 process x N threads, no torch"] = (
+            ROOT,
+            [*runner, "--graph", graph, "--processes", "1"],
+            {},
+        )
+        if args.onnx_spin:
+            sides["runner, ONNX, 1 process, idle threads spinning"] = (
+                ROOT,
+                [*runner, "--graph", graph, "--spin", "--processes", "1"],
+                {},
+            )
+    if args.bf16:
+        sides["runner, torch bfloat16 (--dtype bfloat16)"] = (ROOT, [*runner, "--dtype", "bfloat16"], PASSIVE)
+    if args.baseline:
+        sides["runner before (--baseline)"] = (Path(args.baseline), runner, {})
+    return sides
+
+
 def minilm(args: argparse.Namespace) -> None:
     configs = args.configs.split(",") if args.configs else None
     texts, roles = runner_texts(args.data, configs)
+    loads = [_load()]
     with tempfile.TemporaryDirectory() as tmp:
         texts_file = os.path.join(tmp, "texts.json")
         with open(texts_file, "w", encoding="utf-8") as handle:
             json.dump(texts, handle)
         runner = ["--side", "runner", "--data", args.data, *(["--configs", args.configs] if args.configs else [])]
-        sides = {
-            "runner, torch float32 (default)": (ROOT, runner),
-            BARE: (ROOT, ["--side", "bare", "--texts", texts_file]),
-        }
-        if args.device == "cpu":  # the ONNX backend runs on the CPU only
-            sides["runner, ONNX Runtime float32 (--backend onnx)"] = (ROOT, [*runner, "--graph", tmp])
-            if args.onnx_spin:
-                sides["runner, ONNX Runtime, idle threads spinning"] = (ROOT, [*runner, "--graph", tmp, "--spin"])
-        sides["runner, torch bfloat16 (--dtype bfloat16)"] = (ROOT, [*runner, "--dtype", "bfloat16"])
-        if args.baseline:
-            sides["runner before (--baseline)"] = (Path(args.baseline), runner)
-        if args.device == "cpu":  # export the graph once, untimed: a run finds it in its cache
-            _side("ONNX export", ROOT, [*runner, "--graph", tmp], args)
+        sides = sides_of(args, runner, texts_file, tmp)
+        if args.device == "cpu":  # export the graph and its feed once, untimed: a re-run finds them in its cache
+            _side("ONNX export", ROOT, [*runner, "--graph", tmp, "--processes", "1"], args)
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name in sides}
+        gemm: list[float] = []
         for _ in range(args.repeats):
-            for name, (code, extra) in sides.items():
-                runs[name].append(_side(name, code, extra, args))
-    padding = runs["runner, torch float32 (default)"][-1]["padding"]
+            gemm.append(_side("GEMM", ROOT, ["--side", "gemm"], args)["gflop_per_cpu_s"])
+            for name, (code, extra, env) in sides.items():
+                runs[name].append(_side(name, code, extra, args, env))
+            loads.append(_load())
+    lengths = token_lengths(texts)
+    linear, attention = minilm_flops(lengths)
+    limit = max(gemm)
+    floor = (linear + attention) / (limit * 1e9)
     print(
-        f"\nminilm, {len(texts)} distinct texts of the TRIAD mini edition ({args.configs or 'every config'}), batch {BATCH}, {args.threads} threads, "
-        f"{args.device}, import + model load + encode, {args.repeats} interleaved runs, load {_load()}"
+        f"\nminilm, {len(texts)} distinct texts of the TRIAD mini edition ({args.configs or 'every config'}), batch "
+        f"{BATCH}, N = {args.threads}, {args.device}, each side a fresh process (imports + model load + encode), "
+        f"{args.repeats} interleaved runs, 1-min load {min(loads)}-{max(loads)} (at each round: {', '.join(loads)})"
     )
     print(
-        "| side | items/s min | median | max | × bare (medians) | CPU ms/item min | median | max | CPU × bare "
-        "(medians) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+        f"GEMM limit (fp32 torch.matmul {GEMM_N}^3, one thread, best of 3 per round): {limit:.1f} GFLOP per CPU-s "
+        f"(rounds: {', '.join(f'{g:.1f}' for g in gemm)}); the encoded tokens: {sum(lengths)}, "
+        f"{(linear + attention) / 1e9:.1f} GFLOP (attention {100 * attention / (linear + attention):.1f} %), so "
+        f"encoding them costs at least {floor:.2f} CPU-s"
     )
-    rate = {n: [r["items"] / r["seconds"] for r in rs] for n, rs in runs.items()}
-    cpu = {n: [1000 * r["cpu_seconds"] / r["items"] for r in rs if "cpu_seconds" in r] for n, rs in runs.items()}
-    bare, bare_cpu = statistics.median(rate[BARE]), statistics.median(cpu[BARE])
-    for name in runs:
-        med, c = statistics.median(rate[name]), cpu[name] or [float("nan")]
-        print(
-            f"| {name} | {min(rate[name]):.0f} | {med:.0f} | {max(rate[name]):.0f} | {med / bare:.2f}× | "
-            f"{min(c):.2f} | {statistics.median(c):.2f} | {max(c):.2f} | {statistics.median(c) / bare_cpu:.2f}× |"
-        )
+    table(runs, floor)
     if args.device == "cpu":
         agreement(texts[:: max(1, len(texts) // 2000)], roles[:: max(1, len(texts) // 2000)])
     print("\npadded tokens per item (tokens the batches computed / items):")
     for name, value in padding_table(texts, roles).items():
         print(f"  {name}: {value}")
-    print(f"  runner's own count (results.json encoding): {padding}")
+    print(f"  runner's own count (results.json encoding): {runs[RUNNER][-1]['padding']}")
 
 
 def agreement(texts: list[str], roles: list[str]) -> None:
@@ -342,7 +467,9 @@ def main() -> None:
     ap.add_argument("--images", type=int, default=128, help="inputs with images for the tiny models")
     ap.add_argument("--baseline", help="a checkout of an older commit: its runner as a third minilm side")
     ap.add_argument("--only", choices=("minilm", "images"))
-    ap.add_argument("--side", choices=("runner", "bare"), help=argparse.SUPPRESS)
+    ap.add_argument("--side", choices=("runner", "bare", "gemm"), help=argparse.SUPPRESS)
+    ap.add_argument("--processes", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--bf16", action="store_true", help="a further side: the runner with torch bfloat16 weights")
     ap.add_argument("--texts", help=argparse.SUPPRESS)
     ap.add_argument("--dtype", default="float32", help=argparse.SUPPRESS)
     ap.add_argument("--graph", help=argparse.SUPPRESS)
@@ -353,7 +480,16 @@ def main() -> None:
     args = ap.parse_args()
     if args.side == "runner":
         configs = args.configs.split(",") if args.configs else None
-        print(json.dumps(runner_side(args.data, args.threads, args.device, args.dtype, args.graph, configs, args.spin)))
+        print(
+            json.dumps(
+                runner_side(
+                    args.data, args.threads, args.device, args.dtype, args.graph, configs, args.spin, args.processes
+                )
+            )
+        )
+        return
+    if args.side == "gemm":
+        print(json.dumps(gemm_side()))
         return
     if args.side == "bare":
         print(json.dumps(bare_side(args.texts, args.threads, args.device)))

@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # idle OpenMP threads sleep instead of spinning on shared cores; set before torch is imported (docs/runner.md)
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         return _main(argv)
     except BrokenPipeError:  # `triad list configs | head` stopped reading: stop quietly, as `yes | head` does

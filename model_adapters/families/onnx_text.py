@@ -24,6 +24,7 @@ from typing import Any, Final
 import numpy as np
 
 from model_adapters.atomic import replacing
+from model_adapters.families import onnx_feed
 from model_adapters.families.sentence_transformer import Prepared, SentenceTransformerEncoder
 from model_adapters.planning.inputs import CANDIDATE, QUERY
 from model_adapters.planning.truncation import TextLimit
@@ -36,8 +37,8 @@ TOWER_RECIPES: Final = ("clip", "siglip", "siglip2", "metaclip-2", "bge-vl-clip"
 RECIPES: Final = (*TEXT_RECIPES, *TOWER_RECIPES)  # each proven equal to torch (tests/models/test_onnx_backend.py)
 LIBRARIES: Final = ("onnxruntime",)  # added to an ONNX run's recorded versions (torch, which exports, already is)
 MODULES: Final = ("Transformer", "Pooling", "Dense", "Normalize")  # the sentence-transformers modules traced
-FILE: Final = "model.onnx"
-OUTPUT: Final = "sentence_embedding"
+FILE: Final = onnx_feed.GRAPH
+OUTPUT: Final = onnx_feed.OUTPUT
 MIN_COSINE: Final = 0.99999
 OPSET: Final = 17
 # Probe texts of the post-export check: one word to past minilm's 256-token limit, so that padding, truncation and
@@ -100,9 +101,10 @@ class OnnxEncoder:
 
     prepare_threads = 1
 
-    def __init__(self, base: SentenceTransformerEncoder, session: Any, *, exported: bool) -> None:
+    def __init__(self, base: SentenceTransformerEncoder, session: Any, *, exported: bool, path: str = "") -> None:
         self.base = base
         self.session = session
+        self.path = path
         self.dim = base.dim
         self.exported = exported  # whether this load exported the graph (False: it came from the cache)
         self.inputs = [i.name for i in session.get_inputs()]
@@ -111,6 +113,10 @@ class OnnxEncoder:
     def text_limit(self) -> TextLimit:
         return self.base.text_limit()
 
+    def single_threaded(self) -> OnnxEncoder:
+        """This encoder on a one-thread session of its graph (in a worker process, `vectors.workers`)."""
+        return OnnxEncoder(self.base, session(self.path, threads=1), exported=self.exported, path=self.path)
+
     def input_lengths(self, batch: Sequence[ModelInput], role: str) -> list[int]:
         return self.base.input_lengths(batch, role)
 
@@ -118,12 +124,7 @@ class OnnxEncoder:
         return self.base.prepare(batch, role)
 
     def forward(self, prepared: Prepared, role: str) -> np.ndarray:
-        """One float32 row per input: each part (one prompt) through the session, rows put back in batch order."""
-        out = np.zeros((prepared.size, self.dim), dtype=np.float32)
-        for rows, features, _ in prepared.parts:
-            emb = self.session.run([OUTPUT], {n: features[n].numpy() for n in self.inputs})[0]
-            out[rows] = emb[:, : self.truncate_dim] if self.truncate_dim is not None else emb
-        return out
+        return onnx_feed.run_parts(self.session, self.inputs, prepared, self.dim, self.truncate_dim)
 
     def encode_queries(self, batch: Sequence[ModelInput]) -> np.ndarray:
         return self.forward(self.prepare(batch, QUERY), QUERY)
@@ -132,18 +133,7 @@ class OnnxEncoder:
         return self.forward(self.prepare(batch, CANDIDATE), CANDIDATE)
 
 
-def session(path: str, *, spin: bool = False) -> Any:
-    """An ONNX Runtime CPU session on `path`, with as many threads as torch uses (so both backends share a budget);
-    its idle threads sleep unless `spin` (ONNX Runtime's own default, which benchmarks/bench_encode.py compares)."""
-    import onnxruntime as ort
-    import torch
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = torch.get_num_threads()
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3  # errors only
-    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
-    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+session = onnx_feed.session  # the sessions of every ONNX family open here
 
 
 def _traced(model: Any, names: list[str]) -> Any:
@@ -226,9 +216,32 @@ def cached_graph(folder: str, files: Sequence[str], label: str, make: Callable[[
     return exported
 
 
-def wrap(base: SentenceTransformerEncoder, folder: str, label: str, *, log: bool = True) -> OnnxEncoder:
-    """The ONNX encoder of a loaded torch encoder: its graph read from `folder`, exported there first if absent."""
+def wrap(
+    base: SentenceTransformerEncoder, folder: str, label: str, *, log: bool = True
+) -> OnnxEncoder | onnx_feed.LeanEncoder:
+    """The ONNX encoder of a loaded torch encoder: its graph read from `folder`, exported there first if absent.
+
+    Where the model can be fed without torch, its feed files are written beside the graph and the encoder returned
+    is `onnx_feed.LeanEncoder`, which holds no reference to `base` (its torch weights can be freed)."""
     check_modules(base.model, label)
     path = os.path.join(folder, FILE)
     exported = cached_graph(folder, [FILE], label, lambda: export(base.model, path, label), log=log)
-    return OnnxEncoder(base, session(path), exported=exported)
+    sess = session(path)
+    inputs = [i.name for i in sess.get_inputs()]
+    spec = onnx_feed.read_spec(folder)
+    if spec is None and onnx_feed.save(base, folder, inputs):
+        spec = onnx_feed.read_spec(folder)
+    if spec is None:
+        return OnnxEncoder(base, sess, exported=exported, path=path)
+    lean = onnx_feed.LeanEncoder(folder, spec, sess)
+    lean.exported = exported
+    return lean
+
+
+def load_cached(folder: str) -> onnx_feed.LeanEncoder | None:
+    """The torch-free encoder of a graph cached in `folder` with its feed files, or None when any file is absent."""
+    spec = onnx_feed.read_spec(folder)
+    path = os.path.join(folder, FILE)
+    if spec is None or not os.path.isfile(path):
+        return None
+    return onnx_feed.LeanEncoder(folder, spec, session(path))

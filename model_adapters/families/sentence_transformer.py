@@ -113,6 +113,13 @@ class SentenceTransformerEncoder:
         self._lock = threading.Lock()
         self._length_tokenizer = PerThread(model.tokenizer)
 
+    def single_threaded(self) -> SentenceTransformerEncoder:
+        """This encoder with torch on one intra-op thread (in a worker process, `vectors.workers`)."""
+        import torch
+
+        torch.set_num_threads(1)
+        return self
+
     def text_limit(self) -> TextLimit:
         """sentence-transformers truncates at `max_seq_length` tokens (special tokens included)."""
         return TextLimit(int(self.model.max_seq_length), self.model.tokenizer)

@@ -66,6 +66,15 @@ def graph_folder(model: ResolvedModel, cfg: RunConfig) -> tuple[str, Any]:
     return os.path.join(cfg.cache_root, onnx_text.ONNX, model.identity.cache_key()), None
 
 
+def cached_text_limit(model: ResolvedModel, cfg: RunConfig) -> Any:
+    """The text limit of an ONNX text model from its cached feed (no torch or transformers), else None."""
+    if model.identity.backend == TORCH or model.identity.family == DUAL_TOWER or cfg.no_cache:
+        return None
+    from model_adapters.families import onnx_feed
+
+    return onnx_feed.text_limit(graph_folder(model, cfg)[0])
+
+
 def load_reranker(model: ResolvedModel, cfg: RunConfig, ctx: distributed.Context) -> Any:
     """Load the reranker. With `--rerank-backend onnx` it runs behind ONNX Runtime, exported once per identity."""
     if model.identity.backend == TORCH:
@@ -123,11 +132,23 @@ class RunEncoder:
             if onnx:
                 from model_adapters.families.onnx_text import check_device
 
+                if self.ctx.requested_device is None:  # ONNX runs on the CPU: no need to import torch to ask
+                    self.ctx.requested_device = "cpu"
                 check_device(self.ctx.device, self.model.identity.label)
-            self._raw = self.model.load(self.ctx.device, self.cfg.dtype or self.model.identity.dtype, **runtime)
-            if onnx:
-                self._raw = self._onnx(self._raw)
+                self._raw = self._cached_onnx()
+            if self._raw is None:
+                self._raw = self.model.load(self.ctx.device, self.cfg.dtype or self.model.identity.dtype, **runtime)
+                if onnx:
+                    self._raw = self._onnx(self._raw)
         return self._raw
+
+    def _cached_onnx(self) -> Any:
+        """The torch-free ONNX text encoder when its graph and feed are cached (`families.onnx_feed`), else None."""
+        if self.model.identity.family == DUAL_TOWER or self.cfg.no_cache:
+            return None
+        from model_adapters.families import onnx_text
+
+        return onnx_text.load_cached(graph_folder(self.model, self.cfg)[0])
 
     def _onnx(self, base: Any) -> Any:
         """Wrap the torch encoder `base` with ONNX Runtime as its forward, exporting the graph once per identity."""

@@ -41,7 +41,7 @@ from model_adapters.ranks.rank_plan import (
 from model_adapters.run import console
 from model_adapters.run.clock import PhaseClock
 from model_adapters.run.config import RunConfig
-from model_adapters.run.encoder import RunEncoder, load_reranker, log, open_cache
+from model_adapters.run.encoder import RunEncoder, cached_text_limit, load_reranker, log, open_cache
 from model_adapters.run.failure import encoder_failed
 from model_adapters.run.interrupt import DONE, RunInterrupted, Stopped
 from model_adapters.run.memo import RunMemo, file_digest
@@ -231,7 +231,7 @@ class Run:
 
         def count() -> dict[str, dict[str, int]] | None:
             try:
-                limit = model.text_limit()  # only the tokenizer is loaded
+                limit = cached_text_limit(model, cfg) or model.text_limit()  # only the tokenizer is loaded
             except (OSError, ValueError, ImportError) as exc:
                 log(
                     self.ctx,

@@ -19,6 +19,7 @@ from model_adapters.planning.plan import Item
 from model_adapters.protocol import ModelInput, OfflineMiss, StagedEncoder
 from model_adapters.vectors import checks, pipeline, schedule
 from model_adapters.vectors.cache import EmbeddingCache
+from model_adapters.vectors.workers import WorkerPool, processes_for
 from triad_dataset.contract.errors import TriadError
 
 GROW_AFTER: Final = 4  # batches that ran at one size before it doubles (where growing is allowed)
@@ -36,7 +37,8 @@ class EncodeStats:
     batch_size: dict[str, Any] = field(default_factory=dict)  # start, final, largest, grew
     padding: schedule.Padding = field(default_factory=schedule.Padding)
     order: str = "text length"
-    prepared_ahead: int = 0  # preparer threads (0: the encoder is called as one step)
+    prepared_ahead: int = 0  # preparer threads (0: the encoder is called as one step, or in worker processes)
+    processes: int = 1  # processes that run the model (more than 1: single-threaded workers, `vectors.workers`)
 
     def summary(self) -> dict[str, Any]:
         """What results.json records of the encoding ("encoding"): order, batches, sizes, padding."""
@@ -45,6 +47,7 @@ class EncodeStats:
             "batches": self.batches,
             "batch_size": dict(self.batch_size),
             "prepared_ahead": self.prepared_ahead,
+            "processes": self.processes,
             "batch_halvings": self.batch_halvings,
             **self.padding.as_dict(),
         }
@@ -137,9 +140,11 @@ def encode_items(
     grow: bool = False,
     device: str | None = None,
     workers: int | None = None,
+    processes: int | None = None,
 ) -> tuple[dict[str, np.ndarray], EncodeStats]:
     """Vectors for `keys` (queries through encode_queries, candidates through encode_candidates; a `StagedEncoder`
-    through prepare + forward, prepared ahead on `workers` threads). `grow`: double the batch size while it fits
+    through prepare + forward, prepared ahead on `workers` threads, or in `processes` single-threaded worker
+    processes (`workers.processes_for`; default one)). `grow`: double the batch size while it fits
     (until the first out-of-memory, then settle; the runner allows it on CUDA)."""
     from triad_dataset.contract.progress import progress
 
@@ -148,9 +153,11 @@ def encode_items(
     sizes = _Sizes(batch_size, grow)
     lengths = encoder.input_lengths if callable(getattr(encoder, "input_lengths", None)) else _text_lengths
     threads = min(workers or preparer_threads(device), getattr(encoder, "prepare_threads", None) or 1 << 10)
+    procs = processes_for(encoder, device, processes) if not grow and len(keys) > batch_size else 1
     stats = EncodeStats(
         order="token count" if lengths is not _text_lengths else "text length",
-        prepared_ahead=threads if staged else 0,
+        prepared_ahead=threads if staged and procs == 1 else 0,
+        processes=procs,
     )
     out: dict[str, np.ndarray] = {}
     dim = checks.encoder_dim(encoder, model)
@@ -172,20 +179,23 @@ def encode_items(
         _group_of(items),
         lengths,
         sizes,
-        encoder.prepare if staged else None,
+        encoder.prepare if staged and procs == 1 else None,
         workers=stats.prepared_ahead or 1,
         depth=2 * max(1, stats.prepared_ahead) + 2,
     )
+    pool = WorkerPool(encoder, procs) if procs > 1 else None  # forked before this call starts any thread
     bar = progress(total=len(ordered), desc="encode", unit="item", disable=not show_progress, dynamic_ncols=True)
     writer = pipeline.Writer(cache.put) if cache is not None else None
     host = _Host(device, dim, model, writer, out, stats, labels)
     batches = _Batches(encoder, staged, sizes, stats, host, labels, bar, skip_bad_images, model, log)
     try:
         with pipeline.Feeder(ordered, feed) as feeder:
-            batches.run(feeder)
+            batches.run(feeder) if pool is None else batches.run_in(pool, feeder)
         host.flush()
     finally:
         bar.close()
+        if pool is not None:
+            pool.close()
         if writer is not None:
             writer.close()  # every batch encoded so far is on disk (an interrupted run resumes after it)
     stats.batch_size = sizes.summary()
@@ -234,6 +244,14 @@ class _Batches:
                     self._halve(batch, exc)
                     todo.extendleft(reversed(_split(batch, self.sizes())))
 
+    def run_in(self, pool: WorkerPool, feeder: Iterable[pipeline.Batch]) -> None:
+        """Encode every fed batch in the worker processes; a batch a worker failed is encoded here (`run`)."""
+        for batch, vectors in pool.map(feeder, lambda b: (b.role, list(b.inputs))):
+            if vectors is None:
+                self.run([batch])
+            else:
+                self.done(batch, vectors, set())
+
     def _halve(self, batch: pipeline.Batch, exc: BaseException) -> None:
         if len(batch.keys) == 1:
             raise TriadError(
@@ -265,6 +283,10 @@ class _Batches:
                 raise
             no_cache = self._without_images(batch, model_inputs, bad, exc)
             vectors = self._unstaged(batch)(model_inputs)
+        self.done(batch, vectors, no_cache)
+
+    def done(self, batch: pipeline.Batch, vectors: Any, no_cache: set[int]) -> None:
+        """Count one encoded batch and hand its vectors to the host (`no_cache`: rows not to cache)."""
         self.stats.padding.add(batch.lengths)
         self.host.add(batch, vectors, no_cache)
         self.sizes.ran(len(batch.keys))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model_adapters.families import onnx_text
+from model_adapters.families import onnx_feed, onnx_text
 from model_adapters.models.identity import ModelIdentity
 from model_adapters.models.registry import get_entry, load_encoder
 from model_adapters.models.selection import resolve_model
@@ -61,7 +61,8 @@ def test_onnx_gives_minilms_torch_vectors_and_exports_once(minilm, tmp_path):
     first = onnx_text.wrap(minilm, str(tmp_path), "minilm", log=False)
     graph = tmp_path / onnx_text.FILE
     stamp = graph.stat().st_mtime_ns
-    assert first.exported and sorted(p.name for p in tmp_path.iterdir()) == [onnx_text.FILE]  # no temporary left
+    files = sorted(p.name for p in tmp_path.iterdir())  # the graph and its torch-free feed, no temporary left
+    assert first.exported and files == sorted([onnx_text.FILE, onnx_feed.FEED, onnx_feed.TOKENIZER])
     assert_same_vectors(minilm, first)
     again = onnx_text.wrap(minilm, str(tmp_path), "minilm", log=False)
     assert not again.exported and graph.stat().st_mtime_ns == stamp
