@@ -190,7 +190,7 @@ def padding_table(texts: list[str], roles: list[str]) -> dict[str, float]:
 
 
 BARE = "bare SentenceTransformer.encode, N threads"
-RUNNER = "runner, torch, N single-threaded workers (default)"
+RUNNER = "runner, torch, N single-threaded workers (opt-in)"
 GEMM_N = 4096
 
 
@@ -282,7 +282,7 @@ def sides_of(args: argparse.Namespace, runner: list[str], texts_file: str, graph
         ),
     }
     if args.device == "cpu":  # the ONNX backend runs on the CPU only
-        sides["runner, ONNX, N single-threaded workers (default), no torch"] = (ROOT, [*runner, "--graph", graph], {})
+        sides["runner, ONNX, N single-threaded workers (opt-in), no torch"] = (ROOT, [*runner, "--graph", graph], {})
         sides["runner, ONNX, 1 process x N threads, no torch"] = (
             ROOT,
             [*runner, "--graph", graph, "--processes", "1"],
